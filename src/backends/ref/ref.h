@@ -1,0 +1,38 @@
+/*
+ * ref.h - the reference backend: plain, obviously correct C kernels for every
+ * operator in ops.inc, with wide (double) accumulation for floats. Every fast
+ * kernel is tested against these. Kernels depend only on core types.
+ */
+#ifndef TC_BACKENDS_REF_REF_H
+#define TC_BACKENDS_REF_REF_H
+
+#include "core/attr.h"
+#include "core/error.h"
+#include "core/tensor.h"
+
+typedef struct tc__kernel_ctx {
+    const char *node_name;
+    const char *op_type;
+    int64_t opset;
+    const tc__attrs *attrs;
+    int n_in;
+    const tc__tensor *const *in; /* in[i] is NULL for an absent optional input */
+    int n_out;
+    tc__tensor *const *out;      /* dtype/rank/dims set by shape inference and data allocated
+                                    (zeroed) by the executor; out[i] NULL for an absent output */
+    tc__err *err;
+} tc__kernel_ctx;
+
+typedef tc_status (*tc__ref_fn)(const tc__kernel_ctx *ctx);
+
+#define TC_OP(name) tc_status tc__ref_##name(const tc__kernel_ctx *ctx);
+#include "core/ops.inc"
+#undef TC_OP
+
+/* The reference kernel for an op type, or NULL. */
+tc__ref_fn tc__ref_find(const char *op_type);
+
+/* Fails with a message naming the node and the dtype of input i. */
+tc_status tc__ref_unsupported_dtype(const tc__kernel_ctx *ctx, int input, tc_dtype dtype);
+
+#endif

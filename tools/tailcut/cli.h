@@ -1,0 +1,8 @@
+/* cli.h - entry points of the tailcut subcommands (each in its own file). */
+#ifndef TC_CLI_H
+#define TC_CLI_H
+
+int tc_cli_run(int argc, char **argv);
+int tc_cli_inspect(int argc, char **argv);
+
+#endif
