@@ -1,0 +1,81 @@
+# Makefile - the two entry points of the README: `make demo` and `make test`.
+# Both install what is missing (Debian packages with apt-get, Python test tooling into .venv),
+# build, and then run the demo or every test. CMake does the actual build.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+JOBS ?= $(shell nproc)
+VENV := .venv
+PY := $(VENV)/bin/python
+BUILD := build
+BUILD_ASAN := build-asan
+BUILD_FUZZ := build-fuzz
+FUZZ_SECONDS ?= 60
+OUT := out
+
+DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libcmocka-dev \
+	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
+	clang libclang-rt-14-dev xz-utils python3 python3-venv
+
+.PHONY: all deps venv build build-asan demo test unit conformance models fuzz clean
+
+all: build
+
+# Installs the Debian packages that are missing (needs root, as on the project's machines).
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+$(VENV)/.stamp: tools/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
+	touch $@
+
+venv: deps $(VENV)/.stamp
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTC_SANITIZE=ON >/dev/null
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+# Unit tests (cmocka, one process each) under AddressSanitizer + UndefinedBehaviorSanitizer.
+unit: build-asan
+	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS)
+
+# ONNX backend node tests shipped in the onnx package, run under the sanitizers.
+conformance: venv build-asan
+	node_dir=$$($(PY) -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/node"))'); \
+	ASAN_OPTIONS=detect_leaks=1 $(BUILD_ASAN)/tests/tc_conformance "$$node_dir" --jobs $(JOBS)
+
+# Real and generated models against onnxruntime (release build; ../shared/models when present).
+models: venv build
+	$(PY) tests/models/run_model_tests.py --tailcut $(BUILD)/tailcut --work $(OUT)/models
+
+# libFuzzer targets, FUZZ_SECONDS each, when clang is present.
+fuzz: deps
+	@if command -v clang >/dev/null; then \
+	  CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=Debug -DTC_FUZZ=ON -DTC_TESTS=ON >/dev/null && \
+	  cmake --build $(BUILD_FUZZ) -j $(JOBS) --target $$(cd tests/fuzz && ls fuzz_*.c | sed 's/\.c$$//') && \
+	  for f in tests/fuzz/fuzz_*.c; do \
+	    name=$$(basename $$f .c); corpus=tests/fuzz/corpus_$${name#fuzz_}; work=$(BUILD_FUZZ)/corpus_$$name; \
+	    mkdir -p $$work; echo "fuzzing $$name for $(FUZZ_SECONDS) s"; \
+	    $(BUILD_FUZZ)/tests/$$name -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$work $$( [ -d $$corpus ] && echo $$corpus ) 2>&1 | tail -n 3 || exit 1; \
+	  done; \
+	else echo "clang not found: fuzz targets skipped"; fi
+
+test: unit conformance models fuzz
+	@echo "make test: all test suites passed"
+
+demo: venv build
+	bash tools/demo.sh $(BUILD)/tailcut $(PY) $(OUT)/demo
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(OUT)
