@@ -121,7 +121,7 @@ tc_status tc__graph_toposort(tc__graph *g, tc__err *err) {
         goto out;
     }
     for (int k = 0; k < nn; k++) sorted[k] = g->nodes[order[k]];
-    memcpy(g->nodes, sorted, sizeof(tc__node) * (size_t)nn);
+    if (nn > 0) memcpy(g->nodes, sorted, sizeof(tc__node) * (size_t)nn);
     for (int v = 0; v < nv; v++) g->values[v].producer = -1;
     for (int n = 0; n < nn; n++)
         for (int o = 0; o < g->nodes[n].n_out; o++)
