@@ -1,0 +1,69 @@
+/*
+ * softmax.c - reference kernels for Softmax and LogSoftmax.
+ *
+ * From opset 13 the op normalises along one axis (default -1). Before opset 13
+ * the input is viewed as a 2-D matrix [prod(dims[:axis]), prod(dims[axis:])]
+ * (default axis 1) and each row is normalised. Both become "outer x n x inner"
+ * walks here. Sums are in double and the maximum is subtracted first.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "backends/ref/numeric.h"
+#include "backends/ref/ref.h"
+
+static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
+    tc_status st = tc__ref_check_io(ctx, 1, 0, ctx->n_in >= 1 && ctx->in[0] ? ctx->in[0]->dtype : TC_DTYPE_UNDEFINED,
+                                    ctx->n_in >= 1 ? ctx->in[0] : NULL);
+    if (st) return st;
+    const tc__tensor *x = ctx->in[0];
+    tc__tensor *y = ctx->out[0];
+    if (tc__numclass_of(x->dtype) != TC__NUM_FLOAT) return tc__ref_unsupported_dtype(ctx, 0, x->dtype);
+    int32_t rank = x->rank;
+    bool legacy = ctx->opset < 13;
+    int64_t axis = tc__attr_int(ctx->attrs, "axis", legacy ? 1 : -1);
+    /* Legacy mode accepts axis == rank (empty inner matrix dim); a rank-0 input is one element. */
+    int32_t arank = rank == 0 ? 1 : rank;
+    if (axis < -(int64_t)arank || axis > (int64_t)arank - (legacy ? 0 : 1))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
+                        (long long)axis, (int)rank);
+    if (axis < 0) axis += arank;
+    int64_t outer = 1, n = 1, inner = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        if (i < axis) outer *= x->dims[i];
+        else if (i == axis || legacy) n *= x->dims[i];
+        else inner *= x->dims[i];
+    }
+    if (outer == 0 || n == 0 || inner == 0) return TC_STATUS_OK;
+    double *buf = malloc((size_t)n * sizeof *buf);
+    if (buf == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for a row of %lld", (long long)n);
+    bool f32 = x->dtype == TC_DTYPE_FLOAT32;
+    const float *xs = x->data;
+    float *ys = y->data;
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t in = 0; in < inner; in++) {
+            int64_t base = o * n * inner + in;
+            double mx = -INFINITY;
+            for (int64_t k = 0; k < n; k++) {
+                int64_t idx = base + k * inner;
+                buf[k] = f32 ? (double)xs[idx] : tc__tensor_get_f64(x, idx);
+                if (buf[k] != buf[k]) mx = NAN; /* a NaN makes the whole slice NaN, as in NumPy */
+                else if (buf[k] > mx) mx = buf[k];
+            }
+            double sum = 0.0;
+            for (int64_t k = 0; k < n; k++) sum += exp(buf[k] - mx);
+            double lsum = log(sum);
+            for (int64_t k = 0; k < n; k++) {
+                double v = log_out ? buf[k] - mx - lsum : exp(buf[k] - mx) / sum;
+                int64_t idx = base + k * inner;
+                if (f32) ys[idx] = (float)v;
+                else tc__tensor_set_f64(y, idx, v);
+            }
+        }
+    }
+    free(buf);
+    return TC_STATUS_OK;
+}
+
+tc_status tc__ref_Softmax(const tc__kernel_ctx *ctx) { return run_softmax(ctx, false); }
+tc_status tc__ref_LogSoftmax(const tc__kernel_ctx *ctx) { return run_softmax(ctx, true); }

@@ -1,0 +1,52 @@
+/*
+ * infer_normalization.c - shape and type inference for Softmax, LogSoftmax and
+ * LayerNormalization.
+ */
+#include "graph/op_schema.h"
+
+/* Softmax/LogSoftmax: the output is the input; the axis is checked when the rank is known.
+ * Before opset 13 the axis (default 1) splits the input into a 2-D matrix and may equal the rank. */
+static tc_status infer_softmax(tc__infer_ctx *ctx) {
+    tc_status st = tc__infer_check_arity(ctx, 1, 1, 1);
+    if (st) return st;
+    bool legacy = ctx->opset < 13;
+    int64_t axis = tc__attr_int(ctx->attrs, "axis", legacy ? 1 : -1);
+    int32_t rank = ctx->in[0]->shape.rank;
+    if (rank >= 0) {
+        int32_t r = rank == 0 ? 1 : rank;
+        if (axis < -(int64_t)r || axis > (int64_t)r - (legacy ? 0 : 1))
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
+                            (long long)axis, (int)rank);
+    }
+    return tc__infer_same_as_input0(ctx);
+}
+
+tc_status tc__infer_Softmax(tc__infer_ctx *ctx) { return infer_softmax(ctx); }
+tc_status tc__infer_LogSoftmax(tc__infer_ctx *ctx) { return infer_softmax(ctx); }
+
+/*
+ * LayerNormalization: Y is like X; the optional Mean and InvStdDev have type
+ * stash_type (default float32) and X's dims before axis followed by 1s.
+ */
+tc_status tc__infer_LayerNormalization(tc__infer_ctx *ctx) {
+    tc_status st = tc__infer_check_arity(ctx, 2, 3, 3);
+    if (st) return st;
+    const tc__vinfo *x = ctx->in[0];
+    int64_t stash = tc__attr_int(ctx->attrs, "stash_type", TC_DTYPE_FLOAT32);
+    if (stash != TC_DTYPE_FLOAT32 && stash != TC_DTYPE_FLOAT64 && stash != TC_DTYPE_FLOAT16 &&
+        stash != TC_DTYPE_BFLOAT16)
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "stash_type %lld is not a supported float type",
+                        (long long)stash);
+    int64_t axis = tc__attr_int(ctx->attrs, "axis", -1);
+    int32_t rank = x->shape.rank, a = 0;
+    if (rank >= 0 && (st = tc__infer_axis(ctx, axis, rank, &a))) return st;
+    ctx->out[0].dtype = x->dtype;
+    ctx->out[0].shape = x->shape;
+    for (int k = 1; k < ctx->n_out; k++) {
+        tc__vinfo *o = &ctx->out[k];
+        o->dtype = (tc_dtype)stash;
+        o->shape.rank = rank;
+        for (int32_t i = 0; i < rank; i++) o->shape.dims[i] = i < a ? x->shape.dims[i] : tc__dim_known(1);
+    }
+    return TC_STATUS_OK;
+}

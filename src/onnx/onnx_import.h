@@ -1,0 +1,22 @@
+/*
+ * onnx_import.h - the ONNX importer: a serialized ModelProto into a graph IR, and a serialized
+ * TensorProto (.pb file) into a tensor. Neither keeps a pointer to the caller's buffer.
+ */
+#ifndef TC_ONNX_ONNX_IMPORT_H
+#define TC_ONNX_ONNX_IMPORT_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+#include "core/tensor.h"
+#include "graph/graph.h"
+
+/* Parses a serialized ModelProto into a new graph (values, nodes, attributes, initializers, declared input and
+ * output types). Does not toposort, verify or infer shapes. base_dir (may be NULL = ".") is where external data
+ * files are looked up. */
+tc_status tc__onnx_import(const void *data, size_t size, const char *base_dir, tc__graph **out, tc__err *err);
+/* Parses a serialized TensorProto (.pb file contents) into a tensor with malloc'd data (free with
+ * tc__tensor_free); copies its name (may be empty) into name[name_size] when name != NULL. */
+tc_status tc__onnx_tensor_from_pb(const void *data, size_t size, tc__tensor *out, char *name, size_t name_size, tc__err *err);
+
+#endif
