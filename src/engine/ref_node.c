@@ -30,11 +30,12 @@ static tc_status run_node(const tc__node *node, int64_t opset, const tc__tensor 
                         node->domain);
     tc__ref_fn kernel = tc__ref_find(node->op_type);
     if (kernel == NULL) return tc__fail(err, TC_STATUS_UNSUPPORTED, "op %s has no reference kernel", node->op_type);
+    const int n_in = node->n_op_in;
     if (node->n_in > TC__NODE_MAX_IN || node->n_out > TC__NODE_MAX_OUT)
         return tc__fail(err, TC_STATUS_UNSUPPORTED, "too many inputs or outputs (%d, %d)", node->n_in, node->n_out);
     tc__vinfo vin[TC__NODE_MAX_IN];
     const tc__vinfo *pin[TC__NODE_MAX_IN];
-    for (int i = 0; i < node->n_in; i++) {
+    for (int i = 0; i < n_in; i++) {
         if (in[i] == NULL) {
             pin[i] = NULL;
             continue;
@@ -48,7 +49,7 @@ static tc_status run_node(const tc__node *node, int64_t opset, const tc__tensor 
                           .op_type = node->op_type,
                           .opset = opset,
                           .attrs = &node->attrs,
-                          .n_in = node->n_in,
+                          .n_in = n_in,
                           .in = pin,
                           .n_out = node->n_out,
                           .out = vout,
@@ -72,12 +73,17 @@ static tc_status run_node(const tc__node *node, int64_t opset, const tc__tensor 
                            .op_type = node->op_type,
                            .opset = opset,
                            .attrs = &node->attrs,
-                           .n_in = node->n_in,
+                           .n_in = n_in,
                            .in = in,
                            .n_out = node->n_out,
                            .out = pout,
                            .err = err};
-    return kernel(&kctx);
+    st = kernel(&kctx);
+    if (st != TC_STATUS_OK || tc__epilogue_is_none(&node->epi)) return st;
+    const tc__epilogue *e = &node->epi;
+    if (pout[0] == NULL) return tc__fail(err, TC_STATUS_INTERNAL, "fused epilogue without an output");
+    return tc__ref_apply_epilogue(e, pout[0], e->bias_input >= 0 ? in[e->bias_input] : NULL,
+                                  e->residual_input >= 0 ? in[e->residual_input] : NULL, err);
 }
 
 tc_status tc__ref_run_node(const tc__node *node, int64_t opset, const tc__tensor *const *in, tc__tensor *outs,

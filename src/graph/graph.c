@@ -99,7 +99,10 @@ tc_status tc__graph_add_node(tc__graph *g, const char *name, const char *op_type
     n->op_type = tc__arena_strdup(&g->arena, op_type ? op_type : "");
     n->domain = tc__arena_strdup(&g->arena, domain ? domain : "");
     n->n_in = n_in;
+    n->n_op_in = n_in;
     n->n_out = n_out;
+    n->epi = tc__epilogue_none();
+    n->fused = "";
     n->in = tc__arena_alloc(&g->arena, sizeof(int32_t) * (size_t)(n_in ? n_in : 1), 4);
     n->out = tc__arena_alloc(&g->arena, sizeof(int32_t) * (size_t)(n_out ? n_out : 1), 4);
     if (!n->name || !n->op_type || !n->domain || !n->in || !n->out)
@@ -108,6 +111,32 @@ tc_status tc__graph_add_node(tc__graph *g, const char *name, const char *op_type
     for (int i = 0; i < n_out; i++) n->out[i] = -1;
     n->schema = tc__op_schema_find(n->domain, n->op_type);
     *out_index = g->n_nodes++;
+    return TC_STATUS_OK;
+}
+
+tc_status tc__graph_node_add_input(tc__graph *g, int32_t n, int32_t v, int *index, tc__err *err) {
+    tc__node *node = &g->nodes[n];
+    if (node->n_in >= 120) return tc__fail(err, TC_STATUS_INTERNAL, "node '%s': too many inputs", node->name);
+    int32_t *in = tc__arena_alloc(&g->arena, sizeof(int32_t) * (size_t)(node->n_in + 1), 4);
+    if (in == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (node->n_in) memcpy(in, node->in, sizeof(int32_t) * (size_t)node->n_in);
+    in[node->n_in] = v;
+    node->in = in;
+    *index = node->n_in++;
+    return TC_STATUS_OK;
+}
+
+tc_status tc__graph_node_note_fused(tc__graph *g, int32_t n, const char *op_type, tc__err *err) {
+    tc__node *node = &g->nodes[n];
+    size_t a = strlen(node->fused), b = strlen(op_type);
+    char *s = tc__arena_alloc(&g->arena, a + b + 2, 1);
+    if (s == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    memcpy(s, node->fused, a);
+    size_t k = a;
+    if (a) s[k++] = '+';
+    memcpy(s + k, op_type, b);
+    s[k + b] = '\0';
+    node->fused = s;
     return TC_STATUS_OK;
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/arena.h"
 #include "core/attr.h"
+#include "core/epilogue.h"
 #include "core/error.h"
 #include "graph/op_schema.h"
 #include "graph/shape.h"
@@ -33,10 +34,13 @@ typedef struct tc__node {
     const char *op_type;
     const char *domain;      /* "" for the default ONNX domain */
     int n_in, n_out;
+    int n_op_in;             /* inputs the op itself takes: in[0..n_op_in); epilogue operands follow */
     int32_t *in;             /* value indices; -1 for an absent optional input */
     int32_t *out;            /* value indices; -1 for an absent optional output */
     tc__attrs attrs;
     const tc__op_schema *schema; /* NULL when unsupported */
+    tc__epilogue epi;        /* fused into this node's output; none after import */
+    const char *fused;       /* "+"-joined ops folded or fused into this node, e.g. "BatchNormalization+Relu"; "" if none */
 } tc__node;
 
 typedef struct tc__graph {
@@ -70,6 +74,11 @@ tc_status tc__graph_value_by_name(tc__graph *g, const char *name, int32_t *out, 
 /* Appends a node with room for n_in inputs and n_out outputs (filled by the caller). */
 tc_status tc__graph_add_node(tc__graph *g, const char *name, const char *op_type, const char *domain,
                              int n_in, int n_out, int32_t *out_index, tc__err *err);
+/* Appends an epilogue operand (value index v) to node n's inputs; returns its input index in *index. */
+tc_status tc__graph_node_add_input(tc__graph *g, int32_t n, int32_t v, int *index, tc__err *err);
+/* Records that op_type was folded or fused into node n (for inspection). */
+tc_status tc__graph_node_note_fused(tc__graph *g, int32_t n, const char *op_type, tc__err *err);
+
 /* Interns a symbol name; returns its id or -1 on allocation failure. */
 int32_t tc__graph_symbol(tc__graph *g, const char *name);
 

@@ -153,7 +153,7 @@ tc_status tc__graph_infer_shapes(tc__graph *g, bool allow_unsupported, tc__eval_
                                  .op_type = node->op_type,
                                  .opset = g->opset,
                                  .attrs = &node->attrs,
-                                 .n_in = node->n_in,
+                                 .n_in = node->n_op_in,
                                  .in = in,
                                  .n_out = node->n_out,
                                  .out = out,
