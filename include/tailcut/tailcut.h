@@ -173,6 +173,20 @@ TC_API tc_status tc_model_run_reference(const tc_model *model, int num_inputs,
                                         const char *const *input_names, const tc_tensor *inputs,
                                         tc_tensor *outputs, tc_error *error);
 
+/* ---- Engines ------------------------------------------------------------------ */
+
+/* Graph optimisation passes; each can be switched off with tc_build_options.disabled_passes. */
+enum {
+    TC_PASS_ELIMINATE_NOOPS = 1u << 0,
+    TC_PASS_FOLD_CONSTANTS = 1u << 1,
+    TC_PASS_FOLD_BATCHNORM = 1u << 2,
+    TC_PASS_FUSE_GELU = 1u << 3,
+    TC_PASS_FUSE_MATMUL_BIAS = 1u << 4,
+    TC_PASS_FUSE_RESIDUAL = 1u << 5,
+    TC_PASS_FUSE_ACTIVATION = 1u << 6,
+    TC_PASS_ELIMINATE_DEAD = 1u << 7,
+};
+
 #ifdef __cplusplus
 }
 #endif

@@ -41,6 +41,7 @@ typedef struct tc__node {
     const tc__op_schema *schema; /* NULL when unsupported */
     tc__epilogue epi;        /* fused into this node's output; none after import */
     const char *fused;       /* "+"-joined ops folded or fused into this node, e.g. "BatchNormalization+Relu"; "" if none */
+    bool removed;            /* set by a pass; dropped by tc__graph_compact */
 } tc__node;
 
 typedef struct tc__graph {
@@ -78,6 +79,19 @@ tc_status tc__graph_add_node(tc__graph *g, const char *name, const char *op_type
 tc_status tc__graph_node_add_input(tc__graph *g, int32_t n, int32_t v, int *index, tc__err *err);
 /* Records that op_type was folded or fused into node n (for inspection). */
 tc_status tc__graph_node_note_fused(tc__graph *g, int32_t n, const char *op_type, tc__err *err);
+
+/*
+ * Rewriting helpers for passes (src/graph/rewrite.c).
+ */
+/* Number of node inputs (of nodes not removed) reading value v, plus 1 if v is a graph output. */
+int tc__graph_use_count(const tc__graph *g, int32_t v);
+/* Makes every node input that reads old_v read new_v instead (graph outputs are not touched). */
+void tc__graph_replace_uses(tc__graph *g, int32_t old_v, int32_t new_v);
+/* Drops nodes marked removed, keeping the order of the others and fixing producers. */
+void tc__graph_compact(tc__graph *g);
+/* Adds an initializer holding a copy of t, named after base_name (made unique). Index in *out. */
+tc_status tc__graph_add_initializer(tc__graph *g, const char *base_name, const tc__tensor *t, int32_t *out,
+                                    tc__err *err);
 
 /* Interns a symbol name; returns its id or -1 on allocation failure. */
 int32_t tc__graph_symbol(tc__graph *g, const char *name);

@@ -1,0 +1,42 @@
+/*
+ * passes.h - graph optimisation passes and the driver that runs them to a fixpoint.
+ * Each pass rewrites the graph in place and counts its rewrites in ctx->changes;
+ * the list (and each pass's off switch) is passes.inc.
+ */
+#ifndef TC_PASSES_PASSES_H
+#define TC_PASSES_PASSES_H
+
+#include "graph/graph.h"
+
+typedef struct tc__pass_ctx {
+    tc__graph *g;
+    tc__eval_fn eval;  /* evaluates a node on constant inputs (constant folding) */
+    void *eval_user;
+    int changes;       /* incremented by the pass for every rewrite it makes */
+    tc__err *err;
+} tc__pass_ctx;
+
+#define TC_PASS(name, flag, text) tc_status tc__pass_##name(tc__pass_ctx *ctx);
+#include "passes/passes.inc"
+#undef TC_PASS
+
+/* Rewrites made by each pass over the whole run, in passes.inc order. */
+typedef struct tc__pass_report {
+    int rounds;
+    int changes[16];
+} tc__pass_report;
+
+/*
+ * Runs every pass not switched off in `disabled` (TC_PASS_* bits), round after round, until a
+ * round changes nothing (at most 16 rounds). Between passes the graph is compacted, re-sorted and
+ * its shapes re-inferred, so every pass sees a consistent graph. report may be NULL.
+ */
+tc_status tc__passes_run(tc__graph *g, uint32_t disabled, tc__eval_fn eval, void *eval_user, tc__pass_report *report,
+                         tc__err *err);
+
+/* Number of passes and the name / description of pass i (for --help and inspect). */
+int tc__pass_count(void);
+const char *tc__pass_name(int i);
+const char *tc__pass_description(int i);
+
+#endif
