@@ -32,6 +32,7 @@ void tc__graph_destroy(tc__graph *g) {
     free(g->values);
     free(g->nodes);
     free(g->symbols);
+    free(g->name_index);
     tc__arena_free(&g->arena);
     free(g);
 }
@@ -52,16 +53,49 @@ static int grow(void **arr, int *cap, int need, size_t elem) {
     return 0;
 }
 
+/* FNV-1a of a NUL-terminated string. */
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+/* Rebuilds the name index with room for at least twice the values. */
+static int reindex(tc__graph *g, int need) {
+    int cap = g->cap_index ? g->cap_index : 64;
+    while (cap < 2 * need) {
+        if (cap > (1 << 29)) return -1;
+        cap *= 2;
+    }
+    if (cap == g->cap_index) return 0;
+    int32_t *idx = calloc((size_t)cap, sizeof(int32_t));
+    if (idx == NULL) return -1;
+    for (int v = 0; v < g->n_values; v++) {
+        uint32_t h = name_hash(g->values[v].name) & (uint32_t)(cap - 1);
+        while (idx[h]) h = (h + 1) & (uint32_t)(cap - 1);
+        idx[h] = v + 1;
+    }
+    free(g->name_index);
+    g->name_index = idx;
+    g->cap_index = cap;
+    return 0;
+}
+
 int32_t tc__graph_find_value(const tc__graph *g, const char *name) {
-    for (int i = 0; i < g->n_values; i++)
-        if (strcmp(g->values[i].name, name) == 0) return i;
-    return -1;
+    if (g->cap_index == 0) return -1;
+    uint32_t mask = (uint32_t)(g->cap_index - 1);
+    for (uint32_t h = name_hash(name) & mask;; h = (h + 1) & mask) {
+        int32_t e = g->name_index[h];
+        if (e == 0) return -1;
+        if (strcmp(g->values[e - 1].name, name) == 0) return e - 1;
+    }
 }
 
 tc_status tc__graph_add_value(tc__graph *g, const char *name, int32_t *out, tc__err *err) {
     if (tc__graph_find_value(g, name) >= 0)
         return tc__fail(err, TC_STATUS_INVALID_GRAPH, "tensor name '%s' is defined twice", name);
-    if (grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof(tc__value)))
+    if (grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof(tc__value)) ||
+        reindex(g, g->n_values + 1))
         return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory adding tensor '%s'", name);
     tc__value *v = &g->values[g->n_values];
     memset(v, 0, sizeof *v);
@@ -69,6 +103,9 @@ tc_status tc__graph_add_value(tc__graph *g, const char *name, int32_t *out, tc__
     if (v->name == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
     tc__vinfo_init(&v->info);
     v->producer = -1;
+    uint32_t mask = (uint32_t)(g->cap_index - 1), h = name_hash(v->name) & mask;
+    while (g->name_index[h]) h = (h + 1) & mask;
+    g->name_index[h] = g->n_values + 1;
     *out = g->n_values++;
     return TC_STATUS_OK;
 }

@@ -61,12 +61,14 @@ typedef struct tc__graph {
     int n_outputs;
     const char **symbols;    /* names of symbolic dims, indexed by tc__dim.sym */
     int n_symbols, cap_symbols;
+    int32_t *name_index;     /* open-addressing hash of value names -> value index + 1 (0 = empty) */
+    int cap_index;           /* power of two, kept at least twice n_values */
 } tc__graph;
 
 tc__graph *tc__graph_create(void);
 void tc__graph_destroy(tc__graph *g);
 
-/* Looks up a value by name; -1 when absent. Linear in the number of values until indexed. */
+/* Looks up a value by name; -1 when absent (hashed). */
 int32_t tc__graph_find_value(const tc__graph *g, const char *name);
 /* Adds a value (name copied); fails on a duplicate name. Returns index in *out. */
 tc_status tc__graph_add_value(tc__graph *g, const char *name, int32_t *out, tc__err *err);

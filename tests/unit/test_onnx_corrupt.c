@@ -15,27 +15,9 @@
 
 #include <cmocka.h>
 
-#include "onnx/onnx_import.h"
+#include "onnx_test_util.h"
 
 #define DATA_DIR TC_TEST_DATA_DIR "/onnx"
-
-static uint8_t *read_file(const char *name, size_t *size) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", DATA_DIR, name);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) fprintf(stderr, "cannot open %s\n", path);
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    assert_true(n > 0);
-    rewind(f);
-    uint8_t *buf = malloc((size_t)n);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
 
 /* splitmix64: a small seeded generator whose state lives with the caller. */
 static uint64_t next_rand(uint64_t *s) {
