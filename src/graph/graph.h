@@ -68,6 +68,9 @@ typedef struct tc__graph {
 tc__graph *tc__graph_create(void);
 void tc__graph_destroy(tc__graph *g);
 
+/* Deep copy (strings, attributes, initializer data) into a new graph; inferred values are not copied. */
+tc_status tc__graph_clone(const tc__graph *src, tc__graph **out, tc__err *err);
+
 /* Looks up a value by name; -1 when absent (hashed). */
 int32_t tc__graph_find_value(const tc__graph *g, const char *name);
 /* Adds a value (name copied); fails on a duplicate name. Returns index in *out. */
