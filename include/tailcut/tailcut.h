@@ -187,6 +187,98 @@ enum {
     TC_PASS_ELIMINATE_DEAD = 1u << 7,
 };
 
+typedef struct tc_engine tc_engine;
+typedef struct tc_context tc_context;
+
+/* The shapes one input may take in an optimization profile (like TensorRT's min/opt/max). */
+typedef struct tc_input_range {
+    const char *name;
+    int32_t rank;
+    int64_t min[TC_MAX_RANK];
+    int64_t opt[TC_MAX_RANK];
+    int64_t max[TC_MAX_RANK];
+} tc_input_range;
+
+/* One optimization profile: a range for every input that has symbolic dims (others may be listed). */
+typedef struct tc_profile {
+    int32_t num_inputs;
+    const tc_input_range *inputs; /* not kept after the call that takes it */
+} tc_profile;
+
+typedef struct tc_build_options {
+    uint32_t struct_size;        /* sizeof(tc_build_options) */
+    int32_t threads;             /* threads a context runs with; 0 = all cores */
+    int32_t num_profiles;        /* 0: one profile from the model's static shapes */
+    const tc_profile *profiles;  /* not kept after tc_engine_build returns */
+    uint32_t disabled_passes;    /* TC_PASS_* bits */
+} tc_build_options;
+
+/*
+ * Optimizes the model for this machine and returns an engine (the same object a saved
+ * plan loads into). The model is not modified and may be destroyed afterwards.
+ */
+TC_API tc_status tc_engine_build(const tc_model *model, const tc_build_options *options, tc_engine **engine,
+                                 tc_error *error);
+/* Writes the engine as one plan file (byte-identical for identical builds). */
+TC_API tc_status tc_engine_save(const tc_engine *engine, const char *path, tc_error *error);
+/* Maps a plan file; refuses a corrupt file, another format version or another machine type. */
+TC_API tc_status tc_engine_load(const char *path, tc_engine **engine, tc_error *error);
+TC_API void tc_engine_destroy(tc_engine *engine);
+
+TC_API int tc_engine_num_inputs(const tc_engine *engine);
+TC_API int tc_engine_num_outputs(const tc_engine *engine);
+TC_API tc_status tc_engine_input_info(const tc_engine *engine, int index, tc_io_info *info);
+TC_API tc_status tc_engine_output_info(const tc_engine *engine, int index, tc_io_info *info);
+TC_API int tc_engine_num_profiles(const tc_engine *engine);
+/* The range of input `input` (engine input order) in profile `profile`. */
+TC_API tc_status tc_engine_profile_range(const tc_engine *engine, int profile, int input, tc_input_range *range);
+
+/* One step of the engine: a node with everything fused into it. Strings belong to the engine. */
+typedef struct tc_step_info {
+    const char *name;
+    const char *ops;       /* e.g. "Conv+BatchNormalization+Add+Relu" */
+    const char *tactic;    /* the kernel implementation chosen */
+    const char *precision; /* "fp32", ... */
+    int runs_at_reshape;   /* 1 for shape arithmetic evaluated when input shapes are set */
+} tc_step_info;
+
+TC_API int tc_engine_num_steps(const tc_engine *engine);
+TC_API tc_status tc_engine_step_info(const tc_engine *engine, int index, tc_step_info *info);
+
+typedef struct tc_memory_info {
+    uint64_t arena_bytes;   /* activation arena of one context at the profile's max shapes */
+    uint64_t naive_bytes;   /* sum of all activation sizes at the max shapes (no reuse) */
+    uint64_t scratch_bytes; /* kernel scratch of one context */
+    uint64_t weight_bytes;  /* constant data in the plan */
+} tc_memory_info;
+
+TC_API tc_status tc_engine_memory_info(const tc_engine *engine, int profile, tc_memory_info *info);
+
+/*
+ * A context runs an engine. It allocates everything it needs here, once, sized for the
+ * profile's max shapes; tc_context_run then allocates nothing, takes no lock shared with
+ * other contexts and never logs. Contexts of one engine may run concurrently on different
+ * threads; one context is used by one thread at a time. The engine must outlive its contexts.
+ */
+TC_API tc_status tc_context_create(const tc_engine *engine, int profile, tc_context **context, tc_error *error);
+TC_API void tc_context_destroy(tc_context *context);
+/* Sets an input's shape; it must lie within the profile. Inputs with static shapes need no call. */
+TC_API tc_status tc_context_set_input_shape(tc_context *context, const char *name, int32_t rank, const int64_t *dims);
+/*
+ * Binds a caller-owned buffer of `bytes` bytes to an input or output; the pointer is kept until
+ * rebound or the context is destroyed. Unbound outputs stay readable with tc_context_tensor.
+ */
+TC_API tc_status tc_context_set_tensor(tc_context *context, const char *name, void *data, size_t bytes);
+/* The current dtype, shape and data of an input or output (after shapes were set). */
+TC_API tc_status tc_context_tensor(tc_context *context, const char *name, tc_tensor *tensor);
+/* Runs the engine on the bound inputs. */
+TC_API tc_status tc_context_run(tc_context *context);
+/* Reason for the last failure of a call on this context ("" if none). */
+TC_API const char *tc_context_error(const tc_context *context);
+/* Per-step timing: enable, then read nanoseconds of the last run for each step (count = num steps). */
+TC_API tc_status tc_context_set_profiling(tc_context *context, int enable);
+TC_API tc_status tc_context_step_times(const tc_context *context, uint64_t *ns, int count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -176,7 +176,7 @@ static inline tc_status dtu_run(dtu_op op, int64_t opset, const tc__attr *attrs,
     }
     tc__tensor *pout[DTU_MAX_IO];
     for (int i = 0; i < n_out; i++) pout[i] = &out[i];
-    tc__kernel_ctx kc = {"test", op.name, opset, &as, n_in, in, n_out, pout, err};
+    tc__kernel_ctx kc = {"test", op.name, opset, &as, n_in, in, n_out, pout, err, NULL};
     st = op.ref(&kc);
     if (st)
         for (int i = 0; i < n_out; i++) tc__tensor_free(&out[i]);

@@ -218,8 +218,8 @@ static tc_status run_variadic(const tc__kernel_ctx *ctx, binop op, bool mean) {
     if (n < 0) return tc__fail(ctx->err, TC_STATUS_INTERNAL, "invalid output shape");
     double *accf = NULL;
     int64_t *acci = NULL;
-    if (cls == TC__NUM_FLOAT) accf = malloc((size_t)(n ? n : 1) * sizeof *accf);
-    else acci = malloc((size_t)(n ? n : 1) * sizeof *acci);
+    if (cls == TC__NUM_FLOAT) accf = tc__kernel_alloc(ctx, (size_t)(n ? n : 1) * sizeof *accf);
+    else acci = tc__kernel_alloc(ctx, (size_t)(n ? n : 1) * sizeof *acci);
     if (accf == NULL && acci == NULL)
         return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %lld accumulators", (long long)n);
 
@@ -260,8 +260,8 @@ static tc_status run_variadic(const tc__kernel_ctx *ctx, binop op, bool mean) {
             }
         }
     }
-    free(accf);
-    free(acci);
+    tc__kernel_free(ctx, accf);
+    tc__kernel_free(ctx, acci);
     return st;
 }
 

@@ -70,14 +70,14 @@ tc_status tc__ref_LayerNormalization(const tc__kernel_ctx *ctx) {
         if (i < axis) outer *= x->dims[i];
         else n *= x->dims[i];
     }
-    double *sc = malloc((size_t)(n ? n : 1) * 2 * sizeof *sc);
+    double *sc = tc__kernel_alloc(ctx, (size_t)(n ? n : 1) * 2 * sizeof *sc);
     if (sc == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %lld parameters", (long long)n);
     double *bi = sc + n;
     for (int64_t j = 0; j < n; j++) bi[j] = 0.0;
     st = expand_param(ctx, scale, rank - (int32_t)axis, x->dims + axis, sc);
     if (st == TC_STATUS_OK && bias != NULL) st = expand_param(ctx, bias, rank - (int32_t)axis, x->dims + axis, bi);
     if (st) {
-        free(sc);
+        tc__kernel_free(ctx, sc);
         return st;
     }
 
@@ -104,6 +104,6 @@ tc_status tc__ref_LayerNormalization(const tc__kernel_ctx *ctx) {
         if (stats[0]) tc__tensor_set_f64(stats[0], o, mean);
         if (stats[1]) tc__tensor_set_f64(stats[1], o, inv);
     }
-    free(sc);
+    tc__kernel_free(ctx, sc);
     return TC_STATUS_OK;
 }

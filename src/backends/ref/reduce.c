@@ -126,8 +126,8 @@ static tc_status run_reduce(const tc__kernel_ctx *ctx, redop op) {
 
     double *accf = NULL;
     uint64_t *accu = NULL;
-    if (cls == TC__NUM_FLOAT) accf = malloc((size_t)(on ? on : 1) * sizeof *accf);
-    else accu = malloc((size_t)(on ? on : 1) * sizeof *accu);
+    if (cls == TC__NUM_FLOAT) accf = tc__kernel_alloc(ctx, (size_t)(on ? on : 1) * sizeof *accf);
+    else accu = tc__kernel_alloc(ctx, (size_t)(on ? on : 1) * sizeof *accu);
     if (accf == NULL && accu == NULL)
         return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %lld accumulators", (long long)on);
     bool is_signed = cls == TC__NUM_SIGNED;
@@ -170,8 +170,8 @@ static tc_status run_reduce(const tc__kernel_ctx *ctx, redop op) {
             tc__tensor_set_i64(y, k, (int64_t)v);
         }
     }
-    free(accf);
-    free(accu);
+    tc__kernel_free(ctx, accf);
+    tc__kernel_free(ctx, accu);
     return TC_STATUS_OK;
 }
 

@@ -11,6 +11,12 @@
 #include "core/error.h"
 #include "core/tensor.h"
 
+/* Preallocated scratch memory a context lends its kernels (bump allocation, reset after each step). */
+typedef struct tc__scratch {
+    unsigned char *base;
+    size_t cap, used;
+} tc__scratch;
+
 typedef struct tc__kernel_ctx {
     const char *node_name;
     const char *op_type;
@@ -22,7 +28,16 @@ typedef struct tc__kernel_ctx {
     tc__tensor *const *out;      /* dtype/rank/dims set by shape inference and data allocated
                                     (zeroed) by the executor; out[i] NULL for an absent output */
     tc__err *err;
+    tc__scratch *scratch;        /* NULL: kernels may malloc (reference executor); else they must use it */
 } tc__kernel_ctx;
+
+/*
+ * Scratch memory for a kernel: from ctx->scratch when the caller lent one (64-byte aligned,
+ * NULL when it does not fit: fail with TC_STATUS_OUT_OF_MEMORY), else from malloc.
+ * Release with tc__kernel_free in reverse order of allocation.
+ */
+void *tc__kernel_alloc(const tc__kernel_ctx *ctx, size_t bytes);
+void tc__kernel_free(const tc__kernel_ctx *ctx, void *p);
 
 typedef tc_status (*tc__ref_fn)(const tc__kernel_ctx *ctx);
 

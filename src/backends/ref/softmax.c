@@ -35,7 +35,7 @@ static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
         else inner *= x->dims[i];
     }
     if (outer == 0 || n == 0 || inner == 0) return TC_STATUS_OK;
-    double *buf = malloc((size_t)n * sizeof *buf);
+    double *buf = tc__kernel_alloc(ctx, (size_t)n * sizeof *buf);
     if (buf == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for a row of %lld", (long long)n);
     bool f32 = x->dtype == TC_DTYPE_FLOAT32;
     const float *xs = x->data;
@@ -61,7 +61,7 @@ static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
             }
         }
     }
-    free(buf);
+    tc__kernel_free(ctx, buf);
     return TC_STATUS_OK;
 }
 
