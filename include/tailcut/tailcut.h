@@ -240,6 +240,7 @@ typedef struct tc_step_info {
     const char *tactic;    /* the kernel implementation chosen */
     const char *precision; /* "fp32", ... */
     int runs_at_reshape;   /* 1 for shape arithmetic evaluated when input shapes are set */
+    char output_shape[96]; /* first output's shape, e.g. "batchx64x56x56" */
 } tc_step_info;
 
 TC_API int tc_engine_num_steps(const tc_engine *engine);

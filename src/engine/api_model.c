@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/file.h"
+#include "engine/model.h"
 #include "engine/ref_executor.h"
 #include "engine/ref_node.h"
 #include "graph/graph.h"
@@ -14,10 +15,6 @@
 /* Largest model file read into memory (external data is read separately). */
 #define TC__MAX_MODEL_BYTES ((size_t)4 << 30)
 
-struct tc_model {
-    tc__graph *graph;
-    bool runnable; /* every node supported */
-};
 
 static tc_status fail_export(tc__err *err, tc_error *error) {
     tc__err_export(err, error);

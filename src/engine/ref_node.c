@@ -8,11 +8,12 @@
 #define TC__NODE_MAX_IN 64
 #define TC__NODE_MAX_OUT 16
 
-static void vinfo_from_tensor(const tc__tensor *t, tc__vinfo *v) {
+void tc__vinfo_from_tensor(const tc__tensor *t, bool with_value, tc__vinfo *v) {
     tc__vinfo_init(v);
     v->dtype = t->dtype;
     v->shape.rank = t->rank;
     for (int32_t i = 0; i < t->rank; i++) v->shape.dims[i] = tc__dim_known(t->dims[i]);
+    if (!with_value) return;
     v->value = t;
     if ((t->dtype == TC_DTYPE_INT64 || t->dtype == TC_DTYPE_INT32) && t->rank <= 1) {
         int64_t n = tc__tensor_numel(t);
@@ -40,7 +41,7 @@ static tc_status run_node(const tc__node *node, int64_t opset, const tc__tensor 
             pin[i] = NULL;
             continue;
         }
-        vinfo_from_tensor(in[i], &vin[i]);
+        tc__vinfo_from_tensor(in[i], true, &vin[i]);
         pin[i] = &vin[i];
     }
     tc__vinfo vout[TC__NODE_MAX_OUT];

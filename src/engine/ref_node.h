@@ -13,6 +13,9 @@
 tc_status tc__ref_run_node(const tc__node *node, int64_t opset, const tc__tensor *const *in, tc__tensor *outs,
                            tc__err *err);
 
+/* Static information of a concrete tensor; with_value also exposes its contents (and symval). */
+void tc__vinfo_from_tensor(const tc__tensor *t, bool with_value, tc__vinfo *v);
+
 /* A tc__eval_fn for tc__graph_infer_shapes; user is a pointer to the graph's opset (int64_t). */
 tc_status tc__ref_eval(void *user, const tc__node *node, const tc__tensor *const *in, tc__tensor *outs, tc__err *err);
 

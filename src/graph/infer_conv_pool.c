@@ -90,7 +90,11 @@ static tc_status window_out_dim(tc__infer_ctx *ctx, const window *w, int d, tc__
         return TC_STATUS_OK;
     }
     if (w->kernel[d] < 0) return TC_STATUS_OK;
-    int64_t dk = (w->kernel[d] - 1) * w->dilation[d] + 1;
+    int64_t dk;
+    if (tc__mul_overflow_i64(w->kernel[d] - 1, w->dilation[d], &dk) || dk > ((int64_t)1 << 50))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "spatial dim %d: kernel %lld with dilation %lld is too large",
+                        d, (long long)w->kernel[d], (long long)w->dilation[d]);
+    dk += 1;
     int64_t pb = w->auto_pad == PAD_VALID ? 0 : w->pads[d];
     int64_t pe = w->auto_pad == PAD_VALID ? 0 : w->pads[w->nsp + d];
     int64_t span = n + pb + pe - dk;
@@ -157,8 +161,9 @@ tc_status tc__infer_Conv(tc__infer_ctx *ctx) {
     int nsp = rank - 2;
 
     int64_t group = tc__attr_int(ctx->attrs, "group", 1);
-    if (group < 1) return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute group is %lld, expected >= 1",
-                                   (long long)group);
+    if (group < 1 || group > ((int64_t)1 << 40))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute group is %lld, expected 1 to 2^40",
+                        (long long)group);
 
     tc__dim m = wt->shape.rank >= 0 ? wt->shape.dims[0] : tc__dim_unknown();
     tc__dim cw = wt->shape.rank >= 0 ? wt->shape.dims[1] : tc__dim_unknown();
@@ -188,9 +193,11 @@ tc_status tc__infer_Conv(tc__infer_ctx *ctx) {
                         nks, nsp);
     for (int d = 0; d < nsp; d++) {
         tc__dim wd = wt->shape.rank >= 0 ? wt->shape.dims[2 + d] : tc__dim_unknown();
+        if (tc__dim_is_known(wd) && wd.value < 1)
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "weight W has spatial dim %d of size 0", d + 2);
         if (ks != NULL) {
-            if (ks[d] < 1)
-                return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute kernel_shape[%d] is %lld, expected >= 1",
+            if (ks[d] < 1 || ks[d] > ((int64_t)1 << 40))
+                return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute kernel_shape[%d] is %lld, expected 1 to 2^40",
                                 d, (long long)ks[d]);
             if (tc__dim_is_known(wd) && wd.value != ks[d])
                 return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
@@ -223,9 +230,9 @@ static tc_status infer_pool(tc__infer_ctx *ctx, int max_out) {
                         "input X has rank %d, expected %d (N, C and %d spatial dims as in kernel_shape)",
                         (int)x->shape.rank, nsp + 2, nsp);
     for (int d = 0; d < nsp; d++)
-        if (ks[d] < 1)
-            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute kernel_shape[%d] is %lld, expected >= 1", d,
-                            (long long)ks[d]);
+        if (ks[d] < 1 || ks[d] > ((int64_t)1 << 40))
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute kernel_shape[%d] is %lld, expected 1 to 2^40",
+                            d, (long long)ks[d]);
     window w;
     if ((st = window_parse(ctx, nsp, ks, &w)) != TC_STATUS_OK) return st;
     tc__dim c = x->shape.rank >= 0 ? x->shape.dims[1] : tc__dim_unknown();

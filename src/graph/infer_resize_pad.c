@@ -126,7 +126,10 @@ tc_status tc__infer_Pad(tc__infer_ctx *ctx) {
             out->dims[ax] = tc__dim_unknown();
             continue;
         }
-        int64_t add = pads[i] + pads[naxes + i];
+        int64_t add;
+        if (tc__add_overflow_i64(pads[i], pads[naxes + i], &add) || add > TC__MAX_NUMEL || add < -TC__MAX_NUMEL)
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "pads %lld and %lld on axis %d are too large",
+                            (long long)pads[i], (long long)pads[naxes + i], (int)ax);
         tc__dim in = out->dims[ax];
         if (!tc__dim_is_known(in)) {
             if (add != 0) out->dims[ax] = tc__dim_unknown();
@@ -137,8 +140,10 @@ tc_status tc__infer_Pad(tc__infer_ctx *ctx) {
             return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
                             "pads %lld and %lld on axis %d crop more than its size %lld", (long long)pads[i],
                             (long long)pads[naxes + i], (int)ax, (long long)in.value);
-        if (o > 0 && in.value == 0 && strcmp(mode, "constant") != 0)
-            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "mode %s cannot pad axis %d of size 0", mode, (int)ax);
+        int64_t kept = in.value + (pads[i] < 0 ? pads[i] : 0) + (pads[naxes + i] < 0 ? pads[naxes + i] : 0);
+        if (o > 0 && kept <= 0 && strcmp(mode, "constant") != 0)
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "mode %s cannot pad axis %d, which is empty after cropping",
+                            mode, (int)ax);
         out->dims[ax] = tc__dim_known(o);
     }
     return TC_STATUS_OK;
@@ -211,15 +216,12 @@ tc_status tc__infer_Resize(tc__infer_ctx *ctx) {
     size_t n_axes_attr = ctx->opset >= 18 ? tc__attr_ints(ctx->attrs, "axes", &axes_attr) : 0;
     int64_t n_given = use_sizes ? n_sizes : n_scales; /* -1 when unknown */
     if (rank < 0) {
-        if (axes_attr == NULL && n_given > 0 && n_given <= TC_MAX_RANK) {
-            rank = (int32_t)n_given;
-            out->rank = rank;
-            for (int32_t i = 0; i < rank; i++) out->dims[i] = tc__dim_unknown();
-            /* dims still follow from sizes below when known */
-        } else {
+        /* Without axes, the number of scales or sizes is the rank. */
+        if (axes_attr != NULL || n_given <= 0 || n_given > TC_MAX_RANK) {
             out->rank = TC__RANK_UNKNOWN;
             return TC_STATUS_OK;
         }
+        rank = (int32_t)n_given;
     }
     int32_t axes[TC_MAX_RANK];
     int64_t naxes;
@@ -284,6 +286,10 @@ tc_status tc__infer_Resize(tc__infer_ctx *ctx) {
     for (int64_t i = 0; i < nsz; i++)
         if (sz[i] < 0)
             return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "sizes[%lld] is %lld, expected >= 0", (long long)i,
+                            (long long)sz[i]);
+    for (int64_t i = 0; i < naxes; i++)
+        if (out->dims[axes[i]].value == 0 && sz[i] != 0)
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "cannot resize empty axis %d to %lld", (int)axes[i],
                             (long long)sz[i]);
     if (stretch) {
         for (int64_t i = 0; i < naxes; i++) out->dims[axes[i]] = tc__dim_known(sz[i]);

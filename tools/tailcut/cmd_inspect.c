@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "engine_open.h"
 #include "tailcut/tailcut.h"
 
 static void print_io(const char *kind, const tc_io_info *info) {
@@ -34,10 +35,29 @@ static int by_count(const void *a, const void *b) {
 }
 
 int tc_cli_inspect(int argc, char **argv) {
-    if (argc != 2 || argv[1][0] == '-') {
-        fprintf(argc == 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr, "usage: tailcut inspect MODEL.onnx\n");
-        return argc == 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
+    const char *path = NULL;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: tailcut inspect MODEL.onnx | MODEL.plan [--json]\n");
+            return 0;
+        } else if (argv[i][0] != '-' && path == NULL) path = argv[i];
+        else {
+            fprintf(stderr, "usage: tailcut inspect MODEL.onnx | MODEL.plan [--json]\n");
+            return 2;
+        }
     }
+    if (path == NULL) {
+        fprintf(stderr, "usage: tailcut inspect MODEL.onnx | MODEL.plan [--json]\n");
+        return 2;
+    }
+    if (cli_is_plan(path)) return tc_cli_inspect_plan(path, json);
+    if (json) {
+        fprintf(stderr, "tailcut inspect: --json is for plans\n");
+        return 2;
+    }
+    argv[1] = (char *)path;
     tc_model_options opts = {sizeof opts, TC_MODEL_ALLOW_UNSUPPORTED};
     tc_model *model = NULL;
     tc_error err;

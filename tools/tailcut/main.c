@@ -8,8 +8,11 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: tailcut <command> [options]\n"
             "commands:\n"
-            "  run MODEL.onnx --input NAME=FILE [...] --output-dir DIR   run a model on .npy/.pb inputs\n"
-            "  inspect MODEL.onnx                                        inputs, outputs, op histogram\n"
+            "  build MODEL.onnx -o MODEL.plan [shape options]            optimise for this machine, write a plan\n"
+            "  run MODEL.{onnx,plan} --input NAME=FILE [...] --output-dir DIR\n"
+            "                                                            run a model on .npy/.pb inputs\n"
+            "  bench MODEL.{onnx,plan} [options]                         latency percentiles and throughput\n"
+            "  inspect MODEL.{onnx,plan} [--json]                        inputs, outputs, ops or steps\n"
             "run 'tailcut <command> --help' for the options of one command.\n");
 }
 
@@ -21,6 +24,7 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return tc_cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "inspect") == 0) return tc_cli_inspect(argc - 1, argv + 1);
+    if (strcmp(cmd, "build") == 0) return tc_cli_build(argc - 1, argv + 1);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return 0;

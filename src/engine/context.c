@@ -1,0 +1,302 @@
+/*
+ * context.c - an execution context: everything a run needs is allocated in
+ * tc_context_create (arena sized for the profile's max shapes, kernel scratch, tensor and
+ * kernel-argument tables); shapes are propagated when they change; tc_context_run then only
+ * calls kernels on precomputed arguments: no allocation, no lock, no logging.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/engine.h"
+
+#define MAX_IO 64
+
+struct tc_context {
+    const tc_engine *e;
+    const tc__profile *prof;
+    unsigned char *arena;
+    tc__scratch scratch;
+    tc__tensor *tensors;        /* per value */
+    bool *known;                /* per value: contents known before run */
+    size_t *bound_bytes;        /* per value: size of a caller buffer bound to it, 0 if none */
+    const tc__tensor **ins;     /* per step: MAX_IO input pointers */
+    tc__tensor **outs;          /* per step: 16 output pointers */
+    tc__kernel_ctx *kctx;       /* per step */
+    tc__ref_fn *kernels;        /* per step */
+    uint64_t *step_ns;
+    bool profiling, dirty;
+    tc__err err;
+    tc__err run_err;            /* errors raised by kernels during run */
+};
+
+static tc_status ctx_fail(tc_context *c, tc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static tc_status ctx_fail(tc_context *c, tc_status st, const char *fmt, ...) {
+    c->err.status = st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err.msg, sizeof c->err.msg, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static void *aligned_zalloc(size_t n) {
+    size_t sz = (n + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, sz ? sz : 64);
+    if (p) memset(p, 0, sz ? sz : 64);
+    return p;
+}
+
+void tc_context_destroy(tc_context *c) {
+    if (c == NULL) return;
+    free(c->arena);
+    free(c->scratch.base);
+    free(c->tensors);
+    free(c->known);
+    free(c->bound_bytes);
+    free(c->ins);
+    free(c->outs);
+    free(c->kctx);
+    free(c->kernels);
+    free(c->step_ns);
+    free(c);
+}
+
+tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, tc_error *error) {
+    tc__err err = {0};
+    if (e == NULL || out == NULL || profile < 0 || profile >= e->n_profiles) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_context_create: bad engine or profile %d", profile);
+        tc__err_export(&err, error);
+        return err.status;
+    }
+    *out = NULL;
+    const tc__graph *g = e->g;
+    const tc__profile *pr = &e->profiles[profile];
+    int nv = g->n_values, ns = e->n_steps;
+    tc_context *c = calloc(1, sizeof *c);
+    if (c == NULL) goto oom;
+    c->e = e;
+    c->prof = pr;
+    c->arena = aligned_zalloc(pr->arena_bytes);
+    c->scratch.base = aligned_zalloc(pr->scratch_bytes);
+    c->scratch.cap = pr->scratch_bytes;
+    c->tensors = calloc((size_t)nv + 1, sizeof *c->tensors);
+    c->known = calloc((size_t)nv + 1, sizeof *c->known);
+    c->bound_bytes = calloc((size_t)nv + 1, sizeof *c->bound_bytes);
+    c->ins = calloc((size_t)ns * MAX_IO + 1, sizeof *c->ins);
+    c->outs = calloc((size_t)ns * 16 + 1, sizeof *c->outs);
+    c->kctx = calloc((size_t)ns + 1, sizeof *c->kctx);
+    c->kernels = calloc((size_t)ns + 1, sizeof *c->kernels);
+    c->step_ns = calloc((size_t)ns + 1, sizeof *c->step_ns);
+    if (!c->arena || !c->scratch.base || !c->tensors || !c->known || !c->bound_bytes || !c->ins || !c->outs ||
+        !c->kctx || !c->kernels || !c->step_ns)
+        goto oom;
+    for (int v = 0; v < nv; v++) {
+        const tc__value *val = &g->values[v];
+        tc__tensor *t = &c->tensors[v];
+        if (val->init) {
+            *t = *val->init;
+            c->known[v] = true;
+        } else if (pr->offset[v] != TC__NOT_IN_ARENA) {
+            t->data = c->arena + pr->offset[v];
+        }
+        t->dtype = val->info.dtype;
+        if (val->init) t->dtype = val->init->dtype;
+    }
+    for (int k = 0; k < pr->n_ranges; k++) {
+        const tc__range *r = &pr->ranges[k];
+        tc__tensor *t = &c->tensors[r->value];
+        t->rank = r->rank;
+        memcpy(t->dims, r->opt, sizeof r->opt);
+        int64_t n = tc__numel(t->rank, t->dims);
+        t->nbytes = n > 0 ? (size_t)n * tc_dtype_size(t->dtype) : 0;
+    }
+    for (int k = 0; k < ns; k++) {
+        const tc__node *node = &g->nodes[e->steps[k].node];
+        if (node->n_in > MAX_IO || node->n_out > 16) {
+            tc__fail(&err, TC_STATUS_UNSUPPORTED, "step '%s' has too many inputs or outputs", node->name);
+            goto fail;
+        }
+        const tc__tensor **in = &c->ins[(size_t)k * MAX_IO];
+        tc__tensor **o = &c->outs[(size_t)k * 16];
+        for (int i = 0; i < node->n_in; i++) in[i] = node->in[i] >= 0 ? &c->tensors[node->in[i]] : NULL;
+        for (int j = 0; j < node->n_out; j++) o[j] = node->out[j] >= 0 ? &c->tensors[node->out[j]] : NULL;
+        c->kernels[k] = tc__ref_find(node->op_type);
+        if (c->kernels[k] == NULL) {
+            tc__fail(&err, TC_STATUS_UNSUPPORTED, "step '%s': no kernel for %s", node->name, node->op_type);
+            goto fail;
+        }
+        c->kctx[k] = (tc__kernel_ctx){.node_name = node->name,
+                                      .op_type = node->op_type,
+                                      .opset = g->opset,
+                                      .attrs = &node->attrs,
+                                      .n_in = node->n_op_in,
+                                      .in = in,
+                                      .n_out = node->n_out,
+                                      .out = o,
+                                      .err = &c->run_err,
+                                      .scratch = &c->scratch};
+    }
+    c->dirty = true;
+    *out = c;
+    return TC_STATUS_OK;
+oom:
+    tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory creating a context");
+fail:
+    tc_context_destroy(c);
+    tc__err_export(&err, error);
+    return err.status;
+}
+
+const char *tc_context_error(const tc_context *c) { return c ? c->err.msg : "no context"; }
+
+/* Index of the graph input named name, or -1. */
+static int input_index(const tc_context *c, const char *name) {
+    const tc__graph *g = c->e->g;
+    for (int k = 0; k < g->n_inputs; k++)
+        if (strcmp(g->values[g->inputs[k]].name, name) == 0) return k;
+    return -1;
+}
+
+tc_status tc_context_set_input_shape(tc_context *c, const char *name, int32_t rank, const int64_t *dims) {
+    if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
+    memset(&c->err, 0, sizeof c->err);
+    if (name == NULL || (rank > 0 && dims == NULL)) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "NULL argument");
+    int k = input_index(c, name);
+    if (k < 0) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "the engine has no input named '%s'", name);
+    const tc__range *r = &c->prof->ranges[k];
+    if (rank != r->rank)
+        return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "input '%s' has rank %d, got %d", name, (int)r->rank, (int)rank);
+    for (int32_t d = 0; d < rank; d++)
+        if (dims[d] < r->min[d] || dims[d] > r->max[d])
+            return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT,
+                            "input '%s' dim %d is %lld, outside the profile's range [%lld, %lld]", name, (int)d,
+                            (long long)dims[d], (long long)r->min[d], (long long)r->max[d]);
+    tc__tensor *t = &c->tensors[r->value];
+    t->rank = rank;
+    for (int32_t d = 0; d < rank; d++) t->dims[d] = dims[d];
+    t->nbytes = (size_t)tc__numel(rank, dims) * tc_dtype_size(t->dtype);
+    c->dirty = true;
+    return TC_STATUS_OK;
+}
+
+static int32_t io_value(const tc_context *c, const char *name, bool *is_input) {
+    const tc__graph *g = c->e->g;
+    for (int k = 0; k < g->n_inputs; k++)
+        if (strcmp(g->values[g->inputs[k]].name, name) == 0) {
+            *is_input = true;
+            return g->inputs[k];
+        }
+    for (int k = 0; k < g->n_outputs; k++)
+        if (strcmp(g->values[g->outputs[k]].name, name) == 0) {
+            *is_input = false;
+            return g->outputs[k];
+        }
+    return -1;
+}
+
+tc_status tc_context_set_tensor(tc_context *c, const char *name, void *data, size_t bytes) {
+    if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
+    memset(&c->err, 0, sizeof c->err);
+    if (name == NULL || data == NULL) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "NULL argument");
+    bool is_input;
+    int32_t v = io_value(c, name, &is_input);
+    if (v < 0) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "the engine has no input or output named '%s'", name);
+    if (!is_input && c->e->g->values[v].init != NULL)
+        return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "output '%s' is a constant and cannot be bound", name);
+    c->tensors[v].data = data;
+    c->bound_bytes[v] = bytes;
+    return TC_STATUS_OK;
+}
+
+static tc_status reshape(tc_context *c) {
+    const tc__graph *g = c->e->g;
+    for (int v = 0; v < g->n_values; v++) c->known[v] = g->values[v].init != NULL;
+    tc__shape_state s = {.tensors = c->tensors, .known = c->known, .capacity = c->prof->capacity,
+                         .alloc_shape_values = false, .owned = NULL, .scratch = &c->scratch};
+    tc__err err = {0};
+    tc_status st = tc__engine_propagate(g, c->e->steps, c->e->n_steps, &s, &err);
+    if (st) return ctx_fail(c, st, "%s", err.msg);
+    c->dirty = false;
+    return TC_STATUS_OK;
+}
+
+tc_status tc_context_tensor(tc_context *c, const char *name, tc_tensor *tensor) {
+    if (c == NULL || name == NULL || tensor == NULL) return TC_STATUS_INVALID_ARGUMENT;
+    memset(&c->err, 0, sizeof c->err);
+    bool is_input;
+    int32_t v = io_value(c, name, &is_input);
+    if (v < 0) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "the engine has no input or output named '%s'", name);
+    if (c->dirty) {
+        tc_status st = reshape(c);
+        if (st) return st;
+    }
+    *tensor = c->tensors[v];
+    return TC_STATUS_OK;
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+tc_status tc_context_run(tc_context *c) {
+    if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
+    memset(&c->err, 0, sizeof c->err);
+    if (c->dirty) {
+        tc_status st = reshape(c);
+        if (st) return st;
+    }
+    const tc_engine *e = c->e;
+    const tc__graph *g = e->g;
+    for (int k = 0; k < g->n_inputs; k++) {
+        int32_t v = g->inputs[k];
+        const tc__tensor *t = &c->tensors[v];
+        if (t->data == NULL)
+            return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "input '%s' is not bound (tc_context_set_tensor)",
+                            g->values[v].name);
+        if (c->bound_bytes[v] < t->nbytes)
+            return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "input '%s' needs %zu bytes, the bound buffer has %zu",
+                            g->values[v].name, t->nbytes, c->bound_bytes[v]);
+    }
+    for (int k = 0; k < g->n_outputs; k++) {
+        int32_t v = g->outputs[k];
+        if (c->bound_bytes[v] != 0 && c->bound_bytes[v] < c->tensors[v].nbytes)
+            return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "output '%s' needs %zu bytes, the bound buffer has %zu",
+                            g->values[v].name, c->tensors[v].nbytes, c->bound_bytes[v]);
+    }
+    for (int k = 0; k < e->n_steps; k++) {
+        if (e->steps[k].kind != TC__STEP_COMPUTE) continue;
+        uint64_t t0 = c->profiling ? now_ns() : 0;
+        const tc__node *node = &g->nodes[e->steps[k].node];
+        tc__kernel_ctx *kc = &c->kctx[k];
+        c->scratch.used = 0;
+        memset(&c->run_err, 0, sizeof c->run_err);
+        tc_status st = c->kernels[k](kc);
+        if (st == TC_STATUS_OK && !tc__epilogue_is_none(&node->epi))
+            st = tc__ref_apply_epilogue(&node->epi, kc->out[0], node->epi.bias_input >= 0 ? kc->in[node->epi.bias_input] : NULL,
+                                        node->epi.residual_input >= 0 ? kc->in[node->epi.residual_input] : NULL,
+                                        &c->run_err);
+        if (st != TC_STATUS_OK)
+            return ctx_fail(c, st, "step '%s' (%s): %s", node->name, node->op_type,
+                            c->run_err.msg[0] ? c->run_err.msg : tc_status_str(st));
+        if (c->profiling) c->step_ns[k] = now_ns() - t0;
+    }
+    return TC_STATUS_OK;
+}
+
+tc_status tc_context_set_profiling(tc_context *c, int enable) {
+    if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
+    c->profiling = enable != 0;
+    memset(c->step_ns, 0, sizeof(uint64_t) * (size_t)c->e->n_steps);
+    return TC_STATUS_OK;
+}
+
+tc_status tc_context_step_times(const tc_context *c, uint64_t *ns, int count) {
+    if (c == NULL || ns == NULL || count < 0) return TC_STATUS_INVALID_ARGUMENT;
+    for (int k = 0; k < count && k < c->e->n_steps; k++) ns[k] = c->step_ns[k];
+    return TC_STATUS_OK;
+}

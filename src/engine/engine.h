@@ -1,0 +1,85 @@
+/*
+ * engine.h - the internal shape of an engine (immutable after build or load) and of the
+ * per-profile memory plan. Built engines and loaded plans are the same object: a build
+ * serializes its result and reads it back, so there is one code path to trust.
+ */
+#ifndef TC_ENGINE_ENGINE_H
+#define TC_ENGINE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backends/ref/ref.h"
+#include "graph/graph.h"
+
+#define TC__NOT_IN_ARENA UINT64_MAX
+
+typedef enum tc__step_kind {
+    TC__STEP_COMPUTE = 0, /* runs in tc_context_run */
+    TC__STEP_SHAPE = 1,   /* shape arithmetic: evaluated when input shapes are set */
+    TC__STEP_VIEW = 2,    /* reshape-like: output aliases its input's memory, nothing runs */
+} tc__step_kind;
+
+typedef struct tc__step {
+    int32_t node;         /* index into the graph's nodes */
+    uint8_t kind;         /* tc__step_kind */
+    char tactic[32];
+    char precision[8];
+} tc__step;
+
+typedef struct tc__range {
+    int32_t value;        /* graph input value index */
+    int32_t rank;
+    int64_t min[TC_MAX_RANK], opt[TC_MAX_RANK], max[TC_MAX_RANK];
+} tc__range;
+
+typedef struct tc__profile {
+    int32_t n_ranges;
+    tc__range *ranges;    /* one per graph input, in graph input order */
+    uint64_t arena_bytes, naive_bytes, scratch_bytes;
+    uint64_t *offset;     /* per value: arena offset or TC__NOT_IN_ARENA */
+    uint64_t *capacity;   /* per value: bytes reserved (size at the max shapes) */
+} tc__profile;
+
+struct tc_engine {
+    tc__graph *g;
+    int32_t n_steps;
+    tc__step *steps;
+    int32_t n_profiles;
+    tc__profile *profiles;
+    int32_t threads;
+    uint64_t weight_bytes;
+    /* Backing bytes of the plan: a malloc'd buffer (built) or an mmap (loaded). */
+    void *bytes;
+    size_t n_bytes;
+    bool mapped;
+    char **step_ops;      /* per step: "Conv+BatchNormalization+Relu" */
+};
+
+/* Serializes steps and profiles into the plan's ENGINE section (malloc'd, deterministic). */
+tc_status tc__engine_blob_write(const tc_engine *e, void **out, size_t *size, tc__err *err);
+/* Parses an ENGINE section into e->steps / e->profiles (validating against e->g). */
+tc_status tc__engine_blob_read(tc_engine *e, const void *data, size_t size, tc__err *err);
+/* Builds e from plan bytes (takes ownership of bytes: freed or unmapped by tc_engine_destroy). */
+tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_t plan_flags, tc_engine **out,
+                               tc__err *err);
+
+/*
+ * Concrete shape propagation over the steps, shared by the build (at max shapes, to size the
+ * arena) and by contexts (when input shapes change). tensors[v] holds each value's dtype and
+ * dims; on entry inputs and initializers are filled. Shape steps are evaluated with `data`
+ * pointers that the caller set for their outputs (or allocated here when alloc_shape_values).
+ */
+typedef struct tc__shape_state {
+    tc__tensor *tensors;      /* per value */
+    bool *known;              /* per value: contents known before run (initializers, shape steps) */
+    const uint64_t *capacity; /* per value: byte limit, or NULL for none */
+    bool alloc_shape_values;  /* build: malloc shape-step outputs (caller frees those with owned[v]) */
+    bool *owned;
+    tc__scratch *scratch;     /* for shape steps' kernels, may be NULL */
+} tc__shape_state;
+
+tc_status tc__engine_propagate(const tc__graph *g, const tc__step *steps, int n_steps, tc__shape_state *s,
+                               tc__err *err);
+
+#endif

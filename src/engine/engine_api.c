@@ -1,0 +1,240 @@
+/* engine_api.c - public engine calls: build, save, load (mmap), destroy and introspection. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "engine/model.h"
+#include "engine/plan_format.h"
+
+tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_options *o, void **bytes, size_t *n_bytes,
+                                tc__err *err);
+
+static tc_status export_fail(tc__err *err, tc_error *error) {
+    tc__err_export(err, error);
+    return err->status ? err->status : TC_STATUS_INTERNAL;
+}
+
+void tc_engine_destroy(tc_engine *e) {
+    if (e == NULL) return;
+    tc__graph_destroy(e->g);
+    for (int p = 0; e->profiles && p < e->n_profiles; p++) {
+        free(e->profiles[p].ranges);
+        free(e->profiles[p].offset);
+        free(e->profiles[p].capacity);
+    }
+    free(e->profiles);
+    free(e->steps);
+    if (e->step_ops)
+        for (int k = 0; k < e->n_steps; k++) free(e->step_ops[k]);
+    free(e->step_ops);
+    if (e->mapped) munmap(e->bytes, e->n_bytes);
+    else free(e->bytes);
+    free(e);
+}
+
+/* "Conv+BatchNormalization+Relu": the node's op followed by what was folded or fused into it. */
+static char *describe_ops(const tc__node *n) {
+    size_t a = strlen(n->op_type), b = strlen(n->fused);
+    char *s = malloc(a + b + 2);
+    if (s == NULL) return NULL;
+    memcpy(s, n->op_type, a);
+    if (b) {
+        s[a] = '+';
+        memcpy(s + a + 1, n->fused, b + 1);
+    } else {
+        s[a] = '\0';
+    }
+    return s;
+}
+
+tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_t plan_flags, tc_engine **out,
+                               tc__err *err) {
+    *out = NULL;
+    tc_engine *e = calloc(1, sizeof *e);
+    if (e == NULL) {
+        if (mapped) munmap(bytes, n_bytes);
+        else free(bytes);
+        return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    e->bytes = bytes;
+    e->n_bytes = n_bytes;
+    e->mapped = mapped;
+    const void *blob = NULL;
+    size_t blob_size = 0;
+    tc_status st = tc__plan_deserialize(bytes, n_bytes, plan_flags, &e->g, &blob, &blob_size, err);
+    if (st == TC_STATUS_OK) st = tc__engine_blob_read(e, blob, blob_size, err);
+    if (st == TC_STATUS_OK) {
+        if (e->n_steps != e->g->n_nodes) st = tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan has %d steps for %d nodes", e->n_steps, e->g->n_nodes);
+        for (int n = 0; n < e->g->n_nodes && st == TC_STATUS_OK; n++)
+            if (e->g->nodes[n].schema == NULL)
+                st = tc__fail(err, TC_STATUS_UNSUPPORTED, "plan step '%s' uses op %s, which this build does not support",
+                              e->g->nodes[n].name, e->g->nodes[n].op_type);
+    }
+    if (st == TC_STATUS_OK) {
+        e->step_ops = calloc((size_t)(e->n_steps ? e->n_steps : 1), sizeof(char *));
+        if (e->step_ops == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int k = 0; k < e->n_steps && st == TC_STATUS_OK; k++)
+            if ((e->step_ops[k] = describe_ops(&e->g->nodes[e->steps[k].node])) == NULL)
+                st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int v = 0; v < e->g->n_values; v++)
+            if (e->g->values[v].init) e->weight_bytes += e->g->values[v].init->nbytes;
+    }
+    if (st != TC_STATUS_OK) {
+        tc_engine_destroy(e);
+        return st;
+    }
+    *out = e;
+    return TC_STATUS_OK;
+}
+
+tc_status tc_engine_build(const tc_model *model, const tc_build_options *options, tc_engine **engine, tc_error *error) {
+    tc__err err = {0};
+    if (model == NULL || engine == NULL) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_engine_build: NULL argument");
+        return export_fail(&err, error);
+    }
+    *engine = NULL;
+    if (options != NULL && options->struct_size < sizeof(tc_build_options)) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_build_options.struct_size is %u, expected %zu", options->struct_size,
+                 sizeof(tc_build_options));
+        return export_fail(&err, error);
+    }
+    if (!model->runnable) {
+        tc__fail(&err, TC_STATUS_UNSUPPORTED, "the model has unsupported nodes (see tailcut inspect)");
+        return export_fail(&err, error);
+    }
+    void *bytes = NULL;
+    size_t n = 0;
+    tc_status st = tc__engine_build_plan(model->graph, options, &bytes, &n, &err);
+    if (st == TC_STATUS_OK) st = tc__engine_from_plan(bytes, n, false, 0, engine, &err);
+    if (st) return export_fail(&err, error);
+    return TC_STATUS_OK;
+}
+
+tc_status tc_engine_save(const tc_engine *engine, const char *path, tc_error *error) {
+    tc__err err = {0};
+    if (engine == NULL || path == NULL) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_engine_save: NULL argument");
+        return export_fail(&err, error);
+    }
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        tc__fail(&err, TC_STATUS_IO_ERROR, "cannot write '%s': %s", path, strerror(errno));
+        return export_fail(&err, error);
+    }
+    bool ok = fwrite(engine->bytes, 1, engine->n_bytes, f) == engine->n_bytes;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        tc__fail(&err, TC_STATUS_IO_ERROR, "error writing '%s'", path);
+        return export_fail(&err, error);
+    }
+    return TC_STATUS_OK;
+}
+
+tc_status tc_engine_load(const char *path, tc_engine **engine, tc_error *error) {
+    tc__err err = {0};
+    if (path == NULL || engine == NULL) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_engine_load: NULL argument");
+        return export_fail(&err, error);
+    }
+    *engine = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        tc__fail(&err, TC_STATUS_IO_ERROR, "cannot open '%s': %s", path, strerror(errno));
+        return export_fail(&err, error);
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0) {
+        close(fd);
+        tc__fail(&err, TC_STATUS_CORRUPT_FILE, "'%s' is not a plan file (empty or not a regular file)", path);
+        return export_fail(&err, error);
+    }
+    size_t n = (size_t)sb.st_size;
+    void *p = mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        tc__fail(&err, TC_STATUS_IO_ERROR, "cannot map '%s': %s", path, strerror(errno));
+        return export_fail(&err, error);
+    }
+    tc_status st = tc__engine_from_plan(p, n, true, 0, engine, &err);
+    if (st) {
+        tc__err_prefix(&err, "%s: ", path);
+        return export_fail(&err, error);
+    }
+    return TC_STATUS_OK;
+}
+
+int tc_engine_num_inputs(const tc_engine *e) { return e ? e->g->n_inputs : 0; }
+int tc_engine_num_outputs(const tc_engine *e) { return e ? e->g->n_outputs : 0; }
+
+static void fill_io(const tc__graph *g, int32_t v, tc_io_info *info) {
+    const tc__value *val = &g->values[v];
+    memset(info, 0, sizeof *info);
+    info->name = val->name;
+    info->dtype = val->info.dtype;
+    info->rank = val->info.shape.rank;
+    for (int32_t i = 0; i < info->rank && i < TC_MAX_RANK; i++) {
+        tc__dim d = val->info.shape.dims[i];
+        info->dims[i] = d.value >= 0 ? d.value : -1;
+        info->dim_names[i] = (d.value < 0 && d.sym >= 0 && d.sym < g->n_symbols) ? g->symbols[d.sym] : NULL;
+    }
+}
+
+tc_status tc_engine_input_info(const tc_engine *e, int index, tc_io_info *info) {
+    if (!e || !info || index < 0 || index >= e->g->n_inputs) return TC_STATUS_INVALID_ARGUMENT;
+    fill_io(e->g, e->g->inputs[index], info);
+    return TC_STATUS_OK;
+}
+
+tc_status tc_engine_output_info(const tc_engine *e, int index, tc_io_info *info) {
+    if (!e || !info || index < 0 || index >= e->g->n_outputs) return TC_STATUS_INVALID_ARGUMENT;
+    fill_io(e->g, e->g->outputs[index], info);
+    return TC_STATUS_OK;
+}
+
+int tc_engine_num_profiles(const tc_engine *e) { return e ? e->n_profiles : 0; }
+
+tc_status tc_engine_profile_range(const tc_engine *e, int profile, int input, tc_input_range *range) {
+    if (!e || !range || profile < 0 || profile >= e->n_profiles || input < 0 || input >= e->g->n_inputs)
+        return TC_STATUS_INVALID_ARGUMENT;
+    const tc__range *r = &e->profiles[profile].ranges[input];
+    memset(range, 0, sizeof *range);
+    range->name = e->g->values[r->value].name;
+    range->rank = r->rank;
+    memcpy(range->min, r->min, sizeof r->min);
+    memcpy(range->opt, r->opt, sizeof r->opt);
+    memcpy(range->max, r->max, sizeof r->max);
+    return TC_STATUS_OK;
+}
+
+int tc_engine_num_steps(const tc_engine *e) { return e ? e->n_steps : 0; }
+
+tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info) {
+    if (!e || !info || index < 0 || index >= e->n_steps) return TC_STATUS_INVALID_ARGUMENT;
+    const tc__step *s = &e->steps[index];
+    info->name = e->g->nodes[s->node].name;
+    info->ops = e->step_ops[index];
+    info->tactic = s->kind == TC__STEP_VIEW ? "view" : s->tactic;
+    info->precision = s->precision;
+    info->runs_at_reshape = s->kind == TC__STEP_SHAPE;
+    const tc__node *n = &e->g->nodes[s->node];
+    info->output_shape[0] = '\0';
+    if (n->n_out > 0 && n->out[0] >= 0)
+        tc__graph_shape_str(e->g, &e->g->values[n->out[0]].info.shape, info->output_shape, sizeof info->output_shape);
+    return TC_STATUS_OK;
+}
+
+tc_status tc_engine_memory_info(const tc_engine *e, int profile, tc_memory_info *info) {
+    if (!e || !info || profile < 0 || profile >= e->n_profiles) return TC_STATUS_INVALID_ARGUMENT;
+    info->arena_bytes = e->profiles[profile].arena_bytes;
+    info->naive_bytes = e->profiles[profile].naive_bytes;
+    info->scratch_bytes = e->profiles[profile].scratch_bytes;
+    info->weight_bytes = e->weight_bytes;
+    return TC_STATUS_OK;
+}

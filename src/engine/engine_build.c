@@ -1,0 +1,297 @@
+/*
+ * engine_build.c - tc_engine_build: clone the model's graph, fix the profile's shapes, run the
+ * optimisation passes, cut the graph into steps, plan each profile's memory at its max shapes,
+ * then serialize everything as a plan and load that plan back as the engine.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/cpu.h"
+#include "engine/engine.h"
+#include "engine/memory_plan.h"
+#include "engine/model.h"
+#include "engine/plan_format.h"
+#include "engine/ref_node.h"
+#include "passes/passes.h"
+
+/* Shape arithmetic results above this many elements are computed in run, not at reshape. */
+#define TC__SHAPE_STEP_MAX_NUMEL 64
+#define TC__ARENA_ALIGN 64
+
+static bool is_view_op(const char *op) {
+    return strcmp(op, "Reshape") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Squeeze") == 0 ||
+           strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Identity") == 0;
+}
+
+/* Checks the user's profiles and fills tc__range per graph input (static inputs from the model). */
+static tc_status make_ranges(const tc__graph *g, const tc_profile *p, tc__range *ranges, tc__err *err) {
+    for (int k = 0; k < g->n_inputs; k++) {
+        const tc__value *v = &g->values[g->inputs[k]];
+        tc__range *r = &ranges[k];
+        memset(r, 0, sizeof *r);
+        r->value = g->inputs[k];
+        const tc_input_range *u = NULL;
+        for (int i = 0; p != NULL && i < p->num_inputs; i++)
+            if (p->inputs[i].name != NULL && strcmp(p->inputs[i].name, v->name) == 0) u = &p->inputs[i];
+        const tc__shape *decl = &v->info.shape;
+        if (u == NULL) {
+            if (!tc__shape_is_concrete(decl))
+                return tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
+                                "input '%s' has dynamic dims: give its shapes (--shapes, or --min-shapes/--opt-shapes/"
+                                "--max-shapes)",
+                                v->name);
+            r->rank = decl->rank;
+            for (int32_t d = 0; d < decl->rank; d++) r->min[d] = r->opt[d] = r->max[d] = decl->dims[d].value;
+            continue;
+        }
+        if (u->rank < 0 || u->rank > TC_MAX_RANK || (decl->rank >= 0 && u->rank != decl->rank))
+            return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' has rank %d, the profile gives rank %d", v->name,
+                            (int)decl->rank, (int)u->rank);
+        r->rank = u->rank;
+        for (int32_t d = 0; d < u->rank; d++) {
+            if (u->min[d] < 0 || u->min[d] > u->opt[d] || u->opt[d] > u->max[d] || u->max[d] > ((int64_t)1 << 31))
+                return tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
+                                "input '%s' dim %d: the profile needs 0 <= min <= opt <= max (got %lld, %lld, %lld)",
+                                v->name, (int)d, (long long)u->min[d], (long long)u->opt[d], (long long)u->max[d]);
+            if (decl->rank >= 0 && decl->dims[d].value >= 0 &&
+                (u->min[d] != decl->dims[d].value || u->max[d] != decl->dims[d].value))
+                return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' dim %d is fixed at %lld in the model", v->name,
+                                (int)d, (long long)decl->dims[d].value);
+            r->min[d] = u->min[d];
+            r->opt[d] = u->opt[d];
+            r->max[d] = u->max[d];
+        }
+    }
+    for (int i = 0; p != NULL && i < p->num_inputs; i++) {
+        bool found = false;
+        for (int k = 0; k < g->n_inputs; k++)
+            found |= p->inputs[i].name && strcmp(p->inputs[i].name, g->values[g->inputs[k]].name) == 0;
+        if (!found)
+            return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the profile names '%s', which is not a model input",
+                            p->inputs[i].name ? p->inputs[i].name : "(null)");
+    }
+    return TC_STATUS_OK;
+}
+
+/* Classifies nodes into steps: shape arithmetic, views, computation. */
+static tc_status make_steps(const tc__graph *g, tc__step **out, tc__err *err) {
+    tc__step *steps = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *steps);
+    bool *known = calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *known);
+    if (steps == NULL || known == NULL) {
+        free(steps), free(known);
+        return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int v = 0; v < g->n_values; v++) known[v] = g->values[v].init != NULL;
+    for (int n = 0; n < g->n_nodes; n++) {
+        const tc__node *node = &g->nodes[n];
+        tc__step *s = &steps[n];
+        s->node = n;
+        strcpy(s->tactic, "ref");
+        strcpy(s->precision, "fp32");
+        bool inputs_known = true, small_ints = true;
+        for (int i = 0; i < node->n_in; i++)
+            if (node->in[i] >= 0 && !known[node->in[i]]) inputs_known = false;
+        for (int o = 0; o < node->n_out; o++) {
+            int32_t v = node->out[o];
+            if (v < 0) continue;
+            const tc__vinfo *vi = &g->values[v].info;
+            bool ints = vi->dtype == TC_DTYPE_INT64 || vi->dtype == TC_DTYPE_INT32 || vi->dtype == TC_DTYPE_BOOL;
+            bool small = vi->shape.rank == 0 ||
+                         (vi->shape.rank == 1 && vi->shape.dims[0].value >= 0 &&
+                          vi->shape.dims[0].value <= TC__SHAPE_STEP_MAX_NUMEL) ||
+                         (vi->shape.rank == 1 && vi->symval_len >= 0);
+            if (!ints || !small || g->values[v].is_output) small_ints = false;
+        }
+        bool shape_op = strcmp(node->op_type, "Shape") == 0 || strcmp(node->op_type, "Size") == 0;
+        if ((shape_op || inputs_known) && small_ints) {
+            s->kind = TC__STEP_SHAPE;
+            for (int o = 0; o < node->n_out; o++)
+                if (node->out[o] >= 0) known[node->out[o]] = true;
+            continue;
+        }
+        int32_t x = node->n_op_in > 0 ? node->in[0] : -1, y = node->n_out == 1 ? node->out[0] : -1;
+        if (is_view_op(node->op_type) && tc__epilogue_is_none(&node->epi) && x >= 0 && y >= 0 && !known[x] &&
+            !g->values[x].is_input && !g->values[x].is_output && !g->values[y].is_output &&
+            g->values[x].info.dtype == g->values[y].info.dtype)
+            s->kind = TC__STEP_VIEW;
+        else
+            s->kind = TC__STEP_COMPUTE;
+    }
+    free(known);
+    *out = steps;
+    return TC_STATUS_OK;
+}
+
+/* Sizes every value at the given input dims (shape steps evaluated); sizes[v] = max(sizes[v], bytes). */
+static tc_status measure(const tc__graph *g, const tc__step *steps, const tc__range *ranges, int which, uint64_t *sizes,
+                         uint64_t *scratch, tc__err *err) {
+    int nv = g->n_values;
+    tc__tensor *t = calloc((size_t)nv, sizeof *t);
+    bool *known = calloc((size_t)nv, sizeof *known), *owned = calloc((size_t)nv, sizeof *owned);
+    tc_status st = TC_STATUS_OK;
+    if (!t || !known || !owned) {
+        st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        goto out;
+    }
+    for (int v = 0; v < nv; v++)
+        if (g->values[v].init) {
+            t[v] = *g->values[v].init;
+            known[v] = true;
+        }
+    for (int k = 0; k < g->n_inputs; k++) {
+        const tc__range *r = &ranges[k];
+        tc__tensor *x = &t[r->value];
+        x->dtype = g->values[r->value].info.dtype;
+        x->rank = r->rank;
+        for (int32_t d = 0; d < r->rank; d++) x->dims[d] = which == 0 ? r->min[d] : which == 1 ? r->opt[d] : r->max[d];
+        int64_t n = tc__numel(x->rank, x->dims);
+        if (n < 0) {
+            st = tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' is too large", g->values[r->value].name);
+            goto out;
+        }
+        x->nbytes = (size_t)n * tc_dtype_size(x->dtype);
+    }
+    tc__shape_state s = {.tensors = t, .known = known, .capacity = NULL, .alloc_shape_values = true, .owned = owned,
+                         .scratch = NULL};
+    st = tc__engine_propagate(g, steps, g->n_nodes, &s, err);
+    if (st) goto out;
+    for (int v = 0; v < nv; v++)
+        if (!g->values[v].init && t[v].nbytes > sizes[v]) sizes[v] = t[v].nbytes;
+    /* Scratch bound for reference kernels: double copies of all inputs and the output, plus index tables. */
+    for (int n = 0; n < g->n_nodes; n++) {
+        const tc__node *node = &g->nodes[n];
+        uint64_t in0 = 0;
+        for (int i = 0; i < node->n_in; i++)
+            if (node->in[i] >= 0) in0 += (uint64_t)tc__tensor_numel(&t[node->in[i]]);
+        uint64_t o0 = node->n_out > 0 && node->out[0] >= 0 ? (uint64_t)tc__tensor_numel(&t[node->out[0]]) : 0;
+        uint64_t dims = 0;
+        if (node->n_out > 0 && node->out[0] >= 0)
+            for (int32_t d = 0; d < t[node->out[0]].rank; d++) dims += (uint64_t)t[node->out[0]].dims[d];
+        uint64_t need = 16 * (in0 + o0) + 64 * dims + 4096;
+        if (need > *scratch) *scratch = need;
+    }
+out:
+    if (t && owned)
+        for (int v = 0; v < nv; v++)
+            if (owned[v]) free(t[v].data);
+    free(t), free(known), free(owned);
+    return st;
+}
+
+static tc_status plan_profile(const tc__graph *g, const tc__step *steps, tc__profile *pr, tc__err *err) {
+    int nv = g->n_values;
+    uint64_t *sizes = calloc((size_t)nv, sizeof *sizes);
+    int32_t *first = malloc(sizeof(int32_t) * (size_t)nv), *last = malloc(sizeof(int32_t) * (size_t)nv);
+    tc__mem_req *reqs = calloc((size_t)nv, sizeof *reqs);
+    pr->offset = malloc(sizeof(uint64_t) * (size_t)nv);
+    pr->capacity = calloc((size_t)nv, sizeof(uint64_t));
+    tc_status st = TC_STATUS_OK;
+    if (!sizes || !first || !last || !reqs || !pr->offset || !pr->capacity) {
+        st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        goto out;
+    }
+    uint64_t scratch = 0;
+    for (int which = 0; which < 3 && st == TC_STATUS_OK; which++)
+        st = measure(g, steps, pr->ranges, which, sizes, &scratch, err);
+    if (st) goto out;
+    for (int v = 0; v < nv; v++) first[v] = -1, last[v] = -1;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const tc__node *node = &g->nodes[steps[k].node];
+        for (int o = 0; o < node->n_out; o++)
+            if (node->out[o] >= 0) first[node->out[o]] = steps[k].kind == TC__STEP_SHAPE ? 0 : k;
+        for (int i = 0; i < node->n_in; i++)
+            if (node->in[i] >= 0) last[node->in[i]] = k;
+    }
+    for (int o = 0; o < g->n_outputs; o++) last[g->outputs[o]] = g->n_nodes;
+    uint64_t naive = 0;
+    for (int v = 0; v < nv; v++) {
+        const tc__value *val = &g->values[v];
+        bool in_arena = !val->init && !val->is_input && first[v] >= 0;
+        reqs[v].size = in_arena ? (sizes[v] ? sizes[v] : 1) : 0;
+        reqs[v].first = first[v] < 0 ? 0 : first[v];
+        reqs[v].last = last[v] < reqs[v].first ? reqs[v].first : last[v];
+        reqs[v].alias_of = -1;
+        pr->capacity[v] = in_arena ? sizes[v] : UINT64_MAX;
+        if (in_arena) naive += (sizes[v] + TC__ARENA_ALIGN - 1) & ~(uint64_t)(TC__ARENA_ALIGN - 1);
+    }
+    for (int k = 0; k < g->n_nodes; k++)
+        if (steps[k].kind == TC__STEP_VIEW) {
+            const tc__node *node = &g->nodes[steps[k].node];
+            reqs[node->out[0]].alias_of = node->in[0];
+        }
+    uint64_t total = 0;
+    st = tc__memory_plan(reqs, nv, TC__ARENA_ALIGN, pr->offset, &total, err);
+    if (st) goto out;
+    for (int v = 0; v < nv; v++)
+        if (reqs[v].size == 0) pr->offset[v] = TC__NOT_IN_ARENA;
+    pr->arena_bytes = total;
+    pr->naive_bytes = naive;
+    pr->scratch_bytes = scratch;
+out:
+    free(sizes), free(first), free(last), free(reqs);
+    return st;
+}
+
+static void free_profiles(tc__profile *p, int n) {
+    for (int i = 0; p && i < n; i++) {
+        free(p[i].ranges);
+        free(p[i].offset);
+        free(p[i].capacity);
+    }
+    free(p);
+}
+
+tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_options *o, void **bytes, size_t *n_bytes,
+                                tc__err *err) {
+    int n_prof = o && o->num_profiles > 0 ? o->num_profiles : 1;
+    if (o && o->num_profiles > 64) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "at most 64 profiles");
+    if (o && o->num_profiles > 0 && o->profiles == NULL)
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "num_profiles is %d but profiles is NULL", o->num_profiles);
+    tc__graph *g = NULL;
+    tc__profile *profiles = calloc((size_t)n_prof, sizeof *profiles);
+    tc__step *steps = NULL;
+    void *blob = NULL;
+    size_t blob_size = 0;
+    if (profiles == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    tc_status st = tc__graph_clone(model_graph, &g, err);
+    for (int p = 0; p < n_prof && st == TC_STATUS_OK; p++) {
+        profiles[p].ranges = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof(tc__range));
+        profiles[p].n_ranges = g->n_inputs;
+        if (profiles[p].ranges == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        else st = make_ranges(g, o && o->num_profiles > 0 ? &o->profiles[p] : NULL, profiles[p].ranges, err);
+        if (st) tc__err_prefix(err, "profile %d: ", p);
+    }
+    /* With one profile, dims fixed across it become static in the graph, so shape math folds. */
+    if (st == TC_STATUS_OK && n_prof == 1)
+        for (int k = 0; k < g->n_inputs; k++) {
+            const tc__range *r = &profiles[0].ranges[k];
+            tc__shape *s = &g->values[r->value].info.shape;
+            s->rank = r->rank;
+            for (int32_t d = 0; d < r->rank; d++)
+                if (r->min[d] == r->max[d]) s->dims[d] = tc__dim_known(r->min[d]);
+        }
+    if (st == TC_STATUS_OK) st = tc__graph_toposort(g, err);
+    if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
+    if (st == TC_STATUS_OK)
+        st = tc__passes_run(g, o ? o->disabled_passes : 0, tc__ref_eval, &g->opset, NULL, err);
+    if (st == TC_STATUS_OK) st = make_steps(g, &steps, err);
+    for (int p = 0; p < n_prof && st == TC_STATUS_OK; p++) {
+        st = plan_profile(g, steps, &profiles[p], err);
+        if (st) tc__err_prefix(err, "profile %d: ", p);
+    }
+    if (st == TC_STATUS_OK) {
+        tc_engine e = {.g = g, .n_steps = g->n_nodes, .steps = steps, .n_profiles = n_prof, .profiles = profiles,
+                       .threads = o ? o->threads : 0};
+        st = tc__engine_blob_write(&e, &blob, &blob_size, err);
+    }
+    if (st == TC_STATUS_OK) {
+        const tc__cpu *cpu = tc__cpu_get();
+        st = tc__plan_serialize(g, cpu, 0, blob, blob_size, bytes, n_bytes, err);
+    }
+    free(blob);
+    free(steps);
+    free_profiles(profiles, n_prof);
+    tc__graph_destroy(g);
+    return st;
+}

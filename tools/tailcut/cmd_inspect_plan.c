@@ -1,0 +1,91 @@
+/* cmd_inspect_plan.c - `tailcut inspect MODEL.plan [--json]`: the steps of an engine with their
+ * fused ops, tactic, precision and output shape, the profiles and the memory plan. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tailcut/tailcut.h"
+
+/* Prints s as a JSON string literal. */
+static void json_str(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
+
+static void print_dims(const int64_t *d, int32_t rank) {
+    for (int32_t i = 0; i < rank; i++) printf("%s%lld", i ? "x" : "", (long long)d[i]);
+}
+
+int tc_cli_inspect_plan(const char *path, int json) {
+    tc_engine *e = NULL;
+    tc_error err;
+    if (tc_engine_load(path, &e, &err) != TC_STATUS_OK) {
+        fprintf(stderr, "tailcut inspect: %s\n", err.message);
+        return 1;
+    }
+    int ns = tc_engine_num_steps(e);
+    tc_memory_info mem;
+    tc_engine_memory_info(e, 0, &mem);
+    if (json) {
+        printf("{\"steps\":[");
+        for (int k = 0; k < ns; k++) {
+            tc_step_info si;
+            tc_engine_step_info(e, k, &si);
+            printf("%s{\"name\":", k ? "," : "");
+            json_str(si.name);
+            printf(",\"ops\":");
+            json_str(si.ops);
+            printf(",\"tactic\":");
+            json_str(si.tactic);
+            printf(",\"precision\":");
+            json_str(si.precision);
+            printf(",\"shape\":");
+            json_str(si.output_shape);
+            printf(",\"at_reshape\":%s}", si.runs_at_reshape ? "true" : "false");
+        }
+        printf("],\"arena_bytes\":%llu,\"naive_bytes\":%llu,\"scratch_bytes\":%llu,\"weight_bytes\":%llu,\"profiles\":%d}\n",
+               (unsigned long long)mem.arena_bytes, (unsigned long long)mem.naive_bytes,
+               (unsigned long long)mem.scratch_bytes, (unsigned long long)mem.weight_bytes, tc_engine_num_profiles(e));
+        tc_engine_destroy(e);
+        return 0;
+    }
+    printf("plan %s: %d steps, %d profile(s), weights %.2f MiB\n", path, ns, tc_engine_num_profiles(e),
+           (double)mem.weight_bytes / 1048576.0);
+    for (int p = 0; p < tc_engine_num_profiles(e); p++) {
+        tc_memory_info m;
+        tc_engine_memory_info(e, p, &m);
+        printf("profile %d: arena %.2f MiB (naive sum %.2f MiB, %.0f%%), scratch %.2f MiB\n", p,
+               (double)m.arena_bytes / 1048576.0, (double)m.naive_bytes / 1048576.0,
+               m.naive_bytes ? 100.0 * (double)m.arena_bytes / (double)m.naive_bytes : 0.0,
+               (double)m.scratch_bytes / 1048576.0);
+        for (int i = 0; i < tc_engine_num_inputs(e); i++) {
+            tc_input_range r;
+            tc_engine_profile_range(e, p, i, &r);
+            printf("  %s: min ", r.name);
+            print_dims(r.min, r.rank);
+            printf(" opt ");
+            print_dims(r.opt, r.rank);
+            printf(" max ");
+            print_dims(r.max, r.rank);
+            printf("\n");
+        }
+    }
+    printf("%-4s %-44s %-40s %-8s %-5s %s\n", "#", "step", "ops", "tactic", "prec", "output shape");
+    int computed = 0;
+    for (int k = 0; k < ns; k++) {
+        tc_step_info si;
+        tc_engine_step_info(e, k, &si);
+        printf("%-4d %-44.44s %-40.40s %-8s %-5s %s%s\n", k, si.name, si.ops, si.tactic, si.precision, si.output_shape,
+               si.runs_at_reshape ? "  (at reshape)" : "");
+        computed += !si.runs_at_reshape && strcmp(si.tactic, "view") != 0;
+    }
+    printf("%d steps run per inference (%d at reshape or views)\n", computed, ns - computed);
+    tc_engine_destroy(e);
+    return 0;
+}

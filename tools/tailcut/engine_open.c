@@ -1,0 +1,243 @@
+/* engine_open.c - profile options (trtexec-style --shapes / --min-shapes / --opt-shapes /
+ * --max-shapes name:1x3x224x224,...) and opening an engine from a .plan or an .onnx. */
+#include "engine_open.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const struct {
+    const char *name;
+    uint32_t flag;
+} kPasses[] = {
+    {"eliminate_noops", TC_PASS_ELIMINATE_NOOPS},   {"fold_constants", TC_PASS_FOLD_CONSTANTS},
+    {"fold_batchnorm", TC_PASS_FOLD_BATCHNORM},     {"fuse_gelu", TC_PASS_FUSE_GELU},
+    {"fuse_matmul_bias", TC_PASS_FUSE_MATMUL_BIAS}, {"fuse_residual", TC_PASS_FUSE_RESIDUAL},
+    {"fuse_activation", TC_PASS_FUSE_ACTIVATION},   {"eliminate_dead", TC_PASS_ELIMINATE_DEAD},
+};
+
+const char *cli_build_usage(void) {
+    return "  --shapes NAME:DxDx..,...      static input shapes (min = opt = max)\n"
+           "  --min-shapes/--opt-shapes/--max-shapes NAME:DxD..,...\n"
+           "                                a dynamic-shape profile; repeat the trio for more profiles\n"
+           "  --batch N                     shorthand: every input's symbolic first dim is N\n"
+           "  --threads N                   threads per context (default: all cores)\n"
+           "  --disable-pass NAME           switch off an optimisation pass (eliminate_noops, fold_constants,\n"
+           "                                fold_batchnorm, fuse_gelu, fuse_matmul_bias, fuse_residual,\n"
+           "                                fuse_activation, eliminate_dead, or 'all')\n";
+}
+
+int cli_parse_dims(const char *s, int64_t *dims) {
+    int rank = 0;
+    if (*s == '\0') return 0;
+    for (;;) {
+        if (rank >= TC_MAX_RANK) return -1;
+        errno = 0;
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || errno || v < 0) return -1;
+        dims[rank++] = v;
+        if (*end == '\0' || *end == ',') return rank;
+        if (*end != 'x' && *end != 'X') return -1;
+        s = end + 1;
+    }
+}
+
+int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *cmd) {
+    const char *o = argv[*i];
+    const char **slot = NULL;
+    int *count = NULL;
+    bool all = false;
+    if (strcmp(o, "--shapes") == 0) all = true;
+    else if (strcmp(o, "--min-shapes") == 0) slot = a->min, count = &a->n_min;
+    else if (strcmp(o, "--opt-shapes") == 0) slot = a->opt, count = &a->n_opt;
+    else if (strcmp(o, "--max-shapes") == 0) slot = a->max, count = &a->n_max;
+    else if (strcmp(o, "--threads") != 0 && strcmp(o, "--disable-pass") != 0 && strcmp(o, "--batch") != 0) return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "tailcut %s: %s needs a value\n", cmd, o);
+        return -1;
+    }
+    const char *val = argv[++*i];
+    if (strcmp(o, "--threads") == 0) {
+        a->threads = atoi(val);
+        if (a->threads < 0 || a->threads > 1024) {
+            fprintf(stderr, "tailcut %s: --threads must be 0..1024\n", cmd);
+            return -1;
+        }
+        return 1;
+    }
+    if (strcmp(o, "--batch") == 0) {
+        a->batch = atoll(val);
+        if (a->batch < 1) {
+            fprintf(stderr, "tailcut %s: --batch must be at least 1\n", cmd);
+            return -1;
+        }
+        return 1;
+    }
+    if (strcmp(o, "--disable-pass") == 0) {
+        if (strcmp(val, "all") == 0) {
+            a->disabled_passes = ~0u;
+            return 1;
+        }
+        for (size_t k = 0; k < sizeof kPasses / sizeof kPasses[0]; k++)
+            if (strcmp(val, kPasses[k].name) == 0) {
+                a->disabled_passes |= kPasses[k].flag;
+                return 1;
+            }
+        fprintf(stderr, "tailcut %s: unknown pass '%s'\n", cmd, val);
+        return -1;
+    }
+    if (all) {
+        if (a->n_min >= CLI_MAX_PROFILES || a->n_min != a->n_opt || a->n_opt != a->n_max) {
+            fprintf(stderr, "tailcut %s: --shapes cannot be mixed with an unfinished min/opt/max profile\n", cmd);
+            return -1;
+        }
+        a->min[a->n_min++] = a->opt[a->n_opt++] = a->max[a->n_max++] = val;
+        return 1;
+    }
+    if (*count >= CLI_MAX_PROFILES) {
+        fprintf(stderr, "tailcut %s: at most %d profiles\n", cmd, CLI_MAX_PROFILES);
+        return -1;
+    }
+    slot[(*count)++] = val;
+    return 1;
+}
+
+/* Parses "a:1x2,b:3x4" into ranges; which = 0 min, 1 opt, 2 max. */
+static int parse_spec(const char *spec, tc_input_range *r, int *n, int which, char *names, size_t names_size,
+                      size_t *names_used, const char *cmd) {
+    const char *p = spec;
+    while (*p) {
+        const char *colon = strchr(p, ':');
+        if (colon == NULL) {
+            fprintf(stderr, "tailcut %s: bad shape spec '%s' (want NAME:DxD,...)\n", cmd, spec);
+            return -1;
+        }
+        size_t len = (size_t)(colon - p);
+        int k = 0;
+        while (k < *n && !(strlen(r[k].name) == len && strncmp(r[k].name, p, len) == 0)) k++;
+        if (k == *n) {
+            if (*n >= CLI_MAX_INPUTS || *names_used + len + 1 > names_size) {
+                fprintf(stderr, "tailcut %s: too many inputs in '%s'\n", cmd, spec);
+                return -1;
+            }
+            char *nm = names + *names_used;
+            memcpy(nm, p, len);
+            nm[len] = '\0';
+            *names_used += len + 1;
+            memset(&r[k], 0, sizeof r[k]);
+            r[k].name = nm;
+            r[k].rank = -1;
+            (*n)++;
+        }
+        int64_t dims[TC_MAX_RANK];
+        int rank = cli_parse_dims(colon + 1, dims);
+        if (rank < 0 || (r[k].rank >= 0 && r[k].rank != rank)) {
+            fprintf(stderr, "tailcut %s: bad dims for '%s' in '%s'\n", cmd, r[k].name, spec);
+            return -1;
+        }
+        r[k].rank = rank;
+        int64_t *dst = which == 0 ? r[k].min : which == 1 ? r[k].opt : r[k].max;
+        memcpy(dst, dims, sizeof(int64_t) * (size_t)rank);
+        const char *comma = strchr(colon, ',');
+        if (comma == NULL) break;
+        p = comma + 1;
+    }
+    return 0;
+}
+
+bool cli_is_plan(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f != NULL) {
+        char magic[6] = {0};
+        size_t n = fread(magic, 1, sizeof magic, f);
+        fclose(f);
+        if (n == sizeof magic && memcmp(magic, "TCPLAN", 6) == 0) return true;
+    }
+    size_t len = strlen(path);
+    return len > 5 && strcmp(path + len - 5, ".plan") == 0;
+}
+
+static double ms_since(const struct timespec *t0) {
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, tc_engine **engine, double *load_ms) {
+    tc_error err;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (cli_is_plan(path)) {
+        if (a->n_min || a->n_opt || a->n_max)
+            fprintf(stderr, "tailcut %s: note: shape options are fixed in a plan and ignored here\n", cmd);
+        if (tc_engine_load(path, engine, &err) != TC_STATUS_OK) {
+            fprintf(stderr, "tailcut %s: %s\n", cmd, err.message);
+            return 1;
+        }
+        if (load_ms) *load_ms = ms_since(&t0);
+        return 0;
+    }
+    if (a->n_min != a->n_opt || a->n_opt != a->n_max) {
+        fprintf(stderr, "tailcut %s: give --min-shapes, --opt-shapes and --max-shapes together (once per profile)\n", cmd);
+        return 2;
+    }
+    tc_model *model = NULL;
+    if (tc_model_load(path, NULL, &model, &err) != TC_STATUS_OK) {
+        fprintf(stderr, "tailcut %s: %s\n", cmd, err.message);
+        return 1;
+    }
+    tc_input_range ranges[CLI_MAX_PROFILES][CLI_MAX_INPUTS];
+    tc_profile profiles[CLI_MAX_PROFILES];
+    char names[CLI_MAX_PROFILES][4096];
+    int n_prof = a->n_min;
+    for (int p = 0; p < n_prof; p++) {
+        int n = 0;
+        size_t used = 0;
+        if (parse_spec(a->min[p], ranges[p], &n, 0, names[p], sizeof names[p], &used, cmd) ||
+            parse_spec(a->opt[p], ranges[p], &n, 1, names[p], sizeof names[p], &used, cmd) ||
+            parse_spec(a->max[p], ranges[p], &n, 2, names[p], sizeof names[p], &used, cmd)) {
+            tc_model_destroy(model);
+            return 2;
+        }
+        profiles[p].num_inputs = n;
+        profiles[p].inputs = ranges[p];
+    }
+    if (n_prof == 0 && a->batch > 0) {
+        /* --batch N: a static profile where each input's symbolic first dim is N. */
+        int n = tc_model_num_inputs(model);
+        if (n > CLI_MAX_INPUTS) n = CLI_MAX_INPUTS;
+        for (int k = 0; k < n; k++) {
+            tc_io_info info;
+            tc_model_input_info(model, k, &info);
+            tc_input_range *r = &ranges[0][k];
+            memset(r, 0, sizeof *r);
+            r->name = info.name;
+            r->rank = info.rank;
+            for (int32_t d = 0; d < info.rank; d++) {
+                int64_t v = info.dims[d] >= 0 ? info.dims[d] : (d == 0 ? a->batch : -1);
+                if (v < 0) {
+                    fprintf(stderr, "tailcut %s: input '%s' dim %d is dynamic: give --shapes\n", cmd, info.name, (int)d);
+                    tc_model_destroy(model);
+                    return 2;
+                }
+                r->min[d] = r->opt[d] = r->max[d] = v;
+            }
+        }
+        profiles[0].num_inputs = n;
+        profiles[0].inputs = ranges[0];
+        n_prof = 1;
+    }
+    tc_build_options o = {.struct_size = sizeof o, .threads = a->threads, .num_profiles = n_prof,
+                          .profiles = n_prof ? profiles : NULL, .disabled_passes = a->disabled_passes};
+    tc_status st = tc_engine_build(model, &o, engine, &err);
+    tc_model_destroy(model);
+    if (st != TC_STATUS_OK) {
+        fprintf(stderr, "tailcut %s: %s: %s\n", cmd, path, err.message);
+        return 1;
+    }
+    if (load_ms) *load_ms = ms_since(&t0);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* engine_open.h - shared by build/run/bench: parse profile options and get an engine from
+ * a .plan (load) or an .onnx (import + build in memory). */
+#ifndef TC_CLI_ENGINE_OPEN_H
+#define TC_CLI_ENGINE_OPEN_H
+
+#include <stdbool.h>
+
+#include "tailcut/tailcut.h"
+
+#define CLI_MAX_PROFILES 8
+#define CLI_MAX_INPUTS 64
+
+typedef struct cli_build_args {
+    /* k-th occurrence of --min-shapes/--opt-shapes/--max-shapes belongs to profile k; --shapes sets all three. */
+    const char *min[CLI_MAX_PROFILES], *opt[CLI_MAX_PROFILES], *max[CLI_MAX_PROFILES];
+    int n_min, n_opt, n_max;
+    int threads;
+    int64_t batch; /* --batch N, 0 if not given */
+    uint32_t disabled_passes;
+} cli_build_args;
+
+/* Consumes a build option at argv[*i] (advancing *i past its value). Returns 1 if consumed,
+ * 0 if not a build option, -1 on a usage error (message printed). */
+int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *cmd);
+/* Help text for the build options. */
+const char *cli_build_usage(void);
+/* True when path names a plan file (by its contents' magic, falling back to the extension). */
+bool cli_is_plan(const char *path);
+/* Loads a .plan or imports and builds an .onnx; prints the reason and returns non-zero on failure. */
+int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, tc_engine **engine, double *load_ms);
+/* Parses "1x3x224x224" into dims; returns rank or -1. */
+int cli_parse_dims(const char *s, int64_t *dims);
+
+#endif
