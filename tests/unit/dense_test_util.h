@@ -143,9 +143,43 @@ static inline void dtu_vinfo_of(const tc__tensor *t, tc__vinfo *v) {
     v->value = t;
 }
 
+/* Scratch lent to the second run of every kernel (enough for the test sizes). */
+#define DTU_SCRATCH_BYTES ((size_t)64 << 20)
+
+/*
+ * Runs kernel fn of kc again with a lent scratch buffer (as on the engine's run
+ * path) into fresh outputs, and fails unless the results are bit-identical to
+ * first and every scratch block was given back.
+ */
+static inline tc_status dtu_rerun_with_scratch(tc__ref_fn fn, const tc__kernel_ctx *kc, const tc__tensor *first) {
+    tc__tensor again[DTU_MAX_IO];
+    tc__tensor *pout[DTU_MAX_IO];
+    tc__scratch scratch = {malloc(DTU_SCRATCH_BYTES), DTU_SCRATCH_BYTES, 0};
+    if (scratch.base == NULL) fail_msg("out of memory for the test scratch buffer");
+    for (int i = 0; i < kc->n_out; i++) {
+        again[i] = dtu_tensor(first[i].dtype, first[i].rank, first[i].dims);
+        pout[i] = &again[i];
+    }
+    tc__kernel_ctx k2 = *kc;
+    k2.out = pout;
+    k2.scratch = &scratch;
+    tc_status st = fn(&k2);
+    bool same = st == TC_STATUS_OK;
+    for (int i = 0; i < kc->n_out; i++) {
+        if (same && memcmp(again[i].data, first[i].data, first[i].nbytes) != 0) same = false;
+        tc__tensor_free(&again[i]);
+    }
+    size_t left = scratch.used;
+    free(scratch.base);
+    if (st != TC_STATUS_OK) fail_msg("%s with lent scratch failed (%d): %s", kc->op_type, (int)st, kc->err->msg);
+    if (!same) fail_msg("%s with lent scratch gave different results", kc->op_type);
+    if (left != 0) fail_msg("%s left %zu bytes of scratch in use", kc->op_type, left);
+    return TC_STATUS_OK;
+}
+
 /*
  * Infers output shapes from the concrete inputs (in[i] may be NULL), allocates
- * n_out outputs and runs the kernel. Returns the first failing status (reason in
+ * n_out outputs and runs the kernel (twice: with malloc'd and with lent scratch memory). Returns the first failing status (reason in
  * err->msg); on failure no output is left allocated.
  */
 static inline tc_status dtu_run(dtu_op op, int64_t opset, const tc__attr *attrs, int n_attrs, int n_in,
@@ -178,6 +212,7 @@ static inline tc_status dtu_run(dtu_op op, int64_t opset, const tc__attr *attrs,
     for (int i = 0; i < n_out; i++) pout[i] = &out[i];
     tc__kernel_ctx kc = {"test", op.name, opset, &as, n_in, in, n_out, pout, err, NULL};
     st = op.ref(&kc);
+    if (st == TC_STATUS_OK) st = dtu_rerun_with_scratch(op.ref, &kc, out);
     if (st)
         for (int i = 0; i < n_out; i++) tc__tensor_free(&out[i]);
     return st;

@@ -220,6 +220,21 @@ static void test_conv_auto_pad(void **state) {
     }
     tc__tensor_free(&x);
     tc__tensor_free(&w);
+    /* stride 5 > kernel 1 on 8 inputs: 2 outputs, the needed padding (-2) is clamped to 0 (as ONNX Runtime) */
+    double v8[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    x = dtu_from_f64(TC_DTYPE_FLOAT32, 3, (int64_t[]){1, 1, 8}, v8);
+    w = dtu_from_f64(TC_DTYPE_FLOAT32, 3, (int64_t[]){1, 1, 1}, (const double[]){2});
+    int64_t s5[1] = {5};
+    const tc__tensor *in1[2] = {&x, &w};
+    for (int lower = 0; lower <= 1; lower++) {
+        tc__attr a[2] = {dtu_attr_string("auto_pad", lower ? "SAME_LOWER" : "SAME_UPPER"), dtu_attr_ints("strides", s5, 1)};
+        tc__tensor y;
+        dtu_run_ok(DTU_OP(Conv), 13, a, 2, 2, in1, 1, &y);
+        dtu_assert_values(&y, (const double[]){2, 12}, 0, "Conv SAME stride > kernel");
+        tc__tensor_free(&y);
+    }
+    tc__tensor_free(&x);
+    tc__tensor_free(&w);
 }
 
 static void test_conv_errors(void **state) {

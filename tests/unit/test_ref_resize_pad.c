@@ -86,6 +86,11 @@ static void test_pad_attribute_form_and_ints(void **state) {
     tc__tensor p2 = dtu_ints(2, (const int64_t[]){0, -3});
     const tc__tensor *crop[2] = {&x, &p2};
     dtu_run_fails(DTU_OP(Pad), 18, NULL, 0, 2, crop, 1, TC_STATUS_INVALID_ARGUMENT, "crop");
+    tc__tensor p3 = dtu_ints(2, (const int64_t[]){-2, 1});
+    const tc__tensor *all[2] = {&x, &p3};
+    tc__attr edge = dtu_attr_string("mode", "edge");
+    dtu_run_fails(DTU_OP(Pad), 18, &edge, 1, 2, all, 1, TC_STATUS_INVALID_ARGUMENT, "empty after cropping");
+    tc__tensor_free(&p3);
     tc__tensor_free(&x);
     tc__tensor_free(&cv);
     tc__tensor_free(&cf);

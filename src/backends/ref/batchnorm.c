@@ -5,7 +5,6 @@
  * optional running_mean / running_var outputs updated with momentum.
  */
 #include <math.h>
-#include <stdlib.h>
 
 #include "backends/ref/dense_util.h"
 #include "backends/ref/ref.h"
@@ -61,7 +60,7 @@ tc_status tc__ref_BatchNormalization(const tc__kernel_ctx *ctx) {
     const int64_t inner = tc__numel(x->rank - 2, x->dims + 2);
     if (inner < 0) return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "invalid input shape");
 
-    double *row = tc__ref_alloc_f64(inner), *mean = tc__ref_alloc_f64(c), *var = tc__ref_alloc_f64(c);
+    double *row = tc__ref_alloc_f64(ctx, inner), *mean = tc__ref_alloc_f64(ctx, c), *var = tc__ref_alloc_f64(ctx, c);
     if (!row || !mean || !var) {
         st = tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for BatchNormalization buffers");
         goto done;
@@ -110,8 +109,8 @@ tc_status tc__ref_BatchNormalization(const tc__kernel_ctx *ctx) {
     }
     st = TC_STATUS_OK;
 done:
-    free(row);
-    free(mean);
-    free(var);
+    tc__kernel_free(ctx, var);
+    tc__kernel_free(ctx, mean);
+    tc__kernel_free(ctx, row);
     return st;
 }

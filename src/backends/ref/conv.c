@@ -4,7 +4,6 @@
  * channel it accumulates a whole output plane, one kernel tap at a time, over
  * the range of outputs whose input index is in bounds (no checks in the inner loop).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "backends/ref/dense_util.h"
@@ -64,8 +63,9 @@ static tc_status conv_check(const tc__kernel_ctx *ctx, int64_t *group_out) {
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "X has rank %d and W rank %d, expected equal ranks >= 3",
                         (int)x->rank, (int)w->rank);
     int64_t group = tc__attr_int(ctx->attrs, "group", 1);
-    if (group < 1)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute group is %lld, expected >= 1", (long long)group);
+    if (group < 1 || group > ((int64_t)1 << 40))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute group is %lld, expected 1 to 2^40",
+                        (long long)group);
     if (x->dims[1] != w->dims[1] * group || w->dims[0] % group != 0)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
                         "X has %lld channels and W is %lldx%lld..., inconsistent with group = %lld",
@@ -103,8 +103,8 @@ tc_status tc__ref_Conv(const tc__kernel_ctx *ctx) {
         ostr[d] = ostr[d + 1] * g.out[d + 1];
     }
 
-    double *xd = tc__ref_alloc_f64(xn), *wd = tc__ref_alloc_f64(wn), *acc = tc__ref_alloc_f64(osp);
-    double *bias = tc__ref_alloc_f64(m_out);
+    double *xd = tc__ref_alloc_f64(ctx, xn), *wd = tc__ref_alloc_f64(ctx, wn), *acc = tc__ref_alloc_f64(ctx, osp);
+    double *bias = tc__ref_alloc_f64(ctx, m_out);
     if (!xd || !wd || !acc || !bias) {
         st = tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for Conv work buffers");
         goto done;
@@ -134,9 +134,9 @@ tc_status tc__ref_Conv(const tc__kernel_ctx *ctx) {
     }
     st = TC_STATUS_OK;
 done:
-    free(xd);
-    free(wd);
-    free(acc);
-    free(bias);
+    tc__kernel_free(ctx, bias);
+    tc__kernel_free(ctx, acc);
+    tc__kernel_free(ctx, wd);
+    tc__kernel_free(ctx, xd);
     return st;
 }

@@ -1,14 +1,15 @@
 /*
  * dense_util.h - conversions between tensor elements and double buffers for
  * the dense and spatial reference kernels (which compute in double), with
- * direct loops for float32 and float64 and the generic accessors otherwise.
+ * direct loops for float32 and float64 and the generic accessors otherwise,
+ * and their scratch buffers.
  */
 #ifndef TC_BACKENDS_REF_DENSE_UTIL_H
 #define TC_BACKENDS_REF_DENSE_UTIL_H
 
 #include <math.h>
-#include <stdlib.h>
 
+#include "backends/ref/ref.h"
 #include "core/tensor.h"
 
 /* dst[0..n) = elements off..off+n of t as doubles. */
@@ -37,11 +38,14 @@ static inline void tc__ref_store_f64(tc__tensor *t, int64_t off, int64_t n, cons
     }
 }
 
-/* Allocates n doubles (at least one), or NULL; overflow-checked. */
-static inline double *tc__ref_alloc_f64(int64_t n) {
+/*
+ * Allocates n doubles (at least one) of kernel scratch memory, or NULL; overflow-checked.
+ * Release with tc__kernel_free(ctx, p) in reverse order of allocation.
+ */
+static inline double *tc__ref_alloc_f64(const tc__kernel_ctx *ctx, int64_t n) {
     size_t bytes;
     if (n < 0 || tc__mul_overflow_size((size_t)(n > 0 ? n : 1), sizeof(double), &bytes)) return NULL;
-    return (double *)malloc(bytes);
+    return (double *)tc__kernel_alloc(ctx, bytes);
 }
 
 #endif

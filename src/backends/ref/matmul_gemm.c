@@ -5,7 +5,6 @@
  * that accumulates one output row at a time; integers in 64-bit with
  * wrap-around, then narrowed like a C cast.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "backends/ref/dense_util.h"
@@ -114,11 +113,11 @@ tc_status tc__ref_MatMul(const tc__kernel_ctx *ctx) {
     if (an < 0 || bn < 0) return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "invalid input sizes");
 
     /* Both paths use 8-byte elements: double for floats, uint64 for integers. */
-    void *ad = tc__ref_alloc_f64(an), *bd = tc__ref_alloc_f64(bn), *yd = tc__ref_alloc_f64(ymat);
+    void *ad = tc__ref_alloc_f64(ctx, an), *bd = tc__ref_alloc_f64(ctx, bn), *yd = tc__ref_alloc_f64(ctx, ymat);
     if (!ad || !bd || !yd) {
-        free(ad);
-        free(bd);
-        free(yd);
+        tc__kernel_free(ctx, yd);
+        tc__kernel_free(ctx, bd);
+        tc__kernel_free(ctx, ad);
         return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for MatMul work buffers");
     }
     if (is_float) {
@@ -147,9 +146,9 @@ tc_status tc__ref_MatMul(const tc__kernel_ctx *ctx) {
             idx[i] = 0;
         }
     }
-    free(ad);
-    free(bd);
-    free(yd);
+    tc__kernel_free(ctx, yd);
+    tc__kernel_free(ctx, bd);
+    tc__kernel_free(ctx, ad);
     return TC_STATUS_OK;
 }
 
@@ -224,11 +223,11 @@ tc_status tc__ref_Gemm(const tc__kernel_ctx *ctx) {
     int64_t amat, bmat, ymat;
     if (tc__mul_overflow_i64(m, k, &amat) || tc__mul_overflow_i64(k, n, &bmat) || tc__mul_overflow_i64(m, n, &ymat))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "matrix sizes overflow");
-    void *ad = tc__ref_alloc_f64(amat), *bd = tc__ref_alloc_f64(bmat), *yd = tc__ref_alloc_f64(ymat);
+    void *ad = tc__ref_alloc_f64(ctx, amat), *bd = tc__ref_alloc_f64(ctx, bmat), *yd = tc__ref_alloc_f64(ctx, ymat);
     if (!ad || !bd || !yd) {
-        free(ad);
-        free(bd);
-        free(yd);
+        tc__kernel_free(ctx, yd);
+        tc__kernel_free(ctx, bd);
+        tc__kernel_free(ctx, ad);
         return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for Gemm work buffers");
     }
     load_matrix(a, ta, is_float, ad);
@@ -254,8 +253,8 @@ tc_status tc__ref_Gemm(const tc__kernel_ctx *ctx) {
                 tc__tensor_set_i64(y, i * n + j, (int64_t)v);
             }
     }
-    free(ad);
-    free(bd);
-    free(yd);
+    tc__kernel_free(ctx, yd);
+    tc__kernel_free(ctx, bd);
+    tc__kernel_free(ctx, ad);
     return TC_STATUS_OK;
 }

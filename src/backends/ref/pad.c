@@ -5,7 +5,6 @@
  * padding modes then see the cropped tensor. Works on raw element bytes, so
  * every dtype is supported.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "backends/ref/ref.h"
@@ -136,7 +135,7 @@ tc_status tc__ref_Pad(const tc__kernel_ctx *ctx) {
     int64_t total = 0;
     for (int32_t d = 0; d < r; d++) {
         int64_t n = x->dims[d];
-        if (pb[d] < -n || pe[d] < -n || n + pb[d] + pe[d] != y->dims[d])
+        if (pb[d] < -n || pe[d] < -n || pb[d] > TC__MAX_NUMEL || pe[d] > TC__MAX_NUMEL || n + pb[d] + pe[d] != y->dims[d])
             return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
                             "axis %d: input size %lld with pads %lld, %lld does not give output size %lld", (int)d,
                             (long long)n, (long long)pb[d], (long long)pe[d], (long long)y->dims[d]);
@@ -147,7 +146,7 @@ tc_status tc__ref_Pad(const tc__kernel_ctx *ctx) {
         total += y->dims[d];
     }
     /* map[d][o]: input index along axis d of output index o, or -1 for the constant. */
-    int64_t *maps = malloc(sizeof(int64_t) * (size_t)(total > 0 ? total : 1));
+    int64_t *maps = tc__kernel_alloc(ctx, sizeof(int64_t) * (size_t)(total > 0 ? total : 1));
     if (maps == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for Pad index maps");
     int64_t *map[TC_MAX_RANK];
     int64_t istr[TC_MAX_RANK];
@@ -202,6 +201,6 @@ tc_status tc__ref_Pad(const tc__kernel_ctx *ctx) {
             o[d] = 0;
         }
     }
-    free(maps);
+    tc__kernel_free(ctx, maps);
     return TC_STATUS_OK;
 }

@@ -6,7 +6,6 @@
  * into double; NaN inputs are skipped by the max.
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "backends/ref/dense_util.h"
@@ -29,7 +28,7 @@ static double pool_one(const tc__ref_window *g, const pool_args *a, const double
                        const int64_t *istr, const int64_t *cstr, int64_t *arg) {
     const int nsp = g->nsp;
     int64_t start[TC_MAX_RANK], k0[TC_MAX_RANK], k1[TC_MAX_RANK], k[TC_MAX_RANK];
-    int64_t count = 1;
+    double count = 1.0; /* window size counted in the average (double: no overflow) */
     for (int d = 0; d < nsp; d++) {
         start[d] = o[d] * g->stride[d] - g->pad_begin[d];
         tc__ref_window_taps(start[d], g->dilation[d], g->kernel[d], 0, g->in[d], &k0[d], &k1[d]);
@@ -38,7 +37,7 @@ static double pool_one(const tc__ref_window *g, const pool_args *a, const double
             if (a->count_include_pad)
                 tc__ref_window_taps(start[d], g->dilation[d], g->kernel[d], -g->pad_begin[d], g->in[d] + g->pad_end[d],
                                     &c0, &c1);
-            count *= c1 - c0;
+            count *= (double)(c1 - c0);
         }
         k[d] = k0[d];
     }
@@ -71,7 +70,7 @@ static double pool_one(const tc__ref_window *g, const pool_args *a, const double
         }
         if (d < 0) break;
     }
-    if (a->kind == POOL_AVG) return sum / (double)count;
+    if (a->kind == POOL_AVG) return sum / count;
     if (best_i < 0) { /* every element was NaN: report the first one */
         int64_t off = 0, coff = 0;
         for (int d = 0; d < nsp; d++) {
@@ -115,10 +114,10 @@ static tc_status pool_run(const tc__kernel_ctx *ctx, const pool_args *a) {
     cstr[0] = 1;
     for (int d = 1; d < nsp; d++) cstr[d] = cstr[d - 1] * g.in[d - 1];
 
-    double *xd = tc__ref_alloc_f64(isp), *yd = tc__ref_alloc_f64(osp);
+    double *xd = tc__ref_alloc_f64(ctx, isp), *yd = tc__ref_alloc_f64(ctx, osp);
     if (!xd || !yd) {
-        free(xd);
-        free(yd);
+        tc__kernel_free(ctx, yd);
+        tc__kernel_free(ctx, xd);
         return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for pooling work buffers");
     }
     int64_t *ip = ind ? (int64_t *)ind->data : NULL;
@@ -136,8 +135,8 @@ static tc_status pool_run(const tc__kernel_ctx *ctx, const pool_args *a) {
         }
         tc__ref_store_f64(y, p * osp, osp, yd);
     }
-    free(xd);
-    free(yd);
+    tc__kernel_free(ctx, yd);
+    tc__kernel_free(ctx, xd);
     return TC_STATUS_OK;
 }
 
@@ -175,7 +174,7 @@ static tc_status global_pool(const tc__kernel_ctx *ctx, pool_kind kind) {
     const int64_t planes = x->dims[0] * x->dims[1];
     const int64_t isp = tc__numel(x->rank - 2, x->dims + 2);
     if (isp < 0) return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "invalid spatial sizes");
-    double *xd = tc__ref_alloc_f64(isp);
+    double *xd = tc__ref_alloc_f64(ctx, isp);
     if (!xd) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for pooling work buffer");
     for (int64_t p = 0; p < planes; p++) {
         tc__ref_load_f64(x, p * isp, isp, xd);
@@ -191,7 +190,7 @@ static tc_status global_pool(const tc__kernel_ctx *ctx, pool_kind kind) {
         }
         tc__ref_store_f64(y, p, 1, &r);
     }
-    free(xd);
+    tc__kernel_free(ctx, xd);
     return TC_STATUS_OK;
 }
 

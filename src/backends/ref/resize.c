@@ -10,7 +10,6 @@
  * an output element is then the sum over the product of its axes' taps.
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "backends/ref/dense_util.h"
@@ -153,7 +152,7 @@ static tc_status read_scales(const tc__kernel_ctx *ctx, const tc__tensor *x, con
         }
         for (int32_t d = 0; d < rank; d++) {
             p->length_resized[d] = p->scale[d] * (double)x->dims[d];
-            if (y->dims[d] != (int64_t)floor(p->length_resized[d]))
+            if (p->length_resized[d] > (double)TC__MAX_NUMEL || y->dims[d] != (int64_t)floor(p->length_resized[d]))
                 return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "output dim %d is %lld, expected floor(%g * %lld)",
                                 (int)d, (long long)y->dims[d], p->scale[d], (long long)x->dims[d]);
         }
@@ -202,6 +201,8 @@ static tc_status read_scales(const tc__kernel_ctx *ctx, const tc__tensor *x, con
         for (int32_t i = 0; i < naxes; i++) {
             p->roi_start[axes[i]] = tc__tensor_get_f64(roi, i);
             p->roi_end[axes[i]] = tc__tensor_get_f64(roi, naxes + i);
+            if (!isfinite(p->roi_start[axes[i]]) || !isfinite(p->roi_end[axes[i]]))
+                return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "roi values must be finite");
         }
     }
     return TC_STATUS_OK;
@@ -274,9 +275,9 @@ static tc_status plan_axis(const tc__kernel_ctx *ctx, const rs_params *p, int d,
     size_t bytes;
     if (tc__mul_overflow_i64(out > 0 ? out : 1, ax->stride, &n) || tc__mul_overflow_size((size_t)n, 8, &bytes))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "output too large");
-    ax->cnt = malloc(sizeof(int64_t) * (size_t)(out > 0 ? out : 1));
-    ax->idx = malloc(bytes);
-    ax->w = malloc(bytes);
+    ax->cnt = tc__kernel_alloc(ctx, sizeof(int64_t) * (size_t)(out > 0 ? out : 1));
+    ax->idx = tc__kernel_alloc(ctx, bytes);
+    ax->w = tc__kernel_alloc(ctx, bytes);
     if (!ax->cnt || !ax->idx || !ax->w) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for Resize taps");
     const double aa = p->antialias && p->scale[d] < 1.0 ? p->scale[d] : 1.0;
     for (int64_t o = 0; o < out; o++) {
@@ -373,7 +374,7 @@ tc_status tc__ref_Resize(const tc__kernel_ctx *ctx) {
     rs_axis axes[TC_MAX_RANK];
     memset(axes, 0, sizeof axes);
     const int64_t row = y->dims[r - 1];
-    double *xd = tc__ref_alloc_f64(xn), *yd = tc__ref_alloc_f64(row);
+    double *xd = tc__ref_alloc_f64(ctx, xn), *yd = tc__ref_alloc_f64(ctx, row);
     if (!xd || !yd) {
         st = tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for Resize buffers");
         goto done;
@@ -428,12 +429,12 @@ tc_status tc__ref_Resize(const tc__kernel_ctx *ctx) {
     }
     st = TC_STATUS_OK;
 done:
-    for (int32_t d = 0; d < TC_MAX_RANK; d++) {
-        free(axes[d].cnt);
-        free(axes[d].idx);
-        free(axes[d].w);
+    for (int32_t d = TC_MAX_RANK - 1; d >= 0; d--) { /* reverse order of allocation */
+        tc__kernel_free(ctx, axes[d].w);
+        tc__kernel_free(ctx, axes[d].idx);
+        tc__kernel_free(ctx, axes[d].cnt);
     }
-    free(xd);
-    free(yd);
+    tc__kernel_free(ctx, yd);
+    tc__kernel_free(ctx, xd);
     return st;
 }

@@ -70,9 +70,19 @@ tc_status tc__ref_window_resolve(const tc__kernel_ctx *ctx, const tc__tensor *x,
         if (w->kernel[d] < 1)
             return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "kernel size %lld along spatial dim %d, expected >= 1",
                             (long long)w->kernel[d], d);
+        /* Bound the extent of the windows so that index arithmetic cannot overflow. */
+        int64_t dk, reach;
+        if (w->out[d] < 0 || tc__mul_overflow_i64(w->kernel[d] - 1, w->dilation[d], &dk) ||
+            tc__mul_overflow_i64(w->out[d] > 0 ? w->out[d] - 1 : 0, w->stride[d], &reach) || dk > ((int64_t)1 << 50) ||
+            reach > ((int64_t)1 << 50))
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                            "spatial dim %d: output size %lld, stride %lld, kernel %lld and dilation %lld are too large", d,
+                            (long long)w->out[d], (long long)w->stride[d], (long long)w->kernel[d],
+                            (long long)w->dilation[d]);
+        dk += 1;
         if (same_upper || same_lower) {
-            int64_t dk = (w->kernel[d] - 1) * w->dilation[d] + 1;
             int64_t need = (w->out[d] - 1) * w->stride[d] + dk - w->in[d];
+            if (need < 0) need = 0; /* stride larger than the kernel: no padding (as ONNX Runtime and TF) */
             w->pad_begin[d] = same_upper ? need / 2 : (need + 1) / 2;
             w->pad_end[d] = need - w->pad_begin[d];
         } else if (!valid) {

@@ -16,7 +16,7 @@ typedef struct tc__ref_window {
     int64_t kernel[TC_MAX_RANK];
     int64_t stride[TC_MAX_RANK];
     int64_t dilation[TC_MAX_RANK];
-    int64_t pad_begin[TC_MAX_RANK];  /* may be negative for SAME with stride > kernel */
+    int64_t pad_begin[TC_MAX_RANK];
     int64_t pad_end[TC_MAX_RANK];
 } tc__ref_window;
 
