@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "run") == 0) return tc_cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "inspect") == 0) return tc_cli_inspect(argc - 1, argv + 1);
     if (strcmp(cmd, "build") == 0) return tc_cli_build(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0) return tc_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return 0;
