@@ -334,9 +334,10 @@ enum {
  * rebuilds its graph. Checks, in order: size, magic, version, header checksum,
  * file size, section table, section checksums, target, then every record.
  * On success *g is a new graph (destroy with tc__graph_destroy) whose structs live
- * in its arena (or its heap arrays) but whose strings, initializer and
- * TENSOR-attribute data, and INTS/FLOATS attribute arrays point into data (no
- * copies): the caller keeps data alive and unmodified for the graph's lifetime.
+ * in its arena (or its heap arrays) but whose strings (tensor names excepted: they
+ * are copied to index them), initializer and TENSOR-attribute data, and
+ * INTS/FLOATS attribute arrays point into data (no copies): the caller keeps data
+ * alive and unmodified for the graph's lifetime.
  * *engine_blob and *engine_size give the ENGINE section, also inside data (NULL
  * and 0 when empty). The graph passes tc__graph_verify(g, true, ...); whether
  * every op is supported is left to the caller (node->schema is NULL otherwise).

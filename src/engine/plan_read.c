@@ -259,7 +259,7 @@ static tc_status read_tensors(const reader *r, tc__graph *g, tc__tensor **out) {
                             (unsigned long long)numel * es);
         char what[64];
         snprintf(what, sizeof what, "plan tensor %u", k);
-        const void *ptr;
+        const void *ptr = NULL;
         tc_status st = weights_at(r, p->offset, p->nbytes, 1, TC__PLAN_ALIGN, what, &ptr);
         if (st) return st;
         t[k].dtype = (tc_dtype)p->dtype;
@@ -270,28 +270,6 @@ static tc_status read_tensors(const reader *r, tc__graph *g, tc__tensor **out) {
     }
     *out = t;
     return TC_STATUS_OK;
-}
-
-/* Open-addressing set of value names, to reject duplicates (tc__graph_find_value relies on uniqueness). */
-static tc_status check_unique_names(const reader *r, const tc__graph *g) {
-    size_t cap = 16;
-    while (cap < 2 * (size_t)g->n_values) cap *= 2;
-    int32_t *slot = malloc(cap * sizeof *slot);
-    if (slot == NULL) return tc__fail(r->err, TC_STATUS_OUT_OF_MEMORY, "out of memory loading a plan");
-    for (size_t i = 0; i < cap; i++) slot[i] = -1;
-    tc_status st = TC_STATUS_OK;
-    for (int v = 0; v < g->n_values && st == TC_STATUS_OK; v++) {
-        const char *name = g->values[v].name;
-        size_t h = (size_t)XXH3_64bits(name, strlen(name)) & (cap - 1);
-        for (; slot[h] >= 0; h = (h + 1) & (cap - 1))
-            if (strcmp(g->values[slot[h]].name, name) == 0) {
-                st = tc__fail(r->err, TC_STATUS_CORRUPT_FILE, "plan names two tensors '%s'", name);
-                break;
-            }
-        slot[h] = v;
-    }
-    free(slot);
-    return st;
 }
 
 static tc_status read_values(const reader *r, tc__graph *g, const tc__tensor *tensors) {
@@ -317,18 +295,22 @@ static tc_status read_values(const reader *r, tc__graph *g, const tc__tensor *te
 
     uint32_t nv = r->counts[TC__PLAN_TABLE_VALUES], nt = r->counts[TC__PLAN_TABLE_TENSORS];
     const tc__plan_value *val = r->tables[TC__PLAN_TABLE_VALUES];
-    if (nv > 0) {
-        g->values = calloc(nv, sizeof *g->values);
-        if (g->values == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory loading a plan");
-        g->cap_values = (int)nv;
-    }
+    /* Tensor names are distinct strings, so together they fit in STRINGS; checking that bounds the
+     * work of copying and hashing them even when references overlap. */
+    uint64_t name_budget = r->strings_size;
     for (uint32_t v = 0; v < nv; v++) {
         const tc__plan_value *p = &val[v];
-        tc__value *out = &g->values[v];
-        tc__vinfo_init(&out->info);
-        out->producer = -1;
-        if ((st = str_at(r, p->name, "tensor", v, &out->name))) return st;
-        g->n_values++;
+        const char *name = "";
+        if ((st = str_at(r, p->name, "tensor", v, &name))) return st;
+        size_t len = strnlen(name, (size_t)name_budget);
+        if (len >= name_budget)
+            return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan tensor names overlap (tensor %u)", v);
+        name_budget -= len + 1;
+        int32_t index = -1;
+        tc__err aerr = {0};
+        if ((st = tc__graph_add_value(g, name, &index, &aerr)))
+            return tc__fail(err, st == TC_STATUS_OUT_OF_MEMORY ? st : TC_STATUS_CORRUPT_FILE, "plan: %s", aerr.msg);
+        tc__value *out = &g->values[index];
         if (p->dtype != TC_DTYPE_UNDEFINED && !tc__dtype_valid((tc_dtype)p->dtype))
             return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan tensor '%s' has unknown data type %d", out->name,
                             (int)p->dtype);
@@ -363,7 +345,6 @@ static tc_status read_values(const reader *r, tc__graph *g, const tc__tensor *te
         out->init = t;
         out->info.value = t;
     }
-    if ((st = check_unique_names(r, g))) return st;
 
     for (int io = 0; io < 2; io++) {
         tc__plan_table_id id = io ? TC__PLAN_TABLE_OUTPUTS : TC__PLAN_TABLE_INPUTS;
@@ -398,7 +379,7 @@ static tc_status read_attr(const reader *r, tc__graph *g, const tc__node *node, 
     char what[600];
     snprintf(what, sizeof what, "plan node '%.256s' attribute '%.256s'", node->name, out->name);
     out->kind = (tc__attr_kind)p->kind;
-    const void *ptr;
+    const void *ptr = NULL;
     switch (p->kind) {
     case TC__ATTR_FLOAT: out->f = p->f; return TC_STATUS_OK;
     case TC__ATTR_INT: out->i = p->i; return TC_STATUS_OK;

@@ -126,7 +126,7 @@ static void *add_record(writer *w, tc__plan_table_id id) {
         w->tables[id].oom = true;
         return NULL;
     }
-    size_t off = wbuf_take(&w->tables[id], kStride[id], 8);
+    size_t off = wbuf_take(&w->tables[id], kStride[id], 1); /* strides keep records aligned */
     if (w->tables[id].oom) return NULL;
     w->counts[id]++;
     return w->tables[id].p + off;

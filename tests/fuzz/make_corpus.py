@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""make_corpus.py - writes the seed corpus of fuzz_onnx_import (tests/fuzz/corpus_onnx/): small
+"""make_corpus.py - writes the seed corpus of fuzz_onnx_import (tests/fuzz/corpus_onnx_import/): small
 ONNX models and TensorProtos (each under 4 KiB) built with the onnx helper API, covering raw and
 typed initializers, every common attribute kind, symbolic dims, absent optional inputs, external
 data references and non-tensor types. Run after tests/data/onnx/make_test_data.py:
@@ -13,7 +13,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "corpus_onnx")
+OUT = os.path.join(HERE, "corpus_onnx_import")
 sys.path.insert(0, os.path.join(HERE, "..", "data", "onnx"))
 import make_test_data  # noqa: E402  (small_model)
 
