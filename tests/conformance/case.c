@@ -221,7 +221,8 @@ static conf_outcome run_data_set(const tc_model *model, const conf_peek *pk, con
     int num_out = tc_model_num_outputs(model);
     int ran = 0;
 
-    int num_in = load_tensors(set_dir, set_name, "input_", &inputs, &in_names, &outcome, msg, msg_size);
+    int num_in =
+        load_tensors(set_dir, set_name, "input_", &inputs, &in_names, &outcome, msg, msg_size);
     if (num_in < 0) return outcome;
     int num_exp =
         load_tensors(set_dir, set_name, "output_", &expected, &out_names, &outcome, msg, msg_size);
@@ -255,7 +256,8 @@ static conf_outcome run_data_set(const tc_model *model, const conf_peek *pk, con
 
     if (num_out != num_exp) {
         outcome = CONF_FAIL;
-        snprintf(msg, msg_size, "%s: model has %d outputs, data set %d", set_name, num_out, num_exp);
+        snprintf(msg, msg_size, "%s: model has %d outputs, data set %d", set_name, num_out,
+                 num_exp);
         goto done;
     }
     outputs = calloc((size_t)num_out + 1, sizeof *outputs);
@@ -272,7 +274,8 @@ static conf_outcome run_data_set(const tc_model *model, const conf_peek *pk, con
         if (st == TC_STATUS_UNSUPPORTED)
             snprintf(msg, msg_size, "%s", error_text(&err, st));
         else
-            snprintf(msg, msg_size, "%s: run: %s: %s", set_name, tc_status_str(st), error_text(&err, st));
+            snprintf(msg, msg_size, "%s: run: %s: %s", set_name, tc_status_str(st),
+                     error_text(&err, st));
         goto done;
     }
     ran = 1;
@@ -299,8 +302,10 @@ static conf_outcome run_data_set(const tc_model *model, const conf_peek *pk, con
     }
 
 done:
-    if (outputs && ran) free_tensors(outputs, num_out);
-    else free(outputs);
+    if (outputs && ran)
+        free_tensors(outputs, num_out);
+    else
+        free(outputs);
     free(names);
     free_tensors(inputs, num_in);
     free_tensors(expected, num_exp < 0 ? 0 : num_exp);

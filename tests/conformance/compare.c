@@ -62,8 +62,7 @@ static double float_at(const tc_tensor *t, size_t i) {
         memcpy(&h, p + i * 2, 2);
         return t->dtype == TC_DTYPE_FLOAT16 ? half_to_double(h) : bfloat16_to_double(h);
     }
-    default:
-        return NAN;
+    default: return NAN;
     }
 }
 
@@ -72,9 +71,21 @@ static int64_t sint_at(const tc_tensor *t, size_t i) {
     const uint8_t *p = (const uint8_t *)t->data;
     switch (t->dtype) {
     case TC_DTYPE_INT8: return (int8_t)p[i];
-    case TC_DTYPE_INT16: { int16_t v; memcpy(&v, p + i * 2, 2); return v; }
-    case TC_DTYPE_INT32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
-    case TC_DTYPE_INT64: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
+    case TC_DTYPE_INT16: {
+        int16_t v;
+        memcpy(&v, p + i * 2, 2);
+        return v;
+    }
+    case TC_DTYPE_INT32: {
+        int32_t v;
+        memcpy(&v, p + i * 4, 4);
+        return v;
+    }
+    case TC_DTYPE_INT64: {
+        int64_t v;
+        memcpy(&v, p + i * 8, 8);
+        return v;
+    }
     default: return 0;
     }
 }
@@ -83,10 +94,23 @@ static int64_t sint_at(const tc_tensor *t, size_t i) {
 static uint64_t uint_at(const tc_tensor *t, size_t i) {
     const uint8_t *p = (const uint8_t *)t->data;
     switch (t->dtype) {
-    case TC_DTYPE_UINT8: case TC_DTYPE_BOOL: return p[i];
-    case TC_DTYPE_UINT16: { uint16_t v; memcpy(&v, p + i * 2, 2); return v; }
-    case TC_DTYPE_UINT32: { uint32_t v; memcpy(&v, p + i * 4, 4); return v; }
-    case TC_DTYPE_UINT64: { uint64_t v; memcpy(&v, p + i * 8, 8); return v; }
+    case TC_DTYPE_UINT8:
+    case TC_DTYPE_BOOL: return p[i];
+    case TC_DTYPE_UINT16: {
+        uint16_t v;
+        memcpy(&v, p + i * 2, 2);
+        return v;
+    }
+    case TC_DTYPE_UINT32: {
+        uint32_t v;
+        memcpy(&v, p + i * 4, 4);
+        return v;
+    }
+    case TC_DTYPE_UINT64: {
+        uint64_t v;
+        memcpy(&v, p + i * 8, 8);
+        return v;
+    }
     default: return 0;
     }
 }
@@ -164,8 +188,8 @@ int conf_compare(const tc_tensor *got, const tc_tensor *expected, conf_tolerance
     msg[0] = '\0';
     if (got->dtype != expected->dtype) {
         const char *g = tc_dtype_name(got->dtype), *e = tc_dtype_name(expected->dtype);
-        snprintf(msg, msg_size, "dtype: got %s (%d), expected %s (%d)", g ? g : "?", (int)got->dtype,
-                 e ? e : "?", (int)expected->dtype);
+        snprintf(msg, msg_size, "dtype: got %s (%d), expected %s (%d)", g ? g : "?",
+                 (int)got->dtype, e ? e : "?", (int)expected->dtype);
         return 0;
     }
     char gs[160], es[160];
@@ -187,8 +211,8 @@ int conf_compare(const tc_tensor *got, const tc_tensor *expected, conf_tolerance
     size_t esize = tc_dtype_size(expected->dtype);
     size_t want = (size_t)count * esize;
     if (esize == 0 || expected->nbytes < want || (want && !expected->data)) {
-        snprintf(msg, msg_size, "expected tensor %s has %zu bytes, %zu needed", es, expected->nbytes,
-                 want);
+        snprintf(msg, msg_size, "expected tensor %s has %zu bytes, %zu needed", es,
+                 expected->nbytes, want);
         return 0;
     }
     if (got->nbytes != want || (want && !got->data)) {

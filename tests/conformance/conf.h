@@ -95,18 +95,23 @@ typedef struct conf_case {
     const char *dir;  /* full path of the folder */
     const char *op;   /* op the case is attributed to */
     conf_outcome outcome;
-    char *message;    /* heap string, "" when nothing to say */
-    double seconds;   /* wall time of the case */
+    char *message;  /* heap string, "" when nothing to say */
+    double seconds; /* wall time of the case */
 } conf_case;
 
 typedef struct conf_sched_options {
-    int jobs;        /* cases run at once, >= 1 */
-    double timeout;  /* seconds before a case is killed */
-    int fork;        /* 0 runs every case in this process (for debuggers) */
-    int verbose;     /* print one line per case as it ends */
+    int jobs;       /* cases run at once, >= 1 */
+    double timeout; /* seconds before a case is killed */
+    int fork;       /* 0 runs every case in this process (for debuggers) */
+    int verbose;    /* print one line per case as it ends */
 } conf_sched_options;
 
-/* Runs every case and fills its outcome and message. Returns 0, or -1 on a system error. */
+/* What conf_schedule returns in a forked child after it has run its case: the caller frees
+ * what it holds and exits with status 0 (so that a sanitizer sees only the library's leaks). */
+#define CONF_SCHED_CHILD 1
+
+/* Runs every case and fills its outcome and message. Returns 0, -1 on a system error, or
+ * CONF_SCHED_CHILD in a forked child. */
 int conf_schedule(conf_case *cases, int num_cases, const conf_sched_options *options);
 
 /* ---- report.c: the per-op table, the failures, the skips and the totals ---- */

@@ -15,16 +15,17 @@
 #include "conf.h"
 
 static void usage(FILE *fp) {
-    fprintf(fp,
-            "usage: tc_conformance NODE_DIR [--filter SUBSTR] [--verbose] [--jobs N] [--timeout SEC]\n"
-            "                      [--list-skips] [--no-fork]\n"
-            "  NODE_DIR      the onnx/backend/test/data/node folder of the onnx package\n"
-            "  --filter S    run only the tests whose folder name contains S\n"
-            "  --verbose     print one line per test as it ends\n"
-            "  --jobs N      run N tests at once (default 1)\n"
-            "  --timeout S   kill a test after S seconds (default 60)\n"
-            "  --list-skips  list every skipped test with its reason\n"
-            "  --no-fork     run every test in this process (for a debugger; a crash ends the run)\n");
+    fprintf(
+        fp,
+        "usage: tc_conformance NODE_DIR [--filter SUBSTR] [--verbose] [--jobs N] [--timeout SEC]\n"
+        "                      [--list-skips] [--no-fork]\n"
+        "  NODE_DIR      the onnx/backend/test/data/node folder of the onnx package\n"
+        "  --filter S    run only the tests whose folder name contains S\n"
+        "  --verbose     print one line per test as it ends\n"
+        "  --jobs N      run N tests at once (default 1)\n"
+        "  --timeout S   kill a test after S seconds (default 60)\n"
+        "  --list-skips  list every skipped test with its reason\n"
+        "  --no-fork     run every test in this process (for a debugger; a crash ends the run)\n");
 }
 
 static int cmp_name(const void *a, const void *b) {
@@ -216,6 +217,10 @@ int main(int argc, char **argv) {
     fflush(stdout);
 
     int rc = conf_schedule(cases, num_cases, &opts);
+    if (rc == CONF_SCHED_CHILD) {
+        free_cases(cases, num_cases, all, num_all);
+        return 0;
+    }
     conf_report(cases, num_cases, list_skips);
 
     int failed = 0;

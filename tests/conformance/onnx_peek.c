@@ -50,8 +50,7 @@ static int pb_next(pb_reader *r, pb_field *f) {
     f->bytes.p = f->bytes.end = NULL;
     size_t left = (size_t)(r->end - r->p);
     switch (f->wire) {
-    case 0:
-        return pb_varint(r, &f->varint) == 0 ? 1 : -1;
+    case 0: return pb_varint(r, &f->varint) == 0 ? 1 : -1;
     case 1:
         if (left < 8) return -1;
         r->p += 8;
@@ -69,8 +68,7 @@ static int pb_next(pb_reader *r, pb_field *f) {
         r->p += len;
         return 1;
     }
-    default: /* groups (3, 4) are not used by ONNX */
-        return -1;
+    default: return -1; /* groups (3, 4) are not used by ONNX */
     }
 }
 
@@ -235,14 +233,14 @@ void conf_peek_free(conf_peek *peek) {
 
 const char *conf_onnx_type_name(int32_t elem_type) {
     static const char *const names[] = {
-        "undefined", "float",        "uint8",         "int8",       "uint16",
-        "int16",     "int32",        "int64",         "string",     "bool",
-        "float16",   "double",       "uint32",        "uint64",     "complex64",
-        "complex128", "bfloat16",    "float8e4m3fn",  "float8e4m3fnuz", "float8e5m2",
-        "float8e5m2fnuz", "uint4",   "int4",          "float4e2m1", "float8e8m0",
-        "uint2",     "int2",
+        "undefined",      "float",      "uint8",          "int8",       "uint16",   "int16",
+        "int32",          "int64",      "string",         "bool",       "float16",  "double",
+        "uint32",         "uint64",     "complex64",      "complex128", "bfloat16", "float8e4m3fn",
+        "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4",      "int4",     "float4e2m1",
+        "float8e8m0",     "uint2",      "int2",
     };
-    if (elem_type >= 0 && (size_t)elem_type < sizeof names / sizeof names[0]) return names[elem_type];
+    if (elem_type >= 0 && (size_t)elem_type < sizeof names / sizeof names[0])
+        return names[elem_type];
     return "unknown element type";
 }
 

@@ -82,7 +82,8 @@ static void print_table(const conf_case *cases, int num_cases) {
     free(rows);
 }
 
-static void print_cases(const conf_case *cases, int num_cases, conf_outcome which, const char *title) {
+static void print_cases(const conf_case *cases, int num_cases, conf_outcome which,
+                        const char *title) {
     const conf_case **list = calloc((size_t)num_cases + 1, sizeof *list);
     if (!list) return;
     int n = 0;
@@ -124,6 +125,7 @@ void conf_report(const conf_case *cases, int num_cases, int list_skips) {
     print_skip_reasons(cases, num_cases);
     if (list_skips) print_cases(cases, num_cases, CONF_SKIP, "skipped tests");
     printf("\ntests: %d\n", num_cases);
-    printf("%d passed, %d failed, %d skipped\n", count[CONF_PASS], count[CONF_FAIL], count[CONF_SKIP]);
+    printf("%d passed, %d failed, %d skipped\n", count[CONF_PASS], count[CONF_FAIL],
+           count[CONF_SKIP]);
     fflush(stdout);
 }

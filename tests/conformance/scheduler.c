@@ -100,8 +100,10 @@ static void telling_line(const char *log, char *line, size_t size) {
 static void finish(conf_case *c, const slot *s, int wstatus, int timed_out, double timeout,
                    int verbose) {
     double seconds = now_seconds() - s->start;
-    int have = s->len >= 1 && strchr(outcome_tags, s->buf[0]) && s->buf[0] != '\0';
-    conf_outcome reported = have ? (conf_outcome)(strchr(outcome_tags, s->buf[0]) - outcome_tags) : CONF_FAIL;
+    /* The child sends one tag byte (outcome_tags) and then its message. */
+    const char *tag = s->len >= 1 && s->buf[0] ? strchr(outcome_tags, s->buf[0]) : NULL;
+    int have = tag != NULL;
+    conf_outcome reported = have ? (conf_outcome)(tag - outcome_tags) : CONF_FAIL;
     char text[CONF_MESSAGE_SIZE];
     snprintf(text, sizeof text, "%.*s", have ? (int)s->len - 1 : 0, s->buf + 1);
     static const char *const words[] = {"PASS", "FAIL", "SKIP"};
@@ -115,14 +117,15 @@ static void finish(conf_case *c, const slot *s, int wstatus, int timed_out, doub
         const char *abbrev = sigabbrev_np(sig);
         if (have)
             snprintf(msg, sizeof msg, "crashed: signal %d (SIG%s, %s) after reporting %s%s%s", sig,
-                     abbrev ? abbrev : "?", strsignal(sig), words[reported], text[0] ? ": " : "", text);
+                     abbrev ? abbrev : "?", strsignal(sig), words[reported], text[0] ? ": " : "",
+                     text);
         else
             snprintf(msg, sizeof msg, "crashed: signal %d (SIG%s, %s)", sig, abbrev ? abbrev : "?",
                      strsignal(sig));
         set_result(c, CONF_FAIL, msg, seconds);
     } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
-        snprintf(msg, sizeof msg, "exited with status %d%s%s%s%s",
-                 WEXITSTATUS(wstatus), have ? " after reporting " : "", have ? words[reported] : "",
+        snprintf(msg, sizeof msg, "exited with status %d%s%s%s%s", WEXITSTATUS(wstatus),
+                 have ? " after reporting " : "", have ? words[reported] : "",
                  have && text[0] ? ": " : "", have ? text : "");
         set_result(c, CONF_FAIL, msg, seconds);
     } else if (!have) {
@@ -138,7 +141,8 @@ static void finish(conf_case *c, const slot *s, int wstatus, int timed_out, doub
                 log[strlen(log) - 1] == '\n' ? "" : "\n", c->name);
         fflush(stderr);
     }
-    if (log[0] && c->outcome == CONF_FAIL && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 && have)) {
+    int clean_exit = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 && have && !timed_out;
+    if (log[0] && c->outcome == CONF_FAIL && !clean_exit) {
         char line[512];
         telling_line(log, line, sizeof line);
         if (line[0]) {
@@ -155,7 +159,8 @@ static void run_in_process(conf_case *c) {
     set_result(c, outcome, msg, now_seconds() - start);
 }
 
-/* Forks the child for case index into s. Returns 0, or -1 on a system error. */
+/* Forks the child for case index into s. Returns 0 in the parent, -1 on a system error, and
+ * CONF_SCHED_CHILD in the child once it has run the case and sent its result. */
 static int spawn(conf_case *cases, int index, slot *s, const slot *slots, int num_slots) {
     int fds[2];
     if (pipe(fds) != 0) {
@@ -187,8 +192,9 @@ static int spawn(conf_case *cases, int index, slot *s, const slot *slots, int nu
         write_all(fds[1], &tag, 1);
         write_all(fds[1], msg, strlen(msg));
         close(fds[1]);
-        /* exit, not _exit: LeakSanitizer checks at exit and makes a leak a non-zero status. */
-        exit(0);
+        /* The child returns all the way out of main, freeing what it holds, so that
+         * LeakSanitizer (which checks at exit) reports only what the library leaked. */
+        return CONF_SCHED_CHILD;
     }
     close(fds[1]);
     s->pid = pid;
@@ -202,8 +208,7 @@ static int spawn(conf_case *cases, int index, slot *s, const slot *slots, int nu
 
 static pid_t wait_child(pid_t pid, int *wstatus) {
     pid_t r;
-    do
-        r = waitpid(pid, wstatus, 0);
+    do r = waitpid(pid, wstatus, 0);
     while (r < 0 && errno == EINTR);
     return r;
 }
@@ -231,7 +236,14 @@ int conf_schedule(conf_case *cases, int num_cases, const conf_sched_options *opt
     while (done < num_cases) {
         for (int i = 0; i < jobs && next < num_cases && rc == 0; i++) {
             if (slots[i].pid > 0) continue;
-            if (spawn(cases, next, &slots[i], slots, jobs) != 0) {
+            int sr = spawn(cases, next, &slots[i], slots, jobs);
+            if (sr == CONF_SCHED_CHILD) {
+                free(slots);
+                free(pfds);
+                free(pfd_slot);
+                return CONF_SCHED_CHILD;
+            }
+            if (sr != 0) {
                 rc = -1;
                 break;
             }
@@ -265,8 +277,7 @@ int conf_schedule(conf_case *cases, int num_cases, const conf_sched_options *opt
             ssize_t n;
             char scratch[512];
             size_t room = sizeof s->buf - 1 - s->len;
-            do
-                n = room ? read(s->fd, s->buf + s->len, room) : read(s->fd, scratch, sizeof scratch);
+            do n = room ? read(s->fd, s->buf + s->len, room) : read(s->fd, scratch, sizeof scratch);
             while (n < 0 && errno == EINTR);
             if (n > 0) {
                 if (room) s->len += (size_t)n;
@@ -280,8 +291,10 @@ int conf_schedule(conf_case *cases, int num_cases, const conf_sched_options *opt
             if (s->err_fd >= 0) close(s->err_fd);
             s->pid = 0;
             active--;
-            if (options->verbose) print_progress(&cases[s->index], ++done, num_cases);
-            else done++;
+            if (options->verbose)
+                print_progress(&cases[s->index], ++done, num_cases);
+            else
+                done++;
         }
 
         now = now_seconds();
@@ -296,8 +309,10 @@ int conf_schedule(conf_case *cases, int num_cases, const conf_sched_options *opt
             if (s->err_fd >= 0) close(s->err_fd);
             s->pid = 0;
             active--;
-            if (options->verbose) print_progress(&cases[s->index], ++done, num_cases);
-            else done++;
+            if (options->verbose)
+                print_progress(&cases[s->index], ++done, num_cases);
+            else
+                done++;
         }
         if (rc != 0 && active == 0) break;
     }

@@ -659,7 +659,7 @@ static void test_where(void **state) {
             tc__tensor y;
             etu_run_ok(ETU_OP(Where), 16, NULL, 0, 3, in, 1, &y);
             assert_int_equal(y.dtype, types[k]);
-            int64_t t1[TC_MAX_RANK], od[TC_MAX_RANK];
+            int64_t t1[TC_MAX_RANK] = {0}, od[TC_MAX_RANK] = {0};
             int32_t r1 = bcast_dims(&cond, &x, t1);
             tc__tensor tmp = {.rank = r1};
             memcpy(tmp.dims, t1, sizeof t1);
