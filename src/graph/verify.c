@@ -4,8 +4,10 @@
 #include "graph/graph.h"
 
 tc_status tc__graph_verify(tc__graph *g, bool allow_unsupported, tc__err *err) {
-    if (g->opset <= 0)
-        return tc__fail(err, TC_STATUS_INVALID_GRAPH, "the model does not import the default ONNX opset");
+    for (int n = 0; n < g->n_nodes && g->opset <= 0; n++)
+        if (g->nodes[n].domain[0] == '\0' || strcmp(g->nodes[n].domain, "ai.onnx") == 0)
+            return tc__fail(err, TC_STATUS_INVALID_GRAPH, "node '%s' uses the default ONNX domain, which the model does "
+                            "not import", g->nodes[n].name);
     if (g->n_outputs == 0) return tc__fail(err, TC_STATUS_INVALID_GRAPH, "the graph has no outputs");
     for (int n = 0; n < g->n_nodes; n++) {
         const tc__node *node = &g->nodes[n];

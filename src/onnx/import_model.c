@@ -28,10 +28,19 @@ static tc_status import_opset(tc__graph *g, const Onnx__ModelProto *m, tc__err *
         found = true;
         version = v;
     }
-    if (!found)
-        return tc__fail(err, TC_STATUS_INVALID_GRAPH,
-                        "model declares no opset for the default ONNX domain (no opset_import entry for \"\" or "
-                        "\"ai.onnx\")");
+    if (!found) {
+        /* Valid when no node uses the default domain (e.g. ai.onnx.ml-only models); the
+         * verifier then reports their ops as unsupported. */
+        const Onnx__GraphProto *gp = m->graph;
+        for (size_t i = 0; gp != NULL && i < gp->n_node; i++)
+            if (gp->node[i] != NULL && is_default_domain(tc__onnx_str(gp->node[i]->domain)))
+                return tc__fail(err, TC_STATUS_INVALID_GRAPH,
+                                "model declares no opset for the default ONNX domain (no opset_import entry for \"\" "
+                                "or \"ai.onnx\"), but node %zu uses it",
+                                i);
+        g->opset = 0;
+        return TC_STATUS_OK;
+    }
     if (version <= 0)
         return tc__fail(err, TC_STATUS_INVALID_GRAPH, "model declares an invalid opset version %lld for the default domain",
                         (long long)version);

@@ -107,7 +107,17 @@ static void test_opset_domains(void **state) {
 
     b = b_new(0);
     b_opset(b, "com.microsoft", 1);
+    b_node(b, "n", "Relu", "x", "y");
     expect_fail(b, NULL, TC_STATUS_INVALID_GRAPH, "no opset", "default", NULL);
+    b_free(b);
+
+    /* A model whose nodes all live in other domains needs no default opset. */
+    b = b_new(0);
+    b_opset(b, "ai.onnx.ml", 3);
+    b_node(b, "n", "Binarizer", "x", "y")->domain = b_str(b, "ai.onnx.ml");
+    g = expect_ok(b, NULL);
+    assert_int_equal(g->opset, 0);
+    tc__graph_destroy(g);
     b_free(b);
 
     b = b_new(13);
