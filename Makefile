@@ -17,7 +17,7 @@ DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev 
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
 	clang libclang-rt-14-dev xz-utils python3 python3-venv
 
-.PHONY: all deps venv build build-asan demo test unit conformance models fuzz clean
+.PHONY: all deps venv build build-asan demo test unit conformance cli models fuzz clean
 
 all: build
 
@@ -55,9 +55,15 @@ conformance: venv build-asan
 	node_dir=$$($(PY) -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/node"))'); \
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD_ASAN)/tests/tc_conformance "$$node_dir" --jobs $(JOBS)
 
-# Real and generated models against onnxruntime (release build; ../shared/models when present).
+# Real and generated models against onnxruntime (release build; ../shared/models when present):
+# through build -> plan -> load -> run, then through the reference executor.
 models: venv build
-	$(PY) tests/models/run_model_tests.py --tailcut $(BUILD)/tailcut --work $(OUT)/models
+	$(PY) tests/models/run_model_tests.py --tailcut $(BUILD)/tailcut --work $(OUT)/models --path plan
+	$(PY) tests/models/run_model_tests.py --tailcut $(BUILD)/tailcut --work $(OUT)/models --path reference
+
+# The command line: bench (JSON, trace, profile) and bench/compare.py on a tiny generated model.
+cli: venv build
+	bash tests/cli/test_bench_cli.sh $(BUILD) $(PY)
 
 # libFuzzer targets, FUZZ_SECONDS each, when clang is present.
 fuzz: deps
@@ -71,7 +77,7 @@ fuzz: deps
 	  done; \
 	else echo "clang not found: fuzz targets skipped"; fi
 
-test: unit conformance models fuzz
+test: unit conformance cli models fuzz
 	@echo "make test: all test suites passed"
 
 demo: venv build

@@ -195,29 +195,40 @@ def reference(model_path, feeds):
 # ----- running tailcut ----------------------------------------------------------------------------------
 
 
+# How `tailcut` runs each case (--path): "plan" builds a plan file for the inputs' shapes with
+# `tailcut build`, then runs the plan (build -> save -> mmap load -> context run); "reference"
+# runs the .onnx with the reference executor (`tailcut run --reference`).
+PATH_MODE = "plan"
+
+
 def run_tailcut(tailcut, model_path, feeds, case_dir, timeout):
     in_dir = os.path.join(case_dir, "inputs")
-    out_dir = os.path.join(case_dir, "outputs")
-    for d in (in_dir, out_dir):
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-    cmd = [tailcut, "run", model_path]
+    os.makedirs(in_dir, exist_ok=True)
+    inputs = {}
     for name, arr in feeds.items():
         path = os.path.join(in_dir, _safe(name) + ".npy")
         np.save(path, arr)
-        cmd += ["--input", "%s=%s" % (name, path)]
-    return _run(cmd + ["--output-dir", out_dir], timeout), out_dir
+        inputs[name] = path
+    return run_tailcut_files(tailcut, model_path, inputs, case_dir, timeout)
 
 
 def run_tailcut_files(tailcut, model_path, inputs, case_dir, timeout):
-    """Like run_tailcut for inputs that already are .npy files: {name: path}."""
+    """Runs tailcut on inputs that are .npy files ({name: path}) in the chosen PATH_MODE."""
     out_dir = os.path.join(case_dir, "outputs")
     shutil.rmtree(out_dir, ignore_errors=True)
     os.makedirs(out_dir)
-    cmd = [tailcut, "run", model_path]
+    seconds = 0.0
+    if PATH_MODE == "reference":
+        cmd = [tailcut, "run", "--reference", model_path]
+    else:
+        plan = os.path.join(case_dir, "model.plan")
+        shapes = ",".join("%s:%s" % (name, "x".join(str(d) for d in np.load(path, mmap_mode="r").shape))
+                          for name, path in inputs.items())
+        seconds += _run([tailcut, "build", model_path, "-o", plan, "--shapes", shapes], timeout)
+        cmd = [tailcut, "run", plan]
     for name, path in inputs.items():
         cmd += ["--input", "%s=%s" % (name, path)]
-    return _run(cmd + ["--output-dir", out_dir], timeout), out_dir
+    return seconds + _run(cmd + ["--output-dir", out_dir], timeout), out_dir
 
 
 def _run(cmd, timeout):
@@ -354,11 +365,15 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="skip the full-size generated ResNet-50 and BERT-base")
     p.add_argument("-k", dest="filter", default=None, help="run only the cases whose name contains this")
     p.add_argument("--timeout", type=int, default=1800, help="seconds allowed to one tailcut run (default 1800)")
+    p.add_argument("--path", choices=("plan", "reference"), default="plan",
+                   help="plan: tailcut build + run of the plan (default); reference: the reference executor")
     p.add_argument("--keep", action="store_true", help="keep inputs, outputs and generated models of passing cases")
     args = p.parse_args(argv)
     args.shared_label = args.shared if args.shared else "../shared/models"
     args.shared = os.path.abspath(args.shared or DEFAULT_SHARED)
     args.work = os.path.abspath(args.work)
+    global PATH_MODE
+    PATH_MODE = args.path
     args.tailcut = os.path.abspath(args.tailcut)
     if not (os.path.isfile(args.tailcut) and os.access(args.tailcut, os.X_OK)):
         print("run_model_tests: %s is not an executable file" % args.tailcut, file=sys.stderr)
