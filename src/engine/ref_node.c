@@ -68,6 +68,9 @@ static tc_status run_node(const tc__node *node, int64_t opset, const tc__tensor 
         for (int32_t i = 0; i < v->shape.rank; i++) dims[i] = v->shape.dims[i].value;
         st = tc__tensor_alloc(&outs[o], v->dtype, v->shape.rank, dims, err);
         if (st) return st;
+        /* Poison the output: kernels must write every element (engine arenas are not zeroed),
+         * and the conformance and model tests catch any that do not. */
+        memset(outs[o].data, 0xA5, outs[o].nbytes);
         pout[o] = &outs[o];
     }
     tc__kernel_ctx kctx = {.node_name = node->name,
