@@ -193,6 +193,42 @@ static void test_passes_off_same_outputs(void **state) {
     tc_model_destroy(m);
 }
 
+static void test_several_profiles(void **state) {
+    (void)state;
+    tc_model *m = etm_model();
+    tc_input_range r[2] = {{.name = "x", .rank = 4, .min = {1, 3, 8, 8}, .opt = {1, 3, 8, 8}, .max = {2, 3, 8, 8}},
+                           {.name = "x", .rank = 4, .min = {3, 3, 8, 8}, .opt = {4, 3, 8, 8}, .max = {6, 3, 8, 8}}};
+    tc_profile p[2] = {{1, &r[0]}, {1, &r[1]}};
+    tc_build_options o = {.struct_size = sizeof o, .num_profiles = 2, .profiles = p};
+    tc_engine *e = NULL;
+    tc_error err;
+    assert_int_equal(tc_engine_build(m, &o, &e, &err), TC_STATUS_OK);
+    assert_int_equal(tc_engine_num_profiles(e), 2);
+    tc_memory_info m0, m1;
+    assert_int_equal(tc_engine_memory_info(e, 0, &m0), TC_STATUS_OK);
+    assert_int_equal(tc_engine_memory_info(e, 1, &m1), TC_STATUS_OK);
+    assert_true(m1.arena_bytes > m0.arena_bytes);
+    tc_input_range got;
+    assert_int_equal(tc_engine_profile_range(e, 1, 0, &got), TC_STATUS_OK);
+    assert_int_equal(got.max[0], 6);
+    tc_context *c0 = NULL, *c1 = NULL;
+    assert_int_equal(tc_context_create(e, 0, &c0, NULL), TC_STATUS_OK);
+    assert_int_equal(tc_context_create(e, 1, &c1, NULL), TC_STATUS_OK);
+    assert_int_not_equal(tc_context_create(e, 2, &c1, &err), TC_STATUS_OK);
+    tc_tensor x = etm_input(5);
+    assert_int_equal(tc_context_set_input_shape(c0, "x", 4, x.dims), TC_STATUS_INVALID_ARGUMENT);
+    float y[30];
+    etm_run(c1, &x, y);
+    tc_tensor want = etm_reference(m, &x);
+    etm_expect_close(y, want.data, 25);
+    tc_tensor_free(&want);
+    tc_tensor_free(&x);
+    tc_context_destroy(c0);
+    tc_context_destroy(c1);
+    tc_engine_destroy(e);
+    tc_model_destroy(m);
+}
+
 typedef struct worker {
     const tc_engine *e;
     tc_tensor x;
@@ -252,6 +288,7 @@ int main(void) {
         cmocka_unit_test(test_plan_round_trip_and_determinism),
         cmocka_unit_test(test_passes_off_same_outputs),
         cmocka_unit_test(test_concurrent_contexts),
+        cmocka_unit_test(test_several_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
