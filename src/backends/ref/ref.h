@@ -29,6 +29,11 @@ typedef struct tc__kernel_ctx {
                                     (zeroed) by the executor; out[i] NULL for an absent output */
     tc__err *err;
     tc__scratch *scratch;        /* NULL: kernels may malloc (reference executor); else they must use it */
+    /* For fast tactics that fuse the epilogue (y = act(op + bias + residual)); NULL/none otherwise. */
+    const tc__epilogue *epi;
+    const tc__tensor *bias;      /* 1-D over the output's last dim, or NULL */
+    const tc__tensor *residual;  /* same shape as out[0], or NULL */
+    void *pool;                  /* pthreadpool_t of the context, or NULL (single thread) */
 } tc__kernel_ctx;
 
 /*

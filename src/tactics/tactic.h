@@ -1,0 +1,74 @@
+/*
+ * tactic.h - a tactic is one implementation of one operator with a fixed configuration
+ * (oneDNN's "primitive descriptor" in spirit): it says whether it supports a step, how it
+ * wants its constant weights laid out, how much scratch it needs, and runs it.
+ * Per op, an ordered list of tactics (tactics.inc, best first, the reference kernel last) is
+ * exactly what the auto-tuner times. Tactics depend only on core and backend types.
+ */
+#ifndef TC_TACTICS_TACTIC_H
+#define TC_TACTICS_TACTIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/ref/ref.h"
+#include "core/cpu.h"
+
+/* What a tactic sees of a step when asked whether it supports it, and when packing. */
+typedef struct tc__step_desc {
+    const char *op_type;
+    int64_t opset;
+    const tc__attrs *attrs;
+    int n_in;                      /* the op's own inputs (epilogue operands excluded) */
+    const tc__tensor *const *in;   /* dtype and shape always set (the profile's opt shape); data set only
+                                      for constant inputs (in_const[i]), NULL for absent inputs */
+    const bool *in_const;
+    int n_out;
+    const tc__tensor *const *out;  /* dtype and shape */
+    const tc__epilogue *epi;       /* what the step must apply after the op (never NULL) */
+    const tc__tensor *bias;        /* epilogue bias (shape; data if constant) or NULL */
+    const tc__tensor *residual;    /* epilogue residual (shape) or NULL */
+} tc__step_desc;
+
+enum {
+    /* run() applies the step's epilogue itself (ctx->epi, ctx->bias, ctx->residual). Without this
+     * flag the engine applies it after run() with the reference epilogue. */
+    TC__TACTIC_FUSES_EPILOGUE = 1u << 0,
+};
+
+typedef struct tc__tactic {
+    const char *name;              /* "conv_im2col_avx512", ...; stored in plans, <= 31 chars */
+    const char *op_type;
+    uint64_t isa;                  /* TC__ISA_* bits it needs (0 = baseline C) */
+    uint32_t flags;                /* TC__TACTIC_* */
+    /* True when the tactic computes this step exactly (dtype, attributes, shapes, epilogue). */
+    bool (*supports)(const tc__step_desc *d);
+    /*
+     * Optional. Rewrites constant input `index` from the ONNX layout (src) into the layout run()
+     * expects (dst), at build time; the plan stores dst. It must be a permutation of the same
+     * byte size (dims and dtype unchanged) so that the plan stays valid. Returns false when this
+     * input is used as is.
+     */
+    bool (*packs_input)(const tc__step_desc *d, int index);
+    tc_status (*pack)(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err);
+    /* Optional. Scratch bytes run() needs at these shapes (0 when NULL). */
+    size_t (*scratch_bytes)(const tc__step_desc *d);
+    /* Runs the step. Must not allocate (use ctx->scratch), lock or log. May use ctx->pool. */
+    tc_status (*run)(const tc__kernel_ctx *ctx);
+} tc__tactic;
+
+/* Every tactic, from tactics.inc. */
+#define TC_TACTIC(op, name) extern const tc__tactic tc__tactic_##name;
+#include "tactics/tactics.inc"
+#undef TC_TACTIC
+
+/*
+ * The fast candidates for op_type usable on a CPU with ISA bits isa, best first (the engine adds
+ * the reference kernel, "ref", as the last candidate). Fills out[0..cap) and returns the count.
+ */
+int tc__tactics_for(const char *op_type, uint64_t isa, const tc__tactic **out, int cap);
+/* Looks a tactic up by name (plans store names); NULL when this build has none of that name. */
+const tc__tactic *tc__tactic_find(const char *name, const char *op_type);
+
+#endif
