@@ -1,0 +1,166 @@
+/* tuner.c - times candidate tactics of one step on random inputs (see tuner.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "tactics/tuner.h"
+
+#define MAX_IO 16
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Fills a tensor with seeded values in [-1, 1) (never all zero); integer tensors get small non-negative values. */
+static void fill_random(tc__tensor *t, uint64_t seed) {
+    int64_t n = tc__tensor_numel(t);
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int64_t i = 0; i < n; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        double u = (double)(s >> 11) / 9007199254740992.0;
+        if (tc__dtype_is_float(t->dtype)) tc__tensor_set_f64(t, i, u * 2.0 - 1.0);
+        else tc__tensor_set_i64(t, i, (int64_t)(u * 3.0));
+    }
+}
+
+typedef struct bench_io {
+    tc__tensor in[MAX_IO], out[MAX_IO], bias, residual;
+    const tc__tensor *pin[MAX_IO];
+    tc__tensor *pout[MAX_IO];
+    void *packed[MAX_IO];
+} bench_io;
+
+static void io_free(bench_io *b, int n_in, int n_out) {
+    for (int i = 0; i < n_in; i++) {
+        if (b->packed[i] != NULL) free(b->packed[i]); /* b->in[i] only borrowed it */
+        else if (b->in[i].data != NULL && b->pin[i] == &b->in[i]) tc__tensor_free(&b->in[i]);
+    }
+    for (int o = 0; o < n_out; o++) tc__tensor_free(&b->out[o]);
+    tc__tensor_free(&b->residual);
+}
+
+/* Runs one candidate `runs` times after a warm-up; returns median and max in ns (UINT64_MAX if failed). */
+static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_fn ref, int runs, void *pool,
+                          uint64_t cutoff, tc__tune_entry *e, tc__err *err) {
+    bench_io b;
+    memset(&b, 0, sizeof b);
+    tc_status st = TC_STATUS_OK;
+    void *scratch_mem = NULL;
+    uint64_t *samples = NULL;
+    for (int i = 0; i < d->n_in && st == TC_STATUS_OK; i++) {
+        b.pin[i] = NULL;
+        if (d->in[i] == NULL) continue;
+        if (d->in_const[i]) {
+            b.pin[i] = d->in[i];
+            if (t != NULL && t->packs_input != NULL && t->packs_input(d, i)) {
+                b.in[i] = *d->in[i];
+                b.packed[i] = aligned_alloc(64, (d->in[i]->nbytes + 63) & ~(size_t)63);
+                if (b.packed[i] == NULL) {
+                    st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
+                    break;
+                }
+                st = t->pack(d, i, d->in[i]->data, b.packed[i], err);
+                b.in[i].data = b.packed[i];
+                b.pin[i] = &b.in[i];
+            }
+            continue;
+        }
+        st = tc__tensor_alloc(&b.in[i], d->in[i]->dtype, d->in[i]->rank, d->in[i]->dims, err);
+        if (st == TC_STATUS_OK) fill_random(&b.in[i], (uint64_t)i + 1);
+        b.pin[i] = &b.in[i];
+    }
+    for (int o = 0; o < d->n_out && st == TC_STATUS_OK; o++) {
+        st = tc__tensor_alloc(&b.out[o], d->out[o]->dtype, d->out[o]->rank, d->out[o]->dims, err);
+        b.pout[o] = &b.out[o];
+    }
+    if (st == TC_STATUS_OK && d->residual != NULL) {
+        st = tc__tensor_alloc(&b.residual, d->residual->dtype, d->residual->rank, d->residual->dims, err);
+        if (st == TC_STATUS_OK) fill_random(&b.residual, 99);
+    }
+    size_t scratch_bytes = (size_t)64 << 20;
+    if (t != NULL && t->scratch_bytes != NULL) scratch_bytes = t->scratch_bytes(d) + 4096;
+    if (st == TC_STATUS_OK && (scratch_mem = aligned_alloc(64, (scratch_bytes + 63) & ~(size_t)63)) == NULL)
+        st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %zu bytes of scratch", scratch_bytes);
+    if (st == TC_STATUS_OK && (samples = calloc((size_t)runs + 1, sizeof *samples)) == NULL)
+        st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    e->median_ns = e->max_ns = UINT64_MAX;
+    if (st == TC_STATUS_OK) {
+        tc__scratch scratch = {scratch_mem, scratch_bytes, 0};
+        bool fused = t != NULL && (t->flags & TC__TACTIC_FUSES_EPILOGUE);
+        tc__err kerr = {0};
+        tc__kernel_ctx kc = {.node_name = "tune",
+                             .op_type = d->op_type,
+                             .opset = d->opset,
+                             .attrs = d->attrs,
+                             .n_in = d->n_in,
+                             .in = b.pin,
+                             .n_out = d->n_out,
+                             .out = b.pout,
+                             .err = &kerr,
+                             .scratch = &scratch,
+                             .epi = fused ? d->epi : NULL,
+                             .bias = fused ? d->bias : NULL,
+                             .residual = fused && d->residual ? &b.residual : NULL,
+                             .pool = t != NULL ? pool : NULL};
+        tc__ref_fn fn = t != NULL ? t->run : ref;
+        int done = 0;
+        for (int r = -1; r < runs; r++) {
+            scratch.used = 0;
+            uint64_t t0 = now_ns();
+            tc_status rs = fn(&kc);
+            uint64_t dt = now_ns() - t0;
+            if (rs != TC_STATUS_OK) {
+                done = 0;
+                break;
+            }
+            if (r >= 0) samples[done++] = dt;
+            if (dt > cutoff) { /* far slower than the best so far: one sample is enough */
+                if (r < 0) samples[done++] = dt;
+                break;
+            }
+        }
+        if (done > 0) {
+            qsort(samples, (size_t)done, sizeof *samples, cmp_u64);
+            e->median_ns = samples[done / 2];
+            e->max_ns = samples[done - 1];
+        }
+    }
+    free(samples);
+    free(scratch_mem);
+    io_free(&b, d->n_in, d->n_out);
+    return st;
+}
+
+tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref, int runs,
+                        void *pool, tc__tune_result *out, tc__err *err) {
+    memset(out, 0, sizeof *out);
+    if (d->n_in > MAX_IO || d->n_out > MAX_IO) return tc__fail(err, TC_STATUS_UNSUPPORTED, "too many inputs to tune");
+    uint64_t best = UINT64_MAX;
+    out->winner = -1;
+    int total = n + (ref != NULL);
+    if (total > TC__TUNE_MAX_CANDIDATES) total = TC__TUNE_MAX_CANDIDATES;
+    for (int k = 0; k < total; k++) {
+        const tc__tactic *t = k < n ? cands[k] : NULL;
+        tc__tune_entry *e = &out->cand[out->n++];
+        snprintf(e->name, sizeof e->name, "%s", t ? t->name : "ref");
+        uint64_t cutoff = best == UINT64_MAX ? UINT64_MAX : best * 4;
+        tc_status st = time_one(d, t, ref, runs, pool, cutoff, e, err);
+        if (st) return st;
+        if (e->median_ns < best) {
+            best = e->median_ns;
+            out->winner = k;
+        }
+    }
+    if (out->winner < 0) return tc__fail(err, TC_STATUS_INTERNAL, "no candidate of %s ran", d->op_type);
+    return TC_STATUS_OK;
+}

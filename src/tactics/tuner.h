@@ -1,0 +1,49 @@
+/*
+ * tuner.h - the auto-tuner: times every candidate tactic of a step on this machine (warm-up,
+ * then the median of repeated runs, tail kept too) and remembers results in a timing cache
+ * keyed by the target fingerprint and the step's signature, so rebuilds skip the timing.
+ */
+#ifndef TC_TACTICS_TUNER_H
+#define TC_TACTICS_TUNER_H
+
+#include "tactics/tactic.h"
+
+#define TC__TUNE_MAX_CANDIDATES 8
+
+typedef struct tc__tune_entry {
+    char name[32];
+    uint64_t median_ns; /* UINT64_MAX: not timed (cut off, or heuristic choice) */
+    uint64_t max_ns;
+} tc__tune_entry;
+
+typedef struct tc__tune_result {
+    int n;
+    tc__tune_entry cand[TC__TUNE_MAX_CANDIDATES];
+    int winner; /* index into cand */
+} tc__tune_result;
+
+/* A step signature for the timing cache: op, attributes, shapes, constness, epilogue. */
+uint64_t tc__step_signature(const tc__step_desc *d);
+
+/*
+ * Times candidates (fast tactics first; the reference kernel `ref` as the last one when
+ * ref != NULL) on random non-zero inputs at the desc's shapes; constant inputs use the desc's
+ * data (packed per tactic). Fills out with the median and max per candidate and the winner.
+ * `runs` timed runs after one warm-up; a candidate slower than 4x the best so far is cut early.
+ */
+tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref, int runs,
+                        void *pool, tc__tune_result *out, tc__err *err);
+
+/* Timing cache: entries per (fingerprint, signature). */
+typedef struct tc__timing_cache tc__timing_cache;
+
+/* Loads path (missing file = empty cache); entries of another fingerprint are ignored. */
+tc_status tc__timing_cache_load(const char *path, uint64_t fingerprint, tc__timing_cache **out, tc__err *err);
+const tc__tune_result *tc__timing_cache_find(const tc__timing_cache *c, uint64_t signature);
+tc_status tc__timing_cache_put(tc__timing_cache *c, uint64_t signature, const tc__tune_result *r, tc__err *err);
+tc_status tc__timing_cache_save(const tc__timing_cache *c, const char *path, tc__err *err);
+void tc__timing_cache_free(tc__timing_cache *c);
+/* The fingerprint of this machine (vendor, family, model, stepping, usable ISA). */
+uint64_t tc__target_fingerprint(void);
+
+#endif
