@@ -211,7 +211,14 @@ typedef struct tc_build_options {
     int32_t num_profiles;        /* 0: one profile from the model's static shapes */
     const tc_profile *profiles;  /* not kept after tc_engine_build returns */
     uint32_t disabled_passes;    /* TC_PASS_* bits */
+    uint32_t flags;              /* TC_BUILD_* bits */
+    const char *timing_cache;    /* timing cache file read and updated by the tuner, or NULL */
 } tc_build_options;
+
+enum {
+    /* Choose each step's tactic by the heuristic order (no timing): fast builds. */
+    TC_BUILD_TACTICS_FIXED = 1u << 0,
+};
 
 /*
  * Optimizes the model for this machine and returns an engine (the same object a saved
@@ -245,6 +252,18 @@ typedef struct tc_step_info {
 
 TC_API int tc_engine_num_steps(const tc_engine *engine);
 TC_API tc_status tc_engine_step_info(const tc_engine *engine, int index, tc_step_info *info);
+
+/* A candidate tactic the auto-tuner considered for a step, with its measured times. */
+typedef struct tc_tactic_timing {
+    const char *name;
+    double median_ms; /* < 0: not timed (heuristic choice or cut off early) */
+    double max_ms;
+    int chosen;
+} tc_tactic_timing;
+
+/* Number of candidates recorded for a step, and candidate i. */
+TC_API int tc_engine_step_num_candidates(const tc_engine *engine, int step);
+TC_API tc_status tc_engine_step_candidate(const tc_engine *engine, int step, int index, tc_tactic_timing *timing);
 
 typedef struct tc_memory_info {
     uint64_t arena_bytes;   /* activation arena of one context at the profile's max shapes */

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <pthreadpool.h>
+
 #include "engine/engine.h"
 
 #define MAX_IO 64
@@ -26,6 +28,8 @@ struct tc_context {
     tc__tensor **outs;          /* per step: 16 output pointers */
     tc__kernel_ctx *kctx;       /* per step */
     tc__ref_fn *kernels;        /* per step */
+    bool *fused;                /* per step: the kernel applies the epilogue itself */
+    pthreadpool_t pool;
     uint64_t *step_ns;
     bool profiling, dirty;
     tc__err err;
@@ -59,6 +63,8 @@ void tc_context_destroy(tc_context *c) {
     free(c->outs);
     free(c->kctx);
     free(c->kernels);
+    free(c->fused);
+    if (c->pool) pthreadpool_destroy(c->pool);
     free(c->step_ns);
     free(c);
 }
@@ -89,8 +95,10 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
     c->kctx = calloc((size_t)ns + 1, sizeof *c->kctx);
     c->kernels = calloc((size_t)ns + 1, sizeof *c->kernels);
     c->step_ns = calloc((size_t)ns + 1, sizeof *c->step_ns);
+    c->fused = calloc((size_t)ns + 1, sizeof *c->fused);
+    c->pool = pthreadpool_create(e->threads > 0 ? (size_t)e->threads : 0);
     if (!c->arena || !c->scratch.base || !c->tensors || !c->known || !c->bound_bytes || !c->ins || !c->outs ||
-        !c->kctx || !c->kernels || !c->step_ns)
+        !c->kctx || !c->kernels || !c->step_ns || !c->fused || !c->pool)
         goto oom;
     for (int v = 0; v < nv; v++) {
         const tc__value *val = &g->values[v];
@@ -122,7 +130,9 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
         tc__tensor **o = &c->outs[(size_t)k * 16];
         for (int i = 0; i < node->n_in; i++) in[i] = node->in[i] >= 0 ? &c->tensors[node->in[i]] : NULL;
         for (int j = 0; j < node->n_out; j++) o[j] = node->out[j] >= 0 ? &c->tensors[node->out[j]] : NULL;
-        c->kernels[k] = tc__ref_find(node->op_type);
+        const tc__tactic *t = e->tactics ? e->tactics[k] : NULL;
+        c->kernels[k] = t ? t->run : tc__ref_find(node->op_type);
+        c->fused[k] = t && (t->flags & TC__TACTIC_FUSES_EPILOGUE);
         if (c->kernels[k] == NULL) {
             tc__fail(&err, TC_STATUS_UNSUPPORTED, "step '%s': no kernel for %s", node->name, node->op_type);
             goto fail;
@@ -136,7 +146,12 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
                                       .n_out = node->n_out,
                                       .out = o,
                                       .err = &c->run_err,
-                                      .scratch = &c->scratch};
+                                      .scratch = &c->scratch,
+                                      .epi = c->fused[k] ? &node->epi : NULL,
+                                      .bias = c->fused[k] && node->epi.bias_input >= 0 ? in[node->epi.bias_input] : NULL,
+                                      .residual = c->fused[k] && node->epi.residual_input >= 0 ? in[node->epi.residual_input]
+                                                                                                : NULL,
+                                      .pool = t ? c->pool : NULL};
     }
     c->dirty = true;
     *out = c;
@@ -275,7 +290,7 @@ tc_status tc_context_run(tc_context *c) {
         c->scratch.used = 0;
         memset(&c->run_err, 0, sizeof c->run_err);
         tc_status st = c->kernels[k](kc);
-        if (st == TC_STATUS_OK && !tc__epilogue_is_none(&node->epi))
+        if (st == TC_STATUS_OK && !c->fused[k] && !tc__epilogue_is_none(&node->epi))
             st = tc__ref_apply_epilogue(&node->epi, kc->out[0], node->epi.bias_input >= 0 ? kc->in[node->epi.bias_input] : NULL,
                                         node->epi.residual_input >= 0 ? kc->in[node->epi.residual_input] : NULL,
                                         &c->run_err);

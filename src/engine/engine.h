@@ -11,6 +11,7 @@
 
 #include "backends/ref/ref.h"
 #include "graph/graph.h"
+#include "tactics/tuner.h"
 
 #define TC__NOT_IN_ARENA UINT64_MAX
 
@@ -54,6 +55,8 @@ struct tc_engine {
     size_t n_bytes;
     bool mapped;
     char **step_ops;      /* per step: "Conv+BatchNormalization+Relu" */
+    tc__tune_result *tuning;            /* per step: candidates and their times */
+    const tc__tactic **tactics;         /* per step: the chosen fast tactic, NULL for ref */
 };
 
 /* Serializes steps and profiles into the plan's ENGINE section (malloc'd, deterministic). */

@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 #include "engine/model.h"
 #include "engine/plan_format.h"
+#include "tactics/tactic.h"
 
 tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_options *o, void **bytes, size_t *n_bytes,
                                 tc__err *err);
@@ -30,6 +31,8 @@ void tc_engine_destroy(tc_engine *e) {
     }
     free(e->profiles);
     free(e->steps);
+    free(e->tuning);
+    free(e->tactics);
     if (e->step_ops)
         for (int k = 0; k < e->n_steps; k++) free(e->step_ops[k]);
     free(e->step_ops);
@@ -75,6 +78,22 @@ tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_
             if (e->g->nodes[n].schema == NULL)
                 st = tc__fail(err, TC_STATUS_UNSUPPORTED, "plan step '%s' uses op %s, which this build does not support",
                               e->g->nodes[n].name, e->g->nodes[n].op_type);
+    }
+    if (st == TC_STATUS_OK) {
+        e->tactics = calloc((size_t)(e->n_steps ? e->n_steps : 1), sizeof *e->tactics);
+        if (e->tactics == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int k = 0; k < e->n_steps && st == TC_STATUS_OK; k++) {
+            const tc__step *s = &e->steps[k];
+            const tc__node *n = &e->g->nodes[s->node];
+            if (s->kind != TC__STEP_COMPUTE || strcmp(s->tactic, "ref") == 0) continue;
+            e->tactics[k] = tc__tactic_find(s->tactic, n->op_type);
+            if (e->tactics[k] == NULL)
+                st = tc__fail(err, TC_STATUS_UNSUPPORTED, "plan step '%s' uses tactic '%s', which this build does not have: "
+                              "rebuild the plan", n->name, s->tactic);
+            else if ((e->tactics[k]->isa & ~tc__cpu_get()->isa) != 0)
+                st = tc__fail(err, TC_STATUS_UNSUPPORTED_HARDWARE, "plan step '%s' uses tactic '%s', which needs ISA "
+                              "this CPU (or TAILCUT_MAX_ISA) does not allow: rebuild the plan", n->name, s->tactic);
+        }
     }
     if (st == TC_STATUS_OK) {
         e->step_ops = calloc((size_t)(e->n_steps ? e->n_steps : 1), sizeof(char *));
@@ -227,6 +246,21 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
     info->output_shape[0] = '\0';
     if (n->n_out > 0 && n->out[0] >= 0)
         tc__graph_shape_str(e->g, &e->g->values[n->out[0]].info.shape, info->output_shape, sizeof info->output_shape);
+    return TC_STATUS_OK;
+}
+
+int tc_engine_step_num_candidates(const tc_engine *e, int step) {
+    return e && step >= 0 && step < e->n_steps && e->tuning ? e->tuning[step].n : 0;
+}
+
+tc_status tc_engine_step_candidate(const tc_engine *e, int step, int index, tc_tactic_timing *t) {
+    if (!e || !t || step < 0 || step >= e->n_steps || !e->tuning || index < 0 || index >= e->tuning[step].n)
+        return TC_STATUS_INVALID_ARGUMENT;
+    const tc__tune_entry *c = &e->tuning[step].cand[index];
+    t->name = c->name;
+    t->median_ms = c->median_ns == UINT64_MAX ? -1.0 : (double)c->median_ns / 1e6;
+    t->max_ms = c->max_ns == UINT64_MAX ? -1.0 : (double)c->max_ns / 1e6;
+    t->chosen = index == e->tuning[step].winner;
     return TC_STATUS_OK;
 }
 

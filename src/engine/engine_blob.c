@@ -2,7 +2,8 @@
  * engine_blob.c - the plan's ENGINE section: steps (node, kind, tactic, precision) and
  * profiles (input ranges, arena/scratch sizes, per-value offsets and capacities).
  * Layout, all little-endian: "TCEN" u32 version | u32 threads | u32 n_steps | steps (48 bytes
- * each: u32 node, u8 kind, 3 pad, char tactic[32], char precision[8]) | u32 n_profiles |
+ * each: u32 node, u8 kind, 3 pad, char tactic[32], char precision[8]) | per step the tuner's
+ * candidates: u32 n, u32 winner, n x (char name[32], u64 median_ns, u64 max_ns) | u32 n_profiles |
  * per profile: u32 n_ranges, per range (u32 value, u32 rank, i64 min[8], opt[8], max[8]),
  * u64 arena, naive, scratch, u32 n_values, u64 offset[n_values], u64 capacity[n_values].
  */
@@ -12,7 +13,7 @@
 #include "engine/engine.h"
 
 #define BLOB_MAGIC 0x4e454354u /* "TCEN" */
-#define BLOB_VERSION 1u
+#define BLOB_VERSION 2u
 
 typedef struct wbuf {
     unsigned char *p;
@@ -54,6 +55,18 @@ tc_status tc__engine_blob_write(const tc_engine *e, void **out, size_t *size, tc
         memcpy(rec + 8, s->tactic, sizeof s->tactic);
         memcpy(rec + 40, s->precision, sizeof s->precision);
         put(&w, rec, sizeof rec);
+    }
+    for (int k = 0; k < e->n_steps; k++) {
+        const tc__tune_result *r = e->tuning ? &e->tuning[k] : NULL;
+        put_u32(&w, r ? (uint32_t)r->n : 0);
+        put_u32(&w, r ? (uint32_t)r->winner : 0);
+        for (int c = 0; r && c < r->n; c++) {
+            char name[32] = {0};
+            memcpy(name, r->cand[c].name, strnlen(r->cand[c].name, 31));
+            put(&w, name, sizeof name);
+            put_u64(&w, r->cand[c].median_ns);
+            put_u64(&w, r->cand[c].max_ns);
+        }
     }
     put_u32(&w, (uint32_t)e->n_profiles);
     for (int p = 0; p < e->n_profiles; p++) {
@@ -139,6 +152,21 @@ tc_status tc__engine_blob_read(tc_engine *e, const void *data, size_t size, tc__
         s->precision[sizeof s->precision - 1] = '\0';
         if (s->node < 0 || s->node >= g->n_nodes || s->kind > TC__STEP_VIEW) return corrupt(err, "step record");
         if (k > 0 && s->node <= e->steps[k - 1].node) return corrupt(err, "steps out of order");
+    }
+    e->tuning = calloc(n_steps ? n_steps : 1, sizeof *e->tuning);
+    if (e->tuning == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t k = 0; k < n_steps; k++) {
+        tc__tune_result *res = &e->tuning[k];
+        uint32_t n = get_u32(&r), winner = get_u32(&r);
+        if (r.bad || n > TC__TUNE_MAX_CANDIDATES || (n > 0 && winner >= n)) return corrupt(err, "tuning record");
+        res->n = (int)n;
+        res->winner = (int)winner;
+        for (uint32_t c = 0; c < n; c++) {
+            get(&r, res->cand[c].name, sizeof res->cand[c].name);
+            res->cand[c].name[sizeof res->cand[c].name - 1] = '\0';
+            res->cand[c].median_ns = get_u64(&r);
+            res->cand[c].max_ns = get_u64(&r);
+        }
     }
     uint32_t n_profiles = get_u32(&r);
     if (r.bad || n_profiles == 0 || n_profiles > 64) return corrupt(err, "profile count");

@@ -9,6 +9,7 @@
 
 #include "core/cpu.h"
 #include "engine/engine.h"
+#include "engine/engine_tactics.h"
 #include "engine/memory_plan.h"
 #include "engine/model.h"
 #include "engine/plan_format.h"
@@ -123,59 +124,21 @@ static tc_status make_steps(const tc__graph *g, tc__step **out, tc__err *err) {
     return TC_STATUS_OK;
 }
 
-/* Sizes every value at the given input dims (shape steps evaluated); sizes[v] = max(sizes[v], bytes). */
+/* Sizes every value at the given input dims (sizes[v] = max(sizes[v], bytes)) and the scratch steps need. */
 static tc_status measure(const tc__graph *g, const tc__step *steps, const tc__range *ranges, int which, uint64_t *sizes,
                          uint64_t *scratch, tc__err *err) {
-    int nv = g->n_values;
-    tc__tensor *t = calloc((size_t)nv, sizeof *t);
-    bool *known = calloc((size_t)nv, sizeof *known), *owned = calloc((size_t)nv, sizeof *owned);
-    tc_status st = TC_STATUS_OK;
-    if (!t || !known || !owned) {
-        st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
-        goto out;
-    }
-    for (int v = 0; v < nv; v++)
-        if (g->values[v].init) {
-            t[v] = *g->values[v].init;
-            known[v] = true;
+    tc__shapes s;
+    tc_status st = tc__shapes_at(g, steps, ranges, which, &s, err);
+    if (st == TC_STATUS_OK) {
+        for (int v = 0; v < g->n_values; v++)
+            if (!g->values[v].init && s.t[v].nbytes > sizes[v]) sizes[v] = s.t[v].nbytes;
+        for (int k = 0; k < g->n_nodes; k++) {
+            if (steps[k].kind == TC__STEP_VIEW) continue;
+            uint64_t need = tc__step_scratch_bytes(g, &steps[k], &s);
+            if (need > *scratch) *scratch = need;
         }
-    for (int k = 0; k < g->n_inputs; k++) {
-        const tc__range *r = &ranges[k];
-        tc__tensor *x = &t[r->value];
-        x->dtype = g->values[r->value].info.dtype;
-        x->rank = r->rank;
-        for (int32_t d = 0; d < r->rank; d++) x->dims[d] = which == 0 ? r->min[d] : which == 1 ? r->opt[d] : r->max[d];
-        int64_t n = tc__numel(x->rank, x->dims);
-        if (n < 0) {
-            st = tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' is too large", g->values[r->value].name);
-            goto out;
-        }
-        x->nbytes = (size_t)n * tc_dtype_size(x->dtype);
     }
-    tc__shape_state s = {.tensors = t, .known = known, .capacity = NULL, .alloc_shape_values = true, .owned = owned,
-                         .scratch = NULL};
-    st = tc__engine_propagate(g, steps, g->n_nodes, &s, err);
-    if (st) goto out;
-    for (int v = 0; v < nv; v++)
-        if (!g->values[v].init && t[v].nbytes > sizes[v]) sizes[v] = t[v].nbytes;
-    /* Scratch bound for reference kernels: double copies of all inputs and the output, plus index tables. */
-    for (int n = 0; n < g->n_nodes; n++) {
-        const tc__node *node = &g->nodes[n];
-        uint64_t in0 = 0;
-        for (int i = 0; i < node->n_in; i++)
-            if (node->in[i] >= 0) in0 += (uint64_t)tc__tensor_numel(&t[node->in[i]]);
-        uint64_t o0 = node->n_out > 0 && node->out[0] >= 0 ? (uint64_t)tc__tensor_numel(&t[node->out[0]]) : 0;
-        uint64_t dims = 0;
-        if (node->n_out > 0 && node->out[0] >= 0)
-            for (int32_t d = 0; d < t[node->out[0]].rank; d++) dims += (uint64_t)t[node->out[0]].dims[d];
-        uint64_t need = 16 * (in0 + o0) + 64 * dims + 4096;
-        if (need > *scratch) *scratch = need;
-    }
-out:
-    if (t && owned)
-        for (int v = 0; v < nv; v++)
-            if (owned[v]) free(t[v].data);
-    free(t), free(known), free(owned);
+    tc__shapes_free(&s);
     return st;
 }
 
@@ -276,19 +239,32 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK)
         st = tc__passes_run(g, o ? o->disabled_passes : 0, tc__ref_eval, &g->opset, NULL, err);
     if (st == TC_STATUS_OK) st = make_steps(g, &steps, err);
+    uint64_t required_isa = 0;
+    tc__tune_result *tuning = NULL;
+    if (st == TC_STATUS_OK) {
+        tuning = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *tuning);
+        if (tuning == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    if (st == TC_STATUS_OK) {
+        tc__tactic_opts to = {.fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED),
+                              .cache_path = o ? o->timing_cache : NULL,
+                              .threads = o ? o->threads : 0};
+        st = tc__engine_choose_tactics(g, steps, profiles[0].ranges, &to, tuning, &required_isa, err);
+    }
     for (int p = 0; p < n_prof && st == TC_STATUS_OK; p++) {
         st = plan_profile(g, steps, &profiles[p], err);
         if (st) tc__err_prefix(err, "profile %d: ", p);
     }
     if (st == TC_STATUS_OK) {
         tc_engine e = {.g = g, .n_steps = g->n_nodes, .steps = steps, .n_profiles = n_prof, .profiles = profiles,
-                       .threads = o ? o->threads : 0};
+                       .threads = o ? o->threads : 0, .tuning = tuning};
         st = tc__engine_blob_write(&e, &blob, &blob_size, err);
     }
     if (st == TC_STATUS_OK) {
         const tc__cpu *cpu = tc__cpu_get();
-        st = tc__plan_serialize(g, cpu, 0, blob, blob_size, bytes, n_bytes, err);
+        st = tc__plan_serialize(g, cpu, required_isa, blob, blob_size, bytes, n_bytes, err);
     }
+    free(tuning);
     free(blob);
     free(steps);
     free_profiles(profiles, n_prof);

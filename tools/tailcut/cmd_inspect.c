@@ -36,23 +36,24 @@ static int by_count(const void *a, const void *b) {
 
 int tc_cli_inspect(int argc, char **argv) {
     const char *path = NULL;
-    int json = 0;
+    int json = 0, verbose = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = 1;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: tailcut inspect MODEL.onnx | MODEL.plan [--json]\n");
+            printf("usage: tailcut inspect MODEL.onnx | MODEL.plan [--json] [--verbose]\n");
             return 0;
         } else if (argv[i][0] != '-' && path == NULL) path = argv[i];
         else {
-            fprintf(stderr, "usage: tailcut inspect MODEL.onnx | MODEL.plan [--json]\n");
+            fprintf(stderr, "usage: tailcut inspect MODEL.onnx | MODEL.plan [--json] [--verbose]\n");
             return 2;
         }
     }
     if (path == NULL) {
-        fprintf(stderr, "usage: tailcut inspect MODEL.onnx | MODEL.plan [--json]\n");
+        fprintf(stderr, "usage: tailcut inspect MODEL.onnx | MODEL.plan [--json] [--verbose]\n");
         return 2;
     }
-    if (cli_is_plan(path)) return tc_cli_inspect_plan(path, json);
+    if (cli_is_plan(path)) return tc_cli_inspect_plan(path, json, verbose);
     if (json) {
         fprintf(stderr, "tailcut inspect: --json is for plans\n");
         return 2;

@@ -22,7 +22,7 @@ static void print_dims(const int64_t *d, int32_t rank) {
     for (int32_t i = 0; i < rank; i++) printf("%s%lld", i ? "x" : "", (long long)d[i]);
 }
 
-int tc_cli_inspect_plan(const char *path, int json) {
+int tc_cli_inspect_plan(const char *path, int json, int verbose) {
     tc_engine *e = NULL;
     tc_error err;
     if (tc_engine_load(path, &e, &err) != TC_STATUS_OK) {
@@ -77,12 +77,21 @@ int tc_cli_inspect_plan(const char *path, int json) {
         }
     }
     printf("%-4s %-44s %-40s %-8s %-5s %s\n", "#", "step", "ops", "tactic", "prec", "output shape");
+    if (verbose) printf("     (candidates the auto-tuner timed at the first profile's opt shapes; * = chosen)\n");
     int computed = 0;
     for (int k = 0; k < ns; k++) {
         tc_step_info si;
         tc_engine_step_info(e, k, &si);
         printf("%-4d %-44.44s %-40.40s %-8s %-5s %s%s\n", k, si.name, si.ops, si.tactic, si.precision, si.output_shape,
                si.runs_at_reshape ? "  (at reshape)" : "");
+        for (int c = 0; verbose && c < tc_engine_step_num_candidates(e, k); c++) {
+            tc_tactic_timing t;
+            tc_engine_step_candidate(e, k, c, &t);
+            if (t.median_ms < 0)
+                printf("       %c %-28s (not timed)\n", t.chosen ? '*' : ' ', t.name);
+            else
+                printf("       %c %-28s median %9.4f ms  max %9.4f ms\n", t.chosen ? '*' : ' ', t.name, t.median_ms, t.max_ms);
+        }
         computed += !si.runs_at_reshape && strcmp(si.tactic, "view") != 0;
     }
     printf("%d steps run per inference (%d at reshape or views)\n", computed, ns - computed);

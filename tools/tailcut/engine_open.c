@@ -24,6 +24,8 @@ const char *cli_build_usage(void) {
            "                                a dynamic-shape profile; repeat the trio for more profiles\n"
            "  --batch N                     shorthand: every input's symbolic first dim is N\n"
            "  --threads N                   threads per context (default: all cores)\n"
+           "  --timing-cache FILE           reuse and update the auto-tuner's timings (fast rebuilds)\n"
+           "  --tactics-fixed               choose kernels by heuristic order, without timing them\n"
            "  --disable-pass NAME           switch off an optimisation pass (eliminate_noops, fold_constants,\n"
            "                                fold_batchnorm, fuse_gelu, fuse_matmul_bias, fuse_residual,\n"
            "                                fuse_activation, eliminate_dead, or 'all')\n";
@@ -54,12 +56,21 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     else if (strcmp(o, "--min-shapes") == 0) slot = a->min, count = &a->n_min;
     else if (strcmp(o, "--opt-shapes") == 0) slot = a->opt, count = &a->n_opt;
     else if (strcmp(o, "--max-shapes") == 0) slot = a->max, count = &a->n_max;
-    else if (strcmp(o, "--threads") != 0 && strcmp(o, "--disable-pass") != 0 && strcmp(o, "--batch") != 0) return 0;
+    else if (strcmp(o, "--tactics-fixed") == 0) {
+        a->flags |= TC_BUILD_TACTICS_FIXED;
+        return 1;
+    } else if (strcmp(o, "--threads") != 0 && strcmp(o, "--disable-pass") != 0 && strcmp(o, "--batch") != 0 &&
+               strcmp(o, "--timing-cache") != 0)
+        return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "tailcut %s: %s needs a value\n", cmd, o);
         return -1;
     }
     const char *val = argv[++*i];
+    if (strcmp(o, "--timing-cache") == 0) {
+        a->timing_cache = val;
+        return 1;
+    }
     if (strcmp(o, "--threads") == 0) {
         a->threads = atoi(val);
         if (a->threads < 0 || a->threads > 1024) {
@@ -231,7 +242,8 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
         n_prof = 1;
     }
     tc_build_options o = {.struct_size = sizeof o, .threads = a->threads, .num_profiles = n_prof,
-                          .profiles = n_prof ? profiles : NULL, .disabled_passes = a->disabled_passes};
+                          .profiles = n_prof ? profiles : NULL, .disabled_passes = a->disabled_passes,
+                          .flags = a->flags, .timing_cache = a->timing_cache};
     tc_status st = tc_engine_build(model, &o, engine, &err);
     tc_model_destroy(model);
     if (st != TC_STATUS_OK) {

@@ -17,6 +17,8 @@ typedef struct cli_build_args {
     int threads;
     int64_t batch; /* --batch N, 0 if not given */
     uint32_t disabled_passes;
+    uint32_t flags;             /* TC_BUILD_* */
+    const char *timing_cache;   /* --timing-cache FILE */
 } cli_build_args;
 
 /* Consumes a build option at argv[*i] (advancing *i past its value). Returns 1 if consumed,

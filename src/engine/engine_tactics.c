@@ -1,0 +1,181 @@
+/* engine_tactics.c - tactic choice, weight packing and scratch sizing at build time (see engine_tactics.h). */
+#include "engine/engine_tactics.h"
+
+#include <pthreadpool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+tc_status tc__shapes_at(const tc__graph *g, const tc__step *steps, const tc__range *ranges, int which, tc__shapes *s,
+                        tc__err *err) {
+    int nv = g->n_values;
+    memset(s, 0, sizeof *s);
+    s->n = nv;
+    s->t = calloc((size_t)nv + 1, sizeof *s->t);
+    s->known = calloc((size_t)nv + 1, sizeof *s->known);
+    s->owned = calloc((size_t)nv + 1, sizeof *s->owned);
+    if (!s->t || !s->known || !s->owned) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int v = 0; v < nv; v++)
+        if (g->values[v].init) {
+            s->t[v] = *g->values[v].init;
+            s->known[v] = true;
+        }
+    for (int k = 0; k < g->n_inputs; k++) {
+        const tc__range *r = &ranges[k];
+        tc__tensor *x = &s->t[r->value];
+        x->dtype = g->values[r->value].info.dtype;
+        x->rank = r->rank;
+        for (int32_t d = 0; d < r->rank; d++) x->dims[d] = which == 0 ? r->min[d] : which == 1 ? r->opt[d] : r->max[d];
+        int64_t n = tc__numel(x->rank, x->dims);
+        if (n < 0) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' is too large", g->values[r->value].name);
+        x->nbytes = (size_t)n * tc_dtype_size(x->dtype);
+    }
+    tc__shape_state st = {.tensors = s->t, .known = s->known, .capacity = NULL, .alloc_shape_values = true,
+                          .owned = s->owned, .scratch = NULL};
+    return tc__engine_propagate(g, steps, g->n_nodes, &st, err);
+}
+
+void tc__shapes_free(tc__shapes *s) {
+    if (s->t && s->owned)
+        for (int v = 0; v < s->n; v++)
+            if (s->owned[v]) free(s->t[v].data);
+    free(s->t);
+    free(s->known);
+    free(s->owned);
+    memset(s, 0, sizeof *s);
+}
+
+void tc__desc_build(const tc__graph *g, const tc__node *node, const tc__shapes *s, tc__desc_store *ds) {
+    memset(ds, 0, sizeof *ds);
+    int n_in = node->n_op_in < 64 ? node->n_op_in : 64;
+    for (int i = 0; i < n_in; i++) {
+        int32_t v = node->in[i];
+        ds->in[i] = v >= 0 ? &s->t[v] : NULL;
+        ds->in_const[i] = v >= 0 && g->values[v].init != NULL;
+    }
+    for (int o = 0; o < node->n_out && o < 16; o++) ds->out[o] = node->out[o] >= 0 ? &s->t[node->out[o]] : NULL;
+    const tc__epilogue *e = &node->epi;
+    ds->d = (tc__step_desc){.op_type = node->op_type,
+                            .opset = g->opset,
+                            .attrs = &node->attrs,
+                            .n_in = n_in,
+                            .in = ds->in,
+                            .in_const = ds->in_const,
+                            .n_out = node->n_out,
+                            .out = ds->out,
+                            .epi = e,
+                            .bias = e->bias_input >= 0 ? &s->t[node->in[e->bias_input]] : NULL,
+                            .residual = e->residual_input >= 0 ? &s->t[node->in[e->residual_input]] : NULL};
+}
+
+/* The ref kernels' scratch bound: double copies of all inputs and the output, plus index tables. */
+static uint64_t ref_scratch(const tc__node *node, const tc__shapes *s) {
+    uint64_t in = 0, o0 = 0, dims = 0;
+    for (int i = 0; i < node->n_in; i++)
+        if (node->in[i] >= 0) in += (uint64_t)tc__tensor_numel(&s->t[node->in[i]]);
+    if (node->n_out > 0 && node->out[0] >= 0) {
+        const tc__tensor *t = &s->t[node->out[0]];
+        o0 = (uint64_t)tc__tensor_numel(t);
+        for (int32_t d = 0; d < t->rank; d++) dims += (uint64_t)t->dims[d];
+    }
+    return 16 * (in + o0) + 64 * dims + 4096;
+}
+
+uint64_t tc__step_scratch_bytes(const tc__graph *g, const tc__step *step, const tc__shapes *s) {
+    const tc__node *node = &g->nodes[step->node];
+    const tc__tactic *t = strcmp(step->tactic, "ref") == 0 ? NULL : tc__tactic_find(step->tactic, node->op_type);
+    if (t == NULL) return ref_scratch(node, s);
+    if (t->scratch_bytes == NULL) return 0;
+    tc__desc_store ds;
+    tc__desc_build(g, node, s, &ds);
+    return (uint64_t)t->scratch_bytes(&ds.d) + 4096;
+}
+
+/* Replaces constant input i of node n by a copy packed for tactic t. */
+static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t, const tc__step_desc *d, tc__err *err) {
+    int32_t v = g->nodes[n].in[i];
+    const tc__tensor *src = g->values[v].init;
+    char name[256];
+    snprintf(name, sizeof name, "%.180s/packed_%s", g->values[v].name, t->name);
+    int32_t nv;
+    tc_status st = tc__graph_add_initializer(g, name, src, &nv, err);
+    if (st) return st;
+    tc__tensor *dst = (tc__tensor *)g->values[nv].init;
+    st = t->pack(d, i, src->data, dst->data, err);
+    if (st) return st;
+    g->nodes[n].in[i] = nv;
+    return TC_STATUS_OK;
+}
+
+tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__range *ranges, const tc__tactic_opts *o,
+                                    tc__tune_result *results, uint64_t *required_isa, tc__err *err) {
+    *required_isa = 0;
+    tc__shapes s;
+    tc__timing_cache *cache = NULL;
+    pthreadpool_t pool = NULL;
+    tc_status st = tc__shapes_at(g, steps, ranges, 1, &s, err);
+    if (st == TC_STATUS_OK && o->cache_path) st = tc__timing_cache_load(o->cache_path, tc__target_fingerprint(), &cache, err);
+    if (st == TC_STATUS_OK && !o->fixed) pool = pthreadpool_create(o->threads > 0 ? (size_t)o->threads : 0);
+    const uint64_t isa = tc__cpu_get()->isa;
+    bool cache_dirty = false;
+    for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
+        tc__step *step = &steps[k];
+        tc__tune_result *res = &results[k];
+        memset(res, 0, sizeof *res);
+        res->winner = 0;
+        if (step->kind != TC__STEP_COMPUTE) continue;
+        const tc__node *node = &g->nodes[step->node];
+        tc__desc_store ds;
+        tc__desc_build(g, node, &s, &ds);
+        const tc__tactic *all[TC__TUNE_MAX_CANDIDATES], *cands[TC__TUNE_MAX_CANDIDATES];
+        int n_all = tc__tactics_for(node->op_type, isa, all, TC__TUNE_MAX_CANDIDATES), n = 0;
+        for (int c = 0; c < n_all; c++)
+            if (all[c]->supports(&ds.d)) cands[n++] = all[c];
+        const tc__tactic *win = NULL;
+        if (n == 0) {
+            res->n = 1;
+            snprintf(res->cand[0].name, sizeof res->cand[0].name, "ref");
+            res->cand[0].median_ns = res->cand[0].max_ns = UINT64_MAX;
+        } else if (o->fixed) {
+            win = cands[0];
+            res->n = n + 1;
+            for (int c = 0; c <= n; c++) {
+                snprintf(res->cand[c].name, sizeof res->cand[c].name, "%s", c < n ? cands[c]->name : "ref");
+                res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
+            }
+        } else {
+            uint64_t sig = tc__step_signature(&ds.d);
+            const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
+            if (hit != NULL) {
+                *res = *hit;
+            } else {
+                st = tc__tune_step(&ds.d, cands, n, tc__ref_find(node->op_type), 5, pool, res, err);
+                if (st) {
+                    tc__err_prefix(err, "tuning step '%s' (%s): ", node->name, node->op_type);
+                    break;
+                }
+                if (cache) {
+                    st = tc__timing_cache_put(cache, sig, res, err);
+                    cache_dirty = true;
+                }
+            }
+            const char *wname = res->cand[res->winner].name;
+            for (int c = 0; c < n; c++)
+                if (strcmp(cands[c]->name, wname) == 0) win = cands[c];
+        }
+        if (win == NULL) {
+            snprintf(step->tactic, sizeof step->tactic, "ref");
+            continue;
+        }
+        snprintf(step->tactic, sizeof step->tactic, "%s", win->name);
+        *required_isa |= win->isa;
+        for (int i = 0; i < ds.d.n_in && st == TC_STATUS_OK; i++)
+            if (ds.in_const[i] && win->packs_input != NULL && win->packs_input(&ds.d, i))
+                st = pack_input(g, step->node, i, win, &ds.d, err);
+    }
+    if (st == TC_STATUS_OK && cache && cache_dirty) st = tc__timing_cache_save(cache, o->cache_path, err);
+    if (pool) pthreadpool_destroy(pool);
+    tc__timing_cache_free(cache);
+    tc__shapes_free(&s);
+    return st;
+}

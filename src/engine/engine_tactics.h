@@ -1,0 +1,50 @@
+/*
+ * engine_tactics.h - choosing a tactic per step at build time (auto-tuned, from the timing
+ * cache, or by heuristic), packing constant weights for the winners, and sizing their scratch.
+ */
+#ifndef TC_ENGINE_ENGINE_TACTICS_H
+#define TC_ENGINE_ENGINE_TACTICS_H
+
+#include "engine/engine.h"
+#include "tactics/tuner.h"
+
+/* Concrete tensors of every value at a profile's min (0), opt (1) or max (2) shapes, with
+ * shape-step values computed. Free with tc__shapes_free. */
+typedef struct tc__shapes {
+    tc__tensor *t;
+    bool *known, *owned;
+    int n;
+} tc__shapes;
+
+tc_status tc__shapes_at(const tc__graph *g, const tc__step *steps, const tc__range *ranges, int which, tc__shapes *s,
+                        tc__err *err);
+void tc__shapes_free(tc__shapes *s);
+
+/* Storage behind a tc__step_desc built from a node and concrete tensors. */
+typedef struct tc__desc_store {
+    tc__step_desc d;
+    const tc__tensor *in[64];
+    bool in_const[64];
+    const tc__tensor *out[16];
+} tc__desc_store;
+
+void tc__desc_build(const tc__graph *g, const tc__node *node, const tc__shapes *s, tc__desc_store *ds);
+
+typedef struct tc__tactic_opts {
+    bool fixed;                 /* heuristic choice: the first supported fast tactic, no timing */
+    const char *cache_path;     /* timing cache file or NULL */
+    int threads;
+} tc__tactic_opts;
+
+/*
+ * Chooses every compute step's tactic at the first profile's opt shapes, records the candidates'
+ * timings in results[k], packs constant inputs for the winners (new initializers), and returns
+ * the ISA bits the chosen tactics need.
+ */
+tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__range *ranges, const tc__tactic_opts *o,
+                                    tc__tune_result *results, uint64_t *required_isa, tc__err *err);
+
+/* Scratch bytes a step needs at the shapes in s (the tactic's own figure, or a bound for `ref`). */
+uint64_t tc__step_scratch_bytes(const tc__graph *g, const tc__step *step, const tc__shapes *s);
+
+#endif
