@@ -103,28 +103,16 @@ void tc_model_destroy(tc_model *model) {
 int tc_model_num_inputs(const tc_model *model) { return model ? model->graph->n_inputs : 0; }
 int tc_model_num_outputs(const tc_model *model) { return model ? model->graph->n_outputs : 0; }
 
-static void fill_io(const tc__graph *g, int32_t v, tc_io_info *info) {
-    const tc__value *val = &g->values[v];
-    memset(info, 0, sizeof *info);
-    info->name = val->name;
-    info->dtype = val->info.dtype;
-    info->rank = val->info.shape.rank;
-    for (int32_t i = 0; i < info->rank && i < TC_MAX_RANK; i++) {
-        tc__dim d = val->info.shape.dims[i];
-        info->dims[i] = d.value >= 0 ? d.value : -1;
-        info->dim_names[i] = (d.value < 0 && d.sym >= 0 && d.sym < g->n_symbols) ? g->symbols[d.sym] : NULL;
-    }
-}
 
 tc_status tc_model_input_info(const tc_model *model, int index, tc_io_info *info) {
     if (model == NULL || info == NULL || index < 0 || index >= model->graph->n_inputs) return TC_STATUS_INVALID_ARGUMENT;
-    fill_io(model->graph, model->graph->inputs[index], info);
+    tc__graph_io_info(model->graph, model->graph->inputs[index], info);
     return TC_STATUS_OK;
 }
 
 tc_status tc_model_output_info(const tc_model *model, int index, tc_io_info *info) {
     if (model == NULL || info == NULL || index < 0 || index >= model->graph->n_outputs) return TC_STATUS_INVALID_ARGUMENT;
-    fill_io(model->graph, model->graph->outputs[index], info);
+    tc__graph_io_info(model->graph, model->graph->outputs[index], info);
     return TC_STATUS_OK;
 }
 

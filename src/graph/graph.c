@@ -213,3 +213,16 @@ const char *tc__graph_shape_str(const tc__graph *g, const tc__shape *s, char *bu
     }
     return buf;
 }
+
+void tc__graph_io_info(const tc__graph *g, int32_t v, tc_io_info *info) {
+    const tc__value *val = &g->values[v];
+    memset(info, 0, sizeof *info);
+    info->name = val->name;
+    info->dtype = val->info.dtype;
+    info->rank = val->info.shape.rank;
+    for (int32_t i = 0; i < info->rank && i < TC_MAX_RANK; i++) {
+        tc__dim d = val->info.shape.dims[i];
+        info->dims[i] = d.value >= 0 ? d.value : -1;
+        info->dim_names[i] = (d.value < 0 && d.sym >= 0 && d.sym < g->n_symbols) ? g->symbols[d.sym] : NULL;
+    }
+}

@@ -130,6 +130,9 @@ typedef tc_status (*tc__eval_fn)(void *user, const tc__node *node, const tc__ten
 tc_status tc__graph_infer_shapes(tc__graph *g, bool allow_unsupported, tc__eval_fn eval, void *user,
                                  tc__err *err);
 
+/* Describes value v for the public API (strings belong to the graph). */
+void tc__graph_io_info(const tc__graph *g, int32_t v, tc_io_info *info);
+
 /* Formats a vinfo's shape as "batchx3x224x224" with "?" for unknown dims. */
 const char *tc__graph_shape_str(const tc__graph *g, const tc__shape *s, char *buf, size_t size);
 
