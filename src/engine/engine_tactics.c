@@ -70,6 +70,7 @@ void tc__desc_build(const tc__graph *g, const tc__node *node, const tc__shapes *
 
 /* The ref kernels' scratch bound: double copies of all inputs and the output, plus index tables. */
 static uint64_t ref_scratch(const tc__node *node, const tc__shapes *s) {
+    if (!tc__ref_uses_scratch(node->op_type)) return 0;
     uint64_t in = 0, o0 = 0, dims = 0;
     for (int i = 0; i < node->n_in; i++)
         if (node->in[i] >= 0) in += (uint64_t)tc__tensor_numel(&s->t[node->in[i]]);

@@ -18,7 +18,7 @@ void tc__vinfo_from_tensor(const tc__tensor *t, bool with_value, tc__vinfo *v) {
     if ((t->dtype == TC_DTYPE_INT64 || t->dtype == TC_DTYPE_INT32) && t->rank <= 1) {
         int64_t n = tc__tensor_numel(t);
         if (n >= 0 && n <= TC_MAX_RANK) {
-            for (int64_t i = 0; i < n; i++) v->symval[i] = tc__dim_known(tc__tensor_get_i64(t, i));
+            for (int64_t i = 0; i < n; i++) v->symval[i] = tc__dim_literal(tc__tensor_get_i64(t, i));
             v->symval_len = (int32_t)n;
         }
     }

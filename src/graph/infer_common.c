@@ -76,7 +76,7 @@ int64_t tc__infer_const_ints(const tc__vinfo *v, int64_t *out, int64_t cap) {
     }
     if (v->symval_len >= 0 && v->symval_len <= cap) {
         for (int32_t i = 0; i < v->symval_len; i++) {
-            if (v->symval[i].value < 0) return -1;
+            if (!tc__dim_is_literal(v->symval[i])) return -1;
             out[i] = v->symval[i].value;
         }
         return v->symval_len;

@@ -36,13 +36,11 @@ static int32_t get_symval(const tc__vinfo *v, tc__dim *out) {
         for (int32_t i = 0; i < v->symval_len; i++) out[i] = v->symval[i];
         return v->symval_len;
     }
-    if (v->value != NULL && v->value->dtype == TC_DTYPE_INT64 && v->value->rank <= 1) {
+    if (v->value != NULL && v->value->rank <= 1 &&
+        (v->value->dtype == TC_DTYPE_INT64 || v->value->dtype == TC_DTYPE_INT32 || v->value->dtype == TC_DTYPE_BOOL)) {
         int64_t n = tc__tensor_numel(v->value);
         if (n < 0 || n > TC_MAX_RANK) return -1;
-        for (int64_t i = 0; i < n; i++) {
-            int64_t x = ((const int64_t *)v->value->data)[i];
-            out[i] = x >= 0 ? tc__dim_known(x) : tc__dim_unknown();
-        }
+        for (int64_t i = 0; i < n; i++) out[i] = tc__dim_literal(tc__tensor_get_i64(v->value, i));
         return (int32_t)n;
     }
     return -1;
@@ -170,7 +168,34 @@ tc_status tc__infer_Div(tc__infer_ctx *ctx) { return infer_arith(ctx, SYM_DIV); 
 tc_status tc__infer_Pow(tc__infer_ctx *ctx) { return infer_binary(ctx, false, TC_DTYPE_UNDEFINED); }
 
 static tc_status infer_compare(tc__infer_ctx *ctx) { return infer_binary(ctx, true, TC_DTYPE_BOOL); }
-tc_status tc__infer_Equal(tc__infer_ctx *ctx) { return infer_compare(ctx); }
+
+/* Equality of two symval elements: 1, 0, or -1 when it cannot be told. A symbolic dim is a size,
+ * so it never equals a negative literal (exporters compare shapes against -1 to implement expand). */
+static int sym_equal(tc__dim a, tc__dim b) {
+    if (tc__dim_is_literal(a) && tc__dim_is_literal(b)) return a.value == b.value;
+    if (a.value < 0 && a.sym >= 0 && b.value < 0 && b.sym == a.sym) return 1;
+    if ((a.sym >= 0 && a.value < 0 && b.sym == TC__SYM_LITERAL) || (b.sym >= 0 && b.value < 0 && a.sym == TC__SYM_LITERAL))
+        return 0;
+    return -1;
+}
+
+tc_status tc__infer_Equal(tc__infer_ctx *ctx) {
+    tc_status st = infer_compare(ctx);
+    if (st) return st;
+    /* Shape values compared element by element give a known bool vector (kept as symval 0/1). */
+    tc__dim va[TC_MAX_RANK], vb[TC_MAX_RANK];
+    int32_t la = get_symval(ctx->in[0], va), lb = get_symval(ctx->in[1], vb);
+    if (la < 0 || lb < 0 || (la != lb && la != 1 && lb != 1)) return TC_STATUS_OK;
+    int32_t len = la > lb ? la : lb;
+    tc__vinfo *y = &ctx->out[0];
+    for (int32_t i = 0; i < len; i++) {
+        int e = sym_equal(va[la == 1 ? 0 : i], vb[lb == 1 ? 0 : i]);
+        if (e < 0) return TC_STATUS_OK;
+        y->symval[i] = tc__dim_known(e);
+    }
+    y->symval_len = len;
+    return TC_STATUS_OK;
+}
 tc_status tc__infer_Less(tc__infer_ctx *ctx) { return infer_compare(ctx); }
 tc_status tc__infer_LessOrEqual(tc__infer_ctx *ctx) { return infer_compare(ctx); }
 tc_status tc__infer_Greater(tc__infer_ctx *ctx) { return infer_compare(ctx); }
@@ -245,6 +270,19 @@ tc_status tc__infer_Where(tc__infer_ctx *ctx) {
     if ((st = tc__infer_broadcast(ctx, &ctx->in[0]->shape, &ctx->in[1]->shape, &s))) return st;
     if ((st = tc__infer_broadcast(ctx, &s, &ctx->in[2]->shape, &ctx->out[0].shape))) return st;
     ctx->out[0].dtype = first_known_dtype(ctx, 1, 2);
+    /* Where over shape values with a known condition picks their (symbolic) elements. */
+    tc__dim vc[TC_MAX_RANK], vx[TC_MAX_RANK], vy[TC_MAX_RANK];
+    int32_t lc = get_symval(ctx->in[0], vc), lx = get_symval(ctx->in[1], vx), ly = get_symval(ctx->in[2], vy);
+    if (lc < 0 || lx < 0 || ly < 0 || ctx->out[0].dtype != TC_DTYPE_INT64) return TC_STATUS_OK;
+    int32_t len = lc > lx ? lc : lx;
+    if (ly > len) len = ly;
+    if ((lc != len && lc != 1) || (lx != len && lx != 1) || (ly != len && ly != 1)) return TC_STATUS_OK;
+    for (int32_t i = 0; i < len; i++) {
+        tc__dim c = vc[lc == 1 ? 0 : i];
+        if (!tc__dim_is_literal(c)) return TC_STATUS_OK;
+        ctx->out[0].symval[i] = c.value != 0 ? vx[lx == 1 ? 0 : i] : vy[ly == 1 ? 0 : i];
+    }
+    ctx->out[0].symval_len = len;
     return TC_STATUS_OK;
 }
 

@@ -14,7 +14,7 @@ static void fill_symval_from_value(tc__vinfo *v) {
     if (t == NULL || (t->dtype != TC_DTYPE_INT64 && t->dtype != TC_DTYPE_INT32) || t->rank > 1) return;
     int64_t n = tc__tensor_numel(t);
     if (n < 0 || n > TC_MAX_RANK) return;
-    for (int64_t i = 0; i < n; i++) v->symval[i] = tc__dim_known(tc__tensor_get_i64(t, i));
+    for (int64_t i = 0; i < n; i++) v->symval[i] = tc__dim_literal(tc__tensor_get_i64(t, i));
     v->symval_len = (int32_t)n;
 }
 
@@ -26,7 +26,7 @@ static tc_status value_from_symval(tc__graph *g, tc__vinfo *v, tc__err *err) {
         !(v->shape.rank == 0 && v->symval_len == 1))
         return TC_STATUS_OK;
     for (int32_t i = 0; i < v->symval_len; i++)
-        if (v->symval[i].value < 0) return TC_STATUS_OK;
+        if (!tc__dim_is_literal(v->symval[i])) return TC_STATUS_OK;
     tc__tensor *t = tc__arena_alloc(&g->arena, sizeof *t, 8);
     int64_t *data = t ? tc__arena_alloc(&g->arena, sizeof(int64_t) * (size_t)(v->symval_len + 1), 64) : NULL;
     if (data == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");

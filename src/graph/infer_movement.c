@@ -55,7 +55,7 @@ static int32_t read_symval(const tc__vinfo *v, tc__dim *out) {
         if (n < 0 || n > TC_MAX_RANK) return -1;
         for (int64_t i = 0; i < n; i++) {
             int64_t x = tc__tensor_get_i64(v->value, i);
-            out[i] = x >= 0 ? tc__dim_known(x) : tc__dim_unknown();
+            out[i] = tc__dim_literal(x);
         }
         return (int32_t)n;
     }

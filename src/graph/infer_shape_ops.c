@@ -53,7 +53,7 @@ static tc_status read_shape_elems(tc__infer_ctx *ctx, int input, const char *wha
     }
     if (v->symval_len >= 0) {
         for (int32_t i = 0; i < v->symval_len && i < cap; i++) {
-            out[i].lit = v->symval[i].value >= 0;
+            out[i].lit = tc__dim_is_literal(v->symval[i]);
             out[i].v = v->symval[i].value;
             out[i].d = v->symval[i];
         }

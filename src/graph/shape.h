@@ -16,11 +16,18 @@ typedef struct tc__dim {
 } tc__dim;
 
 #define TC__SYM_UNKNOWN (-1)
+/* sym of a dim whose value is a known NEGATIVE literal (symval elements such as Reshape's -1);
+ * code that reads value < 0 as "unknown" stays correct, only symval-aware code uses it. */
+#define TC__SYM_LITERAL (-2)
 #define TC__RANK_UNKNOWN (-1)
 
 static inline tc__dim tc__dim_known(int64_t v) { return (tc__dim){v, TC__SYM_UNKNOWN}; }
 static inline tc__dim tc__dim_unknown(void) { return (tc__dim){-1, TC__SYM_UNKNOWN}; }
 static inline bool tc__dim_is_known(tc__dim d) { return d.value >= 0; }
+/* A symval element holding the integer v (negative values as literals). */
+static inline tc__dim tc__dim_literal(int64_t v) { return v >= 0 ? tc__dim_known(v) : (tc__dim){v, TC__SYM_LITERAL}; }
+/* True when a symval element's integer is known (non-negative or a negative literal). */
+static inline bool tc__dim_is_literal(tc__dim d) { return d.value >= 0 || d.sym == TC__SYM_LITERAL; }
 /* True when both dims are provably equal (same known value or same symbol). */
 static inline bool tc__dim_same(tc__dim a, tc__dim b) {
     if (a.value >= 0 || b.value >= 0) return a.value == b.value;

@@ -59,7 +59,7 @@ static void fill_init_info(tc__value *v, const tc__tensor *t) {
     if (t->dtype == TC_DTYPE_INT64 && t->rank <= 1 && n <= TC_MAX_RANK) {
         const int64_t *d = t->data;
         v->info.symval_len = (int32_t)n;
-        for (int64_t i = 0; i < n; i++) v->info.symval[i] = tc__dim_known(d[i]);
+        for (int64_t i = 0; i < n; i++) v->info.symval[i] = tc__dim_literal(d[i]);
     }
 }
 

@@ -75,15 +75,21 @@ static inline tc_model *etm_model(void) {
     return m;
 }
 
-static inline tc_engine *etm_engine(const tc_model *m, int64_t min_b, int64_t opt_b, int64_t max_b, uint32_t disabled) {
+static inline tc_engine *etm_engine_cached(const tc_model *m, int64_t min_b, int64_t opt_b, int64_t max_b,
+                                           uint32_t disabled, const char *timing_cache) {
     tc_input_range r = {.name = "x", .rank = 4, .min = {min_b, 3, 8, 8}, .opt = {opt_b, 3, 8, 8}, .max = {max_b, 3, 8, 8}};
     tc_profile p = {1, &r};
-    tc_build_options o = {.struct_size = sizeof o, .num_profiles = 1, .profiles = &p, .disabled_passes = disabled};
+    tc_build_options o = {.struct_size = sizeof o, .num_profiles = 1, .profiles = &p, .disabled_passes = disabled,
+                          .timing_cache = timing_cache};
     tc_engine *e = NULL;
     tc_error err;
     tc_status st = tc_engine_build(m, &o, &e, &err);
     if (st) fail_msg("build: %s", err.message);
     return e;
+}
+
+static inline tc_engine *etm_engine(const tc_model *m, int64_t min_b, int64_t opt_b, int64_t max_b, uint32_t disabled) {
+    return etm_engine_cached(m, min_b, opt_b, max_b, disabled, NULL);
 }
 
 static inline tc_tensor etm_input(int64_t batch) {

@@ -125,7 +125,10 @@ static void spit(const char *path, const uint8_t *d, size_t n) {
 static void test_plan_round_trip_and_determinism(void **state) {
     (void)state;
     tc_model *m = etm_model();
-    tc_engine *e1 = etm_engine(m, 1, 2, 4, 0), *e2 = etm_engine(m, 1, 2, 4, 0);
+    /* Same model, options and timing cache: byte-identical plans (the first build fills the cache). */
+    char *cache = tmp_file("cache");
+    unlink(cache);
+    tc_engine *e1 = etm_engine_cached(m, 1, 2, 4, 0, cache), *e2 = etm_engine_cached(m, 1, 2, 4, 0, cache);
     char *p1 = tmp_file("a"), *p2 = tmp_file("b");
     assert_int_equal(tc_engine_save(e1, p1, NULL), TC_STATUS_OK);
     assert_int_equal(tc_engine_save(e2, p2, NULL), TC_STATUS_OK);
@@ -163,6 +166,7 @@ static void test_plan_round_trip_and_determinism(void **state) {
     assert_int_equal(tc_engine_load(bad, &loaded, &err), TC_STATUS_CORRUPT_FILE);
     assert_int_equal(tc_engine_load("/nonexistent/x.plan", &loaded, &err), TC_STATUS_IO_ERROR);
     unlink(bad);
+    unlink(cache);
     unlink(p1);
     unlink(p2);
     free(d1);

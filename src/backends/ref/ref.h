@@ -43,6 +43,8 @@ typedef struct tc__kernel_ctx {
  */
 void *tc__kernel_alloc(const tc__kernel_ctx *ctx, size_t bytes);
 void tc__kernel_free(const tc__kernel_ctx *ctx, void *p);
+/* True for the reference kernels that take scratch memory (the others need none). */
+bool tc__ref_uses_scratch(const char *op_type);
 
 typedef tc_status (*tc__ref_fn)(const tc__kernel_ctx *ctx);
 

@@ -1,6 +1,7 @@
 /* scratch.c - kernel scratch memory: bump allocation from a context's preallocated buffer
  * on the engine's run path, malloc for the reference executor. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "backends/ref/ref.h"
 
@@ -24,4 +25,15 @@ void tc__kernel_free(const tc__kernel_ctx *ctx, void *p) {
     unsigned char *b = p;
     if (b != NULL && b >= s->base && b < s->base + s->cap && (size_t)(b - s->base) < s->used)
         s->used = (size_t)(b - s->base);
+}
+
+bool tc__ref_uses_scratch(const char *op_type) {
+    static const char *const kOps[] = {
+        "Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Sum", "Mean", "LayerNormalization", "Pad", "ReduceMean",
+        "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL2", "Resize", "Softmax",
+        "LogSoftmax", "BatchNormalization", "Conv", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool",
+        "GlobalMaxPool"};
+    for (size_t i = 0; i < sizeof kOps / sizeof kOps[0]; i++)
+        if (strcmp(kOps[i], op_type) == 0) return true;
+    return false;
 }
