@@ -1,0 +1,311 @@
+/*
+ * gemm_peak.c - FP32 GEMM benchmark (a program, not a test): the practical FMA peak of this core
+ * (a registers-only loop with the AVX-512 microkernel's 14x32 accumulator shape), the microkernel
+ * itself on L1-resident packed panels, and the GEMM operator at ResNet-50 and BERT shapes with 1
+ * and 2 threads. Prints medians of repeated runs in GFLOP/s.
+ *
+ * usage: gemm_peak [--reps N] [--isa avx512|avx2|scalar] [--only peak|gemm|conv] [--threads 1|2]
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <pthreadpool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backends/cpu/gemm.h"
+#include "core/cpu.h"
+#include "tactics/tactic.h"
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* 28 independent FMA chains on registers only: 2 * 16 * 28 flops per iteration. */
+__attribute__((target("avx512f"), noinline)) static float peak_loop_avx512(long iters) {
+    __m512 acc[28];
+    const __m512 x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(0.9999999f);
+    for (int i = 0; i < 28; i++)
+        acc[i] = _mm512_set1_ps((float)i);
+    for (long it = 0; it < iters; it++) {
+#pragma GCC unroll 28
+        for (int i = 0; i < 28; i++)
+            acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+    }
+    __m512 s = acc[0];
+    for (int i = 1; i < 28; i++)
+        s = _mm512_add_ps(s, acc[i]);
+    return _mm512_reduce_add_ps(s);
+}
+
+static void bench_peak(int reps) {
+    tc__cpu cpu;
+    tc__cpu_detect(NULL, &cpu);
+    if ((cpu.isa & TC__ISA_AVX512F) == 0) {
+        printf("peak: no AVX-512 on this CPU\n");
+        return;
+    }
+    const long iters = 2000000;
+    double g[64];
+    volatile float sink = 0.0f;
+    sink += peak_loop_avx512(iters / 10); /* warm-up (clock ramp) */
+    for (int r = 0; r < reps; r++) {
+        double t = now_s();
+        sink += peak_loop_avx512(iters);
+        g[r] = 2.0 * 16 * 28 * (double)iters / (now_s() - t) * 1e-9;
+    }
+    (void)sink;
+    printf("FP32 peak, registers only (28 zmm FMA chains): %.1f GFLOP/s per core (median of %d)\n", median(g, reps),
+           reps);
+}
+
+static float *rand_floats(size_t n, unsigned seed) {
+    float *p = aligned_alloc(64, ((n * sizeof(float) + 63) / 64) * 64 + 64);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        p[i] = ((float)(seed >> 8) / 16777216.0f - 0.5f) + 0.001f; /* never all zero */
+    }
+    return p;
+}
+
+/* The microkernel on a full tile over L1-resident packed panels (kc = 192). */
+static void bench_ukernel(const tc__gemm_config *cfg, int reps) {
+    const size_t kc = 192;
+    float *a = rand_floats(cfg->mr * kc, 1), *b = rand_floats(kc * cfg->nr, 2), *c = rand_floats(cfg->mr * cfg->nr, 3);
+    tc__gemm_tile t = {.mr = cfg->mr,
+                       .nr = cfg->nr,
+                       .kc = kc,
+                       .a = a,
+                       .rs_a = 1,
+                       .cs_a = cfg->mr,
+                       .b = b,
+                       .rs_b = cfg->nr,
+                       .c = c,
+                       .ldc = cfg->nr,
+                       .load_c = true};
+    const long calls = 200000000L / (long)(cfg->mr * cfg->nr * kc / 8);
+    double g[64];
+    for (long i = 0; i < calls / 10; i++)
+        cfg->ukernel(&t);
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_s();
+        for (long i = 0; i < calls; i++)
+            cfg->ukernel(&t);
+        g[r] = 2.0 * (double)(cfg->mr * cfg->nr * kc) * (double)calls / (now_s() - t0) * 1e-9;
+    }
+    printf("microkernel %s, packed panels in L1 (kc=%zu): %.1f GFLOP/s (median of %d)\n", cfg->name, kc,
+           median(g, reps), reps);
+    free(a);
+    free(b);
+    free(c);
+}
+
+typedef struct shape {
+    const char *what;
+    size_t m, n, k;
+    bool a_packed, b_packed; /* constant operand packed at build */
+} shape;
+
+static void bench_gemm(const tc__gemm_config *cfg, const shape *s, pthreadpool_t pool, int reps) {
+    float *a = rand_floats(s->m * s->k, 11), *b = rand_floats(s->k * s->n, 12), *c = rand_floats(s->m * s->n, 13);
+    float *bias = rand_floats(s->m > s->n ? s->m : s->n, 14);
+    tc__gemm_f32_problem p = tc__gemm_f32_problem_init(s->m, s->n, s->k);
+    float *ap = a, *bp = b;
+    if (s->a_packed) {
+        ap = rand_floats(s->m * s->k, 15);
+        tc__gemm_pack_a_f32(s->m, s->k, cfg->mr, a, s->k, 1, ap);
+    }
+    if (s->b_packed) {
+        bp = rand_floats(s->k * s->n, 16);
+        tc__gemm_pack_b_f32(s->k, s->n, cfg->nr, b, s->n, 1, bp);
+    }
+    p.a = ap;
+    p.a_packed = s->a_packed;
+    p.b = bp;
+    p.b_packed = s->b_packed;
+    p.c = c;
+    if (s->a_packed)
+        p.epi.bias_m = bias; /* conv: per-channel bias + ReLU */
+    else
+        p.epi.bias_n = bias;
+    p.epi.act = TC__ACT_RELU;
+    const size_t bytes = tc__gemm_f32_scratch_bytes(&p, cfg, 2);
+    tc__scratch scratch = {aligned_alloc(64, (bytes + 63) / 64 * 64), bytes, 0};
+    tc__err err = {0};
+    tc__kernel_ctx kc = {.err = &err, .scratch = &scratch, .pool = pool};
+    const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
+    /* Enough calls per sample for ~20 ms. */
+    double t0 = now_s();
+    tc__gemm_f32_run(&p, cfg, &kc);
+    const double one = now_s() - t0;
+    const int per = one > 0.02 ? 1 : (int)(0.02 / (one > 1e-7 ? one : 1e-7)) + 1;
+    double g[64];
+    for (int r = 0; r < reps; r++) {
+        t0 = now_s();
+        for (int i = 0; i < per; i++)
+            tc__gemm_f32_run(&p, cfg, &kc);
+        g[r] = flops * per / (now_s() - t0) * 1e-9;
+    }
+    printf("  %-28s M=%4zu N=%4zu K=%4zu  %zu thread%s  %7.1f GFLOP/s\n", s->what, s->m, s->n, s->k,
+           pool ? pthreadpool_get_threads_count(pool) : 1, pool ? "s" : " ", median(g, reps));
+    if (s->a_packed) free(ap);
+    if (s->b_packed) free(bp);
+    free(scratch.base);
+    free(a);
+    free(b);
+    free(c);
+    free(bias);
+}
+
+/* A Conv tactic end to end (weights packed as at build), NCHW batch 1, with bias + ReLU fused. */
+typedef struct conv_shape {
+    const char *what;
+    int64_t cin, cout, hw, k, stride;
+} conv_shape;
+
+static void bench_conv(const tc__tactic *t, const conv_shape *s, pthreadpool_t pool, int reps) {
+    const int64_t pad = s->k / 2, ohw = (s->hw + 2 * pad - s->k) / s->stride + 1;
+    tc__tensor x = {.dtype = TC_DTYPE_FLOAT32, .rank = 4, .dims = {1, s->cin, s->hw, s->hw}};
+    tc__tensor w = {.dtype = TC_DTYPE_FLOAT32, .rank = 4, .dims = {s->cout, s->cin, s->k, s->k}};
+    tc__tensor b = {.dtype = TC_DTYPE_FLOAT32, .rank = 1, .dims = {s->cout}};
+    tc__tensor y = {.dtype = TC_DTYPE_FLOAT32, .rank = 4, .dims = {1, s->cout, ohw, ohw}};
+    const size_t xn = (size_t)(s->cin * s->hw * s->hw), wn = (size_t)(s->cout * s->cin * s->k * s->k);
+    x.data = rand_floats(xn, 21);
+    w.data = rand_floats(wn, 22);
+    b.data = rand_floats((size_t)s->cout, 23);
+    y.data = rand_floats((size_t)(s->cout * ohw * ohw), 24);
+    float *wp = rand_floats(wn, 25);
+    const int64_t pads[4] = {pad, pad, pad, pad}, strides[2] = {s->stride, s->stride};
+    tc__attr attrs[2] = {{.name = "pads", .kind = TC__ATTR_INTS, .n = 4, .ints = pads},
+                         {.name = "strides", .kind = TC__ATTR_INTS, .n = 2, .ints = strides}};
+    tc__attrs as = {2, attrs};
+    const tc__tensor *in[3] = {&x, &w, &b};
+    const bool in_const[3] = {false, true, true};
+    const tc__tensor *outs[1] = {&y};
+    tc__epilogue epi = tc__epilogue_none();
+    epi.act = TC__ACT_RELU;
+    tc__step_desc d = {.op_type = "Conv", .opset = 13, .attrs = &as, .n_in = 3, .in = in, .in_const = in_const,
+                       .n_out = 1, .out = outs, .epi = &epi};
+    tc__err err = {0};
+    if (!t->supports(&d) || t->pack(&d, 1, w.data, wp, &err) != TC_STATUS_OK) {
+        printf("  %s does not take %s\n", t->name, s->what);
+        return;
+    }
+    tc__tensor wpt = w;
+    wpt.data = wp;
+    const tc__tensor *in_run[3] = {&x, &wpt, &b};
+    const size_t bytes = t->scratch_bytes(&d);
+    tc__scratch scratch = {aligned_alloc(64, (bytes + 63) / 64 * 64), bytes, 0};
+    tc__tensor *outs_run[1] = {&y};
+    tc__kernel_ctx kc = {.op_type = "Conv", .opset = 13, .attrs = &as, .n_in = 3, .in = in_run, .n_out = 1,
+                         .out = outs_run, .err = &err, .scratch = &scratch, .epi = &epi, .pool = pool};
+    const double flops = 2.0 * (double)(s->cout * ohw * ohw) * (double)(s->cin * s->k * s->k);
+    double t0 = now_s();
+    t->run(&kc);
+    const double one = now_s() - t0;
+    const int per = one > 0.02 ? 1 : (int)(0.02 / (one > 1e-7 ? one : 1e-7)) + 1;
+    double g[64];
+    for (int r = 0; r < reps; r++) {
+        t0 = now_s();
+        for (int i = 0; i < per; i++) t->run(&kc);
+        g[r] = flops * per / (now_s() - t0) * 1e-9;
+    }
+    printf("  %-24s %-26s %zu thread%s  %7.1f GFLOP/s\n", t->name, s->what,
+           pool ? pthreadpool_get_threads_count(pool) : 1, pool ? "s" : " ", median(g, reps));
+    free(scratch.base);
+    free(x.data);
+    free(w.data);
+    free(b.data);
+    free(y.data);
+    free(wp);
+}
+
+int main(int argc, char **argv) {
+    int reps = 11, threads = 0; /* 0: both 1 and 2 */
+    const char *only = "";
+    const tc__gemm_config *cfg = tc__gemm_f32_config_auto();
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            cfg = strcmp(v, "avx2") == 0     ? &tc__gemm_config_f32_avx2
+                  : strcmp(v, "scalar") == 0 ? &tc__gemm_config_f32_scalar
+                                             : &tc__gemm_config_f32_avx512;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            threads = atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: %s [--reps N] [--isa avx512|avx2|scalar] [--only peak|gemm|conv] [--threads 1|2]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (reps < 1) reps = 1;
+    if (reps > 64) reps = 64;
+    const tc__cpu *cpu = tc__cpu_get();
+    if ((cfg->isa & ~cpu->isa) != 0) {
+        fprintf(stderr, "%s needs ISA bits this CPU (or TAILCUT_MAX_ISA) does not allow\n", cfg->name);
+        return 1;
+    }
+    printf("CPU: %s; L1d %u KiB, L2 %u KiB; %d logical CPUs\n", cpu->brand, cpu->l1d_bytes / 1024, cpu->l2_bytes / 1024,
+           cpu->logical_cpus);
+    const bool all = only[0] == '\0';
+    if (all || strcmp(only, "peak") == 0) {
+        bench_peak(reps);
+        bench_ukernel(cfg, reps);
+    }
+    const shape shapes[] = {
+        {"resnet50 conv3x3 (im2col)", 64, 3136, 576, true, false},
+        {"resnet50 conv1x1 expand", 256, 3136, 64, true, false},
+        {"resnet50 conv1x1 reduce", 64, 3136, 256, true, false},
+        {"resnet50 conv3x3 stage4", 512, 196, 4608, true, false},
+        {"resnet50 fc", 1, 1000, 2048, false, true},
+        {"bert qkv/out proj", 128, 768, 768, false, true},
+        {"bert ffn up", 128, 3072, 768, false, true},
+        {"bert ffn down", 128, 768, 3072, false, true},
+    };
+    pthreadpool_t pool = pthreadpool_create(2);
+    const bool one = threads != 2, two = threads != 1;
+    if (all || strcmp(only, "gemm") == 0) {
+        printf("GEMM %s (conv: weights packed x activations packed per tile; bert: activations x packed weights; "
+               "bias + ReLU fused):\n",
+               cfg->name);
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            if (one) bench_gemm(cfg, &shapes[i], NULL, reps);
+            if (two) bench_gemm(cfg, &shapes[i], pool, reps);
+        }
+    }
+    if (cfg == &tc__gemm_config_f32_avx512 && (all || strcmp(only, "conv") == 0)) {
+        const conv_shape convs[] = {
+            {"3x3 64->64 56x56", 64, 64, 56, 3, 1},
+            {"1x1 64->256 56x56", 64, 256, 56, 1, 1},
+            {"1x1 256->64 56x56", 256, 64, 56, 1, 1},
+            {"3x3 128->128 28x28", 128, 128, 28, 3, 1},
+            {"3x3 512->512 7x7", 512, 512, 7, 3, 1},
+            {"7x7/2 3->64 224x224", 3, 64, 224, 7, 2},
+        };
+        printf("Conv tactics end to end (NCHW, batch 1, bias + ReLU):\n");
+        for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+            const tc__tactic *t = convs[i].k == 1 ? &tc__tactic_conv1x1_f32_avx512 : &tc__tactic_conv_im2col_f32_avx512;
+            if (one) bench_conv(t, &convs[i], NULL, reps);
+            if (two) bench_conv(t, &convs[i], pool, reps);
+        }
+    }
+    pthreadpool_destroy(pool);
+    return 0;
+}

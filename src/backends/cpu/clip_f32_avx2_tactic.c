@@ -1,0 +1,16 @@
+/*
+ * clip_f32_avx2_tactic.c - tactic clip_f32_avx2: AVX2 the Clip op as a standalone step;
+ * microkernel in vunary_f32_avx2.c.
+ */
+#include "backends/cpu/vunary_f32.h"
+#include "backends/cpu/vec_isa.h"
+
+static tc_status run(const tc__kernel_ctx *ctx) { return tc__vunary_f32_run(ctx, tc__vunary_f32_avx2); }
+
+const tc__tactic tc__tactic_clip_f32_avx2 = {
+    .name = "clip_f32_avx2",
+    .op_type = "Clip",
+    .isa = TC__VEC_ISA_AVX2,
+    .supports = tc__vunary_f32_supports,
+    .run = run,
+};

@@ -1,0 +1,16 @@
+/*
+ * gavgpool_f32_avx512_tactic.c - tactic gavgpool_f32_avx512: AVX-512 GlobalAveragePool;
+ * microkernel in gavgpool_f32_avx512.c.
+ */
+#include "backends/cpu/gavgpool_f32.h"
+#include "backends/cpu/vec_isa.h"
+
+static tc_status run(const tc__kernel_ctx *ctx) { return tc__gavgpool_f32_run(ctx, tc__gavgpool_f32_avx512); }
+
+const tc__tactic tc__tactic_gavgpool_f32_avx512 = {
+    .name = "gavgpool_f32_avx512",
+    .op_type = "GlobalAveragePool",
+    .isa = TC__VEC_ISA_AVX512,
+    .supports = tc__gavgpool_f32_supports,
+    .run = run,
+};

@@ -1,0 +1,16 @@
+/*
+ * gelu_f32_avx512_tactic.c - tactic gelu_f32_avx512: AVX-512 the Gelu op as a standalone step;
+ * microkernel in vunary_f32_avx512.c.
+ */
+#include "backends/cpu/vunary_f32.h"
+#include "backends/cpu/vec_isa.h"
+
+static tc_status run(const tc__kernel_ctx *ctx) { return tc__vunary_f32_run(ctx, tc__vunary_f32_avx512); }
+
+const tc__tactic tc__tactic_gelu_f32_avx512 = {
+    .name = "gelu_f32_avx512",
+    .op_type = "Gelu",
+    .isa = TC__VEC_ISA_AVX512,
+    .supports = tc__vunary_f32_supports,
+    .run = run,
+};

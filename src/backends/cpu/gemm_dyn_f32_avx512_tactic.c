@@ -1,0 +1,25 @@
+/*
+ * gemm_dyn_f32_avx512_tactic.c - tactic gemm_dyn_f32_avx512: Gemm (transA/transB, alpha, beta, C
+ * broadcast) with B at run time; B tiles packed into scratch. Microkernel: AVX-512 14x32.
+ */
+#include "backends/cpu/gemm_tactics.h"
+
+static bool supports(const tc__step_desc *d) { return tc__gemm_node_f32_supports(d, false); }
+
+static size_t scratch_bytes(const tc__step_desc *d) {
+    return tc__gemm_node_f32_scratch_bytes(d, &tc__gemm_config_f32_avx512, false);
+}
+
+static tc_status run(const tc__kernel_ctx *ctx) {
+    return tc__gemm_node_f32_run(ctx, &tc__gemm_config_f32_avx512, false);
+}
+
+const tc__tactic tc__tactic_gemm_dyn_f32_avx512 = {
+    .name = "gemm_dyn_f32_avx512",
+    .op_type = "Gemm",
+    .isa = TC__GEMM_ISA_AVX512,
+    .flags = TC__TACTIC_FUSES_EPILOGUE,
+    .supports = supports,
+    .scratch_bytes = scratch_bytes,
+    .run = run,
+};

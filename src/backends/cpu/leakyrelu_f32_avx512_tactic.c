@@ -1,0 +1,16 @@
+/*
+ * leakyrelu_f32_avx512_tactic.c - tactic leakyrelu_f32_avx512: AVX-512 the LeakyRelu op as a
+ * standalone step; microkernel in vunary_f32_avx512.c.
+ */
+#include "backends/cpu/vunary_f32.h"
+#include "backends/cpu/vec_isa.h"
+
+static tc_status run(const tc__kernel_ctx *ctx) { return tc__vunary_f32_run(ctx, tc__vunary_f32_avx512); }
+
+const tc__tactic tc__tactic_leakyrelu_f32_avx512 = {
+    .name = "leakyrelu_f32_avx512",
+    .op_type = "LeakyRelu",
+    .isa = TC__VEC_ISA_AVX512,
+    .supports = tc__vunary_f32_supports,
+    .run = run,
+};

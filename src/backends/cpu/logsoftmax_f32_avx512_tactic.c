@@ -1,0 +1,16 @@
+/*
+ * logsoftmax_f32_avx512_tactic.c - tactic logsoftmax_f32_avx512: AVX-512 LogSoftmax over
+ * contiguous rows; microkernel in softmax_f32_avx512.c.
+ */
+#include "backends/cpu/softmax_f32.h"
+#include "backends/cpu/vec_isa.h"
+
+static tc_status run(const tc__kernel_ctx *ctx) { return tc__softmax_f32_run(ctx, tc__softmax_f32_avx512, true); }
+
+const tc__tactic tc__tactic_logsoftmax_f32_avx512 = {
+    .name = "logsoftmax_f32_avx512",
+    .op_type = "LogSoftmax",
+    .isa = TC__VEC_ISA_AVX512,
+    .supports = tc__softmax_f32_supports,
+    .run = run,
+};

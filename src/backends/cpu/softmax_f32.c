@@ -1,0 +1,72 @@
+/*
+ * softmax_f32.c - the Softmax / LogSoftmax operator shared by the AVX-512 and AVX2 tactics:
+ * the axis rules of the reference kernel reduced to rows of contiguous elements (steps whose
+ * axis is not innermost are rejected), and the driver that splits rows over the thread pool.
+ */
+#include "backends/cpu/softmax_f32.h"
+
+#include <pthreadpool.h>
+
+/* Elements per task (whole rows, at least one). */
+#define SOFTMAX_TILE 16384
+
+/* Rows and row length of x for this opset and axis; false unless each row is contiguous. */
+static bool softmax_rows(const tc__tensor *x, const tc__tensor *y, int64_t opset, const tc__attrs *attrs, int64_t *rows,
+                         int64_t *n) {
+    if (x->dtype != TC_DTYPE_FLOAT32 || y->dtype != TC_DTYPE_FLOAT32 || y->rank != x->rank) return false;
+    for (int32_t i = 0; i < x->rank; i++)
+        if (y->dims[i] != x->dims[i]) return false;
+    const int32_t rank = x->rank, arank = rank == 0 ? 1 : rank;
+    const bool legacy = opset < 13;
+    int64_t axis = tc__attr_int(attrs, "axis", legacy ? 1 : -1);
+    if (axis < -(int64_t)arank || axis > (int64_t)arank - (legacy ? 0 : 1)) return false;
+    if (axis < 0) axis += arank;
+    int64_t outer = 1, len = 1, inner = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        if (i < axis) outer *= x->dims[i];
+        else if (i == axis || legacy) len *= x->dims[i];
+        else inner *= x->dims[i];
+    }
+    if (inner != 1 || outer < 0 || len < 0) return false;
+    *rows = outer;
+    *n = len;
+    return true;
+}
+
+bool tc__softmax_f32_supports(const tc__step_desc *d) {
+    if (d->n_in != 1 || d->in[0] == NULL || d->n_out != 1 || d->out[0] == NULL) return false;
+    int64_t rows, n;
+    return softmax_rows(d->in[0], d->out[0], d->opset, d->attrs, &rows, &n);
+}
+
+typedef struct softmax_job {
+    tc__softmax_f32_ukernel uk;
+    const float *x;
+    float *y;
+    int64_t n;
+    bool log_out;
+} softmax_job;
+
+static void softmax_task(void *arg, size_t r0, size_t count) {
+    const softmax_job *j = arg;
+    j->uk(j->x + (int64_t)r0 * j->n, j->y + (int64_t)r0 * j->n, j->n, (int64_t)count, j->log_out);
+}
+
+tc_status tc__softmax_f32_run(const tc__kernel_ctx *ctx, tc__softmax_f32_ukernel uk, bool log_out) {
+    if (ctx->n_in < 1 || ctx->in[0] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects input X and output Y");
+    int64_t rows, n;
+    if (!softmax_rows(ctx->in[0], ctx->out[0], ctx->opset, ctx->attrs, &rows, &n))
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s over an axis this kernel does not compute", ctx->op_type);
+    if (rows == 0 || n == 0) return TC_STATUS_OK;
+    softmax_job j = {uk, ctx->in[0]->data, ctx->out[0]->data, n, log_out};
+    pthreadpool_t pool = ctx->pool;
+    size_t tile = (size_t)(SOFTMAX_TILE / n);
+    if (tile < 1) tile = 1;
+    if (pool == NULL || tile >= (size_t)rows || pthreadpool_get_threads_count(pool) <= 1) {
+        uk(j.x, j.y, n, rows, log_out);
+        return TC_STATUS_OK;
+    }
+    pthreadpool_parallelize_1d_tile_1d(pool, softmax_task, &j, (size_t)rows, tile, 0);
+    return TC_STATUS_OK;
+}
