@@ -197,8 +197,15 @@ static void bench_conv(const tc__tactic *t, const conv_shape *s, pthreadpool_t p
     const tc__tensor *outs[1] = {&y};
     tc__epilogue epi = tc__epilogue_none();
     epi.act = TC__ACT_RELU;
-    tc__step_desc d = {.op_type = "Conv", .opset = 13, .attrs = &as, .n_in = 3, .in = in, .in_const = in_const,
-                       .n_out = 1, .out = outs, .epi = &epi};
+    tc__step_desc d = {.op_type = "Conv",
+                       .opset = 13,
+                       .attrs = &as,
+                       .n_in = 3,
+                       .in = in,
+                       .in_const = in_const,
+                       .n_out = 1,
+                       .out = outs,
+                       .epi = &epi};
     tc__err err = {0};
     if (!t->supports(&d) || t->pack(&d, 1, w.data, wp, &err) != TC_STATUS_OK) {
         printf("  %s does not take %s\n", t->name, s->what);
@@ -210,8 +217,17 @@ static void bench_conv(const tc__tactic *t, const conv_shape *s, pthreadpool_t p
     const size_t bytes = t->scratch_bytes(&d);
     tc__scratch scratch = {aligned_alloc(64, (bytes + 63) / 64 * 64), bytes, 0};
     tc__tensor *outs_run[1] = {&y};
-    tc__kernel_ctx kc = {.op_type = "Conv", .opset = 13, .attrs = &as, .n_in = 3, .in = in_run, .n_out = 1,
-                         .out = outs_run, .err = &err, .scratch = &scratch, .epi = &epi, .pool = pool};
+    tc__kernel_ctx kc = {.op_type = "Conv",
+                         .opset = 13,
+                         .attrs = &as,
+                         .n_in = 3,
+                         .in = in_run,
+                         .n_out = 1,
+                         .out = outs_run,
+                         .err = &err,
+                         .scratch = &scratch,
+                         .epi = &epi,
+                         .pool = pool};
     const double flops = 2.0 * (double)(s->cout * ohw * ohw) * (double)(s->cin * s->k * s->k);
     double t0 = now_s();
     t->run(&kc);
@@ -220,7 +236,8 @@ static void bench_conv(const tc__tactic *t, const conv_shape *s, pthreadpool_t p
     double g[64];
     for (int r = 0; r < reps; r++) {
         t0 = now_s();
-        for (int i = 0; i < per; i++) t->run(&kc);
+        for (int i = 0; i < per; i++)
+            t->run(&kc);
         g[r] = flops * per / (now_s() - t0) * 1e-9;
     }
     printf("  %-24s %-26s %zu thread%s  %7.1f GFLOP/s\n", t->name, s->what,
@@ -292,12 +309,9 @@ int main(int argc, char **argv) {
     }
     if (cfg == &tc__gemm_config_f32_avx512 && (all || strcmp(only, "conv") == 0)) {
         const conv_shape convs[] = {
-            {"3x3 64->64 56x56", 64, 64, 56, 3, 1},
-            {"1x1 64->256 56x56", 64, 256, 56, 1, 1},
-            {"1x1 256->64 56x56", 256, 64, 56, 1, 1},
-            {"3x3 128->128 28x28", 128, 128, 28, 3, 1},
-            {"3x3 512->512 7x7", 512, 512, 7, 3, 1},
-            {"7x7/2 3->64 224x224", 3, 64, 224, 7, 2},
+            {"3x3 64->64 56x56", 64, 64, 56, 3, 1},   {"1x1 64->256 56x56", 64, 256, 56, 1, 1},
+            {"1x1 256->64 56x56", 256, 64, 56, 1, 1}, {"3x3 128->128 28x28", 128, 128, 28, 3, 1},
+            {"3x3 512->512 7x7", 512, 512, 7, 3, 1},  {"7x7/2 3->64 224x224", 3, 64, 224, 7, 2},
         };
         printf("Conv tactics end to end (NCHW, batch 1, bias + ReLU):\n");
         for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {

@@ -576,11 +576,16 @@ static int teardown_pool(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_isa_cap),
-        cmocka_unit_test(test_config_dispatch),        cmocka_unit_test(test_pack_layout),
-        cmocka_unit_test(test_microkernels_tiles),     cmocka_unit_test(test_microkernels_epilogues),
-        cmocka_unit_test(test_operator_shapes),        cmocka_unit_test(test_operator_large_k),
-        cmocka_unit_test(test_operator_empty_k),       cmocka_unit_test(test_operator_batch_broadcast),
-        cmocka_unit_test(test_operator_deterministic), cmocka_unit_test(test_operator_no_scratch),
+        cmocka_unit_test(test_config_dispatch),
+        cmocka_unit_test(test_pack_layout),
+        cmocka_unit_test(test_microkernels_tiles),
+        cmocka_unit_test(test_microkernels_epilogues),
+        cmocka_unit_test(test_operator_shapes),
+        cmocka_unit_test(test_operator_large_k),
+        cmocka_unit_test(test_operator_empty_k),
+        cmocka_unit_test(test_operator_batch_broadcast),
+        cmocka_unit_test(test_operator_deterministic),
+        cmocka_unit_test(test_operator_no_scratch),
     };
     return cmocka_run_group_tests(tests, setup_pool, teardown_pool);
 }

@@ -84,8 +84,8 @@ tc_status tc__conv_node_f32_pack(const tc__step_desc *d, int index, const void *
 /* The GEMM problem of a Conv; im2c (its geometry for the B tiles) must outlive the run. The
  * im2col packer is the one of cfg's ISA. */
 static tc__gemm_f32_problem cv_problem(const cv_geom *g, const tc__tensor *x, const tc__tensor *wt, tc__tensor *y,
-                                       const tc__tensor *bias, const tc__tensor *res, bool im2col,
-                                       tc__im2col_f32 *im2c, const tc__gemm_config *cfg) {
+                                       const tc__tensor *bias, const tc__tensor *res, bool im2col, tc__im2col_f32 *im2c,
+                                       const tc__gemm_config *cfg) {
     tc__gemm_f32_problem p = tc__gemm_f32_problem_init(g->cout_g, g->osp, g->k);
     p.a = wt->data;
     p.a_packed = true;
@@ -134,7 +134,8 @@ size_t tc__conv_node_f32_scratch_bytes(const tc__step_desc *d, const tc__gemm_co
     cv_geom g;
     if (!cv_geometry(d->attrs, d->in[0], d->in[1], d->out[0], &g)) return 0;
     tc__im2col_f32 im2c;
-    tc__gemm_f32_problem p = cv_problem(&g, d->in[0], d->in[1], (tc__tensor *)d->out[0], NULL, NULL, im2col, &im2c, cfg);
+    tc__gemm_f32_problem p =
+        cv_problem(&g, d->in[0], d->in[1], (tc__tensor *)d->out[0], NULL, NULL, im2col, &im2c, cfg);
     return tc__gemm_f32_scratch_bytes(&p, cfg, tc__gemm_tactic_max_threads());
 }
 
@@ -153,7 +154,8 @@ tc_status tc__conv_node_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_config
     if (ctx->bias != NULL)
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "Conv with a fused bias over the output's last dim");
     tc__im2col_f32 im2c;
-    tc__gemm_f32_problem p = cv_problem(&g, ctx->in[0], ctx->in[1], ctx->out[0], bias, ctx->residual, im2col, &im2c, cfg);
+    tc__gemm_f32_problem p =
+        cv_problem(&g, ctx->in[0], ctx->in[1], ctx->out[0], bias, ctx->residual, im2col, &im2c, cfg);
     const tc__gemm_epi e = tc__gemm_epi_from_ctx(ctx);
     p.epi.act = e.act;
     p.epi.act_alpha = e.act_alpha;

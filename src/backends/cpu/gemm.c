@@ -10,9 +10,6 @@
  * any thread count. S is the pool's thread count, or fewer when the scratch has no room for more.
  */
 #include <pthreadpool.h>
-#ifdef TC_GEMM_TUNE_ENV
-#include <stdlib.h>
-#endif
 
 #include "backends/cpu/gemm.h"
 #include "core/cpu.h"
@@ -64,11 +61,6 @@ static blocking cache_blocks(const tc__gemm_f32_problem *p, const tc__gemm_confi
     /* The A block (MC x KC) fills half of L2, a runtime B tile (KC x NC) a quarter. */
     b.mc = even_block(p->m ? p->m : 1, round_down_min(cs.l2 / 2 / kc_bytes, cfg->mr), cfg->mr);
     b.nc = even_block(p->n ? p->n : 1, round_down_min(cs.l2 / 4 / kc_bytes, cfg->nr), cfg->nr);
-#ifdef TC_GEMM_TUNE_ENV
-    if (getenv("TC_KC")) b.kc = min_sz(p->k, (size_t)atoi(getenv("TC_KC")));
-    if (getenv("TC_MC")) b.mc = even_block(p->m ? p->m : 1, (size_t)atoi(getenv("TC_MC")), cfg->mr);
-    if (getenv("TC_NC")) b.nc = even_block(p->n ? p->n : 1, (size_t)atoi(getenv("TC_NC")), cfg->nr);
-#endif
     return b;
 }
 

@@ -175,7 +175,10 @@ void tc__gemm_f32_avx512_14x32(const tc__gemm_tile *t) {
         kernel_14_packed,
     };
     if (t->mr < 1 || t->mr > MR || t->nr < 1 || t->nr > 32) return;
-    if (t->nr < 32) kMasked[t->mr](t);
-    else if (t->rs_a == 1 && t->cs_a == t->mr) kPacked[t->mr](t);
-    else kFull[t->mr](t);
+    if (t->nr < 32)
+        kMasked[t->mr](t);
+    else if (t->rs_a == 1 && t->cs_a == t->mr)
+        kPacked[t->mr](t);
+    else
+        kFull[t->mr](t);
 }

@@ -28,24 +28,30 @@ static inline __attribute__((always_inline)) void kernel(const tc__gemm_tile *t,
     for (int i = 0; i < mr; i++) {
         float row[NR] = {0};
         if (t->load_c)
-            for (size_t j = 0; j < nr; j++) row[j] = c[(size_t)i * ldc + j];
-        for (int v = 0; v < NR / 4; v++) acc[i][v] = load4(row + 4 * v);
+            for (size_t j = 0; j < nr; j++)
+                row[j] = c[(size_t)i * ldc + j];
+        for (int v = 0; v < NR / 4; v++)
+            acc[i][v] = load4(row + 4 * v);
     }
     const float *b = t->b, *a = t->a;
     for (size_t k = 0; k < kc; k++) {
         v4f bv[NR / 4];
         if (full) {
-            for (int v = 0; v < NR / 4; v++) bv[v] = load4(b + 4 * v);
+            for (int v = 0; v < NR / 4; v++)
+                bv[v] = load4(b + 4 * v);
         } else {
             float row[NR] = {0};
-            for (size_t j = 0; j < nr; j++) row[j] = b[j];
-            for (int v = 0; v < NR / 4; v++) bv[v] = load4(row + 4 * v);
+            for (size_t j = 0; j < nr; j++)
+                row[j] = b[j];
+            for (int v = 0; v < NR / 4; v++)
+                bv[v] = load4(row + 4 * v);
         }
         b += rs_b;
         for (int i = 0; i < mr; i++) {
             const float av = a[(size_t)i * rs_a];
             const v4f avv = {av, av, av, av};
-            for (int v = 0; v < NR / 4; v++) acc[i][v] += avv * bv[v]; /* no fmaf: a libm call without FMA hardware */
+            for (int v = 0; v < NR / 4; v++)
+                acc[i][v] += avv * bv[v]; /* no fmaf: a libm call without FMA hardware */
         }
         a += cs_a;
     }

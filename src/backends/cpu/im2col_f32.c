@@ -15,13 +15,14 @@ static void copy_chunk(float *d, size_t cnt, const float *row, int64_t o_first, 
     if (a > 0) memset(d, 0, a * sizeof(float));
     if (b > a) {
         const float *src = row + (o_first + (int64_t)a) * sw + offw;
-        if (sw == 1) memcpy(d + a, src, (b - a) * sizeof(float));
+        if (sw == 1)
+            memcpy(d + a, src, (b - a) * sizeof(float));
         else
-            for (size_t t = a; t < b; t++, src += sw) d[t] = *src;
+            for (size_t t = a; t < b; t++, src += sw)
+                d[t] = *src;
     }
     if (cnt > b) memset(d + b, 0, (cnt - b) * sizeof(float));
 }
-
 
 /* Outputs o in [*o0, *o1) of O whose input index o * s + off lies in [0, I). */
 static void in_bounds(int64_t off, int64_t s, int64_t I, int64_t O, int64_t *o0, int64_t *o1) {
@@ -84,8 +85,10 @@ void tc__im2col_f32_pack(const void *ctx, size_t batch, size_t k0, size_t kc, si
             const int64_t offd = kd * g->dilation[0] - g->pad[0], offh = kh * g->dilation[1] - g->pad[1],
                           offw = kw * g->dilation[2] - g->pad[2];
             int64_t ow_lo, ow_hi;
-            if (kw < KW_TABLE) ow_lo = lo_tab[kw], ow_hi = hi_tab[kw];
-            else in_bounds(offw, sw, IW, OW, &ow_lo, &ow_hi);
+            if (kw < KW_TABLE)
+                ow_lo = lo_tab[kw], ow_hi = hi_tab[kw];
+            else
+                in_bounds(offw, sw, IW, OW, &ow_lo, &ow_hi);
             const float *plane = xg + c * isp;
             float *d = panel + kk * w;
             for (size_t s = 0; s < nseg; s++) {

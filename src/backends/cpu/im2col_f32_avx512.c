@@ -24,7 +24,8 @@ void tc__im2col_f32_pack_avx512(const void *ctx, size_t batch, size_t k0, size_t
     const int64_t isp = ID * IH * IW;
     /* Offsets (input and padded positions) must fit in 32-bit lanes. */
     int64_t reach = 0;
-    for (int d = 0; d < 3; d++) reach += g->out[d] * g->stride[d] + g->kernel[d] * g->dilation[d] + g->pad[d];
+    for (int d = 0; d < 3; d++)
+        reach += g->out[d] * g->stride[d] + g->kernel[d] * g->dilation[d] + g->pad[d];
     if (nr > 16 * MAX_VECS || isp * 4 + reach * 4 > INT32_MAX) {
         tc__im2col_f32_pack(ctx, batch, k0, kc, j0, nc, nr, dst);
         return;
@@ -77,12 +78,12 @@ void tc__im2col_f32_pack_avx512(const void *ctx, size_t batch, size_t k0, size_t
             const __m512i od_ = _mm512_set1_epi32((int32_t)offd), oh_ = _mm512_set1_epi32((int32_t)offh),
                           ow_ = _mm512_set1_epi32((int32_t)offw);
             for (size_t v = 0; v < nv; v++) /* unsigned compares: negative positions are out of range too */
-                valid[rr][v] = _mm512_mask_cmplt_epu32_mask(
-                                   _mm512_mask_cmplt_epu32_mask(
-                                       _mm512_cmplt_epu32_mask(_mm512_add_epi32(vd[v], od_), lim_d),
-                                       _mm512_add_epi32(vh[v], oh_), lim_h),
-                                   _mm512_add_epi32(vw[v], ow_), lim_w) &
-                               store[v];
+                valid[rr][v] =
+                    _mm512_mask_cmplt_epu32_mask(
+                        _mm512_mask_cmplt_epu32_mask(_mm512_cmplt_epu32_mask(_mm512_add_epi32(vd[v], od_), lim_d),
+                                                     _mm512_add_epi32(vh[v], oh_), lim_h),
+                        _mm512_add_epi32(vw[v], ow_), lim_w) &
+                    store[v];
         }
         float *panel = dst + (j - j0) * kc;
         size_t c = k0 / ksp, r = k0 % ksp;
@@ -114,14 +115,14 @@ void tc__im2col_f32_pack_avx512(const void *ctx, size_t batch, size_t k0, size_t
                               ow_ = _mm512_set1_epi32((int32_t)offw),
                               sh_ = _mm512_set1_epi32((int32_t)((offd * IH + offh) * IW + offw));
                 for (size_t v = 0; v < nv; v++) {
-                    const __mmask16 m = _mm512_mask_cmplt_epu32_mask(
-                                            _mm512_mask_cmplt_epu32_mask(
-                                                _mm512_cmplt_epu32_mask(_mm512_add_epi32(vd[v], od_), lim_d),
-                                                _mm512_add_epi32(vh[v], oh_), lim_h),
-                                            _mm512_add_epi32(vw[v], ow_), lim_w) &
-                                        store[v];
-                    const __m512 x = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, _mm512_add_epi32(vb[v], sh_),
-                                                              plane, 4);
+                    const __mmask16 m =
+                        _mm512_mask_cmplt_epu32_mask(
+                            _mm512_mask_cmplt_epu32_mask(_mm512_cmplt_epu32_mask(_mm512_add_epi32(vd[v], od_), lim_d),
+                                                         _mm512_add_epi32(vh[v], oh_), lim_h),
+                            _mm512_add_epi32(vw[v], ow_), lim_w) &
+                        store[v];
+                    const __m512 x =
+                        _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, _mm512_add_epi32(vb[v], sh_), plane, 4);
                     _mm512_mask_storeu_ps(d + 16 * v, store[v], x);
                 }
             }
