@@ -1,0 +1,126 @@
+/* test_timing_cache.c - the auto-tuner's timing cache (save/load round trip, another machine's
+ * fingerprint, malformed files) and the tuner itself on a real step (winner = fastest, ref last). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tactics/tuner.h"
+
+static void path_for(char *buf, size_t n, const char *tag) { snprintf(buf, n, "/tmp/tc_tcache_%d_%s", (int)getpid(), tag); }
+
+static tc__tune_result sample(int winner) {
+    tc__tune_result r = {.n = 3, .winner = winner};
+    snprintf(r.cand[0].name, sizeof r.cand[0].name, "conv_im2col_f32_avx512");
+    snprintf(r.cand[1].name, sizeof r.cand[1].name, "conv1x1_f32_avx2");
+    snprintf(r.cand[2].name, sizeof r.cand[2].name, "ref");
+    for (int i = 0; i < 3; i++) {
+        r.cand[i].median_ns = 1000u * (uint64_t)(i + 1);
+        r.cand[i].max_ns = 1500u * (uint64_t)(i + 1);
+    }
+    r.cand[2].max_ns = UINT64_MAX;
+    return r;
+}
+
+static void test_round_trip_and_fingerprint(void **state) {
+    (void)state;
+    char path[128];
+    path_for(path, sizeof path, "rt");
+    unlink(path);
+    tc__err err = {0};
+    tc__timing_cache *c = NULL;
+    assert_int_equal(tc__timing_cache_load(path, 42, &c, &err), TC_STATUS_OK); /* missing file: empty */
+    assert_null(tc__timing_cache_find(c, 7));
+    tc__tune_result r = sample(1);
+    assert_int_equal(tc__timing_cache_put(c, 7, &r, &err), TC_STATUS_OK);
+    r.winner = 2;
+    assert_int_equal(tc__timing_cache_put(c, 0xdeadbeefcafeull, &r, &err), TC_STATUS_OK);
+    assert_int_equal(tc__timing_cache_save(c, path, &err), TC_STATUS_OK);
+    tc__timing_cache_free(c);
+
+    assert_int_equal(tc__timing_cache_load(path, 42, &c, &err), TC_STATUS_OK);
+    const tc__tune_result *got = tc__timing_cache_find(c, 7);
+    assert_non_null(got);
+    assert_int_equal(got->winner, 1);
+    assert_int_equal(got->n, 3);
+    assert_string_equal(got->cand[0].name, "conv_im2col_f32_avx512");
+    assert_int_equal(got->cand[1].median_ns, 2000);
+    assert_true(got->cand[2].max_ns == UINT64_MAX);
+    assert_int_equal(tc__timing_cache_find(c, 0xdeadbeefcafeull)->winner, 2);
+    tc__timing_cache_free(c);
+
+    /* Another machine's cache is ignored, not trusted. */
+    assert_int_equal(tc__timing_cache_load(path, 43, &c, &err), TC_STATUS_OK);
+    assert_null(tc__timing_cache_find(c, 7));
+    tc__timing_cache_free(c);
+    unlink(path);
+}
+
+static void test_malformed_files_are_empty(void **state) {
+    (void)state;
+    const char *bad[] = {
+        "",
+        "not a cache\n",
+        "tailcut-timing-cache 1 000000000000002a\n0000000000000007 5 3 a 1 1 b 2 2 c 3 3\n", /* winner out of range */
+        "tailcut-timing-cache 1 000000000000002a\n0000000000000007 0 99 a 1 1\n",           /* too many candidates */
+        "tailcut-timing-cache 1 000000000000002a\n0000000000000007 0 2 a 1 1\n",            /* truncated line */
+        "tailcut-timing-cache 2 000000000000002a\n",                                         /* another version */
+        "tailcut-timing-cache 1 000000000000002a\n0000000000000007 0 1 a 1 1",             /* no final newline */
+    };
+    char path[128];
+    path_for(path, sizeof path, "bad");
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(bad[k], f);
+        fclose(f);
+        tc__err err = {0};
+        tc__timing_cache *c = NULL;
+        assert_int_equal(tc__timing_cache_load(path, 42, &c, &err), TC_STATUS_OK);
+        assert_null(tc__timing_cache_find(c, 7));
+        tc__timing_cache_free(c);
+    }
+    unlink(path);
+}
+
+static void test_tuner_times_candidates(void **state) {
+    (void)state;
+    /* A Relu step on [1, 64, 56, 56]: every fast Relu tactic this CPU allows, then the reference. */
+    int64_t dims[4] = {1, 64, 56, 56};
+    tc__tensor x = {.dtype = TC_DTYPE_FLOAT32, .rank = 4}, y;
+    memcpy(x.dims, dims, sizeof dims);
+    x.nbytes = 4 * 64 * 56 * 56;
+    y = x;
+    const tc__tensor *in[1] = {&x}, *out[1] = {&y};
+    bool cst[1] = {false};
+    tc__epilogue none = tc__epilogue_none();
+    tc__step_desc d = {.op_type = "Relu", .opset = 17, .n_in = 1, .in = in, .in_const = cst, .n_out = 1, .out = out,
+                       .epi = &none};
+    const tc__tactic *cands[TC__TUNE_MAX_CANDIDATES];
+    int n = tc__tactics_for("Relu", tc__cpu_get()->isa, cands, TC__TUNE_MAX_CANDIDATES);
+    tc__tune_result r;
+    tc__err err = {0};
+    assert_int_equal(tc__tune_step(&d, cands, n, tc__ref_Relu, 5, NULL, &r, &err), TC_STATUS_OK);
+    assert_int_equal(r.n, n + 1);
+    assert_string_equal(r.cand[n].name, "ref");
+    for (int i = 0; i < r.n; i++)
+        if (r.cand[i].median_ns != UINT64_MAX) assert_true(r.cand[r.winner].median_ns <= r.cand[i].median_ns);
+    uint64_t s1 = tc__step_signature(&d);
+    dims[3] = 57;
+    memcpy(x.dims, dims, sizeof dims);
+    assert_int_not_equal(s1, tc__step_signature(&d)); /* shapes are part of the signature */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_and_fingerprint),
+        cmocka_unit_test(test_malformed_files_are_empty),
+        cmocka_unit_test(test_tuner_times_candidates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
