@@ -61,9 +61,12 @@ models: venv build
 	$(PY) tests/models/run_model_tests.py --tailcut $(BUILD)/tailcut --work $(OUT)/models --path plan
 	$(PY) tests/models/run_model_tests.py --tailcut $(BUILD)/tailcut --work $(OUT)/models --path reference
 
-# The command line: bench (JSON, trace, profile) and bench/compare.py on a tiny generated model.
+# The command line: bench (JSON, trace, profile) and bench/compare.py on a tiny generated model;
+# the AVX-512, AVX2 and portable kernel paths end to end (TAILCUT_MAX_ISA) and the refusal of a
+# plan whose ISA the machine (or the cap) lacks.
 cli: venv build
 	bash tests/cli/test_bench_cli.sh $(BUILD) $(PY)
+	bash tests/cli/test_isa_cap.sh $(BUILD) $(PY)
 
 # libFuzzer targets, FUZZ_SECONDS each, when clang is present.
 fuzz: deps

@@ -109,6 +109,22 @@ static int save_output(const char *dir, const char *name, const tc_tensor *t) {
     return 0;
 }
 
+/* mkdir -p: creates dir and any missing parents. */
+static int make_dirs(const char *dir) {
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof path) return -1;
+    memcpy(path, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0') continue;
+        char c = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) return -1;
+        path[i] = c;
+    }
+    return 0;
+}
+
 static double ms_between(const struct timespec *a, const struct timespec *b) {
     return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
 }
@@ -257,7 +273,7 @@ int tc_cli_run(int argc, char **argv) {
             rc = 1;
             goto done;
         }
-    if (mkdir(r.out_dir, 0755) != 0 && errno != EEXIST) {
+    if (make_dirs(r.out_dir) != 0) {
         fprintf(stderr, "tailcut run: cannot create '%s': %s\n", r.out_dir, strerror(errno));
         rc = 1;
         goto done;
