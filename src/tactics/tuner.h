@@ -8,7 +8,7 @@
 
 #include "tactics/tactic.h"
 
-#define TC__TUNE_MAX_CANDIDATES 8
+#define TC__TUNE_MAX_CANDIDATES 12
 
 typedef struct tc__tune_entry {
     char name[32];
