@@ -5,14 +5,15 @@
 set -euo pipefail
 tailcut=$1 py=$2 out=$3
 lib=$(dirname "$tailcut")/libtailcut.so
-iters=${DEMO_ITERATIONS:-5}
+iters=${DEMO_ITERATIONS:-100}
 mkdir -p "$out"
 echo "== generating ResNet-50 (seeded weights) -> $out/resnet50.onnx"
 "$py" tools/modelgen/modelgen.py resnet50 -o "$out/resnet50.onnx" --seed 0
 echo "== tailcut inspect (model)"
 "$tailcut" inspect "$out/resnet50.onnx"
 echo "== tailcut build"
-"$tailcut" build "$out/resnet50.onnx" -o "$out/resnet50.plan" --shapes input:1x3x224x224
+"$tailcut" build "$out/resnet50.onnx" -o "$out/resnet50.plan" --shapes input:1x3x224x224 --threads 2 \
+  --timing-cache "$out/timing.cache"
 echo "== tailcut inspect (plan)"
 "$tailcut" inspect "$out/resnet50.plan"
 echo "== random input image"
@@ -33,7 +34,7 @@ ok = err <= 1e-3 * max(1.0, scale)
 print("outputs match: PASS" if ok else "outputs match: FAIL")
 sys.exit(0 if ok else 1)
 PY
-echo "== tailcut bench ($iters iterations: the kernels are still the reference ones)"
-"$tailcut" bench "$out/resnet50.plan" --iterations "$iters" --warmup 1
+echo "== tailcut bench ($iters iterations, 2 threads)"
+"$tailcut" bench "$out/resnet50.plan" --iterations "$iters" --warmup 5
 echo "== bench/compare.py: onnxruntime and tailcut interleaved, 2 threads"
-"$py" bench/compare.py "$out/resnet50.onnx" --threads 2 --batch 1 --iterations "$iters" --warmup 1 --tailcut-lib "$lib"
+"$py" bench/compare.py "$out/resnet50.onnx" --threads 2 --batch 1 --iterations "$iters" --warmup 5 --tailcut-lib "$lib"
