@@ -17,7 +17,7 @@ DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev 
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
 	clang libclang-rt-14-dev xz-utils python3 python3-venv
 
-.PHONY: all deps venv build build-asan demo test unit conformance cli models fuzz clean
+.PHONY: all deps venv build build-asan demo test unit conformance cli server models fuzz clean
 
 all: build
 
@@ -68,6 +68,10 @@ cli: venv build
 	bash tests/cli/test_bench_cli.sh $(BUILD) $(PY)
 	bash tests/cli/test_isa_cap.sh $(BUILD) $(PY)
 
+# tailcut serve over real HTTP on 127.0.0.1 (endpoints, JSON inference vs tailcut run, errors, SIGTERM), sanitizer build.
+server: venv build-asan
+	timeout 600 $(PY) tests/server/test_server.py --tailcut $(BUILD_ASAN)/tailcut
+
 # libFuzzer targets, FUZZ_SECONDS each, when clang is present.
 fuzz: deps
 	@if command -v clang >/dev/null; then \
@@ -80,7 +84,7 @@ fuzz: deps
 	  done; \
 	else echo "clang not found: fuzz targets skipped"; fi
 
-test: unit conformance cli models fuzz
+test: unit conformance cli server models fuzz
 	@echo "make test: all test suites passed"
 
 demo: venv build

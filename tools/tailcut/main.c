@@ -13,6 +13,7 @@ static void usage(FILE *f) {
             "                                                            run a model on .npy/.pb inputs\n"
             "  bench MODEL.{onnx,plan} [options]                         latency percentiles and throughput\n"
             "  inspect MODEL.{onnx,plan} [--json]                        inputs, outputs, ops or steps\n"
+            "  serve --model-repository DIR [--http-port N]              KServe v2 HTTP inference server\n"
             "run 'tailcut <command> --help' for the options of one command.\n");
 }
 
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "inspect") == 0) return tc_cli_inspect(argc - 1, argv + 1);
     if (strcmp(cmd, "build") == 0) return tc_cli_build(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0) return tc_cli_bench(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0) return tc_cli_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return 0;

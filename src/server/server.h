@@ -1,0 +1,19 @@
+/* server.h - entry point of the tailcut inference server (KServe v2 over HTTP) used by `tailcut serve`. */
+#ifndef TC_SERVER_SERVER_H
+#define TC_SERVER_SERVER_H
+
+#include <stddef.h>
+
+typedef struct tc_server_options {
+    const char *model_repository; /* folder of <model>/config.json + <model>/1/model.{plan,onnx} */
+    const char *http_address;     /* IPv4 address to bind, NULL = 0.0.0.0 */
+    int http_port;                /* default 8000 */
+    int threads;                  /* HTTP worker threads (default 2) */
+    int engine_threads;           /* threads per engine context (0 = all cores) */
+    size_t max_body_bytes;        /* request body limit (default 64 MiB) */
+} tc_server_options;
+
+/* Loads the repository, serves until SIGTERM/SIGINT, drains in-flight requests. Returns the exit code. */
+int tc_server_main(const tc_server_options *options);
+
+#endif

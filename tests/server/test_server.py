@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""test_server.py - end-to-end tests of `tailcut serve` (KServe v2 over HTTP, 127.0.0.1 only).
+
+Generates a tiny ResNet with tools/modelgen into a temporary model repository, starts the server on
+a free port and checks every endpoint, JSON inference against `tailcut run` (and onnxruntime when
+importable), request validation (malformed JSON, dtype, shape, element count, unknown model, 413),
+/metrics, refusal of bad config.json files at start, and a clean exit on SIGTERM.
+
+usage: python tests/server/test_server.py [--tailcut build-server/tailcut]
+Needs numpy (e.g. /tmp/venvtest/bin/python). Prints "N passed, N failed"; exits 1 on any failure.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PASSED = 0
+FAILED = 0
+
+
+def check(name, cond, detail=""):
+    global PASSED, FAILED
+    if cond:
+        PASSED += 1
+        print(f"PASS {name}")
+    else:
+        FAILED += 1
+        print(f"FAIL {name} {detail}")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http(port, path, body=None, method=None, timeout=30, headers=None):
+    """Returns (status, parsed JSON or text)."""
+    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
+                                 headers=headers or {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            status, raw, ctype = r.status, r.read(), r.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as e:
+        status, raw, ctype = e.code, e.read(), e.headers.get("Content-Type", "")
+    if "json" in ctype:
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, raw.decode(errors="replace")
+    return status, raw.decode(errors="replace")
+
+
+def start_server(tailcut, repo, port, extra=()):
+    log = tempfile.TemporaryFile()
+    p = subprocess.Popen([tailcut, "serve", "--model-repository", repo, "--http-port", str(port),
+                          "--http-address", "127.0.0.1", "--threads", "2", *extra],
+                         stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 40
+    while time.time() < deadline:
+        if p.poll() is not None:
+            break
+        try:
+            if http(port, "/v2/health/ready", timeout=2)[0] == 200:
+                return p, log
+        except OSError:
+            pass
+        time.sleep(0.1)
+    log.seek(0)
+    raise RuntimeError("server did not become ready:\n" + log.read().decode(errors="replace"))
+
+
+def infer_req(x, name="input", dtype="FP32", shape=None):
+    return {"inputs": [{"name": name, "shape": list(shape if shape is not None else x.shape), "datatype": dtype,
+                        "data": x.ravel().tolist()}]}
+
+
+def refused(tailcut, tmp, tag, config, expect_words):
+    repo = os.path.join(tmp, "bad_" + tag)
+    os.makedirs(os.path.join(repo, "m", "1"))
+    shutil.copy(os.path.join(tmp, "repo", "rn", "1", "model.plan"), os.path.join(repo, "m", "1", "model.plan"))
+    with open(os.path.join(repo, "m", "config.json"), "w") as f:
+        f.write(config)
+    r = subprocess.run([tailcut, "serve", "--model-repository", repo, "--http-port", str(free_port()),
+                        "--http-address", "127.0.0.1"], capture_output=True, text=True, timeout=30)
+    ok = r.returncode != 0 and all(w in r.stderr for w in expect_words)
+    check(f"bad config refused: {tag}", ok, f"rc={r.returncode} stderr={r.stderr!r}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tailcut", default=os.environ.get("TAILCUT", os.path.join(ROOT, "build-server", "tailcut")))
+    args = ap.parse_args()
+    tailcut = os.path.abspath(args.tailcut)
+    t_start = time.time()
+    tmp = tempfile.mkdtemp(prefix="tc_server_test_")
+    server = None
+    try:
+        model_dir = os.path.join(tmp, "repo", "rn", "1")
+        os.makedirs(model_dir)
+        onnx_path = os.path.join(model_dir, "model.onnx")
+        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "modelgen", "modelgen.py"), "resnet50",
+                        "--width-div", "16", "--blocks", "1,1,1,1", "--image", "32", "-o", onnx_path],
+                       check=True, timeout=60)
+        with open(os.path.join(tmp, "repo", "rn", "config.json"), "w") as f:
+            json.dump({"max_batch_size": 4,
+                       "input": [{"name": "input", "data_type": "TYPE_FP32", "dims": [3, 32, 32]}],
+                       "output": [{"name": "logits", "data_type": "TYPE_FP32", "dims": [1000]}]}, f)
+        # A directory without config.json is not a model and is ignored.
+        os.makedirs(os.path.join(tmp, "repo", "not_a_model"))
+
+        port = free_port()
+        server, log = start_server(tailcut, os.path.join(tmp, "repo"), port)
+        check("plan cached as 1/model.plan", os.path.exists(os.path.join(model_dir, "model.plan")))
+
+        st, body = http(port, "/v2")
+        check("GET /v2", st == 200 and isinstance(body, dict) and body.get("name") == "tailcut", f"{st} {body}")
+        check("GET /v2/health/live", http(port, "/v2/health/live")[0] == 200)
+        check("GET /v2/health/ready", http(port, "/v2/health/ready")[0] == 200)
+        st, md = http(port, "/v2/models/rn")
+        ok = (st == 200 and md.get("name") == "rn" and md.get("platform") == "tailcut"
+              and md["inputs"] == [{"name": "input", "datatype": "FP32", "shape": [-1, 3, 32, 32]}]
+              and md["outputs"] == [{"name": "logits", "datatype": "FP32", "shape": [-1, 1000]}])
+        check("GET /v2/models/rn metadata", ok, f"{st} {md}")
+        st, body = http(port, "/v2/models/rn/ready")
+        check("GET /v2/models/rn/ready", st == 200 and body.get("ready") is True, f"{st} {body}")
+
+        # Inference vs `tailcut run` on the same input (and onnxruntime when available).
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+        st, res = http(port, "/v2/models/rn/infer", infer_req(x))
+        ok = st == 200 and res.get("model_name") == "rn" and len(res.get("outputs", [])) == 1
+        check("POST infer 200", ok, f"{st} {str(res)[:300]}")
+        y = None
+        if ok:
+            out = res["outputs"][0]
+            check("infer output name/datatype/shape",
+                  out["name"] == "logits" and out["datatype"] == "FP32" and out["shape"] == [1, 1000], str(out)[:200])
+            y = np.array(out["data"], dtype=np.float32).reshape(out["shape"])
+            np.save(os.path.join(tmp, "x.npy"), x)
+            outdir = os.path.join(tmp, "run_out")
+            os.makedirs(outdir)
+            r = subprocess.run([tailcut, "run", onnx_path, "--input", "input=" + os.path.join(tmp, "x.npy"),
+                                "--output-dir", outdir], capture_output=True, text=True, timeout=60)
+            if r.returncode == 0:
+                ref = np.load(os.path.join(outdir, "logits.npy"))
+                err = float(np.max(np.abs(ref - y)))
+                check("infer == tailcut run (1e-4)", err <= 1e-4, f"max abs err {err}")
+            else:
+                check("tailcut run", False, r.stderr)
+            try:
+                import onnxruntime as ort
+                sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+                ref = sess.run(None, {"input": x})[0]
+                err = float(np.max(np.abs(ref - y)))
+                check("infer == onnxruntime (1e-4)", err <= 1e-4, f"max abs err {err}")
+            except ImportError:
+                print("note: onnxruntime not importable; skipped that comparison")
+
+        # Batch 2 within max_batch_size, and nested data arrays; rows match single-image results.
+        x2 = np.concatenate([x, rng.standard_normal((1, 3, 32, 32)).astype(np.float32)])
+        req = {"inputs": [{"name": "input", "shape": [2, 3, 32, 32], "datatype": "FP32", "data": x2.tolist()}],
+               "outputs": [{"name": "logits"}]}
+        st, res = http(port, "/v2/models/rn/infer", req)
+        ok = st == 200 and res["outputs"][0]["shape"] == [2, 1000]
+        check("infer batch 2 (nested data, outputs filter)", ok, f"{st} {str(res)[:300]}")
+        if ok and y is not None:
+            y2 = np.array(res["outputs"][0]["data"], dtype=np.float32).reshape(2, 1000)
+            check("batch 2 row 0 == batch 1", float(np.max(np.abs(y2[0] - y[0]))) <= 1e-4)
+
+        def expect(name, status, path, body, method=None, headers=None):
+            st, b = http(port, path, body, method=method, headers=headers)
+            check(name, st == status and isinstance(b, dict) and isinstance(b.get("error"), str) and b["error"],
+                  f"got {st} {str(b)[:200]}")
+
+        inf = "/v2/models/rn/infer"
+        expect("malformed JSON -> 400", 400, inf, b'{"inputs": [')
+        expect("non-object JSON -> 400", 400, inf, b'[1,2,3]')
+        expect("missing inputs -> 400", 400, inf, {"outputs": []})
+        expect("wrong dtype -> 400", 400, inf, infer_req(x, dtype="INT64"))
+        expect("unknown dtype -> 400", 400, inf, infer_req(x, dtype="FLOAT"))
+        expect("wrong rank -> 400", 400, inf, infer_req(x.reshape(3, 32, 32)))
+        expect("wrong static dim -> 400", 400, inf, infer_req(np.zeros((1, 3, 16, 64), np.float32)))
+        expect("batch above profile -> 400", 400, inf, infer_req(np.zeros((5, 3, 32, 32), np.float32)))
+        expect("negative shape -> 400", 400, inf, infer_req(x, shape=[-1, 3, 32, 32]))
+        expect("element count mismatch -> 400", 400, inf,
+               {"inputs": [{"name": "input", "shape": [1, 3, 32, 32], "datatype": "FP32", "data": [1.0] * 100}]})
+        expect("string in data -> 400", 400, inf,
+               {"inputs": [{"name": "input", "shape": [1], "datatype": "FP32", "data": ["a"]}]})
+        expect("unknown input name -> 400", 400, inf, infer_req(x, name="nope"))
+        expect("missing input -> 400", 400, inf, {"inputs": []})
+        expect("unknown output -> 400", 400, inf, dict(infer_req(x), outputs=[{"name": "nope"}]))
+        expect("unknown model infer -> 404", 404, "/v2/models/nomodel/infer", infer_req(x))
+        expect("unknown model metadata -> 404", 404, "/v2/models/nomodel", None)
+        expect("escaping model name -> 404", 404, "/v2/models/..%2F..%2Fetc/infer", infer_req(x))
+        expect("GET infer -> 405", 405, inf, None, method="GET")
+        expect("unknown path -> 404", 404, "/v3/whatever", None)
+        big = b" " * (64 * 1024 * 1024 + 1)
+        expect("oversized body -> 413", 413, inf, big)
+        check("server alive after bad requests", http(port, "/v2/health/live")[0] == 200)
+        st, res = http(port, inf, infer_req(x))
+        check("infer still correct after bad requests", st == 200 and y is not None and
+              float(np.max(np.abs(np.array(res["outputs"][0]["data"], np.float32) - y.ravel()))) == 0.0)
+
+        st, text = http(port, "/metrics")
+        ok = st == 200 and isinstance(text, str)
+        check("GET /metrics", ok, f"{st}")
+        if ok:
+            vals = {}
+            for line in text.splitlines():
+                if line and not line.startswith("#"):
+                    k, v = line.rsplit(" ", 1)
+                    vals[k] = float(v)
+            succ = vals.get('tc_request_success_total{model="rn"}', -1)
+            fail = vals.get('tc_request_failure_total{model="rn"}', -1)
+            cnt = vals.get('tc_request_duration_us_count{model="rn"}', -1)
+            inf_b = vals.get('tc_request_duration_us_bucket{model="rn",le="+Inf"}', -1)
+            check("metrics counters", succ == 3 and fail >= 15 and cnt == succ + fail and inf_b == cnt,
+                  f"succ={succ} fail={fail} count={cnt} inf={inf_b}")
+            check("metrics TYPE lines", "# TYPE tc_request_duration_us histogram" in text
+                  and "# TYPE tc_request_success_total counter" in text)
+
+        # SIGTERM: a request in flight still completes, then exit 0.
+        import threading
+        result = {}
+
+        def slow():
+            result["r"] = http(port, inf, infer_req(x2[:1]))
+        th = threading.Thread(target=slow)
+        th.start()
+        time.sleep(0.05)
+        server.send_signal(signal.SIGTERM)
+        th.join(20)
+        try:
+            rc = server.wait(20)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check("SIGTERM exits 0", rc == 0, f"rc={rc}")
+        r = result.get("r")
+        check("request around SIGTERM answered or refused cleanly", r is None or r[0] == 200, str(r)[:200])
+        log.seek(0)
+        logtext = log.read().decode(errors="replace")
+        check("no sanitizer report", "ERROR: AddressSanitizer" not in logtext and "runtime error" not in logtext,
+              logtext[-2000:])
+        server = None
+
+        refused(tailcut, tmp, "negative max_batch_size", '{"max_batch_size": -1}', ["config.json", "max_batch_size"])
+        refused(tailcut, tmp, "missing max_batch_size", '{}', ["config.json", "max_batch_size"])
+        refused(tailcut, tmp, "not JSON", '{"max_batch_size": ', ["config.json"])
+        refused(tailcut, tmp, "wrong data_type", '{"max_batch_size": 4, "input": [{"name": "input", '
+                '"data_type": "TYPE_INT64"}]}', ["config.json", "input[0].data_type"])
+        refused(tailcut, tmp, "wrong dims", '{"max_batch_size": 4, "input": [{"name": "input", '
+                '"dims": [3, 16, 16]}]}', ["config.json", "input[0].dims"])
+        refused(tailcut, tmp, "unknown input", '{"max_batch_size": 4, "input": [{"name": "x"}]}',
+                ["config.json", "input[0].name"])
+    except Exception as e:  # noqa: BLE001 - report, do not crash
+        check("test harness", False, repr(e))
+    finally:
+        if server is not None:
+            server.kill()
+            server.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"time {time.time() - t_start:.1f}s")
+    print(f"{PASSED} passed, {FAILED} failed")
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+/* cmd_serve.c - `tailcut serve --model-repository DIR [--http-port N] [--threads N]`: parses the
+ * options and runs the KServe v2 HTTP server from src/server. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "server/server.h"
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: tailcut serve --model-repository DIR [options]\n"
+               "  --model-repository DIR  folders DIR/<model>/config.json + DIR/<model>/1/model.{plan,onnx}\n"
+               "  --http-port N           port to listen on (default 8000)\n"
+               "  --http-address A        IPv4 address to bind (default 0.0.0.0)\n"
+               "  --threads N             HTTP worker threads (default 2)\n"
+               "  --engine-threads N      threads each model's context runs with (default: all cores)\n"
+               "  --max-body-bytes N      largest request body accepted (default 67108864)\n");
+}
+
+static int parse_int(const char *opt, const char *v, long lo, long hi, long *out) {
+    char *end = NULL;
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || x < lo || x > hi) {
+        fprintf(stderr, "tailcut serve: %s must be an integer in [%ld, %ld]\n", opt, lo, hi);
+        return 1;
+    }
+    *out = x;
+    return 0;
+}
+
+int tc_cli_serve(int argc, char **argv) {
+    tc_server_options o = {.http_port = 8000, .threads = 2};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "tailcut serve: unknown option or missing value: %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+        const char *v = argv[++i];
+        long x = 0;
+        if (strcmp(a, "--model-repository") == 0) {
+            o.model_repository = v;
+        } else if (strcmp(a, "--http-address") == 0) {
+            o.http_address = v;
+        } else if (strcmp(a, "--http-port") == 0) {
+            if (parse_int(a, v, 0, 65535, &x)) return 2;
+            o.http_port = (int)x;
+        } else if (strcmp(a, "--threads") == 0) {
+            if (parse_int(a, v, 1, 1024, &x)) return 2;
+            o.threads = (int)x;
+        } else if (strcmp(a, "--engine-threads") == 0) {
+            if (parse_int(a, v, 0, 1024, &x)) return 2;
+            o.engine_threads = (int)x;
+        } else if (strcmp(a, "--max-body-bytes") == 0) {
+            if (parse_int(a, v, 1, 1L << 40, &x)) return 2;
+            o.max_body_bytes = (size_t)x;
+        } else {
+            fprintf(stderr, "tailcut serve: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!o.model_repository) {
+        fprintf(stderr, "tailcut serve: --model-repository is required\n");
+        usage(stderr);
+        return 2;
+    }
+    return tc_server_main(&o);
+}
