@@ -68,9 +68,11 @@ cli: venv build
 	bash tests/cli/test_bench_cli.sh $(BUILD) $(PY)
 	bash tests/cli/test_isa_cap.sh $(BUILD) $(PY)
 
-# tailcut serve over real HTTP on 127.0.0.1 (endpoints, JSON inference vs tailcut run, errors, SIGTERM), sanitizer build.
+# tailcut serve over real HTTP on 127.0.0.1 (endpoints, JSON inference vs tailcut run, errors, SIGTERM) and
+# tailcut loadgen against it (open and closed loop, error kinds), sanitizer build.
 server: venv build-asan
 	timeout 600 $(PY) tests/server/test_server.py --tailcut $(BUILD_ASAN)/tailcut
+	timeout 600 $(PY) tests/server/test_loadgen.py --tailcut $(BUILD_ASAN)/tailcut
 
 # libFuzzer targets, FUZZ_SECONDS each, when clang is present.
 fuzz: deps

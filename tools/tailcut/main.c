@@ -14,6 +14,8 @@ static void usage(FILE *f) {
             "  bench MODEL.{onnx,plan} [options]                         latency percentiles and throughput\n"
             "  inspect MODEL.{onnx,plan} [--json]                        inputs, outputs, ops or steps\n"
             "  serve --model-repository DIR [--http-port N]              KServe v2 HTTP inference server\n"
+            "  loadgen --url http://127.0.0.1:PORT --model M (--rate R | --concurrency C) --duration S\n"
+            "                                                            load a KServe v2 server, latency percentiles\n"
             "run 'tailcut <command> --help' for the options of one command.\n");
 }
 
@@ -28,6 +30,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "build") == 0) return tc_cli_build(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0) return tc_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0) return tc_cli_serve(argc - 1, argv + 1);
+    if (strcmp(cmd, "loadgen") == 0) return tc_cli_loadgen(argc - 1, argv + 1);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return 0;

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""test_loadgen.py - end-to-end tests of `tailcut loadgen` against `tailcut serve` (127.0.0.1 only).
+
+Generates a tiny ResNet with tools/modelgen into a temporary model repository (as test_server.py does),
+starts the server on a free port, runs loadgen open loop (--rate 50, Poisson, --json), open loop with a
+constant schedule and an --input .npy file, and closed loop (--concurrency 2), checks the JSON report
+(keys, ok > 0, no errors, ordered percentiles, sent == ok + errors), and checks that loadgen against a
+port with no server reports connect errors without crashing.
+
+usage: python tests/server/test_loadgen.py [--tailcut build-loadgen/tailcut]
+Needs numpy (e.g. /tmp/venvtest/bin/python). Prints "N passed, N failed"; exits 1 on any failure.
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PASSED = 0
+FAILED = 0
+KEYS = ["sent", "ok", "errors", "throughput_per_s", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "mean_ms", "max_ms"]
+ERROR_KINDS = ["connect", "timeout", "http_4xx", "http_5xx", "http_other", "malformed", "io", "not_sent"]
+
+
+def check(name, cond, detail=""):
+    global PASSED, FAILED
+    if cond:
+        PASSED += 1
+        print(f"PASS {name}")
+    else:
+        FAILED += 1
+        print(f"FAIL {name} {detail}")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http_status(port, path, timeout=2):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def start_server(tailcut, repo, port):
+    log = tempfile.TemporaryFile()
+    p = subprocess.Popen([tailcut, "serve", "--model-repository", repo, "--http-port", str(port),
+                          "--http-address", "127.0.0.1", "--threads", "2"],
+                         stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 40
+    while time.time() < deadline:
+        if p.poll() is not None:
+            break
+        try:
+            if http_status(port, "/v2/health/ready") == 200:
+                return p, log
+        except OSError:
+            pass
+        time.sleep(0.1)
+    log.seek(0)
+    raise RuntimeError("server did not become ready:\n" + log.read().decode(errors="replace"))
+
+
+def sanitizer_clean(text):
+    return "ERROR: AddressSanitizer" not in text and "runtime error" not in text and "LeakSanitizer" not in text
+
+
+def loadgen(tailcut, tmp, tag, args, timeout=30):
+    """Runs loadgen with --json; returns (CompletedProcess, parsed JSON or None)."""
+    jpath = os.path.join(tmp, tag + ".json")
+    r = subprocess.run([tailcut, "loadgen", *args, "--json", jpath], capture_output=True, text=True, timeout=timeout)
+    print(f"--- loadgen {tag} (rc {r.returncode}) ---\n{r.stdout}{r.stderr}", end="")
+    rep = None
+    if os.path.exists(jpath):
+        with open(jpath) as f:
+            rep = json.load(f)
+    return r, rep
+
+
+def check_report(tag, r, rep, min_ok=1):
+    check(f"{tag}: exit 0, sanitizer clean", r.returncode == 0 and sanitizer_clean(r.stderr),
+          f"rc={r.returncode} {r.stderr[-1500:]}")
+    if rep is None:
+        check(f"{tag}: JSON written", False)
+        return
+    check(f"{tag}: JSON keys", all(k in rep for k in KEYS) and all(k in rep["errors"] for k in ERROR_KINDS),
+          str(rep))
+    errs = sum(rep["errors"].values())
+    check(f"{tag}: ok >= {min_ok}, no errors", rep["ok"] >= min_ok and errs == 0, str(rep))
+    check(f"{tag}: sent == ok + errors", rep["sent"] == rep["ok"] + errs - rep["errors"]["not_sent"], str(rep))
+    p = [rep[k] for k in ["p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"]]
+    check(f"{tag}: percentiles ordered", all(isinstance(v, (int, float)) for v in p)
+          and 0 < p[0] <= p[1] <= p[2] <= p[3] <= p[4] and 0 < rep["mean_ms"] <= p[4], str(p))
+    check(f"{tag}: throughput > 0", rep["throughput_per_s"] > 0, str(rep))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tailcut", default=os.environ.get("TAILCUT", os.path.join(ROOT, "build-loadgen", "tailcut")))
+    args = ap.parse_args()
+    tailcut = os.path.abspath(args.tailcut)
+    t_start = time.time()
+    tmp = tempfile.mkdtemp(prefix="tc_loadgen_test_")
+    server = None
+    try:
+        model_dir = os.path.join(tmp, "repo", "rn", "1")
+        os.makedirs(model_dir)
+        onnx_path = os.path.join(model_dir, "model.onnx")
+        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "modelgen", "modelgen.py"), "resnet50",
+                        "--width-div", "16", "--blocks", "1,1,1,1", "--image", "32", "-o", onnx_path],
+                       check=True, timeout=60)
+        with open(os.path.join(tmp, "repo", "rn", "config.json"), "w") as f:
+            json.dump({"max_batch_size": 4,
+                       "input": [{"name": "input", "data_type": "TYPE_FP32", "dims": [3, 32, 32]}],
+                       "output": [{"name": "logits", "data_type": "TYPE_FP32", "dims": [1000]}]}, f)
+        port = free_port()
+        server, log = start_server(tailcut, os.path.join(tmp, "repo"), port)
+        url = f"http://127.0.0.1:{port}"
+
+        t = time.time()
+        r, rep = loadgen(tailcut, tmp, "open_poisson", ["--url", url, "--model", "rn", "--rate", "50",
+                                                         "--duration", "2", "--seed", "1"])
+        check_report("open loop poisson 50/s", r, rep, min_ok=40)
+        check("open loop: ~100 scheduled, finished in time", rep is not None and 60 <= rep["sent"] <= 150
+              and time.time() - t < 15, str(rep))
+        check("open loop: P99.9 caveat below 1000 samples", "not meaningful" in r.stdout, r.stdout)
+
+        x = np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32)
+        np.save(os.path.join(tmp, "x.npy"), x)
+        r, rep = loadgen(tailcut, tmp, "open_constant_input",
+                         ["--url", url, "--model", "rn", "--rate", "20", "--distribution", "constant",
+                          "--duration", "1", "--input", os.path.join(tmp, "x.npy")])
+        check_report("open loop constant 20/s, --input .npy batch 2", r, rep, min_ok=15)
+        check("constant schedule: exactly 20 sent", rep is not None and rep["sent"] == 20, str(rep))
+
+        r, rep = loadgen(tailcut, tmp, "closed", ["--url", url, "--model", "rn", "--concurrency", "2",
+                                                   "--duration", "1"])
+        check_report("closed loop concurrency 2", r, rep)
+
+        r, rep = loadgen(tailcut, tmp, "unknown_model", ["--url", url, "--model", "nope", "--rate", "10",
+                                                          "--duration", "1"])
+        check("unknown model: non-zero exit, http_4xx reported, no crash",
+              r.returncode == 1 and rep is not None and rep["errors"]["http_4xx"] == 1 and sanitizer_clean(r.stderr),
+              f"rc={r.returncode} {rep} {r.stderr[-800:]}")
+
+        # Shut the server down before checking its log.
+        server.terminate()
+        server.wait(20)
+        log.seek(0)
+        logtext = log.read().decode(errors="replace")
+        check("server sanitizer clean", sanitizer_clean(logtext), logtext[-1500:])
+        server = None
+
+        dead = f"http://127.0.0.1:{free_port()}"
+        r, rep = loadgen(tailcut, tmp, "no_server", ["--url", dead, "--model", "rn", "--rate", "50",
+                                                      "--duration", "1", "--timeout-ms", "2000"])
+        check("no server: connect error reported, no crash",
+              r.returncode == 1 and rep is not None and rep["errors"]["connect"] > 0 and rep["ok"] == 0
+              and sanitizer_clean(r.stderr) and "connect" in r.stderr, f"rc={r.returncode} {rep} {r.stderr[-800:]}")
+
+        r = subprocess.run([tailcut, "loadgen", "--url", "http://10.0.0.1:80", "--model", "rn", "--rate", "1",
+                            "--duration", "1"], capture_output=True, text=True, timeout=10)
+        check("non-loopback URL refused", r.returncode == 2 and "loopback" in r.stderr, r.stderr)
+        r = subprocess.run([tailcut, "loadgen", "--url", dead, "--model", "rn", "--rate", "1", "--concurrency", "2",
+                            "--duration", "1"], capture_output=True, text=True, timeout=10)
+        check("--rate with --concurrency refused", r.returncode == 2, r.stderr)
+    except Exception as e:  # noqa: BLE001 - report, do not crash
+        check("test harness", False, repr(e))
+    finally:
+        if server is not None:
+            server.kill()
+            server.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"time {time.time() - t_start:.1f}s")
+    print(f"{PASSED} passed, {FAILED} failed")
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
