@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,9 @@ import urllib.error
 import urllib.request
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_fixture import free_port, make_repo, sanitizer_clean, start_server  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PASSED = 0
@@ -41,43 +43,12 @@ def check(name, cond, detail=""):
         print(f"FAIL {name} {detail}")
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
-def http_status(port, path, timeout=2):
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
 
 
-def start_server(tailcut, repo, port):
-    log = tempfile.TemporaryFile()
-    p = subprocess.Popen([tailcut, "serve", "--model-repository", repo, "--http-port", str(port),
-                          "--http-address", "127.0.0.1", "--threads", "2"],
-                         stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 40
-    while time.time() < deadline:
-        if p.poll() is not None:
-            break
-        try:
-            if http_status(port, "/v2/health/ready") == 200:
-                return p, log
-        except OSError:
-            pass
-        time.sleep(0.1)
-    log.seek(0)
-    raise RuntimeError("server did not become ready:\n" + log.read().decode(errors="replace"))
 
 
-def sanitizer_clean(text):
-    return "ERROR: AddressSanitizer" not in text and "runtime error" not in text and "LeakSanitizer" not in text
 
 
 def loadgen(tailcut, tmp, tag, args, timeout=30):
@@ -118,16 +89,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tc_loadgen_test_")
     server = None
     try:
-        model_dir = os.path.join(tmp, "repo", "rn", "1")
-        os.makedirs(model_dir)
-        onnx_path = os.path.join(model_dir, "model.onnx")
-        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "modelgen", "modelgen.py"), "resnet50",
-                        "--width-div", "16", "--blocks", "1,1,1,1", "--image", "32", "-o", onnx_path],
-                       check=True, timeout=60)
-        with open(os.path.join(tmp, "repo", "rn", "config.json"), "w") as f:
-            json.dump({"max_batch_size": 4,
-                       "input": [{"name": "input", "data_type": "TYPE_FP32", "dims": [3, 32, 32]}],
-                       "output": [{"name": "logits", "data_type": "TYPE_FP32", "dims": [1000]}]}, f)
+        make_repo(tmp)
         port = free_port()
         server, log = start_server(tailcut, os.path.join(tmp, "repo"), port)
         url = f"http://127.0.0.1:{port}"

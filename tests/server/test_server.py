@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,9 @@ import urllib.error
 import urllib.request
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_fixture import free_port, make_repo, start_server  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PASSED = 0
@@ -39,12 +41,6 @@ def check(name, cond, detail=""):
         print(f"FAIL {name} {detail}")
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def http(port, path, body=None, method=None, timeout=30, headers=None):
@@ -65,23 +61,6 @@ def http(port, path, body=None, method=None, timeout=30, headers=None):
     return status, raw.decode(errors="replace")
 
 
-def start_server(tailcut, repo, port, extra=()):
-    log = tempfile.TemporaryFile()
-    p = subprocess.Popen([tailcut, "serve", "--model-repository", repo, "--http-port", str(port),
-                          "--http-address", "127.0.0.1", "--threads", "2", *extra],
-                         stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 40
-    while time.time() < deadline:
-        if p.poll() is not None:
-            break
-        try:
-            if http(port, "/v2/health/ready", timeout=2)[0] == 200:
-                return p, log
-        except OSError:
-            pass
-        time.sleep(0.1)
-    log.seek(0)
-    raise RuntimeError("server did not become ready:\n" + log.read().decode(errors="replace"))
 
 
 def infer_req(x, name="input", dtype="FP32", shape=None):
@@ -110,16 +89,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tc_server_test_")
     server = None
     try:
-        model_dir = os.path.join(tmp, "repo", "rn", "1")
-        os.makedirs(model_dir)
+        model_dir = make_repo(tmp)
         onnx_path = os.path.join(model_dir, "model.onnx")
-        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "modelgen", "modelgen.py"), "resnet50",
-                        "--width-div", "16", "--blocks", "1,1,1,1", "--image", "32", "-o", onnx_path],
-                       check=True, timeout=60)
-        with open(os.path.join(tmp, "repo", "rn", "config.json"), "w") as f:
-            json.dump({"max_batch_size": 4,
-                       "input": [{"name": "input", "data_type": "TYPE_FP32", "dims": [3, 32, 32]}],
-                       "output": [{"name": "logits", "data_type": "TYPE_FP32", "dims": [1000]}]}, f)
         # A directory without config.json is not a model and is ignored.
         os.makedirs(os.path.join(tmp, "repo", "not_a_model"))
 
