@@ -59,6 +59,10 @@ struct tc_engine {
     const tc__tactic **tactics;         /* per step: the chosen fast tactic, NULL for ref */
 };
 
+/* Builds the plan bytes of a model graph (clone, passes, tactics, memory plans, serialize); malloc'd. */
+tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_options *o, void **bytes, size_t *n_bytes,
+                                tc__err *err);
+
 /* Serializes steps and profiles into the plan's ENGINE section (malloc'd, deterministic). */
 tc_status tc__engine_blob_write(const tc_engine *e, void **out, size_t *size, tc__err *err);
 /* Parses an ENGINE section into e->steps / e->profiles (validating against e->g). */

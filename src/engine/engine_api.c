@@ -13,9 +13,6 @@
 #include "engine/plan_format.h"
 #include "tactics/tactic.h"
 
-tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_options *o, void **bytes, size_t *n_bytes,
-                                tc__err *err);
-
 static tc_status export_fail(tc__err *err, tc_error *error) {
     tc__err_export(err, error);
     return err->status ? err->status : TC_STATUS_INTERNAL;
