@@ -282,6 +282,9 @@ TC_API tc_status tc_engine_memory_info(const tc_engine *engine, int profile, tc_
  */
 TC_API tc_status tc_context_create(const tc_engine *engine, int profile, tc_context **context, tc_error *error);
 TC_API void tc_context_destroy(tc_context *context);
+/* Replaces the context's thread pool by one of `threads` threads (0 = all cores); the engine's
+ * setting is the default. Call it between runs, not during one. */
+TC_API tc_status tc_context_set_threads(tc_context *context, int threads);
 /* Sets an input's shape; it must lie within the profile. Inputs with static shapes need no call. */
 TC_API tc_status tc_context_set_input_shape(tc_context *context, const char *name, int32_t rank, const int64_t *dims);
 /*

@@ -302,6 +302,17 @@ tc_status tc_context_run(tc_context *c) {
     return TC_STATUS_OK;
 }
 
+tc_status tc_context_set_threads(tc_context *c, int threads) {
+    if (c == NULL || threads < 0 || threads > 4096) return TC_STATUS_INVALID_ARGUMENT;
+    pthreadpool_t pool = pthreadpool_create((size_t)threads);
+    if (pool == NULL) return ctx_fail(c, TC_STATUS_OUT_OF_MEMORY, "cannot create a thread pool of %d threads", threads);
+    for (int k = 0; k < c->e->n_steps; k++)
+        if (c->kctx[k].pool) c->kctx[k].pool = pool;
+    pthreadpool_destroy(c->pool);
+    c->pool = pool;
+    return TC_STATUS_OK;
+}
+
 tc_status tc_context_set_profiling(tc_context *c, int enable) {
     if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
     c->profiling = enable != 0;

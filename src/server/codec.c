@@ -1,6 +1,6 @@
-/* codec.c - KServe v2 JSON tensor codec for `tailcut serve`: validates every request field (names,
- * datatypes, shapes, element counts, value ranges) before touching the context, runs under the
- * model's mutex and encodes outputs as {"model_name", "outputs": [{name, datatype, shape, data}]}. */
+/* codec.c - KServe v2 tensor codec for `tailcut serve` (see codec.h): validates every request field
+ * (names, datatypes, shapes against the plan's profile, element and byte counts, value ranges,
+ * parameters) before a request is queued, and encodes outputs as JSON numbers or raw bytes. */
 #include "codec.h"
 
 #include <cjson/cJSON.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 char *srv_error_json(const char *msg) {
     cJSON *o = cJSON_CreateObject();
@@ -19,14 +20,15 @@ char *srv_error_json(const char *msg) {
     return s;
 }
 
-static char *fail(int *status, int code, const char *fmt, ...) {
-    char msg[1024];
+/* Sets r->error and returns the HTTP status. */
+static int fail(srv_request *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(srv_request *r, int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
     va_end(ap);
-    *status = code;
-    return srv_error_json(msg);
+    r->status = code;
+    return code;
 }
 
 static cJSON *shape_json(const tc_io_info *io) {
@@ -155,175 +157,419 @@ static cJSON *encode_data(const tc_tensor *t, int64_t count) {
     return a;
 }
 
-typedef struct req_input {
-    const tc_io_info *io;
-    int32_t rank;
-    int64_t dims[TC_MAX_RANK];
-    void *buf;
-    size_t bytes;
-} req_input;
 
-char *srv_infer_json(srv_model *m, const char *body, size_t len, int *status) {
-    req_input ins[SRV_MAX_IO];
-    memset(ins, 0, sizeof ins);
-    int want_out[SRV_MAX_IO];
-    char *res = NULL;
-    cJSON *resp = NULL;
-    cJSON *root = cJSON_ParseWithLength(body, len);
-    if (!root) return fail(status, 400, "malformed JSON in request body");
-    if (!cJSON_IsObject(root)) { res = fail(status, 400, "request body must be a JSON object"); goto done; }
+static const cJSON *param(const cJSON *obj, const char *key) {
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(obj, "parameters");
+    return cJSON_IsObject(p) ? cJSON_GetObjectItemCaseSensitive(p, key) : NULL;
+}
+
+/* An integer parameter in [lo, hi]: 1 when present and valid, 0 when absent, -1 when invalid. */
+static int int_param(const cJSON *obj, const char *key, double lo, double hi, int64_t *out) {
+    const cJSON *v = param(obj, key);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return -1;
+    *out = (int64_t)v->valuedouble;
+    return 1;
+}
+
+/* Counts ',' outside strings: an upper bound on the numbers a JSON text can hold, found without parsing. */
+static size_t count_separators(const char *s, size_t n) {
+    size_t c = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (in_str) {
+            if (ch == '\\') i++;
+            else if (ch == '"') in_str = 0;
+        } else if (ch == '"') {
+            in_str = 1;
+        } else if (ch == ',') {
+            c++;
+        }
+    }
+    return c;
+}
+
+static int decode_shape(srv_model *m, int k, const cJSON *sh, srv_tensor *t, int64_t *count, srv_request *r) {
+    const tc_io_info *io = &m->in[k];
+    const tc_input_range *rg = &m->range[k];
+    if (!cJSON_IsArray(sh)) return fail(r, 400, "input '%s': 'shape' missing or not an array", io->name);
+    int rank = cJSON_GetArraySize(sh);
+    if (rank != rg->rank)
+        return fail(r, 400, "input '%s': shape has rank %d, the model expects %d", io->name, rank, (int)rg->rank);
+    int64_t n = 1;
+    int d = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, sh) {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 1e12 || e->valuedouble != floor(e->valuedouble))
+            return fail(r, 400, "input '%s': shape[%d] is not a non-negative integer", io->name, d);
+        int64_t v = (int64_t)e->valuedouble;
+        int64_t lo = rg->min[d], hi = rg->max[d];
+        if (d == 0 && m->cfg.max_batch_size > 0 && hi > m->cfg.max_batch_size) hi = m->cfg.max_batch_size;
+        if (v < lo || v > hi) {
+            if (lo == hi)
+                return fail(r, 400, "input '%s': shape[%d] is %lld, the model expects %lld", io->name, d, (long long)v,
+                            (long long)lo);
+            return fail(r, 400, "input '%s': shape[%d] is %lld, the model takes %lld..%lld%s", io->name, d,
+                        (long long)v, (long long)lo, (long long)hi,
+                        d == 0 && m->cfg.max_batch_size > 0 ? " (max_batch_size)" : "");
+        }
+        t->dims[d] = v;
+        /* Saturate at 2^41 elements (far above any body limit) so the product cannot overflow. */
+        if (v == 0) n = 0;
+        else if (n > (INT64_C(1) << 41) / v) n = INT64_C(1) << 41;
+        else n *= v;
+        d++;
+    }
+    t->rank = rank;
+    *count = n;
+    return 0;
+}
+
+/* Reads the request-level parameters: priority and timeout. */
+static int decode_scheduling(srv_model *m, const cJSON *root, srv_request *r) {
+    const srv_config *c = &m->cfg;
+    int64_t v = 0;
+    int levels = c->priority_levels > 0 ? c->priority_levels : 1;
+    int pr = int_param(root, "priority", 0, 1e9, &v);
+    if (pr < 0) return fail(r, 400, "parameter 'priority' must be a non-negative integer");
+    if (pr > 0 && v > levels)
+        return fail(r, 400, "parameter 'priority' is %lld, model '%s' has %d priority level%s", (long long)v, m->name,
+                    levels, levels == 1 ? "" : "s");
+    int level = pr > 0 && v > 0 ? (int)v : (c->default_priority_level > 0 ? c->default_priority_level : 1);
+    r->priority = level - 1;
+    int64_t timeout_us = c->default_timeout_us;
+    int to = int_param(root, "timeout", 0, 3.6e9, &v);
+    if (to < 0) return fail(r, 400, "parameter 'timeout' must be an integer number of microseconds in [0, 3.6e9]");
+    if (to > 0) timeout_us = v;
+    r->t_deadline = timeout_us > 0 ? r->t_arrive + (double)timeout_us * 1e-6 : 0;
+    return 0;
+}
+
+static int decode_outputs(srv_model *m, const cJSON *root, srv_request *r) {
+    const cJSON *bo = param(root, "binary_data_output");
+    if (bo && !cJSON_IsBool(bo)) return fail(r, 400, "parameter 'binary_data_output' must be a boolean");
+    int all_binary = bo && cJSON_IsTrue(bo);
+    const cJSON *outs = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+    for (int k = 0; k < m->n_out; k++) {
+        r->want_out[k] = outs ? 0 : 1;
+        r->binary_out[k] = (unsigned char)all_binary;
+    }
+    if (!outs) return 0;
+    if (!cJSON_IsArray(outs)) return fail(r, 400, "field 'outputs' must be an array");
+    const cJSON *o;
+    int oi = 0;
+    cJSON_ArrayForEach(o, outs) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
+        if (!cJSON_IsObject(o) || !cJSON_IsString(nm))
+            return fail(r, 400, "outputs[%d]: 'name' missing or not a string", oi);
+        int k = -1;
+        for (int j = 0; j < m->n_out; j++)
+            if (strcmp(m->out[j].name, nm->valuestring) == 0) k = j;
+        if (k < 0)
+            return fail(r, 400, "outputs[%d]: model '%s' has no output named '%.200s'", oi, m->name, nm->valuestring);
+        if (r->want_out[k]) return fail(r, 400, "output '%s' requested twice", m->out[k].name);
+        r->want_out[k] = 1;
+        const cJSON *b = param(o, "binary_data");
+        if (b && !cJSON_IsBool(b)) return fail(r, 400, "output '%s': parameter 'binary_data' must be a boolean", m->out[k].name);
+        if (b) r->binary_out[k] = (unsigned char)cJSON_IsTrue(b);
+        if (param(o, "classification"))
+            return fail(r, 400, "output '%s': the classification extension is not supported", m->out[k].name);
+        oi++;
+    }
+    return 0;
+}
+
+int srv_decode_infer(srv_model *m, const char *body, size_t len, size_t header_len, srv_request *r) {
+    int binary = header_len != SRV_NO_BINARY;
+    if (binary && header_len > len)
+        return fail(r, 400, "Inference-Header-Content-Length is %zu but the body has only %zu bytes", header_len, len);
+    size_t jlen = binary ? header_len : len;
+    if (count_separators(body, jlen) > (size_t)m->max_values + 4096)
+        return fail(r, 413, "request holds more values than the inputs of model '%s' can take", m->name);
+    const char *bin = body + jlen, *bin_end = body + len;
+    cJSON *root = cJSON_ParseWithLength(body, jlen);
+    int st = 0;
+    if (!root) return fail(r, 400, "malformed JSON in request %s", binary ? "header" : "body");
+    if (!cJSON_IsObject(root)) {
+        st = fail(r, 400, "request %s must be a JSON object", binary ? "header" : "body");
+        goto done;
+    }
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+    if (id && !cJSON_IsString(id)) {
+        st = fail(r, 400, "field 'id' must be a string");
+        goto done;
+    }
+    if (id) snprintf(r->id, sizeof r->id, "%s", id->valuestring);
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(root, "inputs");
-    if (!cJSON_IsArray(inputs)) { res = fail(status, 400, "field 'inputs' missing or not an array"); goto done; }
+    if (!cJSON_IsArray(inputs)) {
+        st = fail(r, 400, "field 'inputs' missing or not an array");
+        goto done;
+    }
     int idx = 0;
+    int64_t batch = -1;
+    int seen[SRV_MAX_IO] = {0};
     const cJSON *in;
     cJSON_ArrayForEach(in, inputs) {
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(in, "name");
-        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(in, "shape");
         const cJSON *dt = cJSON_GetObjectItemCaseSensitive(in, "datatype");
         const cJSON *data = cJSON_GetObjectItemCaseSensitive(in, "data");
-        if (!cJSON_IsObject(in) || !cJSON_IsString(nm)) { res = fail(status, 400, "inputs[%d]: 'name' missing or not a string", idx); goto done; }
+        if (!cJSON_IsObject(in) || !cJSON_IsString(nm)) {
+            st = fail(r, 400, "inputs[%d]: 'name' missing or not a string", idx);
+            goto done;
+        }
         int k = -1;
         for (int j = 0; j < m->n_in; j++)
             if (strcmp(m->in[j].name, nm->valuestring) == 0) k = j;
-        if (k < 0) { res = fail(status, 400, "inputs[%d]: model '%s' has no input named '%.200s'", idx, m->name, nm->valuestring); goto done; }
-        req_input *r = &ins[k];
-        if (r->io) { res = fail(status, 400, "input '%s' given twice", m->in[k].name); goto done; }
-        r->io = &m->in[k];
-        if (!cJSON_IsString(dt)) { res = fail(status, 400, "input '%s': 'datatype' missing or not a string", r->io->name); goto done; }
-        tc_dtype want = r->io->dtype;
+        if (k < 0) {
+            st = fail(r, 400, "inputs[%d]: model '%s' has no input named '%.200s'", idx, m->name, nm->valuestring);
+            goto done;
+        }
+        const tc_io_info *io = &m->in[k];
+        srv_tensor *t = &r->in[k];
+        if (seen[k]) {
+            st = fail(r, 400, "input '%s' given twice", io->name);
+            goto done;
+        }
+        seen[k] = 1;
+        if (!cJSON_IsString(dt)) {
+            st = fail(r, 400, "input '%s': 'datatype' missing or not a string", io->name);
+            goto done;
+        }
+        tc_dtype want = io->dtype;
         if (srv_dtype_parse(dt->valuestring, 0) != want) {
-            res = fail(status, 400, "input '%s': datatype '%.32s' does not match the model's %s", r->io->name, dt->valuestring,
-                       srv_dtype_kserve(want) ? srv_dtype_kserve(want) : "?");
+            st = fail(r, 400, "input '%s': datatype '%.32s' does not match the model's %s", io->name, dt->valuestring,
+                      srv_dtype_kserve(want) ? srv_dtype_kserve(want) : "?");
             goto done;
         }
-        if (!cJSON_IsArray(sh)) { res = fail(status, 400, "input '%s': 'shape' missing or not an array", r->io->name); goto done; }
-        int rank = cJSON_GetArraySize(sh);
-        if (rank != r->io->rank) { res = fail(status, 400, "input '%s': shape has rank %d, the model expects %d", r->io->name, rank, (int)r->io->rank); goto done; }
-        int64_t count = 1;
-        int d = 0;
-        const cJSON *e;
-        cJSON_ArrayForEach(e, sh) {
-            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 1e12 || e->valuedouble != floor(e->valuedouble)) {
-                res = fail(status, 400, "input '%s': shape[%d] is not a non-negative integer", r->io->name, d);
+        t->dtype = want;
+        int64_t count = 0;
+        if ((st = decode_shape(m, k, cJSON_GetObjectItemCaseSensitive(in, "shape"), t, &count, r))) goto done;
+        if (m->cfg.max_batch_size > 0) {
+            if (batch >= 0 && t->dims[0] != batch) {
+                st = fail(r, 400, "input '%s': batch size (shape[0]) %lld differs from the other inputs' %lld", io->name,
+                          (long long)t->dims[0], (long long)batch);
                 goto done;
             }
-            r->dims[d] = (int64_t)e->valuedouble;
-            if (r->io->dims[d] >= 0 && r->dims[d] != r->io->dims[d]) {
-                res = fail(status, 400, "input '%s': shape[%d] is %lld, the model expects %lld", r->io->name, d,
-                           (long long)r->dims[d], (long long)r->io->dims[d]);
-                goto done;
-            }
-            /* Saturate at 2^41 elements (far above any body limit) so the product cannot overflow. */
-            if (r->dims[d] == 0) count = 0;
-            else if (count > (INT64_C(1) << 41) / r->dims[d]) count = INT64_C(1) << 41;
-            else count *= r->dims[d];
-            d++;
-        }
-        r->rank = rank;
-        if (!cJSON_IsArray(data)) { res = fail(status, 400, "input '%s': 'data' missing or not an array", r->io->name); goto done; }
-        int64_t have = count_data(data, 0);
-        if (have < 0) { res = fail(status, 400, "input '%s': 'data' must hold only numbers (or booleans for BOOL)", r->io->name); goto done; }
-        if (have != count) {
-            res = fail(status, 400, "input '%s': shape holds %lld elements but 'data' has %lld", r->io->name, (long long)count, (long long)have);
-            goto done;
+            batch = t->dims[0];
         }
         size_t esz = tc_dtype_size(want);
-        if (esz == 0 || want == TC_DTYPE_FLOAT16 || want == TC_DTYPE_BFLOAT16) {
-            res = fail(status, 400, "input '%s': datatype %s is not supported by the JSON codec", r->io->name, dt->valuestring);
+        int64_t bsize = -1;
+        int has_bin = int_param(in, "binary_data_size", 0, 9e15, &bsize);
+        if (has_bin < 0) {
+            st = fail(r, 400, "input '%s': parameter 'binary_data_size' must be a non-negative integer", io->name);
             goto done;
         }
-        r->bytes = (size_t)count * esz;
-        r->buf = malloc(r->bytes ? r->bytes : 1);
-        if (!r->buf) { res = fail(status, 500, "out of memory"); goto done; }
-        int64_t pos = 0;
-        if (fill_data(data, r->buf, &pos, want)) {
-            res = fail(status, 400, "input '%s': a value in 'data' does not fit datatype %s", r->io->name, dt->valuestring);
-            goto done;
+        if (has_bin > 0) {
+            if (!binary) {
+                st = fail(r, 400, "input '%s': 'binary_data_size' given but the request has no "
+                                  "Inference-Header-Content-Length header", io->name);
+                goto done;
+            }
+            if (data) {
+                st = fail(r, 400, "input '%s': give either 'data' or 'binary_data_size', not both", io->name);
+                goto done;
+            }
+            if ((uint64_t)bsize != (uint64_t)count * esz) {
+                st = fail(r, 400, "input '%s': binary_data_size is %lld bytes but shape and datatype need %lld", io->name,
+                          (long long)bsize, (long long)((uint64_t)count * esz));
+                goto done;
+            }
+            if ((uint64_t)bsize > (uint64_t)(bin_end - bin)) {
+                st = fail(r, 400, "input '%s': binary_data_size %lld runs past the end of the body (%zu bytes left)",
+                          io->name, (long long)bsize, (size_t)(bin_end - bin));
+                goto done;
+            }
+            t->data = (void *)bin;
+            t->borrowed = 1;
+            t->bytes = (size_t)bsize;
+            bin += bsize;
+        } else {
+            if (!cJSON_IsArray(data)) {
+                st = fail(r, 400, "input '%s': 'data' missing or not an array", io->name);
+                goto done;
+            }
+            int64_t have = count_data(data, 0);
+            if (have < 0) {
+                st = fail(r, 400, "input '%s': 'data' must hold only numbers (or booleans for BOOL)", io->name);
+                goto done;
+            }
+            if (have != count) {
+                st = fail(r, 400, "input '%s': shape holds %lld elements but 'data' has %lld", io->name, (long long)count,
+                          (long long)have);
+                goto done;
+            }
+            if (esz == 0 || want == TC_DTYPE_FLOAT16 || want == TC_DTYPE_BFLOAT16) {
+                st = fail(r, 400, "input '%s': datatype %s needs the binary tensor extension", io->name,
+                          dt->valuestring);
+                goto done;
+            }
+            t->bytes = (size_t)count * esz;
+            t->data = malloc(t->bytes ? t->bytes : 1);
+            if (!t->data) {
+                st = fail(r, 500, "out of memory");
+                goto done;
+            }
+            int64_t pos = 0;
+            if (fill_data(data, t->data, &pos, want)) {
+                st = fail(r, 400, "input '%s': a value in 'data' does not fit datatype %s", io->name, dt->valuestring);
+                goto done;
+            }
         }
         idx++;
     }
     for (int k = 0; k < m->n_in; k++)
-        if (!ins[k].io) { res = fail(status, 400, "input '%s' is missing", m->in[k].name); goto done; }
-    const cJSON *outs = cJSON_GetObjectItemCaseSensitive(root, "outputs");
-    for (int k = 0; k < m->n_out; k++) want_out[k] = outs ? 0 : 1;
-    if (outs) {
-        if (!cJSON_IsArray(outs)) { res = fail(status, 400, "field 'outputs' must be an array"); goto done; }
-        const cJSON *o;
-        int oi = 0;
-        cJSON_ArrayForEach(o, outs) {
-            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
-            if (!cJSON_IsObject(o) || !cJSON_IsString(nm)) { res = fail(status, 400, "outputs[%d]: 'name' missing or not a string", oi); goto done; }
-            int k = -1;
-            for (int j = 0; j < m->n_out; j++)
-                if (strcmp(m->out[j].name, nm->valuestring) == 0) k = j;
-            if (k < 0) { res = fail(status, 400, "outputs[%d]: model '%s' has no output named '%.200s'", oi, m->name, nm->valuestring); goto done; }
-            want_out[k] = 1;
-            oi++;
-        }
-    }
-
-    resp = cJSON_CreateObject();
-    cJSON *oarr = resp ? cJSON_AddArrayToObject(resp, "outputs") : NULL;
-    if (!resp || !oarr) { res = fail(status, 500, "out of memory"); goto done; }
-    cJSON_AddStringToObject(resp, "model_name", m->name);
-    cJSON_AddStringToObject(resp, "model_version", "1");
-
-    pthread_mutex_lock(&m->lock);
-    for (int k = 0; k < m->n_in; k++) {
-        if (tc_context_set_input_shape(m->context, ins[k].io->name, ins[k].rank, ins[k].dims) != TC_STATUS_OK) {
-            res = fail(status, 400, "input '%s': %s", ins[k].io->name, tc_context_error(m->context));
-            pthread_mutex_unlock(&m->lock);
+        if (!seen[k]) {
+            st = fail(r, 400, "input '%s' is missing", m->in[k].name);
             goto done;
         }
-    }
-    for (int k = 0; k < m->n_in; k++) {
-        if (tc_context_set_tensor(m->context, ins[k].io->name, ins[k].buf, ins[k].bytes) != TC_STATUS_OK) {
-            res = fail(status, 400, "input '%s': %s", ins[k].io->name, tc_context_error(m->context));
-            pthread_mutex_unlock(&m->lock);
-            goto done;
-        }
-    }
-    if (tc_context_run(m->context) != TC_STATUS_OK) {
-        res = fail(status, 500, "inference failed: %s", tc_context_error(m->context));
-        pthread_mutex_unlock(&m->lock);
+    if (binary && bin != bin_end) {
+        st = fail(r, 400, "the body has %zu bytes after the binary inputs that no input claims", (size_t)(bin_end - bin));
         goto done;
     }
+    r->batch = m->cfg.max_batch_size > 0 ? batch : 1;
+    if ((st = decode_outputs(m, root, r))) goto done;
+    st = decode_scheduling(m, root, r);
+done:
+    cJSON_Delete(root);
+    return st;
+}
+
+char *srv_encode_infer(const srv_request *r, size_t *len, size_t *json_len) {
+    const srv_model *m = r->model;
+    cJSON *resp = cJSON_CreateObject();
+    cJSON *oarr = resp ? cJSON_AddArrayToObject(resp, "outputs") : NULL;
+    char *text = NULL, *out = NULL;
+    size_t bin_bytes = 0;
+    int any_binary = 0;
+    if (!oarr) goto done;
+    if (r->id[0]) cJSON_AddStringToObject(resp, "id", r->id);
+    cJSON_AddStringToObject(resp, "model_name", m->name);
+    cJSON_AddStringToObject(resp, "model_version", "1");
     for (int k = 0; k < m->n_out; k++) {
-        if (!want_out[k]) continue;
-        tc_tensor t;
-        if (tc_context_tensor(m->context, m->out[k].name, &t) != TC_STATUS_OK) {
-            res = fail(status, 500, "output '%s': %s", m->out[k].name, tc_context_error(m->context));
-            pthread_mutex_unlock(&m->lock);
-            goto done;
-        }
-        int64_t count = 1;
-        for (int d = 0; d < t.rank; d++) count *= t.dims[d];
+        if (!r->want_out[k]) continue;
+        const srv_tensor *t = &r->out[k];
+        const char *dtn = srv_dtype_kserve(t->dtype);
         cJSON *o = cJSON_CreateObject();
         cJSON *shape = cJSON_CreateArray();
-        cJSON *data = encode_data(&t, count);
-        const char *dtn = srv_dtype_kserve(t.dtype);
-        if (!o || !shape || !data || !dtn) {
+        if (!o || !shape || !dtn) {
             cJSON_Delete(o);
             cJSON_Delete(shape);
-            cJSON_Delete(data);
-            res = fail(status, 500, "output '%s': cannot encode (datatype or memory)", m->out[k].name);
-            pthread_mutex_unlock(&m->lock);
             goto done;
         }
-        for (int d = 0; d < t.rank; d++) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t.dims[d]));
+        for (int d = 0; d < t->rank; d++) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->dims[d]));
         cJSON_AddStringToObject(o, "name", m->out[k].name);
         cJSON_AddStringToObject(o, "datatype", dtn);
         cJSON_AddItemToObject(o, "shape", shape);
-        cJSON_AddItemToObject(o, "data", data);
         cJSON_AddItemToArray(oarr, o);
+        if (r->binary_out[k]) {
+            cJSON *p = cJSON_AddObjectToObject(o, "parameters");
+            if (!p || !cJSON_AddNumberToObject(p, "binary_data_size", (double)t->bytes)) goto done;
+            bin_bytes += t->bytes;
+            any_binary = 1;
+        } else {
+            int64_t count = 1;
+            for (int d = 0; d < t->rank; d++) count *= t->dims[d];
+            tc_tensor view = {.dtype = t->dtype, .rank = t->rank, .data = t->data, .nbytes = t->bytes};
+            cJSON *data = encode_data(&view, count);
+            if (!data) goto done;
+            cJSON_AddItemToObject(o, "data", data);
+        }
     }
-    pthread_mutex_unlock(&m->lock);
-    res = cJSON_PrintUnformatted(resp);
-    if (!res) res = fail(status, 500, "out of memory");
-    else *status = 200;
+    text = cJSON_PrintUnformatted(resp);
+    if (!text) goto done;
+    size_t tl = strlen(text);
+    if (!any_binary) {
+        out = text;
+        text = NULL;
+        *len = tl;
+        *json_len = SRV_NO_BINARY;
+        goto done;
+    }
+    out = malloc(tl + bin_bytes + 1);
+    if (!out) goto done;
+    memcpy(out, text, tl);
+    size_t off = tl;
+    for (int k = 0; k < m->n_out; k++) {
+        if (!r->want_out[k] || !r->binary_out[k]) continue;
+        if (r->out[k].bytes) memcpy(out + off, r->out[k].data, r->out[k].bytes);
+        off += r->out[k].bytes;
+    }
+    out[off] = '\0';
+    *len = off;
+    *json_len = tl;
 done:
-    for (int k = 0; k < SRV_MAX_IO; k++) free(ins[k].buf);
+    free(text);
     cJSON_Delete(resp);
-    cJSON_Delete(root);
-    return res;
+    return out;
+}
+
+static cJSON *dims_json(const int64_t *dims, int from, int rank) {
+    cJSON *a = cJSON_CreateArray();
+    for (int d = from; a && d < rank; d++) {
+        char v[32];
+        snprintf(v, sizeof v, "%lld", (long long)dims[d]); /* int64 as a string, as protobuf's JSON mapping does */
+        cJSON_AddItemToArray(a, cJSON_CreateString(v));
+    }
+    return a;
+}
+
+char *srv_model_config_json(const srv_model *m) {
+    const srv_config *c = &m->cfg;
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddStringToObject(o, "name", m->name);
+    cJSON_AddStringToObject(o, "platform", "tailcut_plan");
+    cJSON_AddStringToObject(o, "backend", "tailcut");
+    cJSON_AddNumberToObject(o, "max_batch_size", c->max_batch_size);
+    int off = c->max_batch_size > 0 ? 1 : 0;
+    for (int pass = 0; pass < 2; pass++) {
+        cJSON *arr = cJSON_AddArrayToObject(o, pass ? "output" : "input");
+        int n = pass ? m->n_out : m->n_in;
+        for (int k = 0; arr && k < n; k++) {
+            const tc_io_info *io = pass ? &m->out[k] : &m->in[k];
+            cJSON *t = cJSON_CreateObject();
+            if (!t) break;
+            char dt[32];
+            snprintf(dt, sizeof dt, "TYPE_%s", srv_dtype_kserve(io->dtype) ? srv_dtype_kserve(io->dtype) : "INVALID");
+            cJSON_AddStringToObject(t, "name", io->name);
+            cJSON_AddStringToObject(t, "data_type", dt);
+            if (!pass) cJSON_AddStringToObject(t, "format", "FORMAT_NONE");
+            int rank = io->rank > 0 ? io->rank : 0;
+            cJSON_AddItemToObject(t, "dims", dims_json(io->dims, rank > off ? off : rank, rank));
+            cJSON_AddItemToArray(arr, t);
+        }
+    }
+    if (c->dynamic_batching) {
+        cJSON *db = cJSON_AddObjectToObject(o, "dynamic_batching");
+        if (db) {
+            cJSON *pref = cJSON_AddArrayToObject(db, "preferred_batch_size");
+            for (int i = 0; pref && i < c->n_preferred; i++) cJSON_AddItemToArray(pref, cJSON_CreateNumber(c->preferred[i]));
+            char v[32];
+            snprintf(v, sizeof v, "%lld", (long long)c->max_queue_delay_us);
+            cJSON_AddStringToObject(db, "max_queue_delay_microseconds", v);
+            cJSON_AddNumberToObject(db, "priority_levels", c->priority_levels);
+            cJSON_AddNumberToObject(db, "default_priority_level", c->default_priority_level);
+            cJSON *qp = cJSON_AddObjectToObject(db, "default_queue_policy");
+            if (qp) {
+                snprintf(v, sizeof v, "%lld", (long long)c->default_timeout_us);
+                cJSON_AddStringToObject(qp, "default_timeout_microseconds", v);
+                cJSON_AddNumberToObject(qp, "max_queue_size", (double)c->max_queue_size);
+            }
+        }
+    }
+    cJSON *ig = cJSON_AddArrayToObject(o, "instance_group");
+    cJSON *g = ig ? cJSON_CreateObject() : NULL;
+    if (g) {
+        char nm[SRV_NAME_MAX + 8];
+        snprintf(nm, sizeof nm, "%s_0", m->name);
+        cJSON_AddStringToObject(g, "name", nm);
+        cJSON_AddStringToObject(g, "kind", "KIND_CPU");
+        cJSON_AddNumberToObject(g, "count", m->n_inst);
+        cJSON_AddItemToArray(ig, g);
+    }
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
 }

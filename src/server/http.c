@@ -1,6 +1,8 @@
 /* http.c - the HTTP side of `tailcut serve`: libmicrohttpd daemon, KServe v2 routing (health,
- * server/model metadata, infer), request body limits, Prometheus /metrics and graceful shutdown
- * on SIGTERM/SIGINT (stop accepting, drain in-flight requests, exit 0). */
+ * server/model metadata and config, infer), request body limits, Prometheus /metrics and graceful
+ * shutdown on SIGTERM/SIGINT (stop accepting, drain queued and in-flight requests, exit 0).
+ * An infer request is decoded on the HTTP thread, queued to the model's batcher and its connection
+ * suspended; the instance that ran it resumes the connection, which then encodes the response. */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -12,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batcher.h"
 #include "codec.h"
 #include "repo.h"
 #include "server.h"
@@ -19,24 +22,28 @@
 typedef struct srv_state {
     srv_repo repo;
     size_t max_body;
-    atomic_int inflight;
+    atomic_int inflight; /* requests whose connection has not completed */
     atomic_int ready;
 } srv_state;
 
 typedef struct req_state {
+    struct MHD_Connection *conn;
     char *body;
     size_t len, cap;
     int too_large;
-    struct timespec t0;
+    double t0;           /* headers received, CLOCK_MONOTONIC seconds */
+    srv_request *req;    /* queued request, owned here */
+    atomic_int finished; /* the batcher completed req */
 } req_state;
 
-static double us_since(const struct timespec *t0) {
+static double now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) * 1e6 + (double)(t.tv_nsec - t0->tv_nsec) / 1e3;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static enum MHD_Result send_body(struct MHD_Connection *c, int status, char *body, const char *ctype) {
+static enum MHD_Result send_bytes(struct MHD_Connection *c, int status, char *body, size_t len, const char *ctype,
+                                  size_t json_len) {
     if (!body) {
         static char oom[] = "{\"error\":\"out of memory\"}";
         struct MHD_Response *r = MHD_create_response_from_buffer(strlen(oom), oom, MHD_RESPMEM_PERSISTENT);
@@ -46,15 +53,24 @@ static enum MHD_Result send_body(struct MHD_Connection *c, int status, char *bod
         MHD_destroy_response(r);
         return ret;
     }
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     if (!r) {
         free(body);
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type", ctype);
+    if (json_len != SRV_NO_BINARY) {
+        char v[32];
+        snprintf(v, sizeof v, "%zu", json_len);
+        MHD_add_response_header(r, "Inference-Header-Content-Length", v);
+    }
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+static enum MHD_Result send_body(struct MHD_Connection *c, int status, char *body, const char *ctype) {
+    return send_bytes(c, status, body, body ? strlen(body) : 0, ctype, SRV_NO_BINARY);
 }
 
 static enum MHD_Result send_json(struct MHD_Connection *c, int status, char *body) {
@@ -74,46 +90,100 @@ static char *metrics_text(srv_state *s) {
     size_t size = 0;
     FILE *f = open_memstream(&buf, &size);
     if (!f) return NULL;
-    fprintf(f, "# HELP tc_request_success_total Successful inference requests.\n"
-               "# TYPE tc_request_success_total counter\n");
-    srv_metrics snap[1];
-    for (int i = 0; i < s->repo.n; i++) {
-        srv_model *m = s->repo.models[i];
-        pthread_mutex_lock(&m->mlock);
-        snap[0] = m->metrics;
-        pthread_mutex_unlock(&m->mlock);
-        fprintf(f, "tc_request_success_total{model=\"%s\"} %llu\n", m->name, (unsigned long long)snap[0].success);
-    }
-    fprintf(f, "# HELP tc_request_failure_total Failed inference requests.\n"
-               "# TYPE tc_request_failure_total counter\n");
-    for (int i = 0; i < s->repo.n; i++) {
-        srv_model *m = s->repo.models[i];
-        pthread_mutex_lock(&m->mlock);
-        snap[0] = m->metrics;
-        pthread_mutex_unlock(&m->mlock);
-        fprintf(f, "tc_request_failure_total{model=\"%s\"} %llu\n", m->name, (unsigned long long)snap[0].failure);
-    }
-    fprintf(f, "# HELP tc_request_duration_us Inference request duration in microseconds (body received to response).\n"
-               "# TYPE tc_request_duration_us histogram\n");
-    for (int i = 0; i < s->repo.n; i++) {
-        srv_model *m = s->repo.models[i];
-        pthread_mutex_lock(&m->mlock);
-        snap[0] = m->metrics;
-        pthread_mutex_unlock(&m->mlock);
-        for (int b = 0; b < SRV_HIST_BUCKETS - 1; b++)
-            fprintf(f, "tc_request_duration_us_bucket{model=\"%s\",le=\"%.0f\"} %llu\n", m->name, srv_hist_bounds_us[b],
-                    (unsigned long long)snap[0].buckets[b]);
-        fprintf(f, "tc_request_duration_us_bucket{model=\"%s\",le=\"+Inf\"} %llu\n", m->name,
-                (unsigned long long)snap[0].buckets[SRV_HIST_BUCKETS - 1]);
-        fprintf(f, "tc_request_duration_us_sum{model=\"%s\"} %.3f\n", m->name, snap[0].sum_us);
-        fprintf(f, "tc_request_duration_us_count{model=\"%s\"} %llu\n", m->name,
-                (unsigned long long)(snap[0].success + snap[0].failure));
+    for (int sec = 0; sec < srv_metrics_sections(); sec++) {
+        srv_metrics_header(f, sec);
+        for (int i = 0; i < s->repo.n; i++) srv_metrics_write(&s->repo.models[i]->metrics, s->repo.models[i]->name, f, sec);
     }
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
     }
     return buf;
+}
+
+/* Called by an instance thread (or by submit on rejection) when the request is finished. */
+static void on_request_done(srv_request *r) {
+    req_state *rs = r->done_arg;
+    atomic_store(&rs->finished, 1);
+    MHD_resume_connection(rs->conn);
+}
+
+/* Answers a finished request (on the resumed connection) and records its metrics. */
+static enum MHD_Result answer_request(struct MHD_Connection *c, req_state *rs) {
+    srv_request *r = rs->req;
+    srv_model *m = r->model;
+    enum MHD_Result ret;
+    int ok = r->status == 200;
+    if (ok) {
+        size_t len = 0, json_len = SRV_NO_BINARY;
+        char *body = srv_encode_infer(r, &len, &json_len);
+        if (!body) {
+            ok = 0;
+            ret = send_error(c, 500, "out of memory encoding the response");
+        } else {
+            ret = send_bytes(c, 200, body, len, json_len == SRV_NO_BINARY ? "application/json" : "application/octet-stream",
+                             json_len);
+        }
+    } else {
+        ret = send_error(c, r->status, r->error);
+    }
+    srv_metrics_request(&m->metrics, ok, (now_s() - rs->t0) * 1e6, r->queue_us, r->compute_us);
+    atomic_fetch_sub(&m->metrics.inflight, 1);
+    return ret;
+}
+
+/* Strict decimal header value <= max; returns 0 ok. */
+static int parse_size(const char *v, size_t max, size_t *out) {
+    if (!v || !*v) return 1;
+    size_t x = 0;
+    for (const char *p = v; *p; p++) {
+        if (*p < '0' || *p > '9') return 1;
+        if (x > (max - (size_t)(*p - '0')) / 10) return 1;
+        x = x * 10 + (size_t)(*p - '0');
+    }
+    *out = x;
+    return 0;
+}
+
+static enum MHD_Result start_infer(srv_state *s, struct MHD_Connection *c, srv_model *m, req_state *rs) {
+    if (rs->too_large) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "request body larger than the limit of %zu bytes", s->max_body);
+        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1);
+        return send_error(c, 413, msg);
+    }
+    srv_request *r = calloc(1, sizeof *r);
+    if (!r) return send_error(c, 500, "out of memory");
+    r->model = m;
+    r->t_arrive = rs->t0;
+    r->queue_us = r->compute_us = -1;
+    size_t header_len = SRV_NO_BINARY;
+    const char *hl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
+    int st = 0;
+    if (hl && parse_size(hl, rs->len, &header_len)) {
+        snprintf(r->error, sizeof r->error, "Inference-Header-Content-Length '%.40s' is not a byte count within the body",
+                 hl);
+        st = 400;
+    }
+    if (!st) st = srv_decode_infer(m, rs->body ? rs->body : "", rs->len, header_len, r);
+    if (st) {
+        enum MHD_Result ret = send_error(c, st, r->error);
+        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1);
+        srv_request_free(r);
+        return ret;
+    }
+    r->done = on_request_done;
+    r->done_arg = rs;
+    rs->req = r;
+    atomic_fetch_add(&m->metrics.inflight, 1);
+    /* Suspend before queueing: an instance may finish the request before this handler returns. */
+    MHD_suspend_connection(c);
+    st = srv_batcher_submit(m, r);
+    if (st) {
+        r->status = st;
+        on_request_done(r);
+    }
+    return MHD_YES;
 }
 
 static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char *url, const char *method,
@@ -126,7 +196,8 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
     }
     if (strcmp(url, "/v2") == 0 || strcmp(url, "/v2/") == 0) {
         if (!is_get) return send_error(c, 405, "method not allowed");
-        return send_literal(c, 200, "{\"name\":\"tailcut\",\"version\":\"0.1.0\",\"extensions\":[]}");
+        return send_literal(c, 200, "{\"name\":\"tailcut\",\"version\":\"0.1.0\",\"extensions\":"
+                                    "[\"binary_tensor_data\",\"model_configuration\",\"schedule_policy\"]}");
     }
     if (strcmp(url, "/v2/health/live") == 0) {
         if (!is_get) return send_error(c, 405, "method not allowed");
@@ -169,26 +240,13 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
         snprintf(buf, sizeof buf, "{\"name\":\"%s\",\"ready\":true}", m->name);
         return send_literal(c, 200, buf);
     }
+    if (strcmp(rest, "/config") == 0) {
+        if (!is_get) return send_error(c, 405, "method not allowed");
+        return send_json(c, 200, srv_model_config_json(m));
+    }
     if (strcmp(rest, "/infer") == 0) {
         if (!is_post) return send_error(c, 405, "method not allowed: use POST");
-        int status = 500;
-        char *out;
-        if (rs->too_large) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "request body larger than the limit of %zu bytes", s->max_body);
-            status = 413;
-            out = srv_error_json(msg);
-        } else {
-            const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
-            if (ctype) {
-                status = 400;
-                out = srv_error_json("the binary tensor extension is not supported yet");
-            } else {
-                out = srv_infer_json(m, rs->body ? rs->body : "", rs->len, &status);
-            }
-        }
-        srv_metrics_record(m, status == 200, us_since(&rs->t0));
-        return send_json(c, status, out);
+        return start_infer(s, c, m, rs);
     }
     return send_error(c, 404, "not found");
 }
@@ -201,7 +259,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!rs) {
         rs = calloc(1, sizeof *rs);
         if (!rs) return MHD_NO;
-        clock_gettime(CLOCK_MONOTONIC, &rs->t0);
+        rs->conn = c;
+        rs->t0 = now_s();
+        atomic_init(&rs->finished, 0);
         atomic_fetch_add(&s->inflight, 1);
         *con_cls = rs;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -232,6 +292,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rs->body[rs->len] = '\0';
         return MHD_YES;
     }
+    if (rs->req) {
+        /* Resumed: the batcher finished the request. */
+        if (!atomic_load(&rs->finished)) return MHD_YES;
+        return answer_request(c, rs);
+    }
     return route(s, c, url, method, rs);
 }
 
@@ -239,10 +304,19 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     srv_state *s = cls;
     req_state *rs = *con_cls;
     if (!rs) return;
+    srv_request_free(rs->req);
     free(rs->body);
     free(rs);
     *con_cls = NULL;
     atomic_fetch_sub(&s->inflight, 1);
+}
+
+/* Waits until no request is in flight, at most ticks x 10 ms. */
+static void wait_idle(srv_state *s, int ticks) {
+    for (int i = 0; i < ticks && atomic_load(&s->inflight) > 0; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int tc_server_main(const tc_server_options *o) {
@@ -274,10 +348,12 @@ int tc_server_main(const tc_server_options *o) {
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     unsigned threads = o->threads > 0 ? (unsigned)o->threads : 2;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
+                     MHD_ALLOW_SUSPEND_RESUME;
+    unsigned timeout_s = o->connection_timeout_s > 0 ? (unsigned)o->connection_timeout_s : 30u;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)o->http_port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_NOTIFY_COMPLETED,
+        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, s, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "tailcut serve: cannot listen on %s:%d\n", host, o->http_port);
@@ -293,11 +369,11 @@ int tc_server_main(const tc_server_options *o) {
     fprintf(stderr, "tailcut serve: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     atomic_store(&s->ready, 0);
     MHD_socket lfd = MHD_quiesce_daemon(d);
-    /* Finish in-flight requests (bounded: 30 s). */
-    for (int i = 0; i < 3000 && atomic_load(&s->inflight) > 0; i++) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    /* Finish in-flight requests (bounded: 30 s), then let the instances empty the queues (requests
+     * still queued run now) and answer what they finished (bounded: 5 s). */
+    wait_idle(s, 3000);
+    srv_repo_stop(&s->repo);
+    wait_idle(s, 500);
     MHD_stop_daemon(d);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
     srv_repo_free(&s->repo);

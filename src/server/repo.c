@@ -1,5 +1,6 @@
 /* repo.c - model repository loading for `tailcut serve`: validates config.json against the model,
- * loads 1/model.plan or builds 1/model.onnx (caching the plan), creates one context per model. */
+ * loads 1/model.plan or builds 1/model.onnx (caching the plan), creates the model's instances (one
+ * context, thread count and staging buffers each) and starts its batcher. */
 #include "repo.h"
 
 #include <cjson/cJSON.h>
@@ -9,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-const double srv_hist_bounds_us[SRV_HIST_BUCKETS - 1] = {100,    250,    500,    1000,    2500,   5000,
-                                                         10000,  25000,  100000, 1000000, 10000000};
+#include "batcher.h"
 
 static const struct {
     tc_dtype dt;
@@ -52,116 +53,13 @@ int srv_valid_name(const char *name) {
     return 1;
 }
 
-void srv_metrics_record(srv_model *m, int ok, double us) {
-    pthread_mutex_lock(&m->mlock);
-    if (ok) m->metrics.success++;
-    else m->metrics.failure++;
-    for (int b = 0; b < SRV_HIST_BUCKETS; b++)
-        if (b == SRV_HIST_BUCKETS - 1 || us <= srv_hist_bounds_us[b]) m->metrics.buckets[b]++;
-    m->metrics.sum_us += us;
-    pthread_mutex_unlock(&m->mlock);
-}
-
 static int file_exists(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            if (cap > (1u << 24)) { free(buf); buf = NULL; break; } /* config.json above 16 MiB: refuse */
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) { free(buf); buf = NULL; break; }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t r = fread(buf + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0) break;
-    }
-    fclose(f);
-    if (buf) { buf[n] = '\0'; *len = n; }
-    return buf;
-}
-
-/* A config input/output entry after parsing. */
-typedef struct cfg_io {
-    const char *name;
-    tc_dtype dt;
-    int rank; /* -1: dims not given */
-    int64_t dims[TC_MAX_RANK];
-} cfg_io;
-
-typedef struct cfg {
-    int max_batch_size;
-    int n_in, n_out;
-    cfg_io in[SRV_MAX_IO], out[SRV_MAX_IO];
-} cfg;
-
-static int parse_io_array(const cJSON *root, const char *key, cfg_io *ios, int *n, const char *path) {
-    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key);
-    *n = 0;
-    if (!arr) return 0;
-    if (!cJSON_IsArray(arr)) {
-        fprintf(stderr, "tailcut serve: %s: field \"%s\" must be an array\n", path, key);
-        return 1;
-    }
-    int i = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, arr) {
-        if (i >= SRV_MAX_IO) {
-            fprintf(stderr, "tailcut serve: %s: field \"%s\" has more than %d entries\n", path, key, SRV_MAX_IO);
-            return 1;
-        }
-        cfg_io *c = &ios[i];
-        memset(c, 0, sizeof *c);
-        c->rank = -1;
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
-        if (!cJSON_IsObject(e) || !cJSON_IsString(nm)) {
-            fprintf(stderr, "tailcut serve: %s: field \"%s[%d].name\" missing or not a string\n", path, key, i);
-            return 1;
-        }
-        c->name = nm->valuestring;
-        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "data_type");
-        if (dt) {
-            c->dt = cJSON_IsString(dt) ? srv_dtype_parse(dt->valuestring, 1) : TC_DTYPE_UNDEFINED;
-            if (c->dt == TC_DTYPE_UNDEFINED) {
-                fprintf(stderr, "tailcut serve: %s: field \"%s[%d].data_type\" is not a known type (e.g. \"TYPE_FP32\")\n",
-                        path, key, i);
-                return 1;
-            }
-        }
-        const cJSON *dims = cJSON_GetObjectItemCaseSensitive(e, "dims");
-        if (dims) {
-            int r = 0;
-            const cJSON *d;
-            if (!cJSON_IsArray(dims)) goto bad_dims;
-            cJSON_ArrayForEach(d, dims) {
-                if (r >= TC_MAX_RANK || !cJSON_IsNumber(d) || d->valuedouble != (double)(int64_t)d->valuedouble ||
-                    (d->valuedouble < 1 && d->valuedouble != -1) || d->valuedouble > 1e12)
-                    goto bad_dims;
-                c->dims[r++] = (int64_t)d->valuedouble;
-            }
-            c->rank = r;
-        }
-        i++;
-        continue;
-    bad_dims:
-        fprintf(stderr, "tailcut serve: %s: field \"%s[%d].dims\" must be an array of at most %d integers (>= 1 or -1)\n",
-                path, key, i, TC_MAX_RANK);
-        return 1;
-    }
-    *n = i;
-    return 0;
-}
-
 /* Checks config entries against the model's io; the model's rank includes the batch dim when mbs > 0. */
-static int check_io(const cfg_io *c, int nc, const tc_io_info *io, int nio, int mbs, const char *key, const char *path) {
+static int check_io(const srv_cfg_io *c, int nc, const tc_io_info *io, int nio, int mbs, const char *key, const char *path) {
     for (int i = 0; i < nc; i++) {
         const tc_io_info *m = NULL;
         for (int k = 0; k < nio; k++)
@@ -193,42 +91,9 @@ static int check_io(const cfg_io *c, int nc, const tc_io_info *io, int nio, int 
     return 0;
 }
 
-static int parse_config(const char *path, cJSON **root_out, cfg *c) {
-    size_t len = 0;
-    char *text = read_file(path, &len);
-    if (!text) {
-        fprintf(stderr, "tailcut serve: %s: cannot read: %s\n", path, strerror(errno));
-        return 1;
-    }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    free(text);
-    if (!root || !cJSON_IsObject(root)) {
-        fprintf(stderr, "tailcut serve: %s: not a valid JSON object\n", path);
-        cJSON_Delete(root);
-        return 1;
-    }
-    memset(c, 0, sizeof *c);
-    const cJSON *mbs = cJSON_GetObjectItemCaseSensitive(root, "max_batch_size");
-    if (!cJSON_IsNumber(mbs) || mbs->valuedouble < 0 || mbs->valuedouble > 1e6 ||
-        mbs->valuedouble != (double)(int)mbs->valuedouble) {
-        fprintf(stderr, "tailcut serve: %s: field \"max_batch_size\" missing or not an integer >= 0\n", path);
-        cJSON_Delete(root);
-        return 1;
-    }
-    c->max_batch_size = (int)mbs->valuedouble;
-    if (parse_io_array(root, "input", c->in, &c->n_in, path) ||
-        parse_io_array(root, "output", c->out, &c->n_out, path)) {
-        cJSON_Delete(root);
-        return 1;
-    }
-    *root_out = root;
-    return 0;
-}
-
 /* Builds an engine from an .onnx: static dims from config or the model, symbolic batch dim in
  * [1, max(1, max_batch_size)] (opt 1), any other symbolic dim must be given in config. */
-static int build_onnx(const char *onnx, const char *plan, const cfg *c, const char *cfg_path, int threads,
+static int build_onnx(const char *onnx, const char *plan, const srv_config *c, const char *cfg_path, int threads,
                       tc_engine **engine) {
     tc_error err;
     tc_model *model = NULL;
@@ -259,7 +124,7 @@ static int build_onnx(const char *onnx, const char *plan, const cfg *c, const ch
             fprintf(stderr, "tailcut serve: %s: input '%s' has an unknown rank\n", onnx, in[k].name);
             goto done;
         }
-        const cfg_io *ci = NULL;
+        const srv_cfg_io *ci = NULL;
         for (int j = 0; j < c->n_in; j++)
             if (strcmp(c->in[j].name, in[k].name) == 0 && c->in[j].rank >= 0) ci = &c->in[j];
         int off = c->max_batch_size > 0 ? 1 : 0;
@@ -269,8 +134,9 @@ static int build_onnx(const char *onnx, const char *plan, const cfg *c, const ch
             if (v >= 0) {
                 r->min[d] = r->opt[d] = r->max[d] = v;
             } else if (d == 0) {
+                /* Tune for the batches the batcher aims at. */
                 r->min[d] = 1;
-                r->opt[d] = 1;
+                r->opt[d] = c->dynamic_batching ? (c->n_preferred ? c->preferred[c->n_preferred - 1] : maxb) : 1;
                 r->max[d] = maxb;
             } else {
                 fprintf(stderr, "tailcut serve: %s: field \"input\": dim %d of '%s' is dynamic in the model: give \"dims\"\n",
@@ -281,7 +147,7 @@ static int build_onnx(const char *onnx, const char *plan, const cfg *c, const ch
     }
     tc_profile prof = {.num_inputs = n, .inputs = ranges};
     tc_build_options o = {.struct_size = sizeof o, .threads = threads, .num_profiles = 1, .profiles = &prof,
-                          .flags = TC_BUILD_TACTICS_FIXED};
+                          .flags = c->tactics_fixed ? TC_BUILD_TACTICS_FIXED : 0u};
     if (tc_engine_build(model, &o, engine, &err) != TC_STATUS_OK) {
         fprintf(stderr, "tailcut serve: %s: %s\n", onnx, err.message);
         goto done;
@@ -294,59 +160,155 @@ done:
     return rc;
 }
 
+static void *aligned_alloc64(size_t n) {
+    size_t r = (n + 63) & ~(size_t)63;
+    return aligned_alloc(64, r ? r : 64);
+}
+
+/* Profile-0 ranges, the JSON number bound and the batch checks of a loaded engine. */
+static int describe_engine(srv_model *m, const char *what) {
+    m->n_in = tc_engine_num_inputs(m->engine);
+    m->n_out = tc_engine_num_outputs(m->engine);
+    if (m->n_in > SRV_MAX_IO || m->n_out > SRV_MAX_IO || m->n_in < 0 || m->n_out < 0) {
+        fprintf(stderr, "tailcut serve: %s: more than %d inputs or outputs\n", what, SRV_MAX_IO);
+        return 1;
+    }
+    int64_t values = 1024;
+    for (int k = 0; k < m->n_in; k++) {
+        tc_engine_input_info(m->engine, k, &m->in[k]);
+        if (tc_engine_profile_range(m->engine, 0, k, &m->range[k]) != TC_STATUS_OK || m->range[k].rank < 0) {
+            fprintf(stderr, "tailcut serve: %s: input '%s' has no shape range\n", what, m->in[k].name);
+            return 1;
+        }
+        int64_t n = 1;
+        for (int d = 0; d < m->range[k].rank; d++) n = n > (INT64_C(1) << 40) / (m->range[k].max[d] + 1) ? INT64_C(1) << 40 : n * m->range[k].max[d];
+        values += n;
+        if (m->cfg.max_batch_size > 0) {
+            const tc_input_range *r = &m->range[k];
+            if (r->rank < 1 || r->min[0] > 1 || r->max[0] < m->cfg.max_batch_size) {
+                fprintf(stderr,
+                        "tailcut serve: model '%s': field \"max_batch_size\" is %d but the plan's input '%s' takes "
+                        "batches (dim 0) of %lld..%lld only\n",
+                        m->name, m->cfg.max_batch_size, m->in[k].name, r->rank > 0 ? (long long)r->min[0] : 0LL,
+                        r->rank > 0 ? (long long)r->max[0] : 0LL);
+                return 1;
+            }
+        }
+    }
+    m->max_values = values;
+    for (int k = 0; k < m->n_out; k++) tc_engine_output_info(m->engine, k, &m->out[k]);
+    return 0;
+}
+
+/* Threads per instance: the CLI's --engine-threads, else config, else cores / instances. */
+static int instance_threads(const srv_config *c, int threads_override) {
+    int n = c->instance_count > 0 ? c->instance_count : 1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1) cores = 1;
+    int threads = threads_override > 0 ? threads_override : c->engine_threads;
+    if (threads <= 0) threads = (int)(cores / n > 0 ? cores / n : 1); /* no oversubscription by default */
+    return threads;
+}
+
+/* Creates the model's instances: a context each, its thread count and its staging buffers. */
+static int create_instances(srv_model *m, int threads) {
+    int n = m->cfg.instance_count > 0 ? m->cfg.instance_count : 1;
+    m->inst = calloc((size_t)n, sizeof *m->inst);
+    if (!m->inst) return 1;
+    m->n_inst = n;
+    int max_rows = m->cfg.max_batch_size > 0 ? m->cfg.max_batch_size : 1;
+    for (int i = 0; i < n; i++) {
+        srv_instance *inst = &m->inst[i];
+        inst->model = m;
+        inst->index = i;
+        tc_error err;
+        if (tc_context_create(m->engine, 0, &inst->ctx, &err) != TC_STATUS_OK) {
+            fprintf(stderr, "tailcut serve: model '%s': %s\n", m->name, err.message);
+            return 1;
+        }
+        if (tc_context_set_threads(inst->ctx, threads) != TC_STATUS_OK) {
+            fprintf(stderr, "tailcut serve: model '%s': %s\n", m->name, tc_context_error(inst->ctx));
+            return 1;
+        }
+        inst->batch = calloc((size_t)max_rows + 1, sizeof *inst->batch);
+        if (!inst->batch) return 1;
+        for (int k = 0; k < m->n_in; k++) {
+            const tc_input_range *r = &m->range[k];
+            size_t bytes = tc_dtype_size(m->in[k].dtype);
+            for (int d = 0; d < r->rank; d++) {
+                if (r->max[d] < 0 || (r->max[d] > 0 && bytes > SIZE_MAX / 2 / (size_t)r->max[d])) {
+                    fprintf(stderr, "tailcut serve: model '%s': input '%s' is too large\n", m->name, m->in[k].name);
+                    return 1;
+                }
+                bytes *= (size_t)r->max[d];
+            }
+            inst->staging[k] = aligned_alloc64(bytes);
+            inst->staging_bytes[k] = bytes;
+            if (!inst->staging[k]) {
+                fprintf(stderr, "tailcut serve: model '%s': out of memory for input buffers\n", m->name);
+                return 1;
+            }
+        }
+    }
+    fprintf(stderr, "tailcut serve: model '%s': %d instance%s x %d thread%s\n", m->name, n, n == 1 ? "" : "s", threads,
+            threads == 1 ? "" : "s");
+    return 0;
+}
+
 static int load_model(srv_repo *repo, const char *dir, const char *name, int threads) {
     char cfg_path[4096], plan[4096], onnx[4096];
     snprintf(cfg_path, sizeof cfg_path, "%s/%s/config.json", dir, name);
     snprintf(plan, sizeof plan, "%s/%s/1/model.plan", dir, name);
     snprintf(onnx, sizeof onnx, "%s/%s/1/model.onnx", dir, name);
-    cJSON *root = NULL;
-    static cfg c;
-    if (parse_config(cfg_path, &root, &c)) return 1;
     srv_model *m = calloc(1, sizeof *m);
-    if (!m) { cJSON_Delete(root); return 1; }
+    if (!m) return 1;
+    if (srv_config_parse(cfg_path, &m->cfg)) {
+        free(m);
+        return 1;
+    }
+    if (srv_metrics_init(&m->metrics)) {
+        free(m);
+        return 1;
+    }
+    if (srv_batcher_init(m)) {
+        srv_metrics_destroy(&m->metrics);
+        free(m);
+        return 1;
+    }
     snprintf(m->name, sizeof m->name, "%s", name);
-    m->max_batch_size = c.max_batch_size;
-    pthread_mutex_init(&m->lock, NULL);
-    pthread_mutex_init(&m->mlock, NULL);
     /* Register first so srv_repo_free releases it on any failure below. */
     srv_model **nm = realloc(repo->models, (size_t)(repo->n + 1) * sizeof *nm);
-    if (!nm) { free(m); cJSON_Delete(root); return 1; }
+    if (!nm) {
+        srv_batcher_destroy(m);
+        srv_metrics_destroy(&m->metrics);
+        free(m);
+        return 1;
+    }
     repo->models = nm;
     repo->models[repo->n++] = m;
+    const srv_config *c = &m->cfg;
     tc_error err;
-    int rc = 1;
     if (file_exists(plan)) {
         if (tc_engine_load(plan, &m->engine, &err) != TC_STATUS_OK) {
             fprintf(stderr, "tailcut serve: %s: %s\n", plan, err.message);
-            goto done;
+            return 1;
         }
     } else if (file_exists(onnx)) {
         fprintf(stderr, "tailcut serve: building %s (cached as %s)\n", onnx, plan);
-        if (build_onnx(onnx, plan, &c, cfg_path, threads, &m->engine)) goto done;
+        if (build_onnx(onnx, plan, c, cfg_path, instance_threads(c, threads), &m->engine)) return 1;
     } else {
         fprintf(stderr, "tailcut serve: %s/%s: neither 1/model.plan nor 1/model.onnx exists\n", dir, name);
-        goto done;
+        return 1;
     }
-    m->n_in = tc_engine_num_inputs(m->engine);
-    m->n_out = tc_engine_num_outputs(m->engine);
-    if (m->n_in > SRV_MAX_IO || m->n_out > SRV_MAX_IO || m->n_in < 0 || m->n_out < 0) {
-        fprintf(stderr, "tailcut serve: %s: more than %d inputs or outputs\n", plan, SRV_MAX_IO);
-        goto done;
-    }
-    for (int k = 0; k < m->n_in; k++) tc_engine_input_info(m->engine, k, &m->in[k]);
-    for (int k = 0; k < m->n_out; k++) tc_engine_output_info(m->engine, k, &m->out[k]);
-    if (check_io(c.in, c.n_in, m->in, m->n_in, c.max_batch_size, "input", cfg_path) ||
-        check_io(c.out, c.n_out, m->out, m->n_out, c.max_batch_size, "output", cfg_path))
-        goto done;
-    if (tc_context_create(m->engine, 0, &m->context, &err) != TC_STATUS_OK) {
-        fprintf(stderr, "tailcut serve: model '%s': %s\n", name, err.message);
-        goto done;
-    }
-    fprintf(stderr, "tailcut serve: model '%s' ready (%d inputs, %d outputs)\n", name, m->n_in, m->n_out);
-    rc = 0;
-done:
-    cJSON_Delete(root);
-    return rc;
+    if (describe_engine(m, plan)) return 1;
+    if (check_io(c->in, c->n_in, m->in, m->n_in, c->max_batch_size, "input", cfg_path) ||
+        check_io(c->out, c->n_out, m->out, m->n_out, c->max_batch_size, "output", cfg_path))
+        return 1;
+    if (create_instances(m, instance_threads(c, threads))) return 1;
+    if (srv_batcher_start(m)) return 1;
+    fprintf(stderr, "tailcut serve: model '%s' ready (%d inputs, %d outputs%s)\n", name, m->n_in, m->n_out,
+            c->dynamic_batching ? ", dynamic batching" : "");
+    return 0;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -389,13 +351,24 @@ int srv_repo_load(srv_repo *repo, const char *dir, int engine_threads) {
     return rc;
 }
 
+void srv_repo_stop(srv_repo *repo) {
+    for (int i = 0; i < repo->n; i++) srv_batcher_stop(repo->models[i]);
+}
+
 void srv_repo_free(srv_repo *repo) {
+    srv_repo_stop(repo);
     for (int i = 0; i < repo->n; i++) {
         srv_model *m = repo->models[i];
-        tc_context_destroy(m->context);
+        for (int j = 0; j < m->n_inst; j++) {
+            srv_instance *inst = &m->inst[j];
+            tc_context_destroy(inst->ctx);
+            for (int k = 0; k < SRV_MAX_IO; k++) free(inst->staging[k]);
+            free(inst->batch);
+        }
+        free(m->inst);
         tc_engine_destroy(m->engine);
-        pthread_mutex_destroy(&m->lock);
-        pthread_mutex_destroy(&m->mlock);
+        srv_batcher_destroy(m);
+        srv_metrics_destroy(&m->metrics);
         free(m);
     }
     free(repo->models);

@@ -9,8 +9,9 @@ typedef struct tc_server_options {
     const char *http_address;     /* IPv4 address to bind, NULL = 0.0.0.0 */
     int http_port;                /* default 8000 */
     int threads;                  /* HTTP worker threads (default 2) */
-    int engine_threads;           /* threads per engine context (0 = all cores) */
+    int engine_threads;           /* threads per instance context (0 = config, else cores / instances) */
     size_t max_body_bytes;        /* request body limit (default 64 MiB) */
+    int connection_timeout_s;     /* idle / slow connections are closed after this (default 30) */
 } tc_server_options;
 
 /* Loads the repository, serves until SIGTERM/SIGINT, drains in-flight requests. Returns the exit code. */

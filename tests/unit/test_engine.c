@@ -45,6 +45,31 @@ static void test_dynamic_batches_match_reference(void **state) {
     tc_model_destroy(m);
 }
 
+/* tc_context_set_threads swaps the pool between runs; results must not change. */
+static void test_set_threads_keeps_results(void **state) {
+    (void)state;
+    tc_model *m = etm_model();
+    tc_engine *e = etm_engine(m, 1, 2, 4, 0);
+    tc_context *c = NULL;
+    assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
+    tc_tensor x = etm_input(3);
+    tc_tensor want = etm_reference(m, &x);
+    const int threads[] = {1, 3, 0, 2};
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        assert_int_equal(tc_context_set_threads(c, threads[k]), TC_STATUS_OK);
+        float y[20];
+        etm_run(c, &x, y);
+        etm_expect_close(y, want.data, 15);
+    }
+    assert_int_equal(tc_context_set_threads(c, -1), TC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(tc_context_set_threads(NULL, 1), TC_STATUS_INVALID_ARGUMENT);
+    tc_tensor_free(&x);
+    tc_tensor_free(&want);
+    tc_context_destroy(c);
+    tc_engine_destroy(e);
+    tc_model_destroy(m);
+}
+
 static void test_profile_bounds_and_binding_errors(void **state) {
     (void)state;
     tc_model *m = etm_model();
@@ -288,6 +313,7 @@ static void test_concurrent_contexts(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dynamic_batches_match_reference),
+        cmocka_unit_test(test_set_threads_keeps_results),
         cmocka_unit_test(test_profile_bounds_and_binding_errors),
         cmocka_unit_test(test_plan_round_trip_and_determinism),
         cmocka_unit_test(test_passes_off_same_outputs),

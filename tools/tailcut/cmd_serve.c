@@ -13,7 +13,9 @@ static void usage(FILE *f) {
                "  --http-port N           port to listen on (default 8000)\n"
                "  --http-address A        IPv4 address to bind (default 0.0.0.0)\n"
                "  --threads N             HTTP worker threads (default 2)\n"
-               "  --engine-threads N      threads each model's context runs with (default: all cores)\n"
+               "  --engine-threads N      threads per model instance (default: config \"tailcut.engine_threads\",\n"
+               "                          else cores / instances)\n"
+               "  --http-timeout S        close idle or stalled connections after S seconds (default 30)\n"
                "  --max-body-bytes N      largest request body accepted (default 67108864)\n");
 }
 
@@ -56,6 +58,9 @@ int tc_cli_serve(int argc, char **argv) {
         } else if (strcmp(a, "--engine-threads") == 0) {
             if (parse_int(a, v, 0, 1024, &x)) return 2;
             o.engine_threads = (int)x;
+        } else if (strcmp(a, "--http-timeout") == 0) {
+            if (parse_int(a, v, 1, 3600, &x)) return 2;
+            o.connection_timeout_s = (int)x;
         } else if (strcmp(a, "--max-body-bytes") == 0) {
             if (parse_int(a, v, 1, 1L << 40, &x)) return 2;
             o.max_body_bytes = (size_t)x;

@@ -1,0 +1,48 @@
+/* config.h - a model's config.json in the model repository: Triton's field names where they mean the
+ * same (max_batch_size, input/output, dynamic_batching, instance_group) plus a "tailcut" block of
+ * build/run options. Parsing validates every field and names the file and field on error. */
+#ifndef TC_SERVER_CONFIG_H
+#define TC_SERVER_CONFIG_H
+
+#include <stdint.h>
+
+#include "tailcut/tailcut.h"
+
+#define SRV_MAX_IO 64
+#define SRV_NAME_MAX 256
+#define SRV_MAX_PREFERRED 16
+#define SRV_MAX_PRIORITY_LEVELS 16
+#define SRV_MAX_INSTANCES 64
+
+/* One input/output entry of config.json. */
+typedef struct srv_cfg_io {
+    char name[SRV_NAME_MAX];
+    tc_dtype dt;               /* UNDEFINED when not given */
+    int rank;                  /* -1 when "dims" is not given; excludes the batch dim when batching */
+    int64_t dims[TC_MAX_RANK]; /* -1 = any */
+} srv_cfg_io;
+
+typedef struct srv_config {
+    int max_batch_size; /* 0: the model does not batch; requests carry the model's full shape */
+    int n_in, n_out;
+    srv_cfg_io in[SRV_MAX_IO], out[SRV_MAX_IO];
+    /* dynamic_batching (absent = every request runs alone) */
+    int dynamic_batching;
+    int64_t max_queue_delay_us;
+    int n_preferred;
+    int preferred[SRV_MAX_PREFERRED]; /* ascending, each in [1, max_batch_size] */
+    int64_t max_queue_size;           /* 0 = unbounded */
+    int64_t default_timeout_us;       /* 0 = none */
+    int priority_levels;              /* 0 = one level */
+    int default_priority_level;       /* 1..priority_levels, 1 = highest */
+    /* instance_group */
+    int instance_count; /* contexts serving the model, each on its own thread */
+    /* "tailcut": {"engine_threads": N, "tactics": "tuned"|"fixed"} */
+    int engine_threads; /* threads per instance; 0 = cores / instances */
+    int tactics_fixed;  /* build from .onnx without timing tactics */
+} srv_config;
+
+/* Parses path into c. On error prints "tailcut serve: PATH: field ...: why" and returns non-zero. */
+int srv_config_parse(const char *path, srv_config *c);
+
+#endif
