@@ -68,11 +68,15 @@ cli: venv build
 	bash tests/cli/test_bench_cli.sh $(BUILD) $(PY)
 	bash tests/cli/test_isa_cap.sh $(BUILD) $(PY)
 
-# tailcut serve over real HTTP on 127.0.0.1 (endpoints, JSON inference vs tailcut run, errors, SIGTERM) and
-# tailcut loadgen against it (open and closed loop, error kinds), sanitizer build.
-server: venv build-asan
+# tailcut serve over real HTTP on 127.0.0.1 (endpoints, JSON and binary inference vs tailcut run, errors,
+# slow connections, SIGTERM), its scheduler (batch formation, queue bound, timeouts, priorities, instances,
+# drain) and tailcut loadgen against it, sanitizer build; then a 20,000-request soak with an RSS bound on
+# the release build (ASan's quarantine would grow RSS by design).
+server: venv build-asan build
 	timeout 600 $(PY) tests/server/test_server.py --tailcut $(BUILD_ASAN)/tailcut
+	timeout 600 $(PY) tests/server/test_batching.py --tailcut $(BUILD_ASAN)/tailcut
 	timeout 600 $(PY) tests/server/test_loadgen.py --tailcut $(BUILD_ASAN)/tailcut
+	timeout 600 $(PY) tests/server/test_soak.py --tailcut $(BUILD)/tailcut
 
 # libFuzzer targets, FUZZ_SECONDS each, when clang is present.
 fuzz: deps

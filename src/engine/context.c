@@ -257,6 +257,18 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static void park_noop(void *ctx, size_t i) {
+    (void)ctx;
+    (void)i;
+}
+
+/* pthreadpool's workers spin for a while after each parallel call; one empty call with YIELD_WORKERS
+ * puts them to sleep at once, so no core keeps burning after a run returns (servers, other contexts). */
+static void park_workers(pthreadpool_t pool) {
+    size_t n = pthreadpool_get_threads_count(pool);
+    if (n > 1) pthreadpool_parallelize_1d(pool, park_noop, NULL, n, PTHREADPOOL_FLAG_YIELD_WORKERS);
+}
+
 tc_status tc_context_run(tc_context *c) {
     if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
     memset(&c->err, 0, sizeof c->err);
@@ -299,6 +311,7 @@ tc_status tc_context_run(tc_context *c) {
                             c->run_err.msg[0] ? c->run_err.msg : tc_status_str(st));
         if (c->profiling) c->step_ns[k] = now_ns() - t0;
     }
+    park_workers(c->pool);
     return TC_STATUS_OK;
 }
 

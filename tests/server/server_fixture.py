@@ -1,6 +1,6 @@
 """server_fixture.py - what the server test scripts share: a free loopback port, a model repository holding a tiny
-generated ResNet with its config.json, a `tailcut serve` process started on 127.0.0.1 and waited on until ready, and
-a check for sanitizer reports in captured output."""
+generated ResNet with its config.json, a `tailcut serve` process started on 127.0.0.1 and waited on until ready, a check for sanitizer reports in captured
+output, raw HTTP, KServe binary-tensor request building and response parsing, and /metrics reading."""
 import json
 import os
 import socket
@@ -10,6 +10,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+
+import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -66,3 +68,61 @@ def start_server(tailcut, repo, port, extra=()):
 
 def sanitizer_clean(text):
     return "ERROR: AddressSanitizer" not in text and "runtime error" not in text and "LeakSanitizer" not in text
+
+
+def http_raw(port, path, body=None, headers=None, method=None, timeout=30):
+    """Returns (status, response headers, raw body bytes)."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+KSERVE_DTYPES = {"FP32": "<f4", "FP64": "<f8", "INT32": "<i4", "INT64": "<i8", "UINT8": "u1", "INT8": "i1",
+                 "BOOL": "u1", "FP16": "<f2"}
+
+
+def binary_infer_body(inputs, outputs=None, binary_outputs=True, extra=None):
+    """KServe binary tensor request: inputs = [(name, array, datatype)], outputs = names. Returns (body, headers)."""
+    header = {"inputs": [{"name": n, "shape": list(a.shape), "datatype": dt,
+                          "parameters": {"binary_data_size": a.nbytes}} for n, a, dt in inputs]}
+    if outputs is not None:
+        header["outputs"] = [{"name": o, "parameters": {"binary_data": binary_outputs}} for o in outputs]
+    if extra:
+        header.update(extra)
+    js = json.dumps(header).encode()
+    body = js + b"".join(np.ascontiguousarray(a).astype(KSERVE_DTYPES[dt]).tobytes() for _, a, dt in inputs)
+    return body, {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": str(len(js))}
+
+
+def parse_infer_response(headers, raw):
+    """Returns {output name: array} from a JSON or binary KServe response (raises on malformed)."""
+    hl = headers.get("Inference-Header-Content-Length")
+    js = json.loads(raw[:int(hl)] if hl is not None else raw)
+    pos = int(hl) if hl is not None else 0
+    out = {}
+    for o in js["outputs"]:
+        size = o.get("parameters", {}).get("binary_data_size")
+        if size is not None:
+            a = np.frombuffer(raw[pos:pos + size], dtype=KSERVE_DTYPES[o["datatype"]]).reshape(o["shape"])
+            pos += size
+        else:
+            a = np.array(o["data"], dtype=KSERVE_DTYPES[o["datatype"]]).reshape(o["shape"])
+        out[o["name"]] = a
+    if pos != len(raw) and hl is not None:
+        raise ValueError(f"{len(raw) - pos} trailing bytes")
+    return out
+
+
+def read_metrics(port):
+    """Returns {sample name with labels: value} from /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    vals = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            k, v = line.rsplit(" ", 1)
+            vals[k] = float(v)
+    return vals

@@ -24,7 +24,8 @@ import urllib.request
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_fixture import free_port, make_repo, start_server  # noqa: E402
+from server_fixture import (binary_infer_body, free_port, http_raw, make_repo, parse_infer_response,  # noqa: E402
+                            start_server)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PASSED = 0
@@ -95,7 +96,7 @@ def main():
         os.makedirs(os.path.join(tmp, "repo", "not_a_model"))
 
         port = free_port()
-        server, log = start_server(tailcut, os.path.join(tmp, "repo"), port)
+        server, log = start_server(tailcut, os.path.join(tmp, "repo"), port, extra=("--http-timeout", "2"))
         check("plan cached as 1/model.plan", os.path.exists(os.path.join(model_dir, "model.plan")))
 
         st, body = http(port, "/v2")
@@ -153,12 +154,88 @@ def main():
             y2 = np.array(res["outputs"][0]["data"], dtype=np.float32).reshape(2, 1000)
             check("batch 2 row 0 == batch 1", float(np.max(np.abs(y2[0] - y[0]))) <= 1e-4)
 
+        # Binary tensor extension: binary in and out, binary in with JSON out, JSON in with binary out.
+        inf = "/v2/models/rn/infer"
+        if y is not None:
+            body, hdr = binary_infer_body([("input", x, "FP32")], outputs=["logits"])
+            st, rh, raw = http_raw(port, inf, body, hdr)
+            ok = st == 200 and rh.get("Inference-Header-Content-Length") is not None
+            check("binary infer 200 with Inference-Header-Content-Length", ok, f"{st} {raw[:200]!r}")
+            if ok:
+                yb = parse_infer_response(rh, raw)["logits"]
+                check("binary output == JSON output", yb.shape == (1, 1000) and np.array_equal(yb, y))
+            body, hdr = binary_infer_body([("input", x, "FP32")], outputs=["logits"], binary_outputs=False)
+            st, rh, raw = http_raw(port, inf, body, hdr)
+            ok = st == 200 and rh.get("Inference-Header-Content-Length") is None
+            check("binary input, JSON output", ok and np.array_equal(parse_infer_response(rh, raw)["logits"], y),
+                  f"{st} {raw[:200]!r}")
+            req = dict(infer_req(x), parameters={"binary_data_output": True})
+            st, rh, raw = http_raw(port, inf, json.dumps(req).encode(), {"Content-Type": "application/json"})
+            ok = st == 200 and rh.get("Inference-Header-Content-Length") is not None
+            check("JSON input, binary_data_output", ok and np.array_equal(parse_infer_response(rh, raw)["logits"], y),
+                  f"{st} {raw[:200]!r}")
+            body, hdr = binary_infer_body([("input", x2, "FP32")], outputs=["logits"], extra={"id": "req-7"})
+            st, rh, raw = http_raw(port, inf, body, hdr)
+            ok = st == 200 and json.loads(raw[:int(rh["Inference-Header-Content-Length"])]).get("id") == "req-7"
+            check("binary batch 2 echoes id", ok and parse_infer_response(rh, raw)["logits"].shape == (2, 1000),
+                  f"{st} {raw[:200]!r}")
+
+        def expect_raw(name, status, body, headers, word):
+            st, _, raw = http_raw(port, inf, body, headers)
+            try:
+                msg = json.loads(raw).get("error", "")
+            except ValueError:
+                msg = ""
+            check(name, st == status and word in msg, f"got {st} {raw[:200]!r}")
+
+        body, hdr = binary_infer_body([("input", x, "FP32")])
+        expect_raw("binary: body shorter than binary_data_size -> 400", 400, body[:-4], hdr, "binary_data_size")
+        expect_raw("binary: trailing bytes -> 400", 400, body + b"xxxx", hdr, "bytes")
+        bad = dict(hdr, **{"Inference-Header-Content-Length": str(len(body) + 1)})
+        expect_raw("binary: header length above body -> 400", 400, body, bad, "Inference-Header-Content-Length")
+        bad = dict(hdr, **{"Inference-Header-Content-Length": "12abc"})
+        expect_raw("binary: header length not a number -> 400", 400, body, bad, "Inference-Header-Content-Length")
+        hl = int(hdr["Inference-Header-Content-Length"])
+        js = json.loads(body[:hl])
+        js["inputs"][0]["parameters"]["binary_data_size"] = x.nbytes - 4
+        j2 = json.dumps(js).encode()
+        expect_raw("binary: binary_data_size != shape bytes -> 400", 400, j2 + body[hl:],
+                   dict(hdr, **{"Inference-Header-Content-Length": str(len(j2))}), "binary_data_size")
+        expect_raw("binary_data_size without the header -> 400", 400, body[:hl], {"Content-Type": "application/json"},
+                   "Inference-Header-Content-Length")
+
+        # Triton's model configuration extension (what perf_analyzer reads).
+        st, cfg = http(port, "/v2/models/rn/config")
+        ok = (st == 200 and cfg.get("name") == "rn" and cfg.get("max_batch_size") == 4
+              and cfg["input"][0]["name"] == "input" and cfg["input"][0]["data_type"] == "TYPE_FP32"
+              and [int(d) for d in cfg["input"][0]["dims"]] == [3, 32, 32]
+              and [int(d) for d in cfg["output"][0]["dims"]] == [1000]
+              and cfg["instance_group"][0]["count"] == 1 and "dynamic_batching" not in cfg)
+        check("GET /v2/models/rn/config", ok, f"{st} {cfg}")
+
+        # Slow and half-open connections are closed after --http-timeout (2 s here).
+        import socket as socketlib
+        for tag, payload in (("half-open (nothing sent)", b""),
+                             ("slow (headers never finished)", b"POST /v2/models/rn/infer HTTP/1.1\r\nHost: x\r\n")):
+            sk = socketlib.create_connection(("127.0.0.1", port), timeout=10)
+            if payload:
+                sk.sendall(payload)
+            t0 = time.time()
+            try:
+                closed = sk.recv(4096) == b""
+            except (ConnectionResetError, socketlib.timeout):
+                closed = False
+            dt = time.time() - t0
+            sk.close()
+            check(f"{tag} connection closed by the server", closed and 1.0 <= dt <= 8.0, f"closed={closed} {dt:.1f}s")
+        st, res = http(port, inf, infer_req(x))
+        check("infer fine while connections timed out", st == 200)
+
         def expect(name, status, path, body, method=None, headers=None):
             st, b = http(port, path, body, method=method, headers=headers)
             check(name, st == status and isinstance(b, dict) and isinstance(b.get("error"), str) and b["error"],
                   f"got {st} {str(b)[:200]}")
 
-        inf = "/v2/models/rn/infer"
         expect("malformed JSON -> 400", 400, inf, b'{"inputs": [')
         expect("non-object JSON -> 400", 400, inf, b'[1,2,3]')
         expect("missing inputs -> 400", 400, inf, {"outputs": []})
@@ -200,7 +277,7 @@ def main():
             fail = vals.get('tc_request_failure_total{model="rn"}', -1)
             cnt = vals.get('tc_request_duration_us_count{model="rn"}', -1)
             inf_b = vals.get('tc_request_duration_us_bucket{model="rn",le="+Inf"}', -1)
-            check("metrics counters", succ == 3 and fail >= 15 and cnt == succ + fail and inf_b == cnt,
+            check("metrics counters", succ == 8 and fail >= 21 and cnt == succ + fail and inf_b == cnt,
                   f"succ={succ} fail={fail} count={cnt} inf={inf_b}")
             check("metrics TYPE lines", "# TYPE tc_request_duration_us histogram" in text
                   and "# TYPE tc_request_success_total counter" in text)
@@ -236,6 +313,17 @@ def main():
                 '"data_type": "TYPE_INT64"}]}', ["config.json", "input[0].data_type"])
         refused(tailcut, tmp, "wrong dims", '{"max_batch_size": 4, "input": [{"name": "input", '
                 '"dims": [3, 16, 16]}]}', ["config.json", "input[0].dims"])
+        refused(tailcut, tmp, "dynamic_batching without max_batch_size", '{"max_batch_size": 0, '
+                '"dynamic_batching": {}}', ["config.json", "dynamic_batching"])
+        refused(tailcut, tmp, "preferred size above max_batch_size", '{"max_batch_size": 4, '
+                '"dynamic_batching": {"preferred_batch_size": [8]}}', ["config.json", "preferred_batch_size"])
+        refused(tailcut, tmp, "negative queue delay", '{"max_batch_size": 4, '
+                '"dynamic_batching": {"max_queue_delay_microseconds": -5}}', ["config.json", "max_queue_delay_microseconds"])
+        refused(tailcut, tmp, "instance count 0", '{"max_batch_size": 4, "instance_group": [{"count": 0}]}',
+                ["config.json", "instance_group[0].count"])
+        refused(tailcut, tmp, "GPU instance", '{"max_batch_size": 4, "instance_group": [{"kind": "KIND_GPU"}]}',
+                ["config.json", "instance_group[0].kind"])
+        refused(tailcut, tmp, "max_batch_size above the plan", '{"max_batch_size": 16}', ["max_batch_size", "plan"])
         refused(tailcut, tmp, "unknown input", '{"max_batch_size": 4, "input": [{"name": "x"}]}',
                 ["config.json", "input[0].name"])
     except Exception as e:  # noqa: BLE001 - report, do not crash
