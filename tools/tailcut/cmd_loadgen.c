@@ -3,7 +3,13 @@
  * sends it either open loop (--rate: Poisson or constant schedule of intended send times, latency
  * measured from the intended time, so no coordinated omission) or closed loop (--concurrency: C
  * workers back to back). Reports sent/ok/errors by kind, throughput and latency percentiles
- * (stats.c), optionally as JSON. Plain POSIX sockets, HTTP/1.1 with Content-Length, keep-alive. */
+ * (stats.c), optionally as JSON. Plain POSIX sockets, HTTP/1.1 with Content-Length, keep-alive.
+ * With --binary the body uses the KServe v2 / Triton binary tensor data extension: a JSON header (inputs
+ * with parameters.binary_data_size and no data, every metadata output requested with
+ * parameters.binary_data) followed by the raw little-endian input tensors, announced by
+ * Inference-Header-Content-Length; a 2xx answer must then be binary too (its JSON header of
+ * Inference-Header-Content-Length bytes, then exactly the sum of the outputs' binary_data_size
+ * bytes, each product(shape) x element size), else it counts as malformed. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +54,7 @@ typedef struct lg_args {
     double rate, duration_s;
     long concurrency, timeout_ms;
     uint64_t seed;
+    bool binary; /* --binary: binary tensor data extension */
 } lg_args;
 
 typedef struct lg_conn {
@@ -65,6 +72,7 @@ typedef struct lg_run {
     const char *path; /* for the report */
     long timeout_ms;
     bool open_loop;
+    bool binary;            /* responses must use the binary tensor extension */
     double t0;              /* CLOCK_MONOTONIC seconds of the start */
     double duration_s;
     const double *sched;    /* open loop: intended offsets from t0, ascending */
@@ -201,6 +209,8 @@ static const char *find_header(const char *hdr, size_t hlen, const char *name) {
 
 typedef struct lg_resp {
     int status;
+    const char *hdr; /* status line and headers, hdr_len bytes */
+    size_t hdr_len;
     const char *body;
     size_t body_len;
     bool close_after;
@@ -269,6 +279,8 @@ static int read_response(lg_conn *c, double deadline, lg_resp *resp) {
     }
     if (!have_hdr || len != total) return K_MALFORMED;
     c->buf[len] = '\0';
+    resp->hdr = c->buf;
+    resp->hdr_len = hdr_len;
     resp->body = c->buf + hdr_len;
     resp->body_len = total - hdr_len;
     return K_OK;
@@ -299,11 +311,123 @@ static int do_request(lg_conn *c, const struct sockaddr_in *addr, const char *re
     return K_IO;
 }
 
-/* Classifies a response: K_OK for 2xx with a JSON object body (with "outputs" when check_outputs). */
-static int classify(const lg_resp *resp, bool check_outputs) {
+/* Bytes per element of a fixed-size KServe datatype; 0 for BYTES and unknown names. */
+static size_t kserve_elem_size(const char *dt) {
+    static const struct {
+        const char *name;
+        size_t size;
+    } t[] = {{"BOOL", 1},   {"INT8", 1},   {"UINT8", 1}, {"INT16", 2}, {"UINT16", 2}, {"FP16", 2}, {"BF16", 2},
+             {"INT32", 4},  {"UINT32", 4}, {"FP32", 4},  {"INT64", 8}, {"UINT64", 8}, {"FP64", 8}};
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++)
+        if (strcmp(dt, t[k].name) == 0) return t[k].size;
+    return 0;
+}
+
+/* A JSON number that is an integer in [0, LG_MAX_BODY]: stored in *out. */
+static bool json_size(const cJSON *j, size_t *out) {
+    if (!cJSON_IsNumber(j)) return false;
+    double v = j->valuedouble;
+    if (!(v >= 0) || v > (double)LG_MAX_BODY || v != floor(v)) return false;
+    *out = (size_t)v;
+    return true;
+}
+
+/* Checks BYTES data: `count` elements, each a 4-byte little-endian length and that many bytes,
+ * filling exactly n bytes. */
+static bool bytes_blob_ok(const unsigned char *p, size_t n, size_t count) {
+    size_t off = 0;
+    for (size_t e = 0; e < count; e++) {
+        if (n - off < 4) return false;
+        size_t l = (size_t)p[off] | (size_t)p[off + 1] << 8 | (size_t)p[off + 2] << 16 | (size_t)p[off + 3] << 24;
+        off += 4;
+        if (l > n - off) return false;
+        off += l;
+    }
+    return off == n;
+}
+
+/* Checks a 2xx answer of the binary tensor extension: Inference-Header-Content-Length N <= body
+ * length, the first N bytes a JSON object with an "outputs" array whose entries each have a
+ * name, datatype, shape and parameters.binary_data_size B matching the shape, and the rest of
+ * the body exactly the sum of the B's. */
+static bool binary_response_ok(const lg_resp *resp) {
+    const char *v = find_header(resp->hdr, resp->hdr_len, "Inference-Header-Content-Length");
+    if (!v) return false;
+    const char *hend = resp->hdr + resp->hdr_len;
+    size_t n = 0;
+    const char *p = v;
+    for (; p < hend && *p >= '0' && *p <= '9'; p++) {
+        n = n * 10 + (size_t)(*p - '0');
+        if (n > LG_MAX_BODY) return false;
+    }
+    if (p == v) return false;
+    while (p < hend && (*p == ' ' || *p == '\t')) p++;
+    if (p >= hend || *p != '\r' || n == 0 || n > resp->body_len) return false;
+
+    const char *parse_end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(resp->body, n, &parse_end, false);
+    bool ok = j && cJSON_IsObject(j) && parse_end && parse_end >= resp->body && parse_end <= resp->body + n;
+    for (const char *q = ok ? parse_end : resp->body + n; q < resp->body + n; q++) /* only blanks after the JSON */
+        if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') ok = false;
+    const cJSON *outs = ok ? cJSON_GetObjectItemCaseSensitive(j, "outputs") : NULL;
+    if (!cJSON_IsArray(outs)) ok = false;
+    const size_t rest = resp->body_len - n;
+    const unsigned char *blob = (const unsigned char *)resp->body + n;
+    size_t sum = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, outs) {
+        if (!ok) break;
+        const cJSON *jn = cJSON_GetObjectItemCaseSensitive(o, "name");
+        const cJSON *jd = cJSON_GetObjectItemCaseSensitive(o, "datatype");
+        const cJSON *js = cJSON_GetObjectItemCaseSensitive(o, "shape");
+        const cJSON *jp = cJSON_GetObjectItemCaseSensitive(o, "parameters");
+        size_t b = 0;
+        if (!cJSON_IsString(jn) || !cJSON_IsString(jd) || !cJSON_IsArray(js) || !cJSON_IsObject(jp) ||
+            !json_size(cJSON_GetObjectItemCaseSensitive(jp, "binary_data_size"), &b) || b > rest - sum) {
+            ok = false;
+            break;
+        }
+        /* Elements of the shape, bounded by LG_MAX_BODY (a zero dimension makes it 0). */
+        size_t count = 1;
+        bool zero = false, big = false;
+        const cJSON *d;
+        cJSON_ArrayForEach(d, js) {
+            double dv = cJSON_IsNumber(d) ? d->valuedouble : -1.0;
+            if (!(dv >= 0) || dv != floor(dv)) {
+                ok = false;
+                break;
+            }
+            if (dv == 0) zero = true;
+            else if (big || dv > (double)LG_MAX_BODY || count > (size_t)LG_MAX_BODY / (size_t)dv) big = true;
+            else count *= (size_t)dv;
+        }
+        if (!ok) break;
+        if (zero) {
+            count = 0;
+            big = false;
+        }
+        size_t es = kserve_elem_size(jd->valuestring);
+        if (es) {
+            if (big || count > (size_t)LG_MAX_BODY / es || count * es != b) ok = false;
+        } else if (strcmp(jd->valuestring, "BYTES") == 0) {
+            if (big || !bytes_blob_ok(blob + sum, b, count)) ok = false;
+        } else {
+            ok = false; /* unknown datatype */
+        }
+        sum += b;
+    }
+    if (ok && sum != rest) ok = false;
+    cJSON_Delete(j);
+    return ok;
+}
+
+/* Classifies a response: K_OK for 2xx with a JSON object body (with "outputs" when check_outputs),
+ * or with binary, a valid answer of the binary tensor extension. */
+static int classify(const lg_resp *resp, bool check_outputs, bool binary) {
     if (resp->status >= 500) return K_HTTP_5XX;
     if (resp->status >= 400) return K_HTTP_4XX;
     if (resp->status < 200 || resp->status >= 300) return K_HTTP_OTHER;
+    if (binary) return binary_response_ok(resp) ? K_OK : K_MALFORMED;
     cJSON *j = cJSON_ParseWithLength(resp->body, resp->body_len);
     bool ok = j && cJSON_IsObject(j) && (!check_outputs || cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "outputs")));
     cJSON_Delete(j);
@@ -330,7 +454,7 @@ static int one_request(lg_run *run, lg_conn *c, double lat_from) {
     int r = do_request(c, &run->addr, run->req, run->req_len, start + (double)run->timeout_ms * 1e-3, &resp, &sent_any);
     double end = now_s();
     atomic_fetch_add(&run->sent, 1);
-    if (r == K_OK) r = classify(&resp, true);
+    if (r == K_OK) r = classify(&resp, true, run->binary);
     record(run, r, (end - lat_from) * 1e3, end);
     return r;
 }
@@ -449,25 +573,86 @@ static const char *dtype_kserve(tc_dtype dt) {
     }
 }
 
-/* Appends one random non-zero value of KServe datatype dt (floats ~N(0,1), ints [1,100), or 1
- * for mask/token_type/segment names, bools true). */
-static void put_random(sbuf *b, const char *dt, bool ones, uint64_t *rng) {
+/* One random non-zero value of KServe datatype dt (floats ~N(0,1), ints [1,100), or 1 for
+ * mask/token_type/segment names, bools true = 1). */
+static double random_value(const char *dt, bool ones, uint64_t *rng) {
     if (strcmp(dt, "BOOL") == 0) {
-        sb_str(b, "true");
+        return 1.0;
     } else if (dt[0] == 'F' || dt[0] == 'B') { /* FP16/FP32/FP64/BF16 */
         double s = 0;
         for (int k = 0; k < 12; k++) s += uniform01(rng);
         s -= 6.0;
         if (s > -1e-3 && s < 1e-3) s = s < 0 ? -1e-3 : 1e-3;
-        sb_printf(b, "%.6g", s);
+        return s;
+    }
+    return ones ? 1.0 : (double)(1 + (int)(splitmix64(rng) % 99u));
+}
+
+/* Appends one random value (random_value) of KServe datatype dt as JSON. */
+static void put_random(sbuf *b, const char *dt, bool ones, uint64_t *rng) {
+    double v = random_value(dt, ones, rng);
+    if (strcmp(dt, "BOOL") == 0) sb_str(b, "true");
+    else if (dt[0] == 'F' || dt[0] == 'B') sb_printf(b, "%.6g", v);
+    else sb_printf(b, "%d", (int)v);
+}
+
+/* Appends the low n (<= 8) bytes of bits, little-endian. */
+static void put_le(sbuf *b, uint64_t bits, size_t n) {
+    unsigned char t[8];
+    for (size_t k = 0; k < n && k < 8; k++) t[k] = (unsigned char)(bits >> (8 * k));
+    sb_put(b, (const char *)t, n < 8 ? n : 8);
+}
+
+/* Appends one random value of KServe datatype dt (es bytes per element; FP16/BF16 not handled)
+ * raw: the value the JSON path would send, floats rounded to the same 6 digits. */
+static void put_random_raw(sbuf *b, const char *dt, size_t es, bool ones, uint64_t *rng) {
+    double v = random_value(dt, ones, rng);
+    if (dt[0] == 'F') { /* FP32/FP64 */
+        char tmp[32];
+        snprintf(tmp, sizeof tmp, "%.6g", v);
+        v = strtod(tmp, NULL);
+        if (es == 4) {
+            float f = (float)v;
+            uint32_t u;
+            memcpy(&u, &f, sizeof u);
+            put_le(b, u, 4);
+        } else {
+            uint64_t u;
+            memcpy(&u, &v, sizeof u);
+            put_le(b, u, 8);
+        }
     } else {
-        sb_printf(b, "%d", ones ? 1 : 1 + (int)(splitmix64(rng) % 99u));
+        put_le(b, (uint64_t)(int64_t)v, es); /* BOOL 1 and integers, two's complement */
+    }
+}
+
+/* Appends element k of a loaded tensor raw, little-endian (bools as 0/1); -1 for an unsupported dtype. */
+static int put_tensor_raw(sbuf *b, const tc_tensor *t, size_t k) {
+    if (!dtype_kserve(t->dtype)) return -1;
+    size_t es = tc_dtype_size(t->dtype);
+    const unsigned char *p = (const unsigned char *)t->data + k * es;
+    if (t->dtype == TC_DTYPE_BOOL) {
+        put_le(b, *p ? 1u : 0u, 1);
+        return 0;
+    }
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    switch (es) {
+    case 1: memcpy(&u8, p, 1); put_le(b, u8, 1); return 0;
+    case 2: memcpy(&u16, p, 2); put_le(b, u16, 2); return 0;
+    case 4: memcpy(&u32, p, 4); put_le(b, u32, 4); return 0;
+    case 8: memcpy(&u64, p, 8); put_le(b, u64, 8); return 0;
+    default: return -1;
     }
 }
 
 /* Builds the infer body from the metadata JSON; prints the reason and returns NULL on failure.
- * *desc receives a one-line description of the inputs. */
-static char *build_body(const cJSON *md, const lg_args *a, char *desc, size_t desc_size) {
+ * *body_len receives its length, *json_len the length of its JSON part (all of it without
+ * a->binary; with it the raw input tensors follow). *desc receives a one-line description of the inputs. */
+static char *build_body(const cJSON *md, const lg_args *a, size_t *body_len, size_t *json_len, char *desc,
+                        size_t desc_size) {
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(md, "inputs");
     int n_in = cJSON_GetArraySize(inputs);
     if (!cJSON_IsArray(inputs) || n_in < 1) {
@@ -484,7 +669,7 @@ static char *build_body(const cJSON *md, const lg_args *a, char *desc, size_t de
             return NULL;
         }
     }
-    sbuf b = {0};
+    sbuf b = {0}, bin = {0}; /* JSON, and with a->binary the raw tensors */
     uint64_t rng = a->seed ^ 0x5EEDull;
     bool failed = false, used_file = false;
     size_t dl = 0;
@@ -519,7 +704,7 @@ static char *build_body(const cJSON *md, const lg_args *a, char *desc, size_t de
         } else {
             const cJSON *e;
             cJSON_ArrayForEach(e, js) {
-                if (!cJSON_IsNumber(e)) break;
+                if (!cJSON_IsNumber(e) || !(e->valuedouble > -2.0) || e->valuedouble > 9.0e18) break;
                 int64_t v = (int64_t)e->valuedouble;
                 dims[rank++] = v < 0 ? 1 : v; /* dynamic dimensions take 1 */
             }
@@ -530,7 +715,8 @@ static char *build_body(const cJSON *md, const lg_args *a, char *desc, size_t de
             }
         }
         for (int d = 0; d < rank; d++) {
-            count *= dims[d];
+            if (dims[d] > LG_MAX_ELEMS) count = count ? LG_MAX_ELEMS + 1 : 0; /* no overflow below */
+            else count *= dims[d];
             if (count > LG_MAX_ELEMS) break;
         }
         if (count > LG_MAX_ELEMS) {
@@ -544,9 +730,40 @@ static char *build_body(const cJSON *md, const lg_args *a, char *desc, size_t de
         sb_json_string(&b, dt);
         sb_str(&b, ",\"shape\":[");
         for (int d = 0; d < rank; d++) sb_printf(&b, d ? ",%lld" : "%lld", (long long)dims[d]);
-        sb_str(&b, "],\"data\":[");
         bool ones = strstr(name, "mask") || strstr(name, "token_type") || strstr(name, "segment");
-        for (long long e = 0; e < count && !b.oom; e++) {
+        if (a->binary) {
+            size_t es = kserve_elem_size(dt);
+            if (es == 0 || strcmp(dt, "FP16") == 0 || strcmp(dt, "BF16") == 0) {
+                fprintf(stderr, "tailcut loadgen: datatype %s of input '%s' is not supported with --binary\n", dt,
+                        name);
+                failed = true;
+                break;
+            }
+            if (from_file && tc_dtype_size(file_t.dtype) != es) {
+                fprintf(stderr, "tailcut loadgen: dtype %s of %s is not supported\n", tc_dtype_name(file_t.dtype),
+                        a->input);
+                failed = true;
+                break;
+            }
+            size_t start = bin.len;
+            for (long long e = 0; e < count && !bin.oom; e++) {
+                if (!from_file) put_random_raw(&bin, dt, es, ones, &rng);
+                else if (put_tensor_raw(&bin, &file_t, (size_t)e) != 0) {
+                    fprintf(stderr, "tailcut loadgen: dtype %s of %s is not supported\n", tc_dtype_name(file_t.dtype),
+                            a->input);
+                    failed = true;
+                    break;
+                }
+            }
+            if (!bin.oom && !failed && bin.len - start != (size_t)count * es) {
+                fprintf(stderr, "tailcut loadgen: internal error: input '%s' wrote %zu bytes\n", name, bin.len - start);
+                failed = true;
+            }
+            sb_printf(&b, "],\"parameters\":{\"binary_data_size\":%zu}}", (size_t)count * es);
+        } else {
+            sb_str(&b, "],\"data\":[");
+        }
+        for (long long e = 0; e < count && !b.oom && !a->binary; e++) {
             if (e) sb_put(&b, ",", 1);
             if (from_file) {
                 if (put_tensor_elem(&b, &file_t, (size_t)e) != 0) {
@@ -559,7 +776,7 @@ static char *build_body(const cJSON *md, const lg_args *a, char *desc, size_t de
                 put_random(&b, dt, ones, &rng);
             }
         }
-        sb_str(&b, "]}");
+        if (!a->binary) sb_str(&b, "]}");
         if (dl < desc_size) {
             int w = snprintf(desc + dl, desc_size - dl, "%s%s %s[", k ? ", " : "", name, dt);
             dl += w > 0 ? (size_t)w : 0;
@@ -573,7 +790,34 @@ static char *build_body(const cJSON *md, const lg_args *a, char *desc, size_t de
             }
         }
     }
-    sb_str(&b, "]}");
+    sb_str(&b, "]");
+    if (a->binary && !failed) { /* every output of the metadata, as binary */
+        const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(md, "outputs");
+        int n_out = cJSON_GetArraySize(outputs);
+        if (!cJSON_IsArray(outputs) || n_out < 1) {
+            fprintf(stderr, "tailcut loadgen: the model metadata has no outputs to request as binary\n");
+            failed = true;
+        }
+        sb_str(&b, ",\"outputs\":[");
+        for (int k = 0; k < n_out && !failed; k++) {
+            const cJSON *jn = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(outputs, k), "name");
+            if (!cJSON_IsString(jn)) {
+                fprintf(stderr, "tailcut loadgen: malformed output %d in the model metadata\n", k);
+                failed = true;
+                break;
+            }
+            sb_str(&b, k ? ",{\"name\":" : "{\"name\":");
+            sb_json_string(&b, jn->valuestring);
+            sb_str(&b, ",\"parameters\":{\"binary_data\":true}}");
+        }
+        sb_str(&b, "]");
+    }
+    sb_str(&b, "}");
+    *json_len = b.len;
+    if (a->binary && bin.len) sb_put(&b, bin.p, bin.len);
+    b.oom |= bin.oom;
+    free(bin.p);
+    *body_len = b.len;
     if (a->input) tc_tensor_free(&file_t);
     if (!failed && a->input && !used_file) {
         fprintf(stderr, "tailcut loadgen: the model has %d inputs and %s names none of them\n", n_in, a->input);
@@ -607,10 +851,16 @@ static void usage(FILE *f) {
             "                         p999_ms, mean_ms, max_ms (percentiles null without successful responses)\n"
             "  --seed N               seed of the schedule and the random data (default 0)\n"
             "  --timeout-ms N         per-request timeout, connect to full response (default 10000)\n"
+            "  --binary               use the KServe v2 binary tensor data extension: a JSON header with\n"
+            "                         parameters.binary_data_size per input, then the raw little-endian tensors\n"
+            "                         (Content-Type application/octet-stream, Inference-Header-Content-Length);\n"
+            "                         all outputs requested binary. Inputs FP32/FP64/(U)INT8-64/BOOL\n"
             "Only loopback addresses (127.0.0.0/8, localhost). Error kinds: connect, timeout, http_4xx,\n"
-            "http_5xx, http_other, malformed (bad HTTP or non-JSON 2xx body), io (reset), not_sent (open loop:\n"
-            "still unsent when the duration plus the timeout had passed). Exit 0 unless the arguments are\n"
-            "wrong or the metadata cannot be read.\n",
+            "http_5xx, http_other, malformed (bad HTTP or non-JSON 2xx body; with --binary a 2xx answer that\n"
+            "is not a consistent binary one: Inference-Header-Content-Length, JSON header, binary_data_size\n"
+            "of each output = shape x element size, their sum = the bytes after the header), io (reset),\n"
+            "not_sent (open loop: still unsent when the duration plus the timeout had passed). Exit 0 unless\n"
+            "the arguments are wrong or the metadata cannot be read.\n",
             LG_MAX_CONCURRENCY);
 }
 
@@ -635,6 +885,10 @@ static int parse(int argc, char **argv, lg_args *a) {
         if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
             usage(stdout);
             return -1;
+        }
+        if (strcmp(o, "--binary") == 0) {
+            a->binary = true;
+            continue;
         }
         static const char *const valued[] = {"--url",   "--model", "--rate", "--distribution", "--concurrency",
                                              "--duration", "--input", "--json", "--seed",         "--timeout-ms"};
@@ -834,15 +1088,18 @@ int tc_cli_loadgen(int argc, char **argv) {
         }
     }
     char desc[512];
-    body = build_body(md, &a, desc, sizeof desc);
+    size_t blen = 0, jlen = 0;
+    body = build_body(md, &a, &blen, &jlen, desc, sizeof desc);
     if (!body) goto done;
-    size_t blen = strlen(body);
+    run->binary = a.binary;
     {
-        char hdr[1024];
+        char hdr[1024], ihcl[64] = "";
+        if (a.binary) snprintf(ihcl, sizeof ihcl, "Inference-Header-Content-Length: %zu\r\n", jlen);
         int hl = snprintf(hdr, sizeof hdr,
-                          "POST %s/infer HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+                          "POST %s/infer HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\n%s"
                           "Content-Length: %zu\r\nConnection: keep-alive\r\n\r\n",
-                          mpath, run->host_hdr, blen);
+                          mpath, run->host_hdr, a.binary ? "application/octet-stream" : "application/json", ihcl,
+                          blen);
         if (hl <= 0 || (size_t)hl >= sizeof hdr) goto done;
         run->req = malloc((size_t)hl + blen);
         if (!run->req) goto done;
@@ -884,8 +1141,10 @@ int tc_cli_loadgen(int argc, char **argv) {
     th = calloc((size_t)n_threads, sizeof *th);
     if (!run->samples || !th) goto done;
 
-    printf("tailcut loadgen: %s, model %s at %s, %s, request body %zu bytes\n", run->open_loop ? "open loop" : "closed loop",
+    printf("tailcut loadgen: %s, model %s at %s, %s, request body %zu bytes", run->open_loop ? "open loop" : "closed loop",
            a.model, run->host_hdr, desc, blen);
+    if (a.binary) printf(" (binary tensor extension: %zu bytes JSON header + %zu bytes tensors)", jlen, blen - jlen);
+    printf("\n");
     if (run->open_loop)
         printf("schedule: %s %.6g/s for %.6g s = %ld requests, %ld connections; latency from intended send time\n",
                a.dist, a.rate, a.duration_s, run->n_sched, n_threads);
