@@ -200,7 +200,10 @@ def start_tailcut(procs, a, label, repo, model, work):
     port = free_port()
     log = os.path.join(work, f"{label}.log")
     cmd = [a.tailcut, "serve", "--model-repository", repo, "--http-port", str(port), "--http-address", "127.0.0.1",
-           "--threads", str(a.http_threads), "--engine-threads", str(a.threads)]
+           "--threads", str(a.http_threads)]
+    extra = json.loads(a.tailcut_config) if getattr(a, "tailcut_config", None) else {}
+    if "instance_group" not in extra and "tailcut" not in extra:
+        cmd += ["--engine-threads", str(a.threads)]  # else the config's instances / threads decide
     srv = Server(label, "tailcut", port, model, procs.start(cmd, log), log)
     wait_ready(srv, a.ready_timeout)
     return srv
@@ -420,11 +423,16 @@ def exp_flask(procs, a, work):
     onnx_path = os.path.join(work, "resnet50.onnx")
     generate(procs, a, "resnet50", onnx_path)
     io = io_of(a, onnx_path)
+    extra = json.loads(a.tailcut_config) if a.tailcut_config else {}
+    mbs = int(extra.get("max_batch_size", 0))
+    cfg = make_config(io, mbs, extra.get("dynamic_batching"))
+    cfg.update({k: v for k, v in extra.items() if k not in ("max_batch_size", "dynamic_batching")})
     plan = None
     if a.plan == "build":
         plan = os.path.join(work, "resnet50.plan")
-        build_plan(procs, a, onnx_path, io, 1, plan)
-    repo = make_repo(os.path.join(work, "repo-tailcut"), "resnet50", onnx_path, make_config(io, 0), plan)
+        build_plan(procs, a, onnx_path, io, max(mbs, 1), plan)
+    repo = make_repo(os.path.join(work, "repo-tailcut"), "resnet50", onnx_path, cfg, plan)
+    print(f"tailcut config.json: {json.dumps(cfg)}", flush=True)
     print("starting servers", flush=True)
     t0 = time.time()
     tc = start_tailcut(procs, a, "tailcut", repo, "resnet50", work)
@@ -648,6 +656,8 @@ def parse_args(argv):
                     help="request tensors: auto (default) = binary for overhead when `loadgen --help` offers "
                     "--binary, JSON otherwise; binary needs loadgen --binary")
     ap.add_argument("--ready-timeout", type=float, default=600.0, help="seconds to wait for a server (default 600)")
+    ap.add_argument("--tailcut-config", help="flask: JSON merged into tailcut's config.json, e.g. "
+                    "'{\"max_batch_size\": 4, \"dynamic_batching\": {}, \"instance_group\": [{\"count\": 2}]}'")
     ap.add_argument("--json", help="write every figure (and each run's loadgen report) here")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (models, logs, reports)")
     a = ap.parse_args(argv)

@@ -28,8 +28,10 @@ typedef struct srv_state {
 
 typedef struct req_state {
     struct MHD_Connection *conn;
-    char *body;
-    size_t len, cap;
+    char *base;          /* allocation holding the body (64-byte aligned) */
+    char *body;          /* base + pad: binary tensors after the JSON header start 64-byte aligned */
+    size_t len, cap;     /* body bytes received / room after body */
+    size_t pad;
     int too_large;
     double t0;           /* headers received, CLOCK_MONOTONIC seconds */
     srv_request *req;    /* queued request, owned here */
@@ -251,6 +253,33 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
     return send_error(c, 404, "not found");
 }
 
+/* Makes room for `need` body bytes. The first allocation is sized from Content-Length (one copy of the
+ * body, no doubling) and offset so that the bytes after Inference-Header-Content-Length - the first
+ * binary tensor - are 64-byte aligned and can be bound to the context without a copy. */
+static int grow_body(struct MHD_Connection *c, req_state *rs, size_t max_body, size_t need) {
+    size_t cap = rs->cap;
+    if (!rs->base) {
+        size_t expect = 0, hl = 0;
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *ih = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
+        if (parse_size(cl, max_body, &expect)) expect = 0;
+        if (!parse_size(ih, max_body, &hl) && hl <= expect) rs->pad = (64 - hl % 64) % 64;
+        /* Trust Content-Length up to 16 MiB at first; a larger body grows as its bytes arrive. */
+        cap = (expect < ((size_t)16 << 20) ? expect : ((size_t)16 << 20)) + 1;
+    }
+    if (cap < need) cap = need > 65536 ? need : 65536;
+    while (cap < need) cap *= 2;
+    size_t total = (rs->pad + cap + 63) & ~(size_t)63;
+    char *nb = aligned_alloc(64, total);
+    if (!nb) return 1;
+    if (rs->len) memcpy(nb + rs->pad, rs->body, rs->len);
+    free(rs->base);
+    rs->base = nb;
+    rs->body = nb + rs->pad;
+    rs->cap = cap;
+    return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls) {
@@ -274,19 +303,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (rs->too_large) return MHD_YES; /* drain and discard; answered 413 at the end */
         if (n > s->max_body - rs->len) {
             rs->too_large = 1;
-            free(rs->body);
-            rs->body = NULL;
+            free(rs->base);
+            rs->base = rs->body = NULL;
             rs->len = rs->cap = 0;
             return MHD_YES;
         }
-        if (rs->len + n + 1 > rs->cap) {
-            size_t cap = rs->cap ? rs->cap : 65536;
-            while (cap < rs->len + n + 1) cap *= 2;
-            char *nb = realloc(rs->body, cap);
-            if (!nb) return MHD_NO;
-            rs->body = nb;
-            rs->cap = cap;
-        }
+        if (rs->len + n + 1 > rs->cap && grow_body(c, rs, s->max_body, rs->len + n + 1)) return MHD_NO;
         memcpy(rs->body + rs->len, upload_data, n);
         rs->len += n;
         rs->body[rs->len] = '\0';
@@ -305,7 +327,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     req_state *rs = *con_cls;
     if (!rs) return;
     srv_request_free(rs->req);
-    free(rs->body);
+    free(rs->base);
     free(rs);
     *con_cls = NULL;
     atomic_fetch_sub(&s->inflight, 1);
@@ -353,7 +375,8 @@ int tc_server_main(const tc_server_options *o) {
     unsigned timeout_s = o->connection_timeout_s > 0 ? (unsigned)o->connection_timeout_s : 30u;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)o->http_port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_NOTIFY_COMPLETED,
+        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, s, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "tailcut serve: cannot listen on %s:%d\n", host, o->http_port);
