@@ -86,14 +86,14 @@ static int gather(srv_model *m, srv_instance *inst, double now, double *wake) {
     }
     int n = 0;
     int64_t total = 0;
-    double oldest = head->t_arrive;
+    double oldest = head->t_enqueue;
     for (int lv = 0; lv < m->n_levels; lv++) {
         for (srv_request *r = m->qhead[lv]; r; r = r->next) {
             if (!compatible(m, head, r)) continue;
             if (total + r->batch > c->max_batch_size) goto full;
             inst->batch[n++] = r;
             total += r->batch;
-            if (r->t_arrive < oldest) oldest = r->t_arrive;
+            if (r->t_enqueue < oldest) oldest = r->t_enqueue;
         }
     }
 full:;
@@ -208,7 +208,7 @@ static void run_batch(srv_instance *inst, srv_request **reqs, int n) {
     double t1 = now_s();
     srv_metrics_batch(&m->metrics, total);
     for (int i = 0; i < n; i++) {
-        reqs[i]->queue_us = (t0 - reqs[i]->t_arrive) * 1e6;
+        reqs[i]->queue_us = (t0 - reqs[i]->t_enqueue) * 1e6;
         reqs[i]->compute_us = (t1 - t0) * 1e6;
         finish(reqs[i], 200, NULL);
     }
@@ -247,7 +247,7 @@ static void *instance_main(void *arg) {
                 pthread_mutex_unlock(&m->metrics.mu);
                 char msg[SRV_NAME_MAX + 96];
                 snprintf(msg, sizeof msg, "request timed out after %.0f us in the queue of model '%s'",
-                         (now - r->t_arrive) * 1e6, m->name);
+                         (now - r->t_enqueue) * 1e6, m->name);
                 finish(r, 503, msg);
             }
             pthread_mutex_lock(&m->qmu);
@@ -324,6 +324,7 @@ int srv_batcher_submit(srv_model *m, srv_request *r) {
     int lv = r->priority < 0 ? 0 : (r->priority >= m->n_levels ? m->n_levels - 1 : r->priority);
     r->priority = lv;
     r->next = NULL;
+    r->t_enqueue = now_s();
     if (m->qtail[lv]) m->qtail[lv]->next = r;
     else m->qhead[lv] = r;
     m->qtail[lv] = r;

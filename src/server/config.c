@@ -259,9 +259,14 @@ int srv_config_parse(const char *path, srv_config *c) {
         fprintf(stderr, "tailcut serve: %s: cannot read: %s\n", path, strerror(errno));
         return 1;
     }
+    int rc = srv_config_parse_text(text, len, path, c);
+    free(text);
+    return rc;
+}
+
+int srv_config_parse_text(const char *text, size_t len, const char *path, srv_config *c) {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    free(text);
     int rc = 1;
     memset(c, 0, sizeof *c);
     c->instance_count = 1;

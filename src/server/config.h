@@ -4,6 +4,7 @@
 #ifndef TC_SERVER_CONFIG_H
 #define TC_SERVER_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tailcut/tailcut.h"
@@ -44,5 +45,7 @@ typedef struct srv_config {
 
 /* Parses path into c. On error prints "tailcut serve: PATH: field ...: why" and returns non-zero. */
 int srv_config_parse(const char *path, srv_config *c);
+/* The same on text already in memory; path only names the file in messages. */
+int srv_config_parse_text(const char *text, size_t len, const char *path, srv_config *c);
 
 #endif

@@ -129,7 +129,9 @@ static enum MHD_Result answer_request(struct MHD_Connection *c, req_state *rs) {
     } else {
         ret = send_error(c, r->status, r->error);
     }
-    srv_metrics_request(&m->metrics, ok, (now_s() - rs->t0) * 1e6, r->queue_us, r->compute_us);
+    double total = (now_s() - rs->t0) * 1e6;
+    double io = r->queue_us >= 0 && r->compute_us >= 0 ? total - r->queue_us - r->compute_us : -1;
+    srv_metrics_request(&m->metrics, ok, total, r->queue_us, r->compute_us, io);
     atomic_fetch_sub(&m->metrics.inflight, 1);
     return ret;
 }
@@ -151,7 +153,7 @@ static enum MHD_Result start_infer(srv_state *s, struct MHD_Connection *c, srv_m
     if (rs->too_large) {
         char msg[96];
         snprintf(msg, sizeof msg, "request body larger than the limit of %zu bytes", s->max_body);
-        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1);
+        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
         return send_error(c, 413, msg);
     }
     srv_request *r = calloc(1, sizeof *r);
@@ -170,7 +172,7 @@ static enum MHD_Result start_infer(srv_state *s, struct MHD_Connection *c, srv_m
     if (!st) st = srv_decode_infer(m, rs->body ? rs->body : "", rs->len, header_len, r);
     if (st) {
         enum MHD_Result ret = send_error(c, st, r->error);
-        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1);
+        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
         srv_request_free(r);
         return ret;
     }

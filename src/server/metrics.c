@@ -10,11 +10,12 @@ static const double k_dur_bounds_us[SRV_HIST_BUCKETS - 1] = {50,    100,   250, 
                                                              10000, 25000, 50000, 100000, 1000000, 10000000};
 static const double k_batch_bounds[SRV_BATCH_BUCKETS - 1] = {1, 2, 4, 8, 16, 32, 64, 128};
 static const double k_quantiles[4] = {0.5, 0.9, 0.99, 0.999};
-static const char *const k_dur_names[SRV_DUR_KINDS] = {"request", "queue", "compute"};
+static const char *const k_dur_names[SRV_DUR_KINDS] = {"request", "queue", "compute", "io"};
 static const char *const k_dur_help[SRV_DUR_KINDS] = {
     "from the request's arrival to its response",
     "waiting in the model's queue for an instance",
-    "executing the batch the request was part of (input copy, run, output copy)"};
+    "executing the batch the request was part of (input copy, run, output copy)",
+    "receiving and decoding the request and encoding the response (request - queue - compute)"};
 
 static double now_s(void) {
     struct timespec ts;
@@ -48,12 +49,12 @@ static void window_add(srv_window *w, double t, double v) {
     if (w->n < SRV_WINDOW) w->n++;
 }
 
-void srv_metrics_request(srv_metrics *m, int ok, double total_us, double queue_us, double compute_us) {
+void srv_metrics_request(srv_metrics *m, int ok, double total_us, double queue_us, double compute_us, double io_us) {
     double t = now_s();
     pthread_mutex_lock(&m->mu);
     if (ok) m->success++;
     else m->failure++;
-    const double v[SRV_DUR_KINDS] = {total_us, queue_us, compute_us};
+    const double v[SRV_DUR_KINDS] = {total_us, queue_us, compute_us, io_us};
     for (int k = 0; k < SRV_DUR_KINDS; k++) {
         if (v[k] < 0) continue;
         hist_add(&m->dur[k], k_dur_bounds_us, SRV_HIST_BUCKETS, v[k]);

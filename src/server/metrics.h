@@ -1,4 +1,4 @@
-/* metrics.h - per-model server metrics: success/failure counters, request/queue/compute durations as
+/* metrics.h - per-model server metrics: success/failure counters, request/queue/compute/io durations as
  * cumulative histograms (aggregatable across replicas) and as sliding-window summaries (quantiles
  * 0.5/0.9/0.99/0.999 over the last 60 s, at most SRV_WINDOW observations), batch sizes, and the
  * queue-depth / in-flight gauges. Written in Prometheus text format by srv_metrics_write. */
@@ -27,7 +27,7 @@ typedef struct srv_window {
     uint32_t next, n;
 } srv_window;
 
-enum { SRV_DUR_REQUEST = 0, SRV_DUR_QUEUE, SRV_DUR_COMPUTE, SRV_DUR_KINDS };
+enum { SRV_DUR_REQUEST = 0, SRV_DUR_QUEUE, SRV_DUR_COMPUTE, SRV_DUR_IO, SRV_DUR_KINDS };
 
 typedef struct srv_metrics {
     pthread_mutex_t mu;
@@ -43,9 +43,9 @@ typedef struct srv_metrics {
 
 int srv_metrics_init(srv_metrics *m);
 void srv_metrics_destroy(srv_metrics *m);
-/* One finished request: ok or not, its total duration and (when it was executed) queue and compute
- * durations, all in microseconds; queue_us < 0 means it never reached an instance. */
-void srv_metrics_request(srv_metrics *m, int ok, double total_us, double queue_us, double compute_us);
+/* One finished request: ok or not, its total duration and (when it was executed) its queue, compute and
+ * I/O (receive, decode, encode: the rest) durations, all in microseconds; a negative part is not recorded. */
+void srv_metrics_request(srv_metrics *m, int ok, double total_us, double queue_us, double compute_us, double io_us);
 /* One executed batch of `size` rows. */
 void srv_metrics_batch(srv_metrics *m, int64_t size);
 /* Appends every metric of model `name` in Prometheus text format (no # HELP lines). */

@@ -31,7 +31,8 @@ struct srv_request {
     srv_tensor out[SRV_MAX_IO];      /* filled by the instance for wanted outputs */
     int64_t batch;                   /* rows along dim 0 (1 when the model does not batch) */
     int priority;                    /* queue level, 0 = highest */
-    double t_arrive;                 /* seconds, CLOCK_MONOTONIC */
+    double t_arrive;                 /* request headers received: seconds, CLOCK_MONOTONIC */
+    double t_enqueue;                /* handed to the batcher */
     double t_deadline;               /* 0 = none: leave the queue by then or time out */
     double queue_us, compute_us;     /* -1 until executed */
     int status;                      /* HTTP status once done */

@@ -218,7 +218,8 @@ def main():
         check("inst: concurrent requests on 2 instances correct", ok, str([r[:2] for r in res])[:300])
 
         m = read_metrics(port)
-        for k in ("tc_queue_duration_us_count", "tc_compute_duration_us_count", "tc_request_duration_us_count"):
+        for k in ("tc_queue_duration_us_count", "tc_compute_duration_us_count", "tc_io_duration_us_count",
+                  "tc_request_duration_us_count"):
             check(f"metrics: {k} counted", m.get(k + '{model="batch"}', 0) >= 8, str(m.get(k + '{model="batch"}')))
         q = [m.get(f'tc_request_duration_quantiles_us{{model="batch",quantile="{p}"}}') for p in ("0.5", "0.9", "0.99", "0.999")]
         check("metrics: request quantiles present and ordered", all(v is not None and v == v for v in q) and q == sorted(q), str(q))
