@@ -129,34 +129,54 @@ static int fill_data(const cJSON *a, void *buf, int64_t *i, tc_dtype dt) {
     return 0;
 }
 
-static cJSON *encode_data(const tc_tensor *t, int64_t count) {
-    cJSON *a = cJSON_CreateArray();
-    for (int64_t i = 0; a && i < count; i++) {
-        cJSON *v;
-        switch (t->dtype) {
-        case TC_DTYPE_FLOAT32: v = cJSON_CreateNumber((double)((const float *)t->data)[i]); break;
-        case TC_DTYPE_FLOAT64: v = cJSON_CreateNumber(((const double *)t->data)[i]); break;
-        case TC_DTYPE_INT8: v = cJSON_CreateNumber(((const int8_t *)t->data)[i]); break;
-        case TC_DTYPE_INT16: v = cJSON_CreateNumber(((const int16_t *)t->data)[i]); break;
-        case TC_DTYPE_INT32: v = cJSON_CreateNumber(((const int32_t *)t->data)[i]); break;
-        case TC_DTYPE_INT64: v = cJSON_CreateNumber((double)((const int64_t *)t->data)[i]); break;
-        case TC_DTYPE_UINT8: v = cJSON_CreateNumber(((const uint8_t *)t->data)[i]); break;
-        case TC_DTYPE_UINT16: v = cJSON_CreateNumber(((const uint16_t *)t->data)[i]); break;
-        case TC_DTYPE_UINT32: v = cJSON_CreateNumber(((const uint32_t *)t->data)[i]); break;
-        case TC_DTYPE_UINT64: v = cJSON_CreateNumber((double)((const uint64_t *)t->data)[i]); break;
-        case TC_DTYPE_BOOL: v = cJSON_CreateBool(((const uint8_t *)t->data)[i] != 0); break;
-        default: v = NULL; break;
-        }
-        if (!v) {
-            cJSON_Delete(a);
-            return NULL;
-        }
-        /* JSON has no NaN/Inf: cJSON prints them as null, which clients read as missing. */
-        cJSON_AddItemToArray(a, v);
+/* Formats element i of t as JSON text into buf (at least 32 bytes); returns its length. Floats print
+ * with 9 (FP32) or 17 (FP64) significant digits, enough to read back the same value; NaN and
+ * infinities, which JSON lacks, print as null. */
+static int format_value(const tc_tensor *t, int64_t i, char *buf) {
+    switch (t->dtype) {
+    case TC_DTYPE_FLOAT32: {
+        float v = ((const float *)t->data)[i];
+        return isfinite(v) ? snprintf(buf, 32, "%.9g", (double)v) : snprintf(buf, 32, "null");
     }
-    return a;
+    case TC_DTYPE_FLOAT64: {
+        double v = ((const double *)t->data)[i];
+        return isfinite(v) ? snprintf(buf, 32, "%.17g", v) : snprintf(buf, 32, "null");
+    }
+    case TC_DTYPE_INT8: return snprintf(buf, 32, "%d", ((const int8_t *)t->data)[i]);
+    case TC_DTYPE_INT16: return snprintf(buf, 32, "%d", ((const int16_t *)t->data)[i]);
+    case TC_DTYPE_INT32: return snprintf(buf, 32, "%d", ((const int32_t *)t->data)[i]);
+    case TC_DTYPE_INT64: return snprintf(buf, 32, "%lld", (long long)((const int64_t *)t->data)[i]);
+    case TC_DTYPE_UINT8: return snprintf(buf, 32, "%u", ((const uint8_t *)t->data)[i]);
+    case TC_DTYPE_UINT16: return snprintf(buf, 32, "%u", ((const uint16_t *)t->data)[i]);
+    case TC_DTYPE_UINT32: return snprintf(buf, 32, "%u", ((const uint32_t *)t->data)[i]);
+    case TC_DTYPE_UINT64: return snprintf(buf, 32, "%llu", (unsigned long long)((const uint64_t *)t->data)[i]);
+    case TC_DTYPE_BOOL: return snprintf(buf, 32, "%s", ((const uint8_t *)t->data)[i] ? "true" : "false");
+    default: return -1;
+    }
 }
 
+/* The flat "data" array of t as a raw JSON item: printed in one pass instead of one cJSON node per value. */
+static cJSON *encode_data(const tc_tensor *t, int64_t count) {
+    if (count < 0 || (uint64_t)count > SIZE_MAX / 40) return NULL;
+    size_t cap = (size_t)count * 33 + 3, len = 0;
+    char *text = malloc(cap);
+    if (!text) return NULL;
+    text[len++] = '[';
+    for (int64_t i = 0; i < count; i++) {
+        if (i) text[len++] = ',';
+        int n = format_value(t, i, text + len);
+        if (n < 0 || n >= 32) {
+            free(text);
+            return NULL;
+        }
+        len += (size_t)n;
+    }
+    text[len++] = ']';
+    text[len] = '\0';
+    cJSON *raw = cJSON_CreateRaw(text);
+    free(text);
+    return raw;
+}
 
 static const cJSON *param(const cJSON *obj, const char *key) {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(obj, "parameters");

@@ -240,6 +240,14 @@ static int parse_tailcut_block(const cJSON *t, srv_config *c, const char *path) 
     int64_t v = 0;
     if (opt_int(t, "engine_threads", 0, 1024, &v, path, "tailcut.")) return 1;
     c->engine_threads = (int)v;
+    const cJSON *prec = cJSON_GetObjectItemCaseSensitive(t, "precision");
+    if (prec && !(cJSON_IsString(prec) && strcmp(prec->valuestring, "fp32") == 0)) {
+        fprintf(stderr,
+                "tailcut serve: %s: field \"tailcut.precision\": only \"fp32\" engines can be built so far "
+                "(serve a prebuilt model.plan for anything else)\n",
+                path);
+        return 1;
+    }
     const cJSON *tac = cJSON_GetObjectItemCaseSensitive(t, "tactics");
     if (tac) {
         if (cJSON_IsString(tac) && strcmp(tac->valuestring, "fixed") == 0) c->tactics_fixed = 1;

@@ -38,7 +38,7 @@ typedef struct srv_config {
     int default_priority_level;       /* 1..priority_levels, 1 = highest */
     /* instance_group */
     int instance_count; /* contexts serving the model, each on its own thread */
-    /* "tailcut": {"engine_threads": N, "tactics": "tuned"|"fixed"} */
+    /* "tailcut": {"engine_threads": N, "tactics": "tuned"|"fixed", "precision": "fp32"} */
     int engine_threads; /* threads per instance; 0 = cores / instances */
     int tactics_fixed;  /* build from .onnx without timing tactics */
 } srv_config;

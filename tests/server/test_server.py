@@ -2,12 +2,14 @@
 """test_server.py - end-to-end tests of `tailcut serve` (KServe v2 over HTTP, 127.0.0.1 only).
 
 Generates a tiny ResNet with tools/modelgen into a temporary model repository, starts the server on
-a free port and checks every endpoint, JSON inference against `tailcut run` (and onnxruntime when
-importable), request validation (malformed JSON, dtype, shape, element count, unknown model, 413),
-/metrics, refusal of bad config.json files at start, and a clean exit on SIGTERM.
+a free port and checks every endpoint (incl. Triton's /config), JSON and binary-tensor inference against
+`tailcut run` (and onnxruntime when importable), request validation (malformed JSON, dtype, shape, element
+count, binary byte counts and header length, unknown model, 413), half-open and slow connections closed
+after --http-timeout, /metrics, refusal of bad config.json files at start, and a clean exit on SIGTERM.
+(Scheduler behaviour is in test_batching.py, the soak in test_soak.py.)
 
 usage: python tests/server/test_server.py [--tailcut build-server/tailcut]
-Needs numpy (e.g. /tmp/venvtest/bin/python). Prints "N passed, N failed"; exits 1 on any failure.
+Needs numpy (.venv/bin/python after `make venv`). Prints "N passed, N failed"; exits 1 on any failure.
 """
 import argparse
 import json
@@ -323,6 +325,8 @@ def main():
                 ["config.json", "instance_group[0].count"])
         refused(tailcut, tmp, "GPU instance", '{"max_batch_size": 4, "instance_group": [{"kind": "KIND_GPU"}]}',
                 ["config.json", "instance_group[0].kind"])
+        refused(tailcut, tmp, "unknown precision", '{"max_batch_size": 4, "tailcut": {"precision": "int4"}}',
+                ["config.json", "tailcut.precision"])
         refused(tailcut, tmp, "max_batch_size above the plan", '{"max_batch_size": 16}', ["max_batch_size", "plan"])
         refused(tailcut, tmp, "unknown input", '{"max_batch_size": 4, "input": [{"name": "x"}]}',
                 ["config.json", "input[0].name"])
