@@ -36,6 +36,7 @@ typedef struct req_state {
     double t0;           /* headers received, CLOCK_MONOTONIC seconds */
     srv_request *req;    /* queued request, owned here */
     atomic_int finished; /* the batcher completed req */
+    int answered;        /* answer_request ran (metrics recorded, in-flight gauge decremented) */
 } req_state;
 
 static double now_s(void) {
@@ -113,6 +114,7 @@ static void on_request_done(srv_request *r) {
 /* Answers a finished request (on the resumed connection) and records its metrics. */
 static enum MHD_Result answer_request(struct MHD_Connection *c, req_state *rs) {
     srv_request *r = rs->req;
+    rs->answered = 1;
     srv_model *m = r->model;
     enum MHD_Result ret;
     int ok = r->status == 200;
@@ -328,6 +330,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     srv_state *s = cls;
     req_state *rs = *con_cls;
     if (!rs) return;
+    if (rs->req && !rs->answered) {
+        /* The client went away before its answer: count it as failed and leave the gauge right. */
+        srv_model *m = rs->req->model;
+        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
+        atomic_fetch_sub(&m->metrics.inflight, 1);
+    }
     srv_request_free(rs->req);
     free(rs->base);
     free(rs);
