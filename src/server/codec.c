@@ -3,6 +3,8 @@
  * parameters) before a request is queued, and encodes outputs as JSON numbers or raw bytes. */
 #include "codec.h"
 
+#include "json_data.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
@@ -82,10 +84,10 @@ static int64_t count_data(const cJSON *a, int depth) {
     return n;
 }
 
-/* Writes element i of dtype dt from a JSON number/bool; returns 0 or -1 when out of range / not integral. */
-static int store(void *buf, int64_t i, tc_dtype dt, const cJSON *e) {
-    double v = cJSON_IsBool(e) ? (cJSON_IsTrue(e) ? 1.0 : 0.0) : e->valuedouble;
-    if (cJSON_IsBool(e) && dt != TC_DTYPE_BOOL) return -1;
+/* Writes element i of dtype dt from a number (or a boolean, is_bool); returns 0 or -1 when out of range,
+ * not integral, or a boolean for a non-BOOL input. */
+static int store_value(void *buf, int64_t i, tc_dtype dt, double v, int is_bool) {
+    if (is_bool && dt != TC_DTYPE_BOOL) return -1;
     if (dt == TC_DTYPE_FLOAT32) { ((float *)buf)[i] = (float)v; return 0; }
     if (dt == TC_DTYPE_FLOAT64) { ((double *)buf)[i] = v; return 0; }
     if (!isfinite(v) || v != floor(v)) return -1;
@@ -114,6 +116,11 @@ static int store(void *buf, int64_t i, tc_dtype dt, const cJSON *e) {
         return -1;
     }
 #undef INT_CASE
+}
+
+static int store(void *buf, int64_t i, tc_dtype dt, const cJSON *e) {
+    int is_bool = cJSON_IsBool(e);
+    return store_value(buf, i, dt, is_bool ? (cJSON_IsTrue(e) ? 1.0 : 0.0) : e->valuedouble, is_bool);
 }
 
 static int fill_data(const cJSON *a, void *buf, int64_t *i, tc_dtype dt) {
@@ -301,7 +308,7 @@ static int decode_outputs(srv_model *m, const cJSON *root, srv_request *r) {
     return 0;
 }
 
-int srv_decode_infer(srv_model *m, const char *body, size_t len, size_t header_len, srv_request *r) {
+int srv_decode_infer(srv_model *m, char *body, size_t len, size_t header_len, srv_request *r) {
     int binary = header_len != SRV_NO_BINARY;
     if (binary && header_len > len)
         return fail(r, 400, "Inference-Header-Content-Length is %zu but the body has only %zu bytes", header_len, len);
@@ -309,9 +316,18 @@ int srv_decode_infer(srv_model *m, const char *body, size_t len, size_t header_l
     if (count_separators(body, jlen) > (size_t)m->max_values + 4096)
         return fail(r, 413, "request holds more values than the inputs of model '%s' can take", m->name);
     const char *bin = body + jlen, *bin_end = body + len;
+    srv_json_arrays arrays;
+    int xr = srv_json_extract_data(body, jlen, &arrays);
+    if (xr) {
+        srv_json_arrays_free(&arrays);
+        return xr < 0 ? fail(r, 500, "out of memory") : fail(r, 400, "invalid byte 0xFF in a JSON string");
+    }
     cJSON *root = cJSON_ParseWithLength(body, jlen);
     int st = 0;
-    if (!root) return fail(r, 400, "malformed JSON in request %s", binary ? "header" : "body");
+    if (!root) {
+        srv_json_arrays_free(&arrays);
+        return fail(r, 400, "malformed JSON in request %s", binary ? "header" : "body");
+    }
     if (!cJSON_IsObject(root)) {
         st = fail(r, 400, "request %s must be a JSON object", binary ? "header" : "body");
         goto done;
@@ -405,6 +421,31 @@ int srv_decode_infer(srv_model *m, const char *body, size_t len, size_t header_l
             t->borrowed = 1;
             t->bytes = (size_t)bsize;
             bin += bsize;
+        } else if (cJSON_IsString(data) && srv_json_marker(&arrays, data->valuestring)) {
+            const srv_json_array *fa = srv_json_marker(&arrays, data->valuestring);
+            if (fa->n != count) {
+                st = fail(r, 400, "input '%s': shape holds %lld elements but 'data' has %lld", io->name, (long long)count,
+                          (long long)fa->n);
+                goto done;
+            }
+            if (esz == 0 || want == TC_DTYPE_FLOAT16 || want == TC_DTYPE_BFLOAT16) {
+                st = fail(r, 400, "input '%s': datatype %s needs the binary tensor extension", io->name,
+                          dt->valuestring);
+                goto done;
+            }
+            t->bytes = (size_t)count * esz;
+            t->data = malloc(t->bytes ? t->bytes : 1);
+            if (!t->data) {
+                st = fail(r, 500, "out of memory");
+                goto done;
+            }
+            for (int64_t i = 0; i < count; i++) {
+                if (store_value(t->data, i, want, fa->v[i], fa->any_bool)) {
+                    st = fail(r, 400, "input '%s': a value in 'data' does not fit datatype %s", io->name,
+                              dt->valuestring);
+                    goto done;
+                }
+            }
         } else {
             if (!cJSON_IsArray(data)) {
                 st = fail(r, 400, "input '%s': 'data' missing or not an array", io->name);
@@ -452,6 +493,7 @@ int srv_decode_infer(srv_model *m, const char *body, size_t len, size_t header_l
     if ((st = decode_outputs(m, root, r))) goto done;
     st = decode_scheduling(m, root, r);
 done:
+    srv_json_arrays_free(&arrays);
     cJSON_Delete(root);
     return st;
 }

@@ -15,9 +15,9 @@
 /*
  * Decodes body[0..len) into r (zeroed by the caller; r->model and r->t_arrive set). header_len is the
  * Inference-Header-Content-Length (the JSON part) or SRV_NO_BINARY. Binary inputs point into body, which
- * must outlive r. Returns 0, or an HTTP status (400, 413) with r->error set.
+ * must outlive r; the JSON part is rewritten in place (its "data" arrays are parsed by json_data.c). Returns 0, or an HTTP status (400, 413) with r->error set.
  */
-int srv_decode_infer(srv_model *m, const char *body, size_t len, size_t header_len, srv_request *r);
+int srv_decode_infer(srv_model *m, char *body, size_t len, size_t header_len, srv_request *r);
 /* Encodes a finished request's outputs. Returns a malloc'd body of *len bytes; *json_len is the JSON
  * part's length when binary outputs follow it, else SRV_NO_BINARY. NULL when out of memory. */
 char *srv_encode_infer(const srv_request *r, size_t *len, size_t *json_len);

@@ -171,7 +171,8 @@ static enum MHD_Result start_infer(srv_state *s, struct MHD_Connection *c, srv_m
                  hl);
         st = 400;
     }
-    if (!st) st = srv_decode_infer(m, rs->body ? rs->body : "", rs->len, header_len, r);
+    char empty[1] = {0};
+    if (!st) st = srv_decode_infer(m, rs->body ? rs->body : empty, rs->len, header_len, r);
     if (st) {
         enum MHD_Result ret = send_error(c, st, r->error);
         srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
