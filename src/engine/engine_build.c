@@ -249,7 +249,10 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
         tc__tactic_opts to = {.fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED),
                               .cache_path = o ? o->timing_cache : NULL,
                               .threads = o ? o->threads : 0};
-        st = tc__engine_choose_tactics(g, steps, profiles[0].ranges, &to, tuning, &required_isa, err);
+        const tc__range *pr[TC__MAX_TUNE_PROFILES];
+        int np = n_prof < TC__MAX_TUNE_PROFILES ? n_prof : TC__MAX_TUNE_PROFILES;
+        for (int p = 0; p < np; p++) pr[p] = profiles[p].ranges;
+        st = tc__engine_choose_tactics(g, steps, pr, np, &to, tuning, &required_isa, err);
     }
     for (int p = 0; p < n_prof && st == TC_STATUS_OK; p++) {
         st = plan_profile(g, steps, &profiles[p], err);

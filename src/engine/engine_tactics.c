@@ -108,13 +108,57 @@ static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t,
     return TC_STATUS_OK;
 }
 
-tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__range *ranges, const tc__tactic_opts *o,
-                                    tc__tune_result *results, uint64_t *required_isa, tc__err *err) {
+/* Adds b to a, saturating at UINT64_MAX (a failed or cut candidate). */
+static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+/* Times the candidates of one step at one profile's shapes, or takes them from the cache. */
+static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref,
+                         pthreadpool_t pool, tc__timing_cache *cache, bool *cache_dirty, tc__tune_result *res,
+                         tc__err *err) {
+    uint64_t sig = tc__step_signature(d);
+    const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
+    if (hit != NULL) {
+        *res = *hit;
+        return TC_STATUS_OK;
+    }
+    tc_status st = tc__tune_step(d, cands, n, ref, 5, pool, res, err);
+    if (st == TC_STATUS_OK && cache) {
+        st = tc__timing_cache_put(cache, sig, res, err);
+        *cache_dirty = true;
+    }
+    return st;
+}
+
+/* Adds the times of `add` (another profile) to `sum` by candidate name; a candidate missing in `add` becomes
+ * UINT64_MAX. Then picks the winner with the least total. */
+static void merge_profile(tc__tune_result *sum, const tc__tune_result *add) {
+    for (int c = 0; c < sum->n; c++) {
+        const tc__tune_entry *m = NULL;
+        for (int j = 0; j < add->n; j++)
+            if (strcmp(add->cand[j].name, sum->cand[c].name) == 0) m = &add->cand[j];
+        sum->cand[c].median_ns = add_sat(sum->cand[c].median_ns, m ? m->median_ns : UINT64_MAX);
+        uint64_t mx = m ? m->max_ns : UINT64_MAX;
+        if (mx > sum->cand[c].max_ns) sum->cand[c].max_ns = mx;
+    }
+    int w = 0;
+    for (int c = 1; c < sum->n; c++)
+        if (sum->cand[c].median_ns < sum->cand[w].median_ns) w = c;
+    sum->winner = w;
+}
+
+tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__range *const *ranges, int n_profiles,
+                                    const tc__tactic_opts *o, tc__tune_result *results, uint64_t *required_isa,
+                                    tc__err *err) {
     *required_isa = 0;
-    tc__shapes s;
+    tc__shapes s[TC__MAX_TUNE_PROFILES];
+    memset(s, 0, sizeof s);
+    if (n_profiles < 1 || n_profiles > TC__MAX_TUNE_PROFILES)
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "%d profiles to tune (1..%d)", n_profiles,
+                        TC__MAX_TUNE_PROFILES);
     tc__timing_cache *cache = NULL;
     pthreadpool_t pool = NULL;
-    tc_status st = tc__shapes_at(g, steps, ranges, 1, &s, err);
+    tc_status st = TC_STATUS_OK;
+    for (int p = 0; p < n_profiles && st == TC_STATUS_OK; p++) st = tc__shapes_at(g, steps, ranges[p], 1, &s[p], err);
     if (st == TC_STATUS_OK && o->cache_path) st = tc__timing_cache_load(o->cache_path, tc__target_fingerprint(), &cache, err);
     if (st == TC_STATUS_OK && !o->fixed) pool = pthreadpool_create(o->threads > 0 ? (size_t)o->threads : 0);
     const uint64_t isa = tc__cpu_get()->isa;
@@ -126,12 +170,15 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         res->winner = 0;
         if (step->kind != TC__STEP_COMPUTE) continue;
         const tc__node *node = &g->nodes[step->node];
-        tc__desc_store ds;
-        tc__desc_build(g, node, &s, &ds);
+        tc__desc_store ds[TC__MAX_TUNE_PROFILES];
+        for (int p = 0; p < n_profiles; p++) tc__desc_build(g, node, &s[p], &ds[p]);
         const tc__tactic *all[TC__TUNE_MAX_CANDIDATES], *cands[TC__TUNE_MAX_CANDIDATES];
         int n_all = tc__tactics_for(node->op_type, isa, all, TC__TUNE_MAX_CANDIDATES), n = 0;
-        for (int c = 0; c < n_all; c++)
-            if (all[c]->supports(&ds.d)) cands[n++] = all[c];
+        for (int c = 0; c < n_all; c++) {
+            bool ok = true;
+            for (int p = 0; p < n_profiles && ok; p++) ok = all[c]->supports(&ds[p].d);
+            if (ok) cands[n++] = all[c];
+        }
         const tc__tactic *win = NULL;
         if (n == 0) {
             res->n = 1;
@@ -145,20 +192,16 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
                 res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
             }
         } else {
-            uint64_t sig = tc__step_signature(&ds.d);
-            const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
-            if (hit != NULL) {
-                *res = *hit;
-            } else {
-                st = tc__tune_step(&ds.d, cands, n, tc__ref_find(node->op_type), 5, pool, res, err);
-                if (st) {
-                    tc__err_prefix(err, "tuning step '%s' (%s): ", node->name, node->op_type);
-                    break;
-                }
-                if (cache) {
-                    st = tc__timing_cache_put(cache, sig, res, err);
-                    cache_dirty = true;
-                }
+            tc__ref_fn ref = tc__ref_find(node->op_type);
+            st = tune_at(&ds[0].d, cands, n, ref, pool, cache, &cache_dirty, res, err);
+            for (int p = 1; p < n_profiles && st == TC_STATUS_OK; p++) {
+                tc__tune_result other;
+                st = tune_at(&ds[p].d, cands, n, ref, pool, cache, &cache_dirty, &other, err);
+                if (st == TC_STATUS_OK) merge_profile(res, &other);
+            }
+            if (st) {
+                tc__err_prefix(err, "tuning step '%s' (%s): ", node->name, node->op_type);
+                break;
             }
             const char *wname = res->cand[res->winner].name;
             for (int c = 0; c < n; c++)
@@ -170,13 +213,13 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         }
         snprintf(step->tactic, sizeof step->tactic, "%s", win->name);
         *required_isa |= win->isa;
-        for (int i = 0; i < ds.d.n_in && st == TC_STATUS_OK; i++)
-            if (ds.in_const[i] && win->packs_input != NULL && win->packs_input(&ds.d, i))
-                st = pack_input(g, step->node, i, win, &ds.d, err);
+        for (int i = 0; i < ds[0].d.n_in && st == TC_STATUS_OK; i++)
+            if (ds[0].in_const[i] && win->packs_input != NULL && win->packs_input(&ds[0].d, i))
+                st = pack_input(g, step->node, i, win, &ds[0].d, err);
     }
     if (st == TC_STATUS_OK && cache && cache_dirty) st = tc__timing_cache_save(cache, o->cache_path, err);
     if (pool) pthreadpool_destroy(pool);
     tc__timing_cache_free(cache);
-    tc__shapes_free(&s);
+    for (int p = 0; p < n_profiles; p++) tc__shapes_free(&s[p]);
     return st;
 }

@@ -30,6 +30,8 @@ typedef struct tc__desc_store {
 
 void tc__desc_build(const tc__graph *g, const tc__node *node, const tc__shapes *s, tc__desc_store *ds);
 
+#define TC__MAX_TUNE_PROFILES 8 /* profiles the tuner times; later ones use the same tactics */
+
 typedef struct tc__tactic_opts {
     bool fixed;                 /* heuristic choice: the first supported fast tactic, no timing */
     const char *cache_path;     /* timing cache file or NULL */
@@ -37,12 +39,15 @@ typedef struct tc__tactic_opts {
 } tc__tactic_opts;
 
 /*
- * Chooses every compute step's tactic at the first profile's opt shapes, records the candidates'
- * timings in results[k], packs constant inputs for the winners (new initializers), and returns
- * the ISA bits the chosen tactics need.
+ * Chooses every compute step's tactic: candidates are the tactics that support the step at the opt
+ * shapes of every profile (ranges[p], n_profiles of them); each is timed at each profile's opt shapes
+ * (or found in the timing cache) and the one with the least total time wins - one tactic per step,
+ * so packed weights are stored once. results[k] holds the candidates' times summed over profiles.
+ * Packs constant inputs for the winners (new initializers) and returns the ISA bits they need.
  */
-tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__range *ranges, const tc__tactic_opts *o,
-                                    tc__tune_result *results, uint64_t *required_isa, tc__err *err);
+tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__range *const *ranges, int n_profiles,
+                                    const tc__tactic_opts *o, tc__tune_result *results, uint64_t *required_isa,
+                                    tc__err *err);
 
 /* Scratch bytes a step needs at the shapes in s (the tactic's own figure, or a bound for `ref`). */
 uint64_t tc__step_scratch_bytes(const tc__graph *g, const tc__step *step, const tc__shapes *s);

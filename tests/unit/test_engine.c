@@ -222,16 +222,40 @@ static void test_passes_off_same_outputs(void **state) {
     tc_model_destroy(m);
 }
 
+static int count_lines(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int n = 0, ch;
+    while ((ch = fgetc(f)) != EOF) n += ch == '\n';
+    fclose(f);
+    return n;
+}
+
 static void test_several_profiles(void **state) {
     (void)state;
     tc_model *m = etm_model();
     tc_input_range r[2] = {{.name = "x", .rank = 4, .min = {1, 3, 8, 8}, .opt = {1, 3, 8, 8}, .max = {2, 3, 8, 8}},
                            {.name = "x", .rank = 4, .min = {3, 3, 8, 8}, .opt = {4, 3, 8, 8}, .max = {6, 3, 8, 8}}};
     tc_profile p[2] = {{1, &r[0]}, {1, &r[1]}};
-    tc_build_options o = {.struct_size = sizeof o, .num_profiles = 2, .profiles = p};
+    /* The tuner times every step at each profile's opt shapes: the timing cache gets the entries of both. */
+    char cache1[] = "/tmp/tc_test_cache1_XXXXXX", cache2[] = "/tmp/tc_test_cache2_XXXXXX";
+    close(mkstemp(cache1));
+    close(mkstemp(cache2));
+    unlink(cache1);
+    unlink(cache2);
+    tc_build_options o = {.struct_size = sizeof o, .num_profiles = 1, .profiles = p, .timing_cache = cache1};
     tc_engine *e = NULL;
     tc_error err;
     assert_int_equal(tc_engine_build(m, &o, &e, &err), TC_STATUS_OK);
+    tc_engine_destroy(e);
+    o.num_profiles = 2;
+    o.timing_cache = cache2;
+    assert_int_equal(tc_engine_build(m, &o, &e, &err), TC_STATUS_OK);
+    int lines1 = count_lines(cache1), lines2 = count_lines(cache2);
+    unlink(cache1);
+    unlink(cache2);
+    assert_true(lines1 >= 2);
+    assert_true(lines2 > lines1);
     assert_int_equal(tc_engine_num_profiles(e), 2);
     tc_memory_info m0, m1;
     assert_int_equal(tc_engine_memory_info(e, 0, &m0), TC_STATUS_OK);
