@@ -69,10 +69,10 @@ def main():
                        "tailcut": {"tactics": "fixed"}}, f)
         port = free_port()
         server, log = start_server(tailcut, os.path.join(tmp, "repo"), port)
-        warm = loadgen(tailcut, port, 2, tmp)
+        warm = loadgen(tailcut, port, 5, tmp)  # malloc arenas and connection pools settle
         rss0 = rss_kib(server.pid)
         done, errors, rounds = 0, 0, 0
-        rate = max(warm["ok"] / 2.0, 100.0)
+        rate = max(warm["ok"] / 5.0, 100.0)
         while done < args.requests and rounds < 20:
             secs = max(1, min(30, int((args.requests - done) / rate) + 1))
             rep = loadgen(tailcut, port, secs, tmp)
