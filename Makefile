@@ -63,10 +63,11 @@ models: venv build
 
 # The command line: bench (JSON, trace, profile) and bench/compare.py on a tiny generated model;
 # the AVX-512, AVX2 and portable kernel paths end to end (TAILCUT_MAX_ISA) and the refusal of a
-# plan whose ISA the machine (or the cap) lacks.
+# plan whose ISA the machine (or the cap) lacks; malformed shape/profile/thread options refused with messages.
 cli: venv build
 	bash tests/cli/test_bench_cli.sh $(BUILD) $(PY)
 	bash tests/cli/test_isa_cap.sh $(BUILD) $(PY)
+	bash tests/cli/test_cli_options.sh $(BUILD) $(PY)
 
 # tailcut serve over real HTTP on 127.0.0.1 (endpoints, JSON and binary inference vs tailcut run, errors,
 # slow connections, SIGTERM), its scheduler (batch formation, queue bound, timeouts, priorities, instances,

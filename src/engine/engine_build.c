@@ -27,6 +27,15 @@ static bool is_view_op(const char *op) {
 
 /* Checks the user's profiles and fills tc__range per graph input (static inputs from the model). */
 static tc_status make_ranges(const tc__graph *g, const tc_profile *p, tc__range *ranges, tc__err *err) {
+    /* A misspelt name first: it explains a "dynamic dims" complaint about the input it was meant for. */
+    for (int i = 0; p != NULL && i < p->num_inputs; i++) {
+        bool found = false;
+        for (int k = 0; k < g->n_inputs; k++)
+            found |= p->inputs[i].name && strcmp(p->inputs[i].name, g->values[g->inputs[k]].name) == 0;
+        if (!found)
+            return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the profile names '%s', which is not a model input",
+                            p->inputs[i].name ? p->inputs[i].name : "(null)");
+    }
     for (int k = 0; k < g->n_inputs; k++) {
         const tc__value *v = &g->values[g->inputs[k]];
         tc__range *r = &ranges[k];
@@ -63,14 +72,6 @@ static tc_status make_ranges(const tc__graph *g, const tc_profile *p, tc__range 
             r->opt[d] = u->opt[d];
             r->max[d] = u->max[d];
         }
-    }
-    for (int i = 0; p != NULL && i < p->num_inputs; i++) {
-        bool found = false;
-        for (int k = 0; k < g->n_inputs; k++)
-            found |= p->inputs[i].name && strcmp(p->inputs[i].name, g->values[g->inputs[k]].name) == 0;
-        if (!found)
-            return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the profile names '%s', which is not a model input",
-                            p->inputs[i].name ? p->inputs[i].name : "(null)");
     }
     return TC_STATUS_OK;
 }

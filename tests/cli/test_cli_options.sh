@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test_cli_options.sh - the CLI's option errors: every malformed --shapes / --min/opt/max-shapes / --threads /
+# --batch / --disable-pass value makes `tailcut build` exit non-zero with a message naming the problem, writes
+# no plan, and a valid profile given the same way builds.
+#
+# usage: tests/cli/test_cli_options.sh [BUILD_DIR] [PYTHON]
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=$(cd "${1:-$repo/build}" && pwd)
+py=${2:-$repo/.venv/bin/python}
+tailcut="$build/tailcut"
+work=$(mktemp -d "${TMPDIR:-/tmp}/tc_cli_options.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "test_cli_options: FAIL: $*" >&2; exit 1; }
+"$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r.onnx" --width-div 16 --blocks 1,1,1,1 --image 32 >/dev/null
+
+refused() { # $1 = words expected in stderr, rest = build options
+  local want=$1; shift
+  rm -f "$work/p.plan"
+  if "$tailcut" build "$work/r.onnx" -o "$work/p.plan" --tactics-fixed "$@" 2>"$work/err"; then
+    fail "accepted: $*"
+  fi
+  grep -q -- "$want" "$work/err" || fail "'$*': stderr lacks '$want': $(cat "$work/err")"
+  [ ! -e "$work/p.plan" ] || fail "'$*' wrote a plan"
+  echo "ok refused: $* -> $(head -c 160 "$work/err" | tr '\n' ' ')"
+}
+refused "bad shape spec" --shapes "input"
+refused "rank" --shapes "input:"
+refused "bad dims" --shapes "input:1x3x32xZ"
+refused "bad dims" --shapes "input:1x3x-32x32"
+refused "bad dims" --shapes "input:1x3x32x32x99999999999999999999"
+refused "not a model input" --shapes "nope:1x3x32x32"
+refused "together" --min-shapes "input:1x3x32x32"
+refused "together" --min-shapes "input:1x3x32x32" --opt-shapes "input:2x3x32x32"
+refused "min <= opt <= max" --min-shapes "input:4x3x32x32" --opt-shapes "input:2x3x32x32" --max-shapes "input:8x3x32x32"
+refused "--threads" --threads -1
+refused "--threads" --threads 99999
+refused "--batch" --batch 0
+refused "unknown pass" --disable-pass no_such_pass
+refused "needs a value" --shapes
+"$tailcut" build "$work/r.onnx" -o "$work/ok.plan" --tactics-fixed --min-shapes "input:1x3x32x32" \
+  --opt-shapes "input:2x3x32x32" --max-shapes "input:4x3x32x32" >/dev/null || fail "valid profile refused"
+"$tailcut" inspect "$work/ok.plan" | grep -q "4x3x32x32" || fail "inspect lacks the profile's max shape"
+echo "test_cli_options: all passed"
