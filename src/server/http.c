@@ -4,6 +4,7 @@
  * An infer request is decoded on the HTTP thread, queued to the model's batcher and its connection
  * suspended; the instance that ran it resumes the connection, which then encodes the response. */
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -353,6 +354,13 @@ static void wait_idle(srv_state *s, int ticks) {
 }
 
 int tc_server_main(const tc_server_options *o) {
+    /* Steady memory: glibc creates a new malloc arena whenever two threads happen to contend, at any time
+     * (each a step of hundreds of KiB of RSS), and its adaptive mmap threshold moves request bodies between
+     * mmap and the heap as traffic changes. One arena and fixed thresholds: the heap grows to the working
+     * set once and stays (the server mallocs a few times per request; the engine not at all). */
+    mallopt(M_ARENA_MAX, 1);
+    mallopt(M_MMAP_THRESHOLD, 8 << 20);
+    mallopt(M_TRIM_THRESHOLD, 32 << 20);
     srv_state *s = calloc(1, sizeof *s);
     if (!s) return 1;
     s->max_body = o->max_body_bytes ? o->max_body_bytes : (size_t)64 << 20;
