@@ -56,7 +56,7 @@ static void unlink_request(srv_model *m, srv_request *r) {
 /* Moves the timed-out requests from the queue to *expired; returns the earliest remaining deadline (0 = none). */
 static double expire(srv_model *m, double now, srv_request **expired) {
     double next = 0;
-    for (int lv = 0; lv < m->n_levels; lv++) {
+    for (int lv = 0; lv < srv_config_levels(&m->cfg); lv++) {
         srv_request *r = m->qhead[lv];
         while (r) {
             srv_request *nx = r->next;
@@ -78,7 +78,7 @@ static double expire(srv_model *m, double now, srv_request **expired) {
 static int gather(srv_model *m, srv_instance *inst, double now, double *wake) {
     const srv_config *c = &m->cfg;
     srv_request *head = NULL;
-    for (int lv = 0; lv < m->n_levels && !head; lv++) head = m->qhead[lv];
+    for (int lv = 0; lv < srv_config_levels(&m->cfg) && !head; lv++) head = m->qhead[lv];
     if (!head) return 0;
     if (!c->dynamic_batching) {
         inst->batch[0] = head;
@@ -87,7 +87,7 @@ static int gather(srv_model *m, srv_instance *inst, double now, double *wake) {
     int n = 0;
     int64_t total = 0;
     double oldest = head->t_enqueue;
-    for (int lv = 0; lv < m->n_levels; lv++) {
+    for (int lv = 0; lv < srv_config_levels(&m->cfg); lv++) {
         for (srv_request *r = m->qhead[lv]; r; r = r->next) {
             if (!compatible(m, head, r)) continue;
             if (total + r->batch > c->max_batch_size) goto full;
@@ -293,7 +293,6 @@ void srv_batcher_destroy(srv_model *m) {
 }
 
 int srv_batcher_start(srv_model *m) {
-    m->n_levels = m->cfg.priority_levels > 0 ? m->cfg.priority_levels : 1;
     for (int i = 0; i < m->n_inst; i++) {
         srv_instance *inst = &m->inst[i];
         if (pthread_create(&inst->thread, NULL, instance_main, inst) != 0) {
@@ -321,7 +320,8 @@ int srv_batcher_submit(srv_model *m, srv_request *r) {
                  (long long)m->cfg.max_queue_size);
         return 503;
     }
-    int lv = r->priority < 0 ? 0 : (r->priority >= m->n_levels ? m->n_levels - 1 : r->priority);
+    int levels = srv_config_levels(&m->cfg);
+    int lv = r->priority < 0 ? 0 : (r->priority >= levels ? levels - 1 : r->priority);
     r->priority = lv;
     r->next = NULL;
     r->t_enqueue = now_s();

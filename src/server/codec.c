@@ -258,7 +258,7 @@ static int decode_shape(srv_model *m, int k, const cJSON *sh, srv_tensor *t, int
 static int decode_scheduling(srv_model *m, const cJSON *root, srv_request *r) {
     const srv_config *c = &m->cfg;
     int64_t v = 0;
-    int levels = c->priority_levels > 0 ? c->priority_levels : 1;
+    int levels = srv_config_levels(c);
     int pr = int_param(root, "priority", 0, 1e9, &v);
     if (pr < 0) return fail(r, 400, "parameter 'priority' must be a non-negative integer");
     if (pr > 0 && v > levels)
@@ -421,38 +421,16 @@ int srv_decode_infer(srv_model *m, char *body, size_t len, size_t header_len, sr
             t->borrowed = 1;
             t->bytes = (size_t)bsize;
             bin += bsize;
-        } else if (cJSON_IsString(data) && srv_json_marker(&arrays, data->valuestring)) {
-            const srv_json_array *fa = srv_json_marker(&arrays, data->valuestring);
-            if (fa->n != count) {
-                st = fail(r, 400, "input '%s': shape holds %lld elements but 'data' has %lld", io->name, (long long)count,
-                          (long long)fa->n);
-                goto done;
-            }
-            if (esz == 0 || want == TC_DTYPE_FLOAT16 || want == TC_DTYPE_BFLOAT16) {
-                st = fail(r, 400, "input '%s': datatype %s needs the binary tensor extension", io->name,
-                          dt->valuestring);
-                goto done;
-            }
-            t->bytes = (size_t)count * esz;
-            t->data = malloc(t->bytes ? t->bytes : 1);
-            if (!t->data) {
-                st = fail(r, 500, "out of memory");
-                goto done;
-            }
-            for (int64_t i = 0; i < count; i++) {
-                if (store_value(t->data, i, want, fa->v[i], fa->any_bool)) {
-                    st = fail(r, 400, "input '%s': a value in 'data' does not fit datatype %s", io->name,
-                              dt->valuestring);
-                    goto done;
-                }
-            }
         } else {
-            if (!cJSON_IsArray(data)) {
+            /* JSON numbers: pre-parsed by json_data.c (a marker string) or, for arrays it left alone, cJSON's. */
+            const srv_json_array *fa = cJSON_IsString(data) ? srv_json_marker(&arrays, data->valuestring) : NULL;
+            int64_t have;
+            if (fa) {
+                have = fa->n;
+            } else if (!cJSON_IsArray(data)) {
                 st = fail(r, 400, "input '%s': 'data' missing or not an array", io->name);
                 goto done;
-            }
-            int64_t have = count_data(data, 0);
-            if (have < 0) {
+            } else if ((have = count_data(data, 0)) < 0) {
                 st = fail(r, 400, "input '%s': 'data' must hold only numbers (or booleans for BOOL)", io->name);
                 goto done;
             }
@@ -472,8 +450,14 @@ int srv_decode_infer(srv_model *m, char *body, size_t len, size_t header_len, sr
                 st = fail(r, 500, "out of memory");
                 goto done;
             }
-            int64_t pos = 0;
-            if (fill_data(data, t->data, &pos, want)) {
+            int bad = 0;
+            if (fa) {
+                for (int64_t i = 0; i < count && !bad; i++) bad = store_value(t->data, i, want, fa->v[i], fa->any_bool);
+            } else {
+                int64_t pos = 0;
+                bad = fill_data(data, t->data, &pos, want);
+            }
+            if (bad) {
                 st = fail(r, 400, "input '%s': a value in 'data' does not fit datatype %s", io->name, dt->valuestring);
                 goto done;
             }

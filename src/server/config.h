@@ -43,6 +43,9 @@ typedef struct srv_config {
     int tactics_fixed;  /* build from .onnx without timing tactics */
 } srv_config;
 
+/* Priority levels of the model's queue (at least one). */
+static inline int srv_config_levels(const srv_config *c) { return c->priority_levels > 0 ? c->priority_levels : 1; }
+
 /* Parses path into c. On error prints "tailcut serve: PATH: field ...: why" and returns non-zero. */
 int srv_config_parse(const char *path, srv_config *c);
 /* The same on text already in memory; path only names the file in messages. */

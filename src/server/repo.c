@@ -153,8 +153,13 @@ static int describe_engine(srv_model *m, const char *what) {
             fprintf(stderr, "tailcut serve: %s: input '%s' has no shape range\n", what, m->in[k].name);
             return 1;
         }
+        /* Elements at the profile's max shape, saturating at 2^40 (far above any body limit). */
+        const int64_t cap = INT64_C(1) << 40;
         int64_t n = 1;
-        for (int d = 0; d < m->range[k].rank; d++) n = n > (INT64_C(1) << 40) / (m->range[k].max[d] + 1) ? INT64_C(1) << 40 : n * m->range[k].max[d];
+        for (int d = 0; d < m->range[k].rank; d++) {
+            int64_t dim = m->range[k].max[d];
+            n = dim > 0 && n > cap / dim ? cap : n * dim;
+        }
         values += n;
         if (m->cfg.max_batch_size > 0) {
             const tc_input_range *r = &m->range[k];
@@ -193,7 +198,6 @@ static int create_instances(srv_model *m, int threads) {
     for (int i = 0; i < n; i++) {
         srv_instance *inst = &m->inst[i];
         inst->model = m;
-        inst->index = i;
         tc_error err;
         if (tc_context_create(m->engine, 0, &inst->ctx, &err) != TC_STATUS_OK) {
             fprintf(stderr, "tailcut serve: model '%s': %s\n", m->name, err.message);

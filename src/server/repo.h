@@ -14,7 +14,6 @@
 
 typedef struct srv_instance {
     struct srv_model *model;
-    int index;
     tc_context *ctx;
     pthread_t thread;
     int started;
@@ -35,8 +34,7 @@ typedef struct srv_model {
     /* queue (batcher.c) */
     pthread_mutex_t qmu;
     pthread_cond_t qcv;
-    srv_request *qhead[SRV_MAX_PRIORITY_LEVELS], *qtail[SRV_MAX_PRIORITY_LEVELS];
-    int n_levels;
+    srv_request *qhead[SRV_MAX_PRIORITY_LEVELS], *qtail[SRV_MAX_PRIORITY_LEVELS]; /* srv_config_levels() used */
     int64_t qlen;
     int stopping;
     int n_inst;
