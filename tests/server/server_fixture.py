@@ -126,3 +126,36 @@ def read_metrics(port):
             k, v = line.rsplit(" ", 1)
             vals[k] = float(v)
     return vals
+
+
+class Checks:
+    """PASS / FAIL / SKIP lines and their counts, shared by the server test scripts: check(name, cond, detail),
+    check.skip(name, why), and check.summary() which prints the time and the counts and returns the exit status."""
+
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+        self.t_start = time.time()
+
+    def __call__(self, name, cond, detail=""):
+        if cond:
+            self.passed += 1
+            print(f"PASS {name}")
+        else:
+            self.failed += 1
+            print(f"FAIL {name} {detail}")
+
+    def skip(self, name, why):
+        self.skipped += 1
+        print(f"SKIP {name}: {why}")
+
+    def summary(self, show_skipped=False):
+        print(f"time {time.time() - self.t_start:.1f}s")
+        print(f"{self.passed} passed, {self.failed} failed" + (f", {self.skipped} skipped" if show_skipped else ""))
+        return 1 if self.failed else 0
+
+
+def stop_server(server):
+    """Kills a server the test did not stop itself (None: nothing to do)."""
+    if server is not None:
+        server.kill()
+        server.wait()

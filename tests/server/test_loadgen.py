@@ -31,38 +31,14 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_kserve import FakeKServe  # noqa: E402
-from server_fixture import free_port, make_repo, sanitizer_clean, start_server  # noqa: E402
+from server_fixture import Checks, free_port, make_repo, sanitizer_clean, start_server, stop_server  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PASSED = 0
-FAILED = 0
-SKIPPED = 0
 KEYS = ["sent", "ok", "errors", "throughput_per_s", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "mean_ms", "max_ms"]
 ERROR_KINDS = ["connect", "timeout", "http_4xx", "http_5xx", "http_other", "malformed", "io", "not_sent"]
 
 
-def check(name, cond, detail=""):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-        print(f"PASS {name}")
-    else:
-        FAILED += 1
-        print(f"FAIL {name} {detail}")
-
-
-
-
-
-
-
-
-
-
-def skip(name, why):
-    global SKIPPED
-    SKIPPED += 1
-    print(f"SKIP {name}: {why}")
+check = Checks()
 
 
 def loadgen(tailcut, tmp, tag, args, timeout=30):
@@ -190,7 +166,6 @@ def main():
     ap.add_argument("--tailcut", default=os.environ.get("TAILCUT", os.path.join(ROOT, "build-loadgen", "tailcut")))
     args = ap.parse_args()
     tailcut = os.path.abspath(args.tailcut)
-    t_start = time.time()
     tmp = tempfile.mkdtemp(prefix="tc_loadgen_test_")
     server = None
     try:
@@ -221,7 +196,7 @@ def main():
 
         status, text = binary_probe(port)
         if status == 400 and "binary" in text.lower():
-            skip("--binary vs tailcut serve", f"the server does not support the binary extension yet: {text.strip()}")
+            check.skip("--binary vs tailcut serve", f"the server does not support the binary extension yet: {text.strip()}")
         else:
             r, rep = loadgen(tailcut, tmp, "binary_serve", ["--url", url, "--model", "rn", "--binary", "--rate", "20",
                                                              "--duration", "1", "--seed", "3"])
@@ -259,13 +234,9 @@ def main():
     except Exception as e:  # noqa: BLE001 - report, do not crash
         check("test harness", False, repr(e))
     finally:
-        if server is not None:
-            server.kill()
-            server.wait()
+        stop_server(server)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"time {time.time() - t_start:.1f}s")
-    print(f"{PASSED} passed, {FAILED} failed, {SKIPPED} skipped")
-    return 1 if FAILED else 0
+    return check.summary(show_skipped=True)
 
 
 if __name__ == "__main__":

@@ -26,24 +26,13 @@ import urllib.request
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_fixture import (binary_infer_body, free_port, http_raw, make_repo, parse_infer_response,  # noqa: E402
-                            start_server)
+from server_fixture import (Checks, binary_infer_body, free_port, http_raw, make_repo,  # noqa: E402
+                            parse_infer_response, start_server, stop_server)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PASSED = 0
-FAILED = 0
 
 
-def check(name, cond, detail=""):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-        print(f"PASS {name}")
-    else:
-        FAILED += 1
-        print(f"FAIL {name} {detail}")
-
-
+check = Checks()
 
 
 def http(port, path, body=None, method=None, timeout=30, headers=None):
@@ -88,7 +77,6 @@ def main():
     ap.add_argument("--tailcut", default=os.environ.get("TAILCUT", os.path.join(ROOT, "build-server", "tailcut")))
     args = ap.parse_args()
     tailcut = os.path.abspath(args.tailcut)
-    t_start = time.time()
     tmp = tempfile.mkdtemp(prefix="tc_server_test_")
     server = None
     try:
@@ -333,13 +321,9 @@ def main():
     except Exception as e:  # noqa: BLE001 - report, do not crash
         check("test harness", False, repr(e))
     finally:
-        if server is not None:
-            server.kill()
-            server.wait()
+        stop_server(server)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"time {time.time() - t_start:.1f}s")
-    print(f"{PASSED} passed, {FAILED} failed")
-    return 1 if FAILED else 0
+    return check.summary()
 
 
 if __name__ == "__main__":

@@ -15,24 +15,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_fixture import free_port, make_repo, sanitizer_clean, start_server  # noqa: E402
+from server_fixture import Checks, free_port, make_repo, sanitizer_clean, start_server, stop_server  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PASSED = 0
-FAILED = 0
 
 
-def check(name, cond, detail=""):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-        print(f"PASS {name}")
-    else:
-        FAILED += 1
-        print(f"FAIL {name} {detail}")
+check = Checks()
 
 
 def rss_kib(pid):
@@ -60,7 +50,6 @@ def main():
     ap.add_argument("--requests", type=int, default=20000)
     args = ap.parse_args()
     tailcut = os.path.abspath(args.tailcut)
-    t_start = time.time()
     tmp = tempfile.mkdtemp(prefix="tc_soak_test_")
     server = None
     try:
@@ -100,13 +89,9 @@ def main():
     except Exception as e:  # noqa: BLE001 - report, do not crash
         check("test harness", False, repr(e))
     finally:
-        if server is not None:
-            server.kill()
-            server.wait()
+        stop_server(server)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"time {time.time() - t_start:.1f}s")
-    print(f"{PASSED} passed, {FAILED} failed")
-    return 1 if FAILED else 0
+    return check.summary()
 
 
 if __name__ == "__main__":
