@@ -241,6 +241,17 @@ def main():
                {"inputs": [{"name": "input", "shape": [1], "datatype": "FP32", "data": ["a"]}]})
         expect("unknown input name -> 400", 400, inf, infer_req(x, name="nope"))
         expect("missing input -> 400", 400, inf, {"inputs": []})
+        expect("timeout parameter not an integer -> 400", 400, inf, dict(infer_req(x), parameters={"timeout": -1}))
+        expect("priority parameter not an integer -> 400", 400, inf, dict(infer_req(x), parameters={"priority": "hi"}))
+        expect("priority above the levels -> 400", 400, inf, dict(infer_req(x), parameters={"priority": 2}))
+        expect("binary_data_output not a boolean -> 400", 400, inf,
+               dict(infer_req(x), parameters={"binary_data_output": "yes"}))
+        expect("output binary_data not a boolean -> 400", 400, inf,
+               dict(infer_req(x), outputs=[{"name": "logits", "parameters": {"binary_data": 1}}]))
+        expect("output requested twice -> 400", 400, inf, dict(infer_req(x), outputs=[{"name": "logits"}] * 2))
+        expect("classification extension -> 400", 400, inf,
+               dict(infer_req(x), outputs=[{"name": "logits", "parameters": {"classification": 3}}]))
+        expect("id not a string -> 400", 400, inf, dict(infer_req(x), id=7))
         expect("unknown output -> 400", 400, inf, dict(infer_req(x), outputs=[{"name": "nope"}]))
         expect("unknown model infer -> 404", 404, "/v2/models/nomodel/infer", infer_req(x))
         expect("unknown model metadata -> 404", 404, "/v2/models/nomodel", None)
@@ -267,7 +278,7 @@ def main():
             fail = vals.get('tc_request_failure_total{model="rn"}', -1)
             cnt = vals.get('tc_request_duration_us_count{model="rn"}', -1)
             inf_b = vals.get('tc_request_duration_us_bucket{model="rn",le="+Inf"}', -1)
-            check("metrics counters", succ == 8 and fail >= 21 and cnt == succ + fail and inf_b == cnt,
+            check("metrics counters", succ == 8 and fail >= 29 and cnt == succ + fail and inf_b == cnt,
                   f"succ={succ} fail={fail} count={cnt} inf={inf_b}")
             check("metrics TYPE lines", "# TYPE tc_request_duration_us histogram" in text
                   and "# TYPE tc_request_success_total counter" in text)
@@ -296,6 +307,9 @@ def main():
               logtext[-2000:])
         server = None
 
+        r = subprocess.run([tailcut, "serve", "--model-repository", os.path.join(tmp, "repo"), "--http-timeout", "0"],
+                           capture_output=True, text=True, timeout=30)
+        check("serve --http-timeout 0 refused", r.returncode == 2 and "--http-timeout" in r.stderr, r.stderr)
         refused(tailcut, tmp, "negative max_batch_size", '{"max_batch_size": -1}', ["config.json", "max_batch_size"])
         refused(tailcut, tmp, "missing max_batch_size", '{}', ["config.json", "max_batch_size"])
         refused(tailcut, tmp, "not JSON", '{"max_batch_size": ', ["config.json"])
