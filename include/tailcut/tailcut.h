@@ -185,6 +185,7 @@ enum {
     TC_PASS_FUSE_RESIDUAL = 1u << 5,
     TC_PASS_FUSE_ACTIVATION = 1u << 6,
     TC_PASS_ELIMINATE_DEAD = 1u << 7,
+    TC_PASS_LAYOUT = 1u << 8, /* keep activations in NCHW16c between blocked kernels (AVX-512 targets) */
 };
 
 typedef struct tc_engine tc_engine;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/cpu.h"
+#include "core/layout.h"
 #include "engine/engine.h"
 #include "engine/engine_tactics.h"
 #include "engine/memory_plan.h"
@@ -113,7 +114,8 @@ static tc_status make_steps(const tc__graph *g, tc__step **out, tc__err *err) {
             continue;
         }
         int32_t x = node->n_op_in > 0 ? node->in[0] : -1, y = node->n_out == 1 ? node->out[0] : -1;
-        if (is_view_op(node->op_type) && tc__epilogue_is_none(&node->epi) && x >= 0 && y >= 0 && !known[x] &&
+        if (is_view_op(node->op_type) && tc__epilogue_is_none(&node->epi) && !tc__layout_any_blocked(&node->attrs) &&
+            x >= 0 && y >= 0 && !known[x] &&
             !g->values[x].is_input && !g->values[x].is_output && !g->values[y].is_output &&
             g->values[x].info.dtype == g->values[y].info.dtype)
             s->kind = TC__STEP_VIEW;
@@ -239,6 +241,13 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
     if (st == TC_STATUS_OK)
         st = tc__passes_run(g, o ? o->disabled_passes : 0, tc__ref_eval, &g->opset, NULL, err);
+    if (st == TC_STATUS_OK && !(o && (o->disabled_passes & TC_PASS_LAYOUT)) &&
+        (tc__cpu_get()->isa & TC__ISA_AVX512F)) {
+        tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
+        st = tc__pass_layout_nchw16c(&pc);
+        if (st == TC_STATUS_OK && pc.changes > 0) st = tc__graph_toposort(g, err);
+        if (st == TC_STATUS_OK && pc.changes > 0) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
+    }
     if (st == TC_STATUS_OK) st = make_steps(g, &steps, err);
     uint64_t required_isa = 0;
     tc__tune_result *tuning = NULL;

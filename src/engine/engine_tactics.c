@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/layout.h"
+
 tc_status tc__shapes_at(const tc__graph *g, const tc__step *steps, const tc__range *ranges, int which, tc__shapes *s,
                         tc__err *err) {
     int nv = g->n_values;
@@ -146,6 +148,22 @@ static void merge_profile(tc__tune_result *sum, const tc__tune_result *add) {
     sum->winner = w;
 }
 
+/* True when tactic t may run a node with (blocked) or without NCHW16c tensors: blocked tactics only run
+ * blocked nodes; layout-agnostic elementwise ones also run blocked nodes whose non-constant inputs all
+ * have the output's shape and that have no bias over the last dim. */
+static bool layout_fits(const tc__tactic *t, bool blocked, const tc__step_desc *d) {
+    if (t->flags & TC__TACTIC_BLOCKED) return blocked;
+    if (!blocked) return true;
+    if (!(t->flags & TC__TACTIC_ANY_LAYOUT) || d->bias != NULL || d->n_out < 1 || d->out[0] == NULL) return false;
+    const tc__tensor *y = d->out[0];
+    for (int i = 0; i < d->n_in; i++) {
+        const tc__tensor *x = d->in[i];
+        if (x == NULL || d->in_const[i]) continue;
+        if (x->rank != y->rank || memcmp(x->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0) return false;
+    }
+    return true;
+}
+
 tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__range *const *ranges, int n_profiles,
                                     const tc__tactic_opts *o, tc__tune_result *results, uint64_t *required_isa,
                                     tc__err *err) {
@@ -174,25 +192,30 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         for (int p = 0; p < n_profiles; p++) tc__desc_build(g, node, &s[p], &ds[p]);
         const tc__tactic *all[TC__TUNE_MAX_CANDIDATES], *cands[TC__TUNE_MAX_CANDIDATES];
         int n_all = tc__tactics_for(node->op_type, isa, all, TC__TUNE_MAX_CANDIDATES), n = 0;
+        const bool blocked = tc__layout_any_blocked(&node->attrs);
         for (int c = 0; c < n_all; c++) {
-            bool ok = true;
+            bool ok = layout_fits(all[c], blocked, &ds[0].d);
             for (int p = 0; p < n_profiles && ok; p++) ok = all[c]->supports(&ds[p].d);
             if (ok) cands[n++] = all[c];
         }
         const tc__tactic *win = NULL;
-        if (n == 0) {
+        if (n == 0 && blocked) {
+            st = tc__fail(err, TC_STATUS_INTERNAL, "node '%s' (%s): the layout pass made it NCHW16c but no tactic runs it",
+                          node->name, node->op_type);
+            break;
+        } else if (n == 0) {
             res->n = 1;
             snprintf(res->cand[0].name, sizeof res->cand[0].name, "ref");
             res->cand[0].median_ns = res->cand[0].max_ns = UINT64_MAX;
         } else if (o->fixed) {
             win = cands[0];
-            res->n = n + 1;
-            for (int c = 0; c <= n; c++) {
+            res->n = n + !blocked;
+            for (int c = 0; c < res->n; c++) {
                 snprintf(res->cand[c].name, sizeof res->cand[c].name, "%s", c < n ? cands[c]->name : "ref");
                 res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
             }
         } else {
-            tc__ref_fn ref = tc__ref_find(node->op_type);
+            tc__ref_fn ref = blocked ? NULL : tc__ref_find(node->op_type); /* ref knows only NCHW */
             st = tune_at(&ds[0].d, cands, n, ref, pool, cache, &cache_dirty, res, err);
             for (int p = 1; p < n_profiles && st == TC_STATUS_OK; p++) {
                 tc__tune_result other;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/layout.h"
 #include "onnx/import_internal.h"
 
 typedef Onnx__AttributeProto__AttributeType atype;
@@ -66,6 +67,9 @@ static tc_status import_one(tc__graph *g, const tc__onnx_tensor_ctx *ctx, const 
     const char *name = tc__onnx_str(ap->name);
     if (name[0] == '\0')
         return tc__fail(err, TC_STATUS_INVALID_GRAPH, "node '%s': attribute #%zu has no name", node, index);
+    if (strncmp(name, TC__ATTR_RESERVED_PREFIX, strlen(TC__ATTR_RESERVED_PREFIX)) == 0)
+        return tc__fail(err, TC_STATUS_INVALID_GRAPH, "node '%s': attribute name '%s' is reserved for tailcut", node,
+                        name);
     if (ap->ref_attr_name != NULL && ap->ref_attr_name[0] != '\0')
         return tc__fail(err, TC_STATUS_UNSUPPORTED,
                         "node '%s': attribute '%s' refers to function attribute '%s'; references are only valid "

@@ -34,6 +34,12 @@ typedef struct tc__pass_report {
 tc_status tc__passes_run(tc__graph *g, uint32_t disabled, tc__eval_fn eval, void *eval_user, tc__pass_report *report,
                          tc__err *err);
 
+/*
+ * The layout pass (layout_nchw16c.c): not part of the rounds above. The engine runs it once after
+ * them, when the target has the NCHW16c kernels, and re-sorts and re-infers the graph afterwards.
+ */
+tc_status tc__pass_layout_nchw16c(tc__pass_ctx *ctx);
+
 /* Number of passes and the name / description of pass i (for --help and inspect). */
 int tc__pass_count(void);
 const char *tc__pass_name(int i);

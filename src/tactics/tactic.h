@@ -35,6 +35,14 @@ enum {
     /* run() applies the step's epilogue itself (ctx->epi, ctx->bias, ctx->residual). Without this
      * flag the engine applies it after run() with the reference epilogue. */
     TC__TACTIC_FUSES_EPILOGUE = 1u << 0,
+    /* run() reads and writes the NCHW16c tensors that the node's layout attributes name
+     * (core/layout.h); only such tactics (and TC__TACTIC_ANY_LAYOUT ones) run nodes that have
+     * blocked tensors, and they never run nodes that have none. */
+    TC__TACTIC_BLOCKED = 1u << 1,
+    /* Elementwise over tensors of the output's shape: byte order does not matter, so the tactic
+     * runs nodes in either layout (the engine offers it only when every data input has the
+     * output's shape). */
+    TC__TACTIC_ANY_LAYOUT = 1u << 2,
 };
 
 typedef struct tc__tactic {

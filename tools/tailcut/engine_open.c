@@ -16,6 +16,7 @@ static const struct {
     {"fold_batchnorm", TC_PASS_FOLD_BATCHNORM},     {"fuse_gelu", TC_PASS_FUSE_GELU},
     {"fuse_matmul_bias", TC_PASS_FUSE_MATMUL_BIAS}, {"fuse_residual", TC_PASS_FUSE_RESIDUAL},
     {"fuse_activation", TC_PASS_FUSE_ACTIVATION},   {"eliminate_dead", TC_PASS_ELIMINATE_DEAD},
+    {"layout", TC_PASS_LAYOUT},
 };
 
 const char *cli_build_usage(void) {
@@ -28,7 +29,7 @@ const char *cli_build_usage(void) {
            "  --tactics-fixed               choose kernels by heuristic order, without timing them\n"
            "  --disable-pass NAME           switch off an optimisation pass (eliminate_noops, fold_constants,\n"
            "                                fold_batchnorm, fuse_gelu, fuse_matmul_bias, fuse_residual,\n"
-           "                                fuse_activation, eliminate_dead, or 'all')\n";
+           "                                fuse_activation, eliminate_dead, layout, or 'all')\n";
 }
 
 int cli_parse_dims(const char *s, int64_t *dims) {

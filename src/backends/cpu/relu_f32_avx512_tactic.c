@@ -11,6 +11,7 @@ const tc__tactic tc__tactic_relu_f32_avx512 = {
     .name = "relu_f32_avx512",
     .op_type = "Relu",
     .isa = TC__VEC_ISA_AVX512,
+    .flags = TC__TACTIC_ANY_LAYOUT,
     .supports = tc__vunary_f32_supports,
     .run = run,
 };

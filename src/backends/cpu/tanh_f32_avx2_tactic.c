@@ -11,6 +11,7 @@ const tc__tactic tc__tactic_tanh_f32_avx2 = {
     .name = "tanh_f32_avx2",
     .op_type = "Tanh",
     .isa = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_ANY_LAYOUT,
     .supports = tc__vunary_f32_supports,
     .run = run,
 };

@@ -1,0 +1,183 @@
+/*
+ * test_passes_layout.c - the NCHW16c layout pass on small graphs: which nodes it marks blocked
+ * (tc.layout_in bits, tc.layout_out), where it puts reorders (Identity marked blocked-in) and
+ * where it must leave NCHW alone: channel counts not multiple of 16, a convolution that nothing
+ * blocked reads, a residual from an NCHW value, broadcasts other than per-channel vectors,
+ * constant operands, graph outputs (which keep their names and stay NCHW). Numerical agreement
+ * of blocked engines with the reference is tested in test_engine_layout.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "core/layout.h"
+#include "pass_test_util.h"
+
+static int64_t attr_of(const tc__node *n, const char *name) { return tc__attr_int(&n->attrs, name, 0); }
+
+/* Conv(x, w) with a 3x3 kernel and pads 1 -> out. */
+static int32_t conv3x3(tc__graph *g, const char *ins, const char *out) {
+    int32_t n = ptu_node(g, "Conv", ins, out);
+    ptu_attr_ints(g, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    return n;
+}
+
+static int reorders(const tc__graph *g) {
+    int c = 0;
+    for (int n = 0; n < g->n_nodes; n++)
+        c += !g->nodes[n].removed && strcmp(g->nodes[n].op_type, "Identity") == 0 &&
+             tc__layout_in_blocked(&g->nodes[n].attrs, 0);
+    return c;
+}
+
+/* A ResNet-like chain: the stem reads NCHW, everything up to the pooled features stays blocked and
+ * one reorder sits in front of Flatten. */
+static void test_resnet_chain(void **state) {
+    (void)state;
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "batchx3x16x16");
+    ptu_init(g, "w1", "16x3x3x3", 1);
+    ptu_init(g, "w2", "32x16x1x1", 2);
+    ptu_init(g, "w3", "32x32x3x3", 3);
+    ptu_init(g, "fc", "32x10", 4);
+    conv3x3(g, "x,w1", "c1");
+    ptu_node(g, "Relu", "c1", "r1");
+    int32_t mp = ptu_node(g, "MaxPool", "r1", "p1");
+    ptu_attr_ints(g, mp, "kernel_shape", 2, (int64_t[]){2, 2});
+    ptu_attr_ints(g, mp, "strides", 2, (int64_t[]){2, 2});
+    ptu_node(g, "Conv", "p1,w2", "c2");
+    conv3x3(g, "c2,w3", "c3");
+    ptu_node(g, "Add", "c3,c2", "s");
+    ptu_node(g, "GlobalAveragePool", "s", "gap");
+    ptu_node(g, "Flatten", "gap", "f");
+    ptu_node(g, "MatMul", "f,fc", "y");
+    ptu_output(g, "y");
+    ptu_finish(g);
+    assert_true(ptu_apply(g, tc__pass_layout_nchw16c) > 0);
+    const tc__node *stem = ptu_producer(g, "c1");
+    assert_int_equal(attr_of(stem, TC__ATTR_LAYOUT_OUT), 1);
+    assert_int_equal(attr_of(stem, TC__ATTR_LAYOUT_IN), 0); /* reads the NCHW input directly */
+    const char *blocked[] = {"r1", "p1", "c2", "c3", "s", "gap"};
+    for (size_t i = 0; i < sizeof blocked / sizeof blocked[0]; i++) {
+        const tc__node *n = ptu_producer(g, blocked[i]);
+        assert_int_equal(attr_of(n, TC__ATTR_LAYOUT_OUT), 1);
+        assert_int_equal(attr_of(n, TC__ATTR_LAYOUT_IN) & 1, 1);
+    }
+    assert_int_equal(attr_of(ptu_producer(g, "s"), TC__ATTR_LAYOUT_IN), 3);
+    assert_int_equal(reorders(g), 1);
+    const tc__node *flat = ptu_producer(g, "f");
+    assert_false(tc__layout_any_blocked(&flat->attrs));
+    const tc__node *reorder = ptu_producer(g, ptu_in_name(g, flat, 0));
+    assert_string_equal(reorder->op_type, "Identity");
+    assert_string_equal(ptu_in_name(g, reorder, 0), "gap");
+    assert_false(tc__layout_any_blocked(&ptu_producer(g, "y")->attrs));
+    tc__graph_destroy(g);
+}
+
+/* 24 channels cannot be blocked; a lone Conv whose output only NCHW nodes read is left alone. */
+static void test_left_alone(void **state) {
+    (void)state;
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x8x5x5");
+    ptu_init(g, "w1", "24x8x3x3", 1);
+    ptu_init(g, "w2", "16x24x1x1", 2);
+    conv3x3(g, "x,w1", "c1");
+    ptu_node(g, "Conv", "c1,w2", "c2");
+    ptu_node(g, "Flatten", "c2", "y");
+    ptu_output(g, "y");
+    ptu_finish(g);
+    assert_int_equal(ptu_apply(g, tc__pass_layout_nchw16c), 0);
+    assert_int_equal(reorders(g), 0);
+    tc__graph_destroy(g);
+}
+
+/* A blocked graph output keeps its name and is written NCHW by a reorder. */
+static void test_graph_output(void **state) {
+    (void)state;
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x3x7x7");
+    ptu_init(g, "w1", "16x3x3x3", 1);
+    ptu_init(g, "w2", "16x16x3x3", 2);
+    conv3x3(g, "x,w1", "c1");
+    conv3x3(g, "c1,w2", "y");
+    ptu_output(g, "y");
+    ptu_finish(g);
+    assert_true(ptu_apply(g, tc__pass_layout_nchw16c) > 0);
+    const tc__node *last = ptu_producer(g, "y");
+    assert_string_equal(last->op_type, "Identity");
+    assert_true(tc__layout_in_blocked(&last->attrs, 0));
+    const tc__node *conv = ptu_producer(g, ptu_in_name(g, last, 0));
+    assert_string_equal(conv->op_type, "Conv");
+    assert_int_equal(attr_of(conv, TC__ATTR_LAYOUT_IN), 1);
+    assert_int_equal(reorders(g), 1);
+    tc__graph_destroy(g);
+}
+
+/* Squeeze-excite: the per-channel scale is blocked, the 8-channel squeeze reads a reordered copy. */
+static void test_squeeze_excite(void **state) {
+    (void)state;
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x3x9x9");
+    ptu_init(g, "w1", "32x3x3x3", 1);
+    ptu_init(g, "ws", "8x32x1x1", 2);
+    ptu_init(g, "we", "32x8x1x1", 3);
+    ptu_init(g, "w2", "16x32x1x1", 4);
+    conv3x3(g, "x,w1", "c1");
+    ptu_node(g, "GlobalAveragePool", "c1", "gap");
+    ptu_node(g, "Conv", "gap,ws", "sq");
+    ptu_node(g, "Relu", "sq", "sqr");
+    ptu_node(g, "Conv", "sqr,we", "ex");
+    ptu_node(g, "Sigmoid", "ex", "gate");
+    ptu_node(g, "Mul", "c1,gate", "scaled");
+    ptu_node(g, "Conv", "scaled,w2", "c2");
+    ptu_node(g, "Flatten", "c2", "y");
+    ptu_output(g, "y");
+    ptu_finish(g);
+    assert_true(ptu_apply(g, tc__pass_layout_nchw16c) > 0);
+    assert_int_equal(attr_of(ptu_producer(g, "scaled"), TC__ATTR_LAYOUT_IN), 3);
+    assert_int_equal(attr_of(ptu_producer(g, "gate"), TC__ATTR_LAYOUT_OUT), 1);
+    assert_int_equal(attr_of(ptu_producer(g, "ex"), TC__ATTR_LAYOUT_OUT), 1); /* NCHW in, blocked out */
+    assert_int_equal(attr_of(ptu_producer(g, "ex"), TC__ATTR_LAYOUT_IN), 0);
+    assert_false(tc__layout_any_blocked(&ptu_producer(g, "sq")->attrs));
+    assert_int_equal(reorders(g), 2); /* gap -> squeeze, c2 -> Flatten */
+    tc__graph_destroy(g);
+}
+
+/* A residual from an NCHW value, a constant operand and a broadcast over W keep their nodes NCHW. */
+static void test_constraints(void **state) {
+    (void)state;
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x16x6x6");
+    ptu_input(g, "row", TC_DTYPE_FLOAT32, "1x16x1x6");
+    ptu_init(g, "w1", "16x16x3x3", 1);
+    ptu_init(g, "w2", "16x16x3x3", 2);
+    ptu_init(g, "k", "1x16x6x6", 3);
+    conv3x3(g, "x,w1", "c1");
+    conv3x3(g, "c1,w2", "c2");
+    ptu_node(g, "Add", "c2,x", "s");   /* x is NCHW: s stays NCHW */
+    ptu_node(g, "Mul", "c1,k", "m");   /* constant operand */
+    ptu_node(g, "Mul", "c1,row", "r"); /* broadcast over W */
+    ptu_node(g, "Add", "s,m", "t");
+    ptu_node(g, "Add", "t,r", "y");
+    ptu_output(g, "y");
+    ptu_finish(g);
+    assert_true(ptu_apply(g, tc__pass_layout_nchw16c) > 0);
+    assert_int_equal(attr_of(ptu_producer(g, "c2"), TC__ATTR_LAYOUT_OUT), 1);
+    assert_false(tc__layout_any_blocked(&ptu_producer(g, "s")->attrs));
+    assert_false(tc__layout_any_blocked(&ptu_producer(g, "m")->attrs));
+    assert_false(tc__layout_any_blocked(&ptu_producer(g, "r")->attrs));
+    assert_int_equal(reorders(g), 2); /* c1 (read by the Muls) and c2 */
+    tc__graph_destroy(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resnet_chain),   cmocka_unit_test(test_left_alone),
+        cmocka_unit_test(test_graph_output),   cmocka_unit_test(test_squeeze_excite),
+        cmocka_unit_test(test_constraints),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
