@@ -249,6 +249,9 @@ typedef struct tc_step_info {
     const char *precision; /* "fp32", ... */
     int runs_at_reshape;   /* 1 for shape arithmetic evaluated when input shapes are set */
     char output_shape[96]; /* first output's shape, e.g. "batchx64x56x56" */
+    const char *layout;    /* first output's memory layout: "nchw16c" (blocked) or "" (as the model
+                              says); "nchw16c->nchw" for a reorder the layout pass inserted */
+    int is_reorder;        /* 1 for such a reorder */
 } tc_step_info;
 
 TC_API int tc_engine_num_steps(const tc_engine *engine);
@@ -286,6 +289,19 @@ TC_API void tc_context_destroy(tc_context *context);
 /* Replaces the context's thread pool by one of `threads` threads (0 = all cores); the engine's
  * setting is the default. Call it between runs, not during one. */
 TC_API tc_status tc_context_set_threads(tc_context *context, int threads);
+/*
+ * A thread pool that several contexts share, so that contexts running at the same time never use
+ * more kernel threads than the pool has (no oversubscription): their parallel regions take turns on
+ * the pool's threads (pthreadpool serializes them), where separate pools would each claim every core.
+ * `threads` 0 means all cores. The pool must outlive every context that uses it.
+ */
+typedef struct tc_thread_pool tc_thread_pool;
+TC_API tc_status tc_thread_pool_create(int threads, tc_thread_pool **pool, tc_error *error);
+TC_API void tc_thread_pool_destroy(tc_thread_pool *pool);
+TC_API int tc_thread_pool_threads(const tc_thread_pool *pool);
+/* Runs the context's kernels on a shared pool (kept, not owned) instead of its own, whose threads are
+ * released. Call it between runs. tc_context_set_threads gives the context its own pool again. */
+TC_API tc_status tc_context_set_thread_pool(tc_context *context, tc_thread_pool *pool);
 /* Sets an input's shape; it must lie within the profile. Inputs with static shapes need no call. */
 TC_API tc_status tc_context_set_input_shape(tc_context *context, const char *name, int32_t rank, const int64_t *dims);
 /*

@@ -29,7 +29,8 @@ struct tc_context {
     tc__kernel_ctx *kctx;       /* per step */
     tc__ref_fn *kernels;        /* per step */
     bool *fused;                /* per step: the kernel applies the epilogue itself */
-    pthreadpool_t pool;
+    pthreadpool_t pool;         /* the kernels' pool: own_pool, or a shared tc_thread_pool's */
+    pthreadpool_t own_pool;     /* NULL while a shared pool is used */
     uint64_t *step_ns;
     bool profiling, dirty;
     tc__err err;
@@ -64,7 +65,7 @@ void tc_context_destroy(tc_context *c) {
     free(c->kctx);
     free(c->kernels);
     free(c->fused);
-    if (c->pool) pthreadpool_destroy(c->pool);
+    if (c->own_pool) pthreadpool_destroy(c->own_pool);
     free(c->step_ns);
     free(c);
 }
@@ -96,7 +97,7 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
     c->kernels = calloc((size_t)ns + 1, sizeof *c->kernels);
     c->step_ns = calloc((size_t)ns + 1, sizeof *c->step_ns);
     c->fused = calloc((size_t)ns + 1, sizeof *c->fused);
-    c->pool = pthreadpool_create(e->threads > 0 ? (size_t)e->threads : 0);
+    c->pool = c->own_pool = pthreadpool_create(e->threads > 0 ? (size_t)e->threads : 0);
     if (!c->arena || !c->scratch.base || !c->tensors || !c->known || !c->bound_bytes || !c->ins || !c->outs ||
         !c->kctx || !c->kernels || !c->step_ns || !c->fused || !c->pool)
         goto oom;
@@ -315,14 +316,58 @@ tc_status tc_context_run(tc_context *c) {
     return TC_STATUS_OK;
 }
 
+/* Points the context's kernels at pool; own (or NULL) becomes the pool the context owns. */
+static void use_pool(tc_context *c, pthreadpool_t pool, pthreadpool_t own) {
+    for (int k = 0; k < c->e->n_steps; k++)
+        if (c->kctx[k].pool) c->kctx[k].pool = pool;
+    if (c->own_pool) pthreadpool_destroy(c->own_pool);
+    c->pool = pool;
+    c->own_pool = own;
+}
+
 tc_status tc_context_set_threads(tc_context *c, int threads) {
     if (c == NULL || threads < 0 || threads > 4096) return TC_STATUS_INVALID_ARGUMENT;
     pthreadpool_t pool = pthreadpool_create((size_t)threads);
     if (pool == NULL) return ctx_fail(c, TC_STATUS_OUT_OF_MEMORY, "cannot create a thread pool of %d threads", threads);
-    for (int k = 0; k < c->e->n_steps; k++)
-        if (c->kctx[k].pool) c->kctx[k].pool = pool;
-    pthreadpool_destroy(c->pool);
-    c->pool = pool;
+    use_pool(c, pool, pool);
+    return TC_STATUS_OK;
+}
+
+struct tc_thread_pool {
+    pthreadpool_t pool;
+};
+
+tc_status tc_thread_pool_create(int threads, tc_thread_pool **out, tc_error *error) {
+    tc__err err = {0};
+    if (out == NULL || threads < 0 || threads > 4096) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_thread_pool_create: threads must be 0..4096 (got %d)", threads);
+        tc__err_export(&err, error);
+        return err.status;
+    }
+    *out = NULL;
+    tc_thread_pool *p = calloc(1, sizeof *p);
+    if (p != NULL) p->pool = pthreadpool_create((size_t)threads);
+    if (p == NULL || p->pool == NULL) {
+        free(p);
+        tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "cannot create a thread pool of %d threads", threads);
+        tc__err_export(&err, error);
+        return err.status;
+    }
+    *out = p;
+    return TC_STATUS_OK;
+}
+
+void tc_thread_pool_destroy(tc_thread_pool *p) {
+    if (p == NULL) return;
+    pthreadpool_destroy(p->pool);
+    free(p);
+}
+
+int tc_thread_pool_threads(const tc_thread_pool *p) { return p ? (int)pthreadpool_get_threads_count(p->pool) : 0; }
+
+tc_status tc_context_set_thread_pool(tc_context *c, tc_thread_pool *p) {
+    if (c == NULL || p == NULL) return TC_STATUS_INVALID_ARGUMENT;
+    use_pool(c, p->pool, NULL);
     return TC_STATUS_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/layout.h"
 #include "engine/engine.h"
 #include "engine/model.h"
 #include "engine/plan_format.h"
@@ -228,6 +229,9 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
     info->precision = s->precision;
     info->runs_at_reshape = s->kind == TC__STEP_SHAPE;
     const tc__node *n = &e->g->nodes[s->node];
+    info->is_reorder = strcmp(n->op_type, "Identity") == 0 && tc__layout_in_blocked(&n->attrs, 0) &&
+                       !tc__layout_out_blocked(&n->attrs);
+    info->layout = info->is_reorder ? "nchw16c->nchw" : tc__layout_out_blocked(&n->attrs) ? "nchw16c" : "";
     info->output_shape[0] = '\0';
     if (n->n_out > 0 && n->out[0] >= 0)
         tc__graph_shape_str(e->g, &e->g->values[n->out[0]].info.shape, info->output_shape, sizeof info->output_shape);

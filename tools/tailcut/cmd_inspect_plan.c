@@ -33,6 +33,7 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
     tc_memory_info mem;
     tc_engine_memory_info(e, 0, &mem);
     if (json) {
+        int reorders = 0;
         printf("{\"steps\":[");
         for (int k = 0; k < ns; k++) {
             tc_step_info si;
@@ -47,10 +48,13 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
             json_str(si.precision);
             printf(",\"shape\":");
             json_str(si.output_shape);
+            printf(",\"layout\":");
+            json_str(si.layout);
             printf(",\"at_reshape\":%s}", si.runs_at_reshape ? "true" : "false");
+            reorders += si.is_reorder;
         }
-        printf("],\"arena_bytes\":%llu,\"naive_bytes\":%llu,\"scratch_bytes\":%llu,\"weight_bytes\":%llu,\"profiles\":%d}\n",
-               (unsigned long long)mem.arena_bytes, (unsigned long long)mem.naive_bytes,
+        printf("],\"reorders\":%d,\"arena_bytes\":%llu,\"naive_bytes\":%llu,\"scratch_bytes\":%llu,\"weight_bytes\":%llu,\"profiles\":%d}\n",
+               reorders, (unsigned long long)mem.arena_bytes, (unsigned long long)mem.naive_bytes,
                (unsigned long long)mem.scratch_bytes, (unsigned long long)mem.weight_bytes, tc_engine_num_profiles(e));
         tc_engine_destroy(e);
         return 0;
@@ -76,14 +80,16 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
             printf("\n");
         }
     }
-    printf("%-4s %-44s %-40s %-8s %-5s %s\n", "#", "step", "ops", "tactic", "prec", "output shape");
+    printf("%-4s %-44s %-40s %-8s %-5s %-8s %s\n", "#", "step", "ops", "tactic", "prec", "layout", "output shape");
     if (verbose) printf("     (candidates the auto-tuner timed at the first profile's opt shapes; * = chosen)\n");
-    int computed = 0;
+    int computed = 0, reorders = 0;
     for (int k = 0; k < ns; k++) {
         tc_step_info si;
         tc_engine_step_info(e, k, &si);
-        printf("%-4d %-44.44s %-40.40s %-8s %-5s %s%s\n", k, si.name, si.ops, si.tactic, si.precision, si.output_shape,
+        printf("%-4d %-44.44s %-40.40s %-8s %-5s %-8s %s%s\n", k, si.name, si.ops, si.tactic, si.precision,
+               si.is_reorder ? "->nchw" : si.layout[0] ? si.layout : "nchw", si.output_shape,
                si.runs_at_reshape ? "  (at reshape)" : "");
+        reorders += si.is_reorder;
         for (int c = 0; verbose && c < tc_engine_step_num_candidates(e, k); c++) {
             tc_tactic_timing t;
             tc_engine_step_candidate(e, k, c, &t);
@@ -94,7 +100,8 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
         }
         computed += !si.runs_at_reshape && strcmp(si.tactic, "view") != 0;
     }
-    printf("%d steps run per inference (%d at reshape or views)\n", computed, ns - computed);
+    printf("%d steps run per inference (%d at reshape or views); %d layout reorders (NCHW16c -> NCHW)\n", computed,
+           ns - computed, reorders);
     tc_engine_destroy(e);
     return 0;
 }
