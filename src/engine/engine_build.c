@@ -208,6 +208,60 @@ static void free_profiles(tc__profile *p, int n) {
     free(p);
 }
 
+/* One way to run the optimised graph: the graph (owned), its steps, chosen tactics and their timings. */
+typedef struct variant {
+    tc__graph *g;
+    tc__step *steps;
+    tc__tune_result *tuning;
+    uint64_t required_isa;
+    uint64_t total_ns; /* the chosen tactics' medians summed over the timed compute steps */
+    bool blocked;      /* the layout pass made some value NCHW16c */
+} variant;
+
+static void variant_free(variant *v) {
+    tc__graph_destroy(v->g);
+    free(v->steps);
+    free(v->tuning);
+    memset(v, 0, sizeof *v);
+}
+
+/* Builds a variant from g (taken over: it belongs to v even on failure), with or without the layout pass. */
+static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options *o, const tc__profile *profiles,
+                              int n_prof, variant *v, tc__err *err) {
+    memset(v, 0, sizeof *v);
+    v->g = g;
+    tc_status st = tc__graph_toposort(g, err);
+    if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
+    if (st == TC_STATUS_OK && layout) {
+        tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
+        st = tc__pass_layout_nchw16c(&pc);
+        v->blocked = pc.changes > 0;
+        if (st == TC_STATUS_OK && v->blocked) st = tc__graph_toposort(g, err);
+        if (st == TC_STATUS_OK && v->blocked) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
+    }
+    if (st == TC_STATUS_OK) st = make_steps(g, &v->steps, err);
+    if (st == TC_STATUS_OK) {
+        v->tuning = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *v->tuning);
+        if (v->tuning == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    if (st == TC_STATUS_OK) {
+        tc__tactic_opts to = {.fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED),
+                              .cache_path = o ? o->timing_cache : NULL,
+                              .threads = o ? o->threads : 0};
+        const tc__range *pr[TC__MAX_TUNE_PROFILES];
+        int np = n_prof < TC__MAX_TUNE_PROFILES ? n_prof : TC__MAX_TUNE_PROFILES;
+        for (int p = 0; p < np; p++) pr[p] = profiles[p].ranges;
+        st = tc__engine_choose_tactics(g, v->steps, pr, np, &to, v->tuning, &v->required_isa, err);
+    }
+    for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
+        const tc__tune_result *r = &v->tuning[k];
+        if (v->steps[k].kind != TC__STEP_COMPUTE || r->n < 1) continue;
+        uint64_t t = r->cand[r->winner].median_ns;
+        if (t != UINT64_MAX) v->total_ns = v->total_ns > UINT64_MAX - t ? UINT64_MAX : v->total_ns + t;
+    }
+    return st;
+}
+
 tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_options *o, void **bytes, size_t *n_bytes,
                                 tc__err *err) {
     int n_prof = o && o->num_profiles > 0 ? o->num_profiles : 1;
@@ -241,29 +295,36 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
     if (st == TC_STATUS_OK)
         st = tc__passes_run(g, o ? o->disabled_passes : 0, tc__ref_eval, &g->opset, NULL, err);
-    if (st == TC_STATUS_OK && !(o && (o->disabled_passes & TC_PASS_LAYOUT)) &&
-        (tc__cpu_get()->isa & TC__ISA_AVX512F)) {
-        tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
-        st = tc__pass_layout_nchw16c(&pc);
-        if (st == TC_STATUS_OK && pc.changes > 0) st = tc__graph_toposort(g, err);
-        if (st == TC_STATUS_OK && pc.changes > 0) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
+    /* The graph after the passes, with and without the NCHW16c layout: both are tuned and the one whose
+     * chosen tactics take less time in total wins (a whole-graph layout choice made by timing). */
+    variant best = {0}, other = {0};
+    const bool layout = !(o && (o->disabled_passes & TC_PASS_LAYOUT)) && (tc__cpu_get()->isa & TC__ISA_AVX512F);
+    const bool fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED);
+    if (st == TC_STATUS_OK && layout) {
+        tc__graph *g2 = NULL;
+        st = tc__graph_clone(g, &g2, err);
+        if (st == TC_STATUS_OK) st = make_variant(g2, true, o, profiles, n_prof, &other, err);
     }
-    if (st == TC_STATUS_OK) st = make_steps(g, &steps, err);
-    uint64_t required_isa = 0;
-    tc__tune_result *tuning = NULL;
-    if (st == TC_STATUS_OK) {
-        tuning = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *tuning);
-        if (tuning == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (st == TC_STATUS_OK && layout && (!other.blocked || fixed)) { /* no blocked step, or no timing */
+        best = other;
+        memset(&other, 0, sizeof other);
+    } else if (st == TC_STATUS_OK) {
+        st = make_variant(g, false, o, profiles, n_prof, &best, err);
+        g = NULL;
+        if (st == TC_STATUS_OK && other.g != NULL && other.total_ns < best.total_ns) {
+            variant t = best;
+            best = other;
+            other = t;
+        }
     }
-    if (st == TC_STATUS_OK) {
-        tc__tactic_opts to = {.fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED),
-                              .cache_path = o ? o->timing_cache : NULL,
-                              .threads = o ? o->threads : 0};
-        const tc__range *pr[TC__MAX_TUNE_PROFILES];
-        int np = n_prof < TC__MAX_TUNE_PROFILES ? n_prof : TC__MAX_TUNE_PROFILES;
-        for (int p = 0; p < np; p++) pr[p] = profiles[p].ranges;
-        st = tc__engine_choose_tactics(g, steps, pr, np, &to, tuning, &required_isa, err);
+    variant_free(&other);
+    if (best.g != NULL) {
+        tc__graph_destroy(g);
+        g = best.g;
     }
+    steps = best.steps;
+    tc__tune_result *tuning = best.tuning;
+    const uint64_t required_isa = best.required_isa;
     for (int p = 0; p < n_prof && st == TC_STATUS_OK; p++) {
         st = plan_profile(g, steps, &profiles[p], err);
         if (st) tc__err_prefix(err, "profile %d: ", p);

@@ -8,7 +8,7 @@
 
 #include "tactics/tactic.h"
 
-#define TC__TUNE_MAX_CANDIDATES 12
+#define TC__TUNE_MAX_CANDIDATES 24
 
 typedef struct tc__tune_entry {
     char name[32];

@@ -1,0 +1,156 @@
+/*
+ * blocked_f32.h - the float32 operators that read and write activations in the blocked layout
+ * NCHW16c (core/layout.h), so that a chain of convolutions, pools and elementwise ops keeps its
+ * tensors blocked between reorders: the reorder back to NCHW, MaxPool / AveragePool,
+ * GlobalAveragePool, depthwise Conv, and Add / Sub / Mul / Div.
+ *
+ * One 16-lane vector holds the 16 channels of one pixel, so every kernel works pixel by pixel
+ * on whole vectors and no kernel needs a tail over channels. Each operator has a baseline-C
+ * part (its tactic file: supports(), geometry, the threaded driver) and an AVX-512 part (the
+ * *_nchw16c_*avx512.c file: the microkernels declared here). The tactics run only nodes whose
+ * layout attributes (tc.layout_in, tc.layout_out) are exactly the ones the operator expects.
+ */
+#ifndef TC_BACKENDS_CPU_BLOCKED_F32_H
+#define TC_BACKENDS_CPU_BLOCKED_F32_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backends/cpu/vact_f32.h"
+#include "backends/cpu/vbinary_f32.h"
+#include "backends/ref/window.h"
+#include "core/layout.h"
+
+/* ---- layout checks shared by the tactics ------------------------------------------------ */
+
+/* True when the node's attributes block exactly the inputs of in_mask, and output 0 iff out_blocked. */
+static inline bool tc__blk_layout_is(const tc__attrs *a, uint64_t in_mask, bool out_blocked) {
+    return (uint64_t)tc__attr_int(a, TC__ATTR_LAYOUT_IN, 0) == in_mask &&
+           tc__attr_int(a, TC__ATTR_LAYOUT_OUT, 0) == (out_blocked ? 1 : 0);
+}
+
+/* in_mask plus the bit of the epilogue's residual, if the step fuses one (e may be NULL). */
+static inline uint64_t tc__blk_with_residual(uint64_t in_mask, const tc__epilogue *e) {
+    if (e == NULL || e->residual_input < 0 || e->residual_input >= 32) return in_mask;
+    return in_mask | (uint64_t)1 << e->residual_input;
+}
+
+/* True when t is a float32 [N, C, H, W] tensor that NCHW16c can hold (C % 16 == 0). */
+static inline bool tc__blk_is_blockable(const tc__tensor *t) {
+    return t != NULL && t->dtype == TC_DTYPE_FLOAT32 && t->rank == 4 && t->dims[1] % TC__LAYOUT_BLOCK == 0 &&
+           t->dims[0] >= 0 && t->dims[1] >= 0 && t->dims[2] >= 0 && t->dims[3] >= 0;
+}
+
+/* ---- 2-D windows (pools and depthwise Conv) ------------------------------------------- */
+
+/* A 2-D sliding window resolved exactly as the reference kernels resolve it. */
+typedef struct tc__blk_window {
+    int64_t H, W;           /* input plane */
+    int64_t OH, OW;         /* output plane */
+    int64_t kh, kw;         /* kernel */
+    int64_t sh, sw;         /* strides */
+    int64_t dh, dw;         /* dilations */
+    int64_t pt, pl, pb, pr; /* padding: top, left, bottom, right */
+} tc__blk_window;
+
+/*
+ * Resolves the window of a node (op_type, attrs) with input x and output y, both [N, C, H, W]
+ * with the same N and C; kernel is the weight's spatial dims (Conv) or NULL (kernel_shape).
+ * False when the attributes are invalid for these shapes.
+ */
+static inline bool tc__blk_window_of(const char *op_type, const tc__attrs *attrs, const tc__tensor *x,
+                                     const tc__tensor *y, const int64_t *kernel, tc__blk_window *g) {
+    if (x->rank != 4 || y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) return false;
+    tc__err err = {0};
+    tc__kernel_ctx kc = {.node_name = "", .op_type = op_type, .attrs = attrs, .err = &err};
+    tc__ref_window rw;
+    if (tc__ref_window_resolve(&kc, x, y, kernel, &rw) != TC_STATUS_OK) return false;
+    *g = (tc__blk_window){.H = rw.in[0], .W = rw.in[1], .OH = rw.out[0], .OW = rw.out[1], .kh = rw.kernel[0],
+                          .kw = rw.kernel[1], .sh = rw.stride[0], .sw = rw.stride[1], .dh = rw.dilation[0],
+                          .dw = rw.dilation[1], .pt = rw.pad_begin[0], .pl = rw.pad_begin[1], .pb = rw.pad_end[0],
+                          .pr = rw.pad_end[1]};
+    return true;
+}
+
+/*
+ * The output columns [*lo, *hi) whose every window column lies inside the input row; the
+ * columns outside it are [0, *lo) and [*hi, OW) (*lo = *hi = OW when there is no such column).
+ */
+static inline void tc__blk_window_interior(const tc__blk_window *g, int64_t *lo, int64_t *hi) {
+    int64_t a0, a1, b0, b1;
+    tc__ref_window_outputs(-g->pl, g->sw, g->W, g->OW, &a0, &a1);
+    tc__ref_window_outputs(-g->pl + (g->kw - 1) * g->dw, g->sw, g->W, g->OW, &b0, &b1);
+    *lo = a0 > b0 ? a0 : b0;
+    *hi = a1 < b1 ? a1 : b1;
+    if (*hi <= *lo) *lo = *hi = g->OW;
+}
+
+/* ---- microkernels (AVX-512, one file each) -------------------------------------------- */
+
+/*
+ * Reorders pixels [p0, p1) of channel block cb of one image from NCHW16c to NCHW: xb is the
+ * image's C/16 blocked planes of hw pixels, y the image's C planes of hw pixels.
+ */
+void tc__reorder_nchw16c_to_nchw_avx512(const float *xb, float *y, int64_t hw, int64_t cb, int64_t p0, int64_t p1);
+
+/* Output rows [oy0, oy1) of one blocked plane (x: H x W x 16, y: OH x OW x 16). */
+void tc__maxpool_nchw16c_f32_rows_avx512(const tc__blk_window *g, const float *x, float *y, int64_t oy0, int64_t oy1);
+void tc__avgpool_nchw16c_f32_rows_avx512(const tc__blk_window *g, bool count_include_pad, const float *x, float *y,
+                                         int64_t oy0, int64_t oy1);
+
+/* y[p * 16 + l] = mean over the hw pixels of plane p, lane l, for planes [0, planes) (sums in double). */
+void tc__gavgpool_nchw16c_f32_avx512(const float *x, float *y, int64_t hw, int64_t planes);
+
+/* One blocked plane of a depthwise convolution. */
+typedef struct tc__dwconv_nchw16c_plane {
+    const float *x;    /* input H x W x 16 */
+    const float *w;    /* packed taps kh x kw x 16 of this channel block */
+    const float *bias; /* 16 values, or NULL */
+    const float *res;  /* residual OH x OW x 16, or NULL */
+    float *y;          /* output OH x OW x 16 */
+} tc__dwconv_nchw16c_plane;
+
+/* Output rows [oy0, oy1) of one plane: y = act(conv(x) + bias + res). */
+void tc__dwconv_nchw16c_f32_rows_avx512(const tc__blk_window *g, const tc__vact *act,
+                                        const tc__dwconv_nchw16c_plane *p, int64_t oy0, int64_t oy1);
+
+/*
+ * One operand of a blocked binary op over a run of pixels: pixel i reads 16 floats at
+ * p + i * stride, with stride 16 (an operand of the output's shape) or 0 (a per-channel vector).
+ */
+typedef struct tc__vbinary_nchw16c_operand {
+    const float *p;
+    int64_t stride;
+} tc__vbinary_nchw16c_operand;
+
+/* y[i] = act(op(a[i], b[i]) + res[i]) for the n pixels i (res, 16 floats per pixel, may be NULL). */
+void tc__vbinary_nchw16c_f32_avx512(tc__vbinary_op op, tc__vbinary_nchw16c_operand a, tc__vbinary_nchw16c_operand b,
+                                    const float *res, float *y, int64_t n, const tc__vact *act);
+
+/* ---- operators (baseline C, in the tactic files) --------------------------------------- */
+
+bool tc__reorder_nchw16c_supports(const tc__step_desc *d);
+tc_status tc__reorder_nchw16c_run(const tc__kernel_ctx *ctx);
+
+/* MaxPool / AveragePool / GlobalAveragePool on NCHW16c. */
+bool tc__maxpool_nchw16c_f32_supports(const tc__step_desc *d);
+bool tc__avgpool_nchw16c_f32_supports(const tc__step_desc *d);
+bool tc__gavgpool_nchw16c_f32_supports(const tc__step_desc *d);
+tc_status tc__maxpool_nchw16c_f32_run(const tc__kernel_ctx *ctx);
+tc_status tc__avgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx);
+tc_status tc__gavgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx);
+
+/*
+ * Depthwise Conv on NCHW16c. The weight W [C, 1, KH, KW] is packed at build time to
+ * [C/16][KH][KW][16] (tc__dwconv_nchw16c_f32_pack); run() reads only the packed form.
+ */
+bool tc__dwconv_nchw16c_f32_supports(const tc__step_desc *d);
+bool tc__dwconv_nchw16c_f32_packs_input(const tc__step_desc *d, int index);
+tc_status tc__dwconv_nchw16c_f32_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err);
+tc_status tc__dwconv_nchw16c_f32_run(const tc__kernel_ctx *ctx);
+
+/* Add / Sub / Mul / Div on NCHW16c: each input of the output's shape or [N or 1, C, 1, 1]. */
+bool tc__vbinary_nchw16c_f32_supports(const tc__step_desc *d);
+tc_status tc__vbinary_nchw16c_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op op);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * conv_nchw16c_f32_avx512_tactic.c - tactic conv_nchw16c_f32_avx512: direct Conv (2-D, one group,
+ * any strides, pads, dilations and auto_pad) from an NCHW16c or plain NCHW input to an NCHW16c
+ * output, with the conv bias, the residual and the activation fused (conv_nchw16c_f32.h). This
+ * file is the baseline-ISA part: the geometry, which steps the tactic takes, and the weight
+ * packing done at build; the AVX-512 microkernels and run() are in conv_nchw16c_f32_avx512.c.
+ */
+#include <string.h>
+
+#include "backends/cpu/blocked_f32.h"
+#include "backends/cpu/conv_nchw16c_f32.h"
+#include "backends/cpu/vec_isa.h"
+
+/* Bound on every size, stride, dilation and pad, so that offsets in floats cannot overflow. */
+#define CV_MAX_EXTENT ((int64_t)1 << 24)
+
+static bool cv_is_f32_4d(const tc__tensor *t) { return t != NULL && t->dtype == TC_DTYPE_FLOAT32 && t->rank == 4; }
+
+/* True when t has fewer than limit elements (dims >= 1). */
+static bool cv_numel_below(const tc__tensor *t, int64_t limit) {
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++)
+        if (tc__mul_overflow_i64(n, t->dims[i], &n) || n >= limit) return false;
+    return true;
+}
+
+bool tc__conv_nchw16c_f32_geometry(const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *w,
+                                   const tc__tensor *y, bool blocked_in, tc__conv16_geom *g) {
+    memset(g, 0, sizeof *g);
+    if (!cv_is_f32_4d(x) || !cv_is_f32_4d(w) || !cv_is_f32_4d(y)) return false;
+    if (tc__attr_int(attrs, "group", 1) != 1) return false;
+    for (int i = 0; i < 4; i++)
+        if (x->dims[i] < 1 || w->dims[i] < 1 || y->dims[i] < 1 || x->dims[i] > CV_MAX_EXTENT ||
+            w->dims[i] > CV_MAX_EXTENT || y->dims[i] > CV_MAX_EXTENT)
+            return false;
+    if (x->dims[1] != w->dims[1] || y->dims[1] != w->dims[0] || y->dims[0] != x->dims[0]) return false;
+    if (w->dims[0] % TC__CONV16_BLOCK != 0 || (blocked_in && x->dims[1] % TC__CONV16_BLOCK != 0)) return false;
+    tc__err err = {0};
+    const tc__kernel_ctx kctx = {.attrs = attrs, .err = &err};
+    tc__ref_window rw;
+    if (tc__ref_window_resolve(&kctx, x, y, w->dims + 2, &rw) != TC_STATUS_OK) return false;
+    for (int d = 0; d < 2; d++)
+        if (rw.stride[d] > CV_MAX_EXTENT || rw.dilation[d] > CV_MAX_EXTENT || rw.pad_begin[d] > CV_MAX_EXTENT ||
+            rw.pad_end[d] > CV_MAX_EXTENT)
+            return false;
+    /* The weight and the images stay below 2^40 floats. */
+    if (!cv_numel_below(w, (int64_t)1 << 40) || !cv_numel_below(x, (int64_t)1 << 40) ||
+        !cv_numel_below(y, (int64_t)1 << 40))
+        return false;
+    *g = (tc__conv16_geom){.batch = (size_t)x->dims[0],
+                           .cin = (size_t)x->dims[1],
+                           .cout = (size_t)w->dims[0],
+                           .ih = (size_t)rw.in[0],
+                           .iw = (size_t)rw.in[1],
+                           .oh = (size_t)rw.out[0],
+                           .ow = (size_t)rw.out[1],
+                           .kh = (size_t)rw.kernel[0],
+                           .kw = (size_t)rw.kernel[1],
+                           .sh = (size_t)rw.stride[0],
+                           .sw = (size_t)rw.stride[1],
+                           .dh = (size_t)rw.dilation[0],
+                           .dw = (size_t)rw.dilation[1],
+                           .pt = rw.pad_begin[0],
+                           .pl = rw.pad_begin[1],
+                           .group = blocked_in ? TC__CONV16_BLOCK : 1,
+                           .blocked_in = blocked_in};
+    return true;
+}
+
+/* The geometry of step d, X blocked as its tc.layout_in says. */
+static bool cv_desc_geometry(const tc__step_desc *d, tc__conv16_geom *g) {
+    if (d->n_in < 2 || d->n_in > 3 || d->n_out < 1 || d->in[0] == NULL || d->in[1] == NULL || d->out[0] == NULL)
+        return false;
+    return tc__conv_nchw16c_f32_geometry(d->attrs, d->in[0], d->in[1], d->out[0],
+                                         tc__layout_in_blocked(d->attrs, 0), g);
+}
+
+/*
+ * The fused epilogue (an activation, no bias over the last dim, a residual of Y's shape) and the
+ * layouts: Y and the residual blocked, X as its bit says, nothing else.
+ */
+static bool cv_epilogue_ok(const tc__step_desc *d) {
+    if (!tc__vact_epilogue_supported(d) || (d->residual != NULL && d->epi == NULL)) return false;
+    const uint64_t x_bit = tc__layout_in_blocked(d->attrs, 0) ? 1 : 0;
+    return tc__blk_layout_is(d->attrs, tc__blk_with_residual(x_bit, d->epi), true);
+}
+
+bool tc__conv_nchw16c_f32_supports(const tc__step_desc *d) {
+    if (strcmp(d->op_type, "Conv") != 0) return false;
+    tc__conv16_geom g;
+    if (!cv_desc_geometry(d, &g)) return false;
+    if (d->in_const == NULL || !d->in_const[1] || d->in[1]->data == NULL) return false;
+    const tc__tensor *b = d->n_in > 2 ? d->in[2] : NULL;
+    if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || b->rank != 1 || b->dims[0] != (int64_t)g.cout)) return false;
+    return cv_epilogue_ok(d);
+}
+
+bool tc__conv_nchw16c_f32_packs_input(const tc__step_desc *d, int index) { return index == 1; }
+
+tc_status tc__conv_nchw16c_f32_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+    tc__conv16_geom g;
+    if (index != 1 || !cv_desc_geometry(d, &g))
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "conv_nchw16c_f32 packs only the weight W of a Conv it supports");
+    const float *s = src;
+    float *o = dst;
+    for (size_t oc = 0; oc < g.cout; oc++)
+        for (size_t ic = 0; ic < g.cin; ic++)
+            for (size_t kh = 0; kh < g.kh; kh++)
+                for (size_t kw = 0; kw < g.kw; kw++)
+                    o[tc__conv16_weight_offset(&g, oc, ic, kh, kw)] = *s++;
+    return TC_STATUS_OK;
+}
+
+const tc__tactic tc__tactic_conv_nchw16c_f32_avx512 = {
+    .name = "conv_nchw16c_f32_avx512",
+    .op_type = "Conv",
+    .isa = TC__VEC_ISA_AVX512,
+    .flags = TC__TACTIC_FUSES_EPILOGUE | TC__TACTIC_BLOCKED,
+    .supports = tc__conv_nchw16c_f32_supports,
+    .packs_input = tc__conv_nchw16c_f32_packs_input,
+    .pack = tc__conv_nchw16c_f32_pack,
+    .scratch_bytes = NULL,
+    .run = tc__conv_nchw16c_f32_run_avx512,
+};

@@ -1,0 +1,166 @@
+/*
+ * pool_nchw16c_f32_avx512_tactic.c - tactics maxpool_nchw16c_f32_avx512,
+ * avgpool_nchw16c_f32_avx512 and gavgpool_nchw16c_f32_avx512: 2-D MaxPool (without Indices),
+ * AveragePool and GlobalAveragePool from an NCHW16c input to an NCHW16c output (tc.layout_in = 1,
+ * tc.layout_out = 1). Which steps they take, their geometry (the reference window resolution)
+ * and the drivers that split planes and rows over the thread pool; the microkernels are in
+ * pool_nchw16c_f32_avx512.c. None fuses an epilogue (as the NCHW pooling tactics).
+ */
+#include <pthreadpool.h>
+#include <string.h>
+
+#include "backends/cpu/blocked_f32.h"
+#include "backends/cpu/vec_isa.h"
+
+/* Fills g for a MaxPool / AveragePool node with input x and output y; false when these tactics cannot compute it. */
+static bool pool_geom(const char *op_type, const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *y,
+                      tc__blk_window *g) {
+    if (!tc__blk_is_blockable(x) || !tc__blk_is_blockable(y)) return false;
+    if (strcmp(op_type, "MaxPool") == 0) {
+        int64_t so = tc__attr_int(attrs, "storage_order", 0);
+        if (so != 0 && so != 1) return false;
+    } else {
+        int64_t cip = tc__attr_int(attrs, "count_include_pad", 0);
+        if (cip != 0 && cip != 1) return false;
+    }
+    return tc__blk_window_of(op_type, attrs, x, y, NULL, g);
+}
+
+static bool pool_supports(const tc__step_desc *d, const char *op_type) {
+    if (strcmp(d->op_type, op_type) != 0) return false;
+    if (d->n_in != 1 || d->in[0] == NULL || d->n_out < 1 || d->out[0] == NULL) return false;
+    for (int i = 1; i < d->n_out; i++)
+        if (d->out[i] != NULL) return false; /* MaxPool's Indices */
+    if (!tc__blk_layout_is(d->attrs, 1, true)) return false;
+    tc__blk_window g;
+    return pool_geom(op_type, d->attrs, d->in[0], d->out[0], &g);
+}
+
+bool tc__maxpool_nchw16c_f32_supports(const tc__step_desc *d) { return pool_supports(d, "MaxPool"); }
+bool tc__avgpool_nchw16c_f32_supports(const tc__step_desc *d) { return pool_supports(d, "AveragePool"); }
+
+typedef struct pool_job {
+    const tc__blk_window *g;
+    bool max, cip;
+    const float *x;
+    float *y;
+} pool_job;
+
+static void pool_task(void *arg, size_t plane, size_t oy0, size_t rows) {
+    const pool_job *j = arg;
+    const tc__blk_window *g = j->g;
+    const float *x = j->x + (int64_t)plane * g->H * g->W * 16;
+    float *y = j->y + (int64_t)plane * g->OH * g->OW * 16;
+    if (j->max) tc__maxpool_nchw16c_f32_rows_avx512(g, x, y, (int64_t)oy0, (int64_t)(oy0 + rows));
+    else tc__avgpool_nchw16c_f32_rows_avx512(g, j->cip, x, y, (int64_t)oy0, (int64_t)(oy0 + rows));
+}
+
+/* Runs a MaxPool (max) or AveragePool step over ctx->pool: tasks are rows of (image, channel block) planes. */
+static tc_status pool_run(const tc__kernel_ctx *ctx, bool max) {
+    if (ctx->n_in < 1 || ctx->in[0] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects input X and output Y");
+    if (ctx->n_out > 1 && ctx->out[1] != NULL)
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "this pooling kernel does not produce Indices");
+    if (!tc__layout_in_blocked(ctx->attrs, 0) || !tc__layout_out_blocked(ctx->attrs))
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked %s needs X and Y in NCHW16c", ctx->op_type);
+    const tc__tensor *x = ctx->in[0];
+    tc__tensor *y = ctx->out[0];
+    const char *op_type = max ? "MaxPool" : "AveragePool";
+    tc__blk_window g;
+    if (!pool_geom(op_type, ctx->attrs, x, y, &g))
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s is not a blocked pooling this kernel computes", op_type);
+    const int64_t planes = y->dims[0] * (y->dims[1] / 16);
+    if (planes == 0 || g.OH == 0 || g.OW == 0) return TC_STATUS_OK;
+    pool_job j = {&g, max, tc__attr_int(ctx->attrs, "count_include_pad", 0) == 1, x->data, y->data};
+    pthreadpool_t pool = ctx->pool;
+    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    if (threads <= 1) {
+        for (int64_t p = 0; p < planes; p++) pool_task(&j, (size_t)p, 0, (size_t)g.OH);
+        return TC_STATUS_OK;
+    }
+    size_t tile = (size_t)g.OH;
+    if ((size_t)planes < 4 * threads) {
+        size_t parts = (4 * threads + (size_t)planes - 1) / (size_t)planes;
+        tile = ((size_t)g.OH + parts - 1) / parts;
+    }
+    pthreadpool_parallelize_2d_tile_1d(pool, pool_task, &j, (size_t)planes, (size_t)g.OH, tile, 0);
+    return TC_STATUS_OK;
+}
+
+tc_status tc__maxpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) { return pool_run(ctx, true); }
+tc_status tc__avgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) { return pool_run(ctx, false); }
+
+/* x [N, C, H, W] and y [N, C, 1, 1], float32, C % 16 == 0. */
+static bool gap_shapes(const tc__tensor *x, const tc__tensor *y) {
+    return tc__blk_is_blockable(x) && tc__blk_is_blockable(y) && y->dims[0] == x->dims[0] &&
+           y->dims[1] == x->dims[1] && y->dims[2] == 1 && y->dims[3] == 1;
+}
+
+bool tc__gavgpool_nchw16c_f32_supports(const tc__step_desc *d) {
+    if (strcmp(d->op_type, "GlobalAveragePool") != 0) return false;
+    if (d->n_in != 1 || d->in[0] == NULL || d->n_out != 1 || d->out[0] == NULL) return false;
+    return tc__blk_layout_is(d->attrs, 1, true) && gap_shapes(d->in[0], d->out[0]);
+}
+
+typedef struct gap_job {
+    const float *x;
+    float *y;
+    int64_t hw;
+} gap_job;
+
+static void gap_task(void *arg, size_t p0, size_t count) {
+    const gap_job *j = arg;
+    tc__gavgpool_nchw16c_f32_avx512(j->x + (int64_t)p0 * j->hw * 16, j->y + (int64_t)p0 * 16, j->hw, (int64_t)count);
+}
+
+tc_status tc__gavgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
+    if (ctx->n_in < 1 || ctx->in[0] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects input X and output Y");
+    if (!tc__layout_in_blocked(ctx->attrs, 0) || !tc__layout_out_blocked(ctx->attrs))
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked %s needs X and Y in NCHW16c", ctx->op_type);
+    if (!gap_shapes(ctx->in[0], ctx->out[0]))
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED,
+                        "GlobalAveragePool shapes this blocked kernel does not compute");
+    const tc__tensor *x = ctx->in[0];
+    const int64_t planes = x->dims[0] * (x->dims[1] / 16);
+    gap_job j = {x->data, ctx->out[0]->data, x->dims[2] * x->dims[3]};
+    if (planes == 0) return TC_STATUS_OK;
+    pthreadpool_t pool = ctx->pool;
+    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    /* about 1024 pixels (16K floats) per task, at least one plane */
+    size_t tile = j.hw > 0 ? (size_t)(1024 / j.hw) : (size_t)planes;
+    if (tile < 1) tile = 1;
+    if (threads <= 1 || tile >= (size_t)planes) {
+        gap_task(&j, 0, (size_t)planes);
+        return TC_STATUS_OK;
+    }
+    pthreadpool_parallelize_1d_tile_1d(pool, gap_task, &j, (size_t)planes, tile, 0);
+    return TC_STATUS_OK;
+}
+
+const tc__tactic tc__tactic_maxpool_nchw16c_f32_avx512 = {
+    .name = "maxpool_nchw16c_f32_avx512",
+    .op_type = "MaxPool",
+    .isa = TC__VEC_ISA_AVX512,
+    .flags = TC__TACTIC_BLOCKED,
+    .supports = tc__maxpool_nchw16c_f32_supports,
+    .run = tc__maxpool_nchw16c_f32_run,
+};
+
+const tc__tactic tc__tactic_avgpool_nchw16c_f32_avx512 = {
+    .name = "avgpool_nchw16c_f32_avx512",
+    .op_type = "AveragePool",
+    .isa = TC__VEC_ISA_AVX512,
+    .flags = TC__TACTIC_BLOCKED,
+    .supports = tc__avgpool_nchw16c_f32_supports,
+    .run = tc__avgpool_nchw16c_f32_run,
+};
+
+const tc__tactic tc__tactic_gavgpool_nchw16c_f32_avx512 = {
+    .name = "gavgpool_nchw16c_f32_avx512",
+    .op_type = "GlobalAveragePool",
+    .isa = TC__VEC_ISA_AVX512,
+    .flags = TC__TACTIC_BLOCKED,
+    .supports = tc__gavgpool_nchw16c_f32_supports,
+    .run = tc__gavgpool_nchw16c_f32_run,
+};

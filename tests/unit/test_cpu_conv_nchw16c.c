@@ -1,0 +1,527 @@
+/*
+ * test_cpu_conv_nchw16c.c - the direct NCHW16c convolution tactic (conv_nchw16c_f32_avx512) against
+ * the reference Conv plus the reference epilogue: the reference's NCHW input and residual are
+ * reordered to NCHW16c for the tactic (the input stays NCHW when the case says plain), and the
+ * tactic's NCHW16c output back. Cases: the ResNet-50 stem (plain input) and 3x3 / 1x1 layers,
+ * MobileNet / EfficientNet-like 1x1 layers, planes of 1 to 17 pixels a side (primes, not multiples
+ * of the tile), blocked and plain channel counts, asymmetric, large and automatic padding,
+ * dilation, 5x5 kernels, batches, with and without the conv bias, every fused activation with and
+ * without a residual, random configurations; 1 thread and a 2-thread pool must give identical
+ * bits; the packed weight is a permutation of W; and the steps supports() rejects.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "dense_test_util.h"
+
+#include "backends/cpu/conv_nchw16c_f32.h"
+#include "core/layout.h"
+#include "cpu_vec_test_util.h"
+
+static const tc__tactic *const kConv = &tc__tactic_conv_nchw16c_f32_avx512;
+
+/* Relative tolerance per square root of the reduction length K = C_in * KH * KW. */
+#define CV_TOL_PER_SQRT_K 1e-5
+
+typedef struct cv_case {
+    int64_t n, cin, cout, h, w, kh, kw;
+    int64_t sh, sw, dh, dw;
+    int64_t pads[4];      /* top, left, bottom, right */
+    const char *auto_pad; /* NULL: explicit pads */
+    bool blocked_in, bias, residual;
+    tc__epilogue epi;
+} cv_case;
+
+/* A case with a k x k kernel, stride s, pads k / 2, blocked input when C_in allows it, a bias. */
+static cv_case cv_plain_case(int64_t cin, int64_t cout, int64_t h, int64_t w, int64_t k, int64_t s) {
+    cv_case c = {1, cin, cout, h, w, k, k, s, s, 1, 1, {k / 2, k / 2, k / 2, k / 2}, NULL,
+                 cin % 16 == 0, true, false, tc__epilogue_none()};
+    return c;
+}
+
+/* ---- layout conversions ------------------------------------------------------------------- */
+
+/* A copy of the NCHW tensor t stored NCHW16c (C % 16 == 0). */
+static tc__tensor to_blocked(const tc__tensor *t) {
+    tc__tensor b = dtu_tensor(t->dtype, t->rank, t->dims);
+    const size_t n = (size_t)t->dims[0], c = (size_t)t->dims[1], h = (size_t)t->dims[2], w = (size_t)t->dims[3];
+    const float *s = t->data;
+    float *d = b.data;
+    for (size_t in = 0; in < n; in++)
+        for (size_t ic = 0; ic < c; ic++)
+            for (size_t ih = 0; ih < h; ih++)
+                for (size_t iw = 0; iw < w; iw++) d[tc__nchw16c_offset(c, h, w, in, ic, ih, iw)] = *s++;
+    return b;
+}
+
+/* A copy of the NCHW16c tensor t stored NCHW. */
+static tc__tensor from_blocked(const tc__tensor *t) {
+    tc__tensor p = dtu_tensor(t->dtype, t->rank, t->dims);
+    const size_t n = (size_t)t->dims[0], c = (size_t)t->dims[1], h = (size_t)t->dims[2], w = (size_t)t->dims[3];
+    const float *s = t->data;
+    float *d = p.data;
+    for (size_t in = 0; in < n; in++)
+        for (size_t ic = 0; ic < c; ic++)
+            for (size_t ih = 0; ih < h; ih++)
+                for (size_t iw = 0; iw < w; iw++) *d++ = s[tc__nchw16c_offset(c, h, w, in, ic, ih, iw)];
+    return p;
+}
+
+static int cmp_float(const void *a, const void *b) {
+    const float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* True when the n floats of dst are those of src in some order. */
+static bool is_permutation(const float *src, const float *dst, size_t n) {
+    float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+    assert_non_null(a);
+    assert_non_null(b);
+    memcpy(a, src, n * sizeof(float));
+    memcpy(b, dst, n * sizeof(float));
+    qsort(a, n, sizeof(float), cmp_float);
+    qsort(b, n, sizeof(float), cmp_float);
+    const bool same = memcmp(a, b, n * sizeof(float)) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
+/* ---- running a case ------------------------------------------------------------------------- */
+
+/* The attributes of a case (they point into c and into the arrays given). */
+static int cv_attrs(const cv_case *c, int64_t *strides, int64_t *dils, int64_t *pads, tc__attr *attrs) {
+    int na = 0;
+    strides[0] = c->sh, strides[1] = c->sw, dils[0] = c->dh, dils[1] = c->dw;
+    for (int i = 0; i < 4; i++) pads[i] = c->pads[i];
+    attrs[na++] = dtu_attr_ints("strides", strides, 2);
+    attrs[na++] = dtu_attr_ints("dilations", dils, 2);
+    if (c->auto_pad) attrs[na++] = dtu_attr_string("auto_pad", c->auto_pad);
+    else attrs[na++] = dtu_attr_ints("pads", pads, 4);
+    return na;
+}
+
+/* Runs the tactic on the blocked step into a fresh poisoned NCHW16c output; fails unless OK. */
+static tc__tensor cv_run(const tc__attrs *as, int n_in, const tc__tensor *const *in, const tc__epilogue *epi,
+                         const tc__tensor *res, const tc__tensor *like, pthreadpool_t pool) {
+    tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
+    vtu_poison(&y);
+    tc__tensor *out[1] = {&y};
+    tc__err err = {0};
+    unsigned char none[1];
+    tc__scratch scratch = {none, 0, 0};
+    tc__kernel_ctx kc = {"test", "Conv", 13, as, n_in, in, 1, out, &err, &scratch, epi, NULL, res, pool};
+    const tc_status st = kConv->run(&kc);
+    if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", kConv->name, (int)st, err.msg);
+    return y;
+}
+
+/* Runs case c on random data: reference vs the tactic on 1 thread, and 1 vs 2 threads bit for bit. */
+static void check_case(uint64_t seed, const cv_case *c, const char *what) {
+    dtu_rng r = {seed};
+    const int64_t xd[4] = {c->n, c->cin, c->h, c->w}, wd[4] = {c->cout, c->cin, c->kh, c->kw}, bd[1] = {c->cout};
+    tc__tensor x = vtu_random(&r, 4, xd, -2.0, 2.0), w = vtu_random(&r, 4, wd, -1.0, 1.0);
+    tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0);
+    int64_t strides[2], dils[2], pads[4];
+    tc__attr attrs[6];
+    int na = cv_attrs(c, strides, dils, pads, attrs);
+    const int n_in = c->bias ? 3 : 2;
+    const tc__tensor *in[3] = {&x, &w, c->bias ? &b : NULL};
+    tc__tensor ref, res = {0}, res_b = {0};
+    dtu_run_ok(DTU_OP(Conv), 13, attrs, na, n_in, in, 1, &ref);
+    tc__epilogue epi = c->epi;
+    if (c->residual) {
+        res = vtu_random(&r, ref.rank, ref.dims, -2.0, 2.0);
+        res_b = to_blocked(&res);
+        epi.residual_input = (int8_t)n_in;
+    }
+    tc__err err = {0};
+    if (tc__ref_apply_epilogue(&epi, &ref, NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
+        fail_msg("reference epilogue: %s", err.msg);
+
+    const int64_t in_mask = (c->blocked_in ? 1 : 0) | (c->residual ? (int64_t)1 << n_in : 0);
+    attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_IN, in_mask);
+    attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
+    const tc__attrs as = {na, attrs};
+    tc__tensor xb = c->blocked_in ? to_blocked(&x) : x, wp = dtu_tensor(w.dtype, w.rank, w.dims);
+    const tc__tensor *tin[3] = {&xb, &w, in[2]}, *outs[1] = {&ref};
+    const bool in_const[3] = {false, true, true};
+    const tc__tensor *res_t = c->residual ? &res_b : NULL;
+    tc__step_desc d = {"Conv", 13, &as, n_in, tin, in_const, 1, outs, &epi, NULL, res_t};
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "%s: N%lld %lld->%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld pads %lld,%lld,%lld,%lld%s%s %s%s act %d%s",
+             what, (long long)c->n, (long long)c->cin, (long long)c->cout, (long long)c->h, (long long)c->w,
+             (long long)c->kh, (long long)c->kw, (long long)c->sh, (long long)c->sw, (long long)c->dh,
+             (long long)c->dw, (long long)pads[0], (long long)pads[1], (long long)pads[2], (long long)pads[3],
+             c->auto_pad ? " " : "", c->auto_pad ? c->auto_pad : "", c->blocked_in ? "blocked" : "plain",
+             c->bias ? " +B" : "", (int)c->epi.act, c->residual ? " +res" : "");
+    if (!kConv->supports(&d)) fail_msg("%s: not supported", msg);
+    assert_true(kConv->packs_input(&d, 1));
+    if (kConv->pack(&d, 1, w.data, wp.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", msg, err.msg);
+    assert_true(is_permutation(w.data, wp.data, (size_t)tc__tensor_numel(&w)));
+    tin[1] = &wp;
+    tc__tensor y1 = cv_run(&as, n_in, tin, &epi, res_t, &ref, NULL);
+    tc__tensor y2 = cv_run(&as, n_in, tin, &epi, res_t, &ref, vtu_pool);
+    if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s: 1 and 2 threads differ", msg);
+    tc__tensor y = from_blocked(&y1);
+    vtu_assert_close(&y, &ref, CV_TOL_PER_SQRT_K * sqrt((double)(c->cin * c->kh * c->kw)), msg);
+    tc__tensor_free(&y);
+    tc__tensor_free(&y2);
+    tc__tensor_free(&y1);
+    tc__tensor_free(&wp);
+    if (c->blocked_in) tc__tensor_free(&xb);
+    if (c->residual) {
+        tc__tensor_free(&res_b);
+        tc__tensor_free(&res);
+    }
+    tc__tensor_free(&ref);
+    tc__tensor_free(&b);
+    tc__tensor_free(&w);
+    tc__tensor_free(&x);
+}
+
+#define SKIP_WITHOUT_AVX512() \
+    do {                      \
+        if (!vtu_isa_ok(kConv)) skip(); \
+    } while (0)
+
+/* ---- cases ------------------------------------------------------------------------------------ */
+
+static const tc__epilogue kRelu = {-1, -1, TC__ACT_RELU, 0, 0.0f, 0.0f};
+
+/* The ResNet-50 layers the tactic is for (ReLU, residual on the 1x1 expansion as in a bottleneck). */
+static void test_resnet_shapes(void **state) {
+    (void)state;
+    SKIP_WITHOUT_AVX512();
+    cv_case c = cv_plain_case(3, 64, 224, 224, 7, 2);
+    c.epi = kRelu;
+    check_case(1, &c, "stem 7x7 s2 p3 plain");
+    c = cv_plain_case(64, 64, 56, 56, 3, 1);
+    c.epi = kRelu;
+    check_case(2, &c, "3x3 s1 64@56");
+    c = cv_plain_case(128, 128, 56, 56, 3, 2);
+    c.epi = kRelu;
+    check_case(3, &c, "3x3 s2 128 56->28");
+    c = cv_plain_case(256, 64, 56, 56, 1, 1);
+    c.epi = kRelu;
+    check_case(4, &c, "1x1 256->64@56");
+    c = cv_plain_case(64, 256, 28, 28, 1, 1);
+    c.epi = kRelu;
+    c.residual = true;
+    check_case(5, &c, "1x1 64->256@28 +res");
+    c = cv_plain_case(256, 512, 56, 56, 1, 2);
+    c.bias = false;
+    check_case(6, &c, "1x1 s2 256->512 56->28 downsample");
+    c = cv_plain_case(512, 512, 7, 7, 3, 1);
+    c.epi = kRelu;
+    check_case(7, &c, "3x3 512@7");
+}
+
+/* MobileNet / EfficientNet-like pointwise layers (ReLU6, SiLU). */
+static void test_mobile_pointwise(void **state) {
+    (void)state;
+    SKIP_WITHOUT_AVX512();
+    const tc__epilogue relu6 = {-1, -1, TC__ACT_CLIP, 0, 0.0f, 6.0f}, silu = {-1, -1, TC__ACT_SILU, 0, 0.0f, 0.0f};
+    cv_case c = cv_plain_case(24, 144, 56, 56, 1, 1);
+    c.epi = relu6;
+    check_case(20, &c, "1x1 24->144 plain");
+    c = cv_plain_case(16, 96, 112, 112, 1, 1);
+    c.epi = relu6;
+    check_case(21, &c, "1x1 16->96 blocked");
+    c = cv_plain_case(144, 32, 28, 28, 1, 1);
+    c.residual = true;
+    check_case(22, &c, "1x1 144->32 +res");
+    c = cv_plain_case(480, 80, 14, 14, 1, 1);
+    c.epi = silu;
+    check_case(23, &c, "1x1 480->80 silu");
+    c = cv_plain_case(40, 240, 28, 28, 1, 1);
+    c.blocked_in = false;
+    c.epi = silu;
+    check_case(24, &c, "1x1 40->240 plain");
+}
+
+/* Planes of 1 to 17 pixels a side, 3x3 stride 1 and 2, 1x1 stride 1 and 2; C_out of 1 to 3 blocks. */
+static void test_edge_sizes(void **state) {
+    (void)state;
+    SKIP_WITHOUT_AVX512();
+    const int64_t sizes[] = {1, 2, 3, 5, 7, 13, 17};
+    const int64_t couts[] = {16, 32, 48};
+    uint64_t seed = 100;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k += 2)
+            for (int64_t s = 1; s <= 2; s++) {
+                cv_case c = cv_plain_case(16, couts[seed % 3], sizes[i], sizes[k], 3, s);
+                check_case(seed++, &c, "edge 3x3");
+                c = cv_plain_case(48, couts[seed % 3], sizes[k], sizes[i], 1, s);
+                check_case(seed++, &c, "edge 1x1");
+            }
+}
+
+/* Input channels: blocked 16 and 48, plain 1, 3, 5, 24. */
+static void test_channels(void **state) {
+    (void)state;
+    SKIP_WITHOUT_AVX512();
+    const int64_t blocked[] = {16, 48}, plain[] = {1, 3, 5, 24};
+    uint64_t seed = 200;
+    for (int i = 0; i < 2; i++)
+        for (int64_t k = 1; k <= 3; k += 2) {
+            cv_case c = cv_plain_case(blocked[i], 48, 11, 19, k, 1);
+            check_case(seed++, &c, "blocked C_in");
+        }
+    for (int i = 0; i < 4; i++)
+        for (int64_t k = 1; k <= 7; k += 2) {
+            cv_case c = cv_plain_case(plain[i], 32, 13, 23, k, 1 + (int64_t)(seed % 2));
+            c.blocked_in = false;
+            check_case(seed++, &c, "plain C_in");
+        }
+    cv_case c = cv_plain_case(32, 16, 9, 9, 3, 1);
+    c.blocked_in = false; /* a plain input whose C_in would allow blocking */
+    check_case(seed++, &c, "plain C_in 32");
+}
+
+/* Asymmetric, large and automatic padding, dilation 2, 5x5 kernels, non-square strides, batches. */
+static void test_windows(void **state) {
+    (void)state;
+    SKIP_WITHOUT_AVX512();
+    uint64_t seed = 300;
+    cv_case c = cv_plain_case(16, 32, 15, 17, 3, 1);
+    c.pads[0] = 0, c.pads[1] = 2, c.pads[2] = 2, c.pads[3] = 0;
+    check_case(seed++, &c, "asymmetric pads");
+    c = cv_plain_case(16, 32, 9, 10, 3, 1);
+    c.pads[0] = 4, c.pads[1] = 3, c.pads[2] = 3, c.pads[3] = 5; /* outputs with no tap in bounds */
+    check_case(seed++, &c, "pads beyond the kernel");
+    for (int64_t s = 1; s <= 2; s++) {
+        c = cv_plain_case(32, 16, 14, 17, 3, s);
+        c.auto_pad = "SAME_UPPER";
+        check_case(seed++, &c, "SAME_UPPER");
+        c = cv_plain_case(16, 32, 14, 17, 5, s);
+        c.auto_pad = "SAME_LOWER";
+        check_case(seed++, &c, "SAME_LOWER 5x5");
+        c = cv_plain_case(16, 32, 14, 17, 3, s);
+        c.auto_pad = "VALID";
+        check_case(seed++, &c, "VALID");
+        c = cv_plain_case(16, 48, 19, 23, 3, s);
+        c.dh = c.dw = 2;
+        c.pads[0] = c.pads[1] = c.pads[2] = c.pads[3] = 2;
+        check_case(seed++, &c, "dilation 2");
+        c = cv_plain_case(32, 32, 21, 18, 5, s);
+        check_case(seed++, &c, "5x5");
+        c = cv_plain_case(5, 32, 21, 18, 5, s);
+        c.blocked_in = false;
+        c.dh = 2;
+        check_case(seed++, &c, "5x5 plain dilation 2,1");
+    }
+    c = cv_plain_case(16, 32, 20, 21, 3, 1);
+    c.sh = 2, c.sw = 3, c.dw = 2;
+    check_case(seed++, &c, "strides 2,3 dilation 1,2");
+    c = cv_plain_case(16, 16, 12, 31, 1, 3);
+    check_case(seed++, &c, "1x1 stride 3");
+    c = cv_plain_case(16, 32, 8, 9, 1, 1);
+    c.pads[0] = c.pads[3] = 1; /* a padded 1x1 convolution */
+    check_case(seed++, &c, "1x1 padded");
+    c = cv_plain_case(32, 48, 13, 11, 3, 1);
+    c.kh = 1, c.kw = 3, c.pads[0] = c.pads[2] = 0;
+    check_case(seed++, &c, "1x3");
+    c = cv_plain_case(48, 32, 10, 12, 3, 2);
+    c.n = 2;
+    c.residual = true;
+    check_case(seed++, &c, "batch 2");
+    c = cv_plain_case(3, 64, 30, 30, 7, 2);
+    c.n = 2;
+    c.epi = kRelu;
+    check_case(seed++, &c, "batch 2 plain stem");
+}
+
+/* Every activation, with and without the residual and the conv bias. */
+static void test_epilogues(void **state) {
+    (void)state;
+    SKIP_WITHOUT_AVX512();
+    for (int e = 0; e < VTU_N_EPILOGUES; e++)
+        for (int res = 0; res < 2; res++) {
+            cv_case c = cv_plain_case(32, 48, 9, 13, 3, 1);
+            c.epi = vtu_epilogues[e];
+            c.residual = res == 1;
+            c.bias = (e + res) % 2 == 0;
+            check_case(400 + (uint64_t)e * 2 + (uint64_t)res, &c, "epilogue 3x3");
+            c = cv_plain_case(3, 32, 12, 12, 3, 2);
+            c.epi = vtu_epilogues[e];
+            c.residual = res == 1;
+            c.bias = (e + res) % 2 == 1;
+            check_case(500 + (uint64_t)e * 2 + (uint64_t)res, &c, "epilogue plain");
+        }
+}
+
+static void test_random(void **state) {
+    (void)state;
+    SKIP_WITHOUT_AVX512();
+    dtu_rng r = {4242};
+    for (int t = 0; t < 60; t++) {
+        cv_case c = cv_plain_case(16, 16, 1, 1, 1, 1);
+        c.blocked_in = dtu_next(&r) % 3 != 0;
+        c.cin = c.blocked_in ? 16 * (1 + (int64_t)(dtu_next(&r) % 3)) : 1 + (int64_t)(dtu_next(&r) % 20);
+        c.cout = 16 * (1 + (int64_t)(dtu_next(&r) % 3));
+        c.n = 1 + (int64_t)(dtu_next(&r) % 2);
+        c.kh = 1 + (int64_t)(dtu_next(&r) % 5);
+        c.kw = 1 + (int64_t)(dtu_next(&r) % 5);
+        c.sh = 1 + (int64_t)(dtu_next(&r) % 3);
+        c.sw = 1 + (int64_t)(dtu_next(&r) % 3);
+        c.dh = 1 + (int64_t)(dtu_next(&r) % 2);
+        c.dw = 1 + (int64_t)(dtu_next(&r) % 2);
+        c.h = 1 + (int64_t)(dtu_next(&r) % 24);
+        c.w = 1 + (int64_t)(dtu_next(&r) % 40);
+        for (int i = 0; i < 4; i++) c.pads[i] = (int64_t)(dtu_next(&r) % 4);
+        if (c.h + c.pads[0] + c.pads[2] < (c.kh - 1) * c.dh + 1 || c.w + c.pads[1] + c.pads[3] < (c.kw - 1) * c.dw + 1) {
+            t--;
+            continue;
+        }
+        c.bias = dtu_next(&r) % 2;
+        c.residual = dtu_next(&r) % 3 == 0;
+        c.epi = vtu_epilogues[dtu_next(&r) % VTU_N_EPILOGUES];
+        check_case(1000 + (uint64_t)t, &c, "random");
+    }
+}
+
+/* ---- supports() ------------------------------------------------------------------------------ */
+
+/* supports() on a blocked Conv X [1, cin, 8, 8] -> Y [1, cout, 8, 8], W [cout, cin, 3, 3], pads 1. */
+typedef struct sup_step {
+    tc__tensor x, w, y, b, res;
+    tc__attr attrs[4];
+    int64_t pads[4];
+    int na;
+    tc__epilogue epi;
+    bool in_const[3];
+    int n_in;
+    bool with_res;
+} sup_step;
+
+static void sup_init(sup_step *s, int64_t cin, int64_t cout) {
+    memset(s, 0, sizeof *s);
+    static float one = 1.0f;
+    s->x = (tc__tensor){TC_DTYPE_FLOAT32, 4, {1, cin, 8, 8}, NULL, 0};
+    s->w = (tc__tensor){TC_DTYPE_FLOAT32, 4, {cout, cin, 3, 3}, &one, 0};
+    s->y = (tc__tensor){TC_DTYPE_FLOAT32, 4, {1, cout, 8, 8}, NULL, 0};
+    s->b = (tc__tensor){TC_DTYPE_FLOAT32, 1, {cout}, NULL, 0};
+    s->res = s->y;
+    for (int i = 0; i < 4; i++) s->pads[i] = 1;
+    s->attrs[0] = dtu_attr_ints("pads", s->pads, 4);
+    s->attrs[1] = dtu_attr_int(TC__ATTR_LAYOUT_IN, 1);
+    s->attrs[2] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
+    s->na = 3;
+    s->epi = tc__epilogue_none();
+    s->in_const[1] = s->in_const[2] = true;
+    s->n_in = 3;
+}
+
+static bool sup(const sup_step *s) {
+    const tc__tensor *in[3] = {&s->x, &s->w, &s->b}, *out[1] = {&s->y};
+    const tc__attrs as = {s->na, s->attrs};
+    const tc__step_desc d = {"Conv", 13, &as, s->n_in, in, s->in_const, 1, out, &s->epi, NULL,
+                             s->with_res ? &s->res : NULL};
+    return kConv->supports(&d);
+}
+
+static void test_rejects(void **state) {
+    (void)state;
+    sup_step s;
+    sup_init(&s, 32, 32);
+    assert_true(sup(&s));
+    s.attrs[s.na++] = dtu_attr_int("group", 2); /* grouped */
+    s.w.dims[1] = 16;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 24); /* C_out % 16 != 0 */
+    assert_false(sup(&s));
+    sup_init(&s, 24, 32); /* blocked input with C_in % 16 != 0 */
+    assert_false(sup(&s));
+    s.attrs[1].i = 0; /* the same input plain is fine */
+    assert_true(sup(&s));
+    sup_init(&s, 32, 32);
+    s.in_const[1] = false; /* W computed at run time */
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32);
+    s.w.data = NULL;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32); /* rank 3 (1-D convolution) */
+    s.x.rank = s.w.rank = s.y.rank = 3;
+    s.pads[2] = s.pads[3] = 0;
+    s.attrs[0].n = 2;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32); /* output not blocked */
+    s.na = 2;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32);
+    s.attrs[2].i = 0;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32); /* other dtypes */
+    s.x.dtype = s.y.dtype = TC_DTYPE_FLOAT16;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32);
+    s.w.dtype = TC_DTYPE_FLOAT64;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32);
+    s.b.dims[0] = 16; /* a bias of the wrong length */
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32); /* an epilogue bias over the last dim */
+    tc__tensor eb = {TC_DTYPE_FLOAT32, 1, {8}, NULL, 0};
+    s.epi.bias_input = 3;
+    const tc__tensor *in[3] = {&s.x, &s.w, &s.b}, *out[1] = {&s.y};
+    const tc__attrs as = {s.na, s.attrs};
+    const tc__step_desc d = {"Conv", 13, &as, 3, in, s.in_const, 1, out, &s.epi, &eb, NULL};
+    assert_false(kConv->supports(&d));
+    sup_init(&s, 32, 32); /* a residual: blocked is fine, plain is not, another shape is not */
+    s.with_res = true;
+    s.epi.residual_input = 3;
+    s.attrs[1].i = 1 | 8;
+    assert_true(sup(&s));
+    s.attrs[1].i = 1;
+    assert_false(sup(&s));
+    s.attrs[1].i = 1 | 8;
+    s.res.dims[3] = 7;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32); /* an unknown activation */
+    s.epi.act = TC__ACT_COUNT_;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32); /* not a Conv */
+    const tc__step_desc other = {"ConvTranspose", 13, &as, 3, in, s.in_const, 1, out, &s.epi, NULL, NULL};
+    assert_false(kConv->supports(&other));
+}
+
+/* run() fails cleanly on shapes that do not match the attributes. */
+static void test_run_rejects(void **state) {
+    (void)state;
+    SKIP_WITHOUT_AVX512();
+    dtu_rng r = {9};
+    const int64_t xd[4] = {1, 16, 6, 6}, wd[4] = {24, 16, 3, 3}, yd[4] = {1, 24, 6, 6};
+    tc__tensor x = vtu_random(&r, 4, xd, -1.0, 1.0), w = vtu_random(&r, 4, wd, -1.0, 1.0);
+    tc__tensor y = vtu_random(&r, 4, yd, -1.0, 1.0);
+    const int64_t pads[4] = {1, 1, 1, 1};
+    tc__attr attrs[3] = {dtu_attr_ints("pads", pads, 4), dtu_attr_int(TC__ATTR_LAYOUT_IN, 1),
+                         dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1)};
+    const tc__attrs as = {3, attrs};
+    const tc__tensor *in[2] = {&x, &w};
+    tc__tensor *out[1] = {&y};
+    tc__err err = {0};
+    tc__epilogue none = tc__epilogue_none();
+    tc__kernel_ctx kc = {"test", "Conv", 13, &as, 2, in, 1, out, &err, NULL, &none, NULL, NULL, NULL};
+    assert_int_not_equal(kConv->run(&kc), TC_STATUS_OK); /* C_out 24 */
+    assert_true(strlen(err.msg) > 0);
+    tc__tensor_free(&y);
+    tc__tensor_free(&w);
+    tc__tensor_free(&x);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resnet_shapes), cmocka_unit_test(test_mobile_pointwise),
+        cmocka_unit_test(test_edge_sizes),    cmocka_unit_test(test_channels),
+        cmocka_unit_test(test_windows),       cmocka_unit_test(test_epilogues),
+        cmocka_unit_test(test_random),        cmocka_unit_test(test_rejects),
+        cmocka_unit_test(test_run_rejects),
+    };
+    return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);
+}
