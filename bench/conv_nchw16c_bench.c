@@ -199,7 +199,8 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--direct-only") == 0) o.direct_only = true;
         else if (strcmp(argv[i], "--fastest") == 0) o.fastest = true;
         else {
-            fprintf(stderr, "usage: %s [--budget SECONDS] [--only SUBSTRING] [--peak GFLOPS] [--direct-only] [--fastest]\n",
+            fprintf(stderr,
+                    "usage: %s [--budget SECONDS] [--only SUBSTRING] [--peak GFLOPS] [--direct-only] [--fastest]\n",
                     argv[0]);
             return 2;
         }

@@ -18,7 +18,6 @@
 
 #include "dense_test_util.h"
 
-#include "backends/cpu/conv_nchw16c_f32.h"
 #include "core/layout.h"
 #include "cpu_vec_test_util.h"
 
@@ -154,7 +153,8 @@ static void check_case(uint64_t seed, const cv_case *c, const char *what) {
     tc__step_desc d = {"Conv", 13, &as, n_in, tin, in_const, 1, outs, &epi, NULL, res_t};
     char msg[256];
     snprintf(msg, sizeof msg,
-             "%s: N%lld %lld->%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld pads %lld,%lld,%lld,%lld%s%s %s%s act %d%s",
+             "%s: N%lld %lld->%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld pads %lld,%lld,%lld,%lld%s%s %s%s "
+             "act %d%s",
              what, (long long)c->n, (long long)c->cin, (long long)c->cout, (long long)c->h, (long long)c->w,
              (long long)c->kh, (long long)c->kw, (long long)c->sh, (long long)c->sw, (long long)c->dh,
              (long long)c->dw, (long long)pads[0], (long long)pads[1], (long long)pads[2], (long long)pads[3],
@@ -245,19 +245,22 @@ static void test_mobile_pointwise(void **state) {
     check_case(24, &c, "1x1 40->240 plain");
 }
 
-/* Planes of 1 to 17 pixels a side, 3x3 stride 1 and 2, 1x1 stride 1 and 2; C_out of 1 to 3 blocks. */
+/*
+ * Planes of 1 to 17 pixels a side, 3x3 stride 1 and 2, 1x1 stride 1 and 2; C_out of 1 to 6 blocks
+ * (one or two whole units per task, and a last unit of one block).
+ */
 static void test_edge_sizes(void **state) {
     (void)state;
     SKIP_WITHOUT_AVX512();
     const int64_t sizes[] = {1, 2, 3, 5, 7, 13, 17};
-    const int64_t couts[] = {16, 32, 48};
+    const int64_t couts[] = {16, 32, 48, 64, 80, 96};
     uint64_t seed = 100;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k += 2)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
             for (int64_t s = 1; s <= 2; s++) {
-                cv_case c = cv_plain_case(16, couts[seed % 3], sizes[i], sizes[k], 3, s);
+                cv_case c = cv_plain_case(16, couts[seed % 6], sizes[i], sizes[k], 3, s);
                 check_case(seed++, &c, "edge 3x3");
-                c = cv_plain_case(48, couts[seed % 3], sizes[k], sizes[i], 1, s);
+                c = cv_plain_case(48, couts[seed % 6], sizes[k], sizes[i], 1, s);
                 check_case(seed++, &c, "edge 1x1");
             }
 }
@@ -364,7 +367,7 @@ static void test_random(void **state) {
         cv_case c = cv_plain_case(16, 16, 1, 1, 1, 1);
         c.blocked_in = dtu_next(&r) % 3 != 0;
         c.cin = c.blocked_in ? 16 * (1 + (int64_t)(dtu_next(&r) % 3)) : 1 + (int64_t)(dtu_next(&r) % 20);
-        c.cout = 16 * (1 + (int64_t)(dtu_next(&r) % 3));
+        c.cout = 16 * (1 + (int64_t)(dtu_next(&r) % 6));
         c.n = 1 + (int64_t)(dtu_next(&r) % 2);
         c.kh = 1 + (int64_t)(dtu_next(&r) % 5);
         c.kw = 1 + (int64_t)(dtu_next(&r) % 5);
@@ -375,7 +378,9 @@ static void test_random(void **state) {
         c.h = 1 + (int64_t)(dtu_next(&r) % 24);
         c.w = 1 + (int64_t)(dtu_next(&r) % 40);
         for (int i = 0; i < 4; i++) c.pads[i] = (int64_t)(dtu_next(&r) % 4);
-        if (c.h + c.pads[0] + c.pads[2] < (c.kh - 1) * c.dh + 1 || c.w + c.pads[1] + c.pads[3] < (c.kw - 1) * c.dw + 1) {
+        const bool fits_h = c.h + c.pads[0] + c.pads[2] >= (c.kh - 1) * c.dh + 1;
+        const bool fits_w = c.w + c.pads[1] + c.pads[3] >= (c.kw - 1) * c.dw + 1;
+        if (!fits_h || !fits_w) {
             t--;
             continue;
         }

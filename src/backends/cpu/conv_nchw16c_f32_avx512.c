@@ -3,24 +3,28 @@
  * microkernels conv_nchw16c_f32_avx512_<NP>x<NB*16> and the driver that tiles, chunks and threads
  * them, run().
  *
- * Microkernel: NP output pixels (1 to 14) in arithmetic progression (along a row, or down a column)
- * times one unit of NB output-channel blocks (NB = 2: 28 zmm accumulators at NP = 14). Per reduction
- * step (input channel group, kernel row, kernel column, channel of the group) it loads NB weight
- * vectors and, per pixel, broadcasts one input value and issues NB FMAs, as the 14x32 GEMM
- * microkernel does, with no im2col: the input is read in place. The pixel stride is a compile-time
- * constant for row tiles of a blocked input at stride 1 or 2, a run-time value otherwise.
+ * Microkernel: NP output pixels in arithmetic progression (along a row, or down a column) times NB
+ * output-channel blocks of 16: NB = 1 or 2 (one packed unit, NP <= 14) or 4 (two units, NP <= 7),
+ * so at most 28 zmm accumulators. Per reduction step (input-channel group, kernel row, kernel
+ * column, channel of the group) it loads NB weight vectors and, per pixel, broadcasts one input
+ * value and issues NB FMAs, like the 14x32 GEMM microkernel but with no im2col: the input is read
+ * in place. The pixel stride is a compile-time constant for 14-pixel row tiles of a blocked input
+ * at stride 1 (fewer registers for offsets), a run-time value otherwise (as fast at NP <= 7). The
+ * first chunk starts from the conv bias; the last one adds the residual and applies Relu or Clip
+ * in registers before the store (other activations run on the stored tile while it is in L1).
  *
  * Padding is never materialised. Every pixel of a tile shares one range of kernel rows and one
  * range of kernel columns in bounds, so out-of-bounds taps are skipped, not multiplied by zero: a
  * plane splits into interior rows (every kernel row in bounds) and edge rows, and columns likewise;
  * interior rows run as row tiles over the interior columns, each edge column as column tiles down
  * the interior rows, and each edge row as row tiles over the interior columns plus single pixels.
+ * A 1x1 stride-1 unpadded convolution runs as one row of H * W pixels, in 14 x 32 tiles.
  *
- * The reduction runs in chunks of input-channel groups whose weights (for one unit) fit in L1; the
- * partial sums of a chunk are kept in Y, the first chunk starts from the conv bias and the last one
- * adds the residual and applies the activation. A task is one image, one unit and a range of rows
- * (of pixels, for 1x1 stride-1 unpadded convolutions, which run as one row of H * W pixels); the
- * per-pixel order of the sums does not depend on the tiling, so results do not depend on threads.
+ * Blocking: the reduction runs in chunks of input-channel groups whose weights (for 64 output
+ * channels) fit in L1, the partial sums of a chunk staying in Y; a task is one image, one block of
+ * rows whose input fits in L2 (every unit pair reads it in turn) and one unit pair. The per-pixel
+ * order of the sums depends only on the shapes, never on the tiling or the threads, so 1 and N
+ * threads give the same bits.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -193,7 +197,7 @@ static const cv_ukernel kUkernels[CV_VARIANTS][3][CV_MAX_NP] = {
 #undef CV_UK_ROW14
 #undef CV_UK_ROW7
 
-/* One run: the geometry (a 1x1 stride-1 unpadded one seen as a single row) and the tensors. */
+/* One run: the geometry (a 1x1 stride-1 unpadded one seen as a single row), the tensors, the tiling. */
 typedef struct cv_job {
     tc__conv16_geom g;
     const float *x, *w, *b, *res;
@@ -341,7 +345,7 @@ static void cv_pass_run(cv_pass *p, int64_t lo, int64_t hi) {
     }
 }
 
-/* Output blocks of units [u0, u0 + n) that a task computes (n = 1, or 2 when both are whole). */
+/* Points pass p at image n_img and the nb output-channel blocks from unit u0 (two units when nb is 4). */
 static void cv_pass_units(cv_pass *p, size_t n_img, size_t u0, int nb) {
     const cv_job *j = p->j;
     const tc__conv16_geom *g = &j->g;

@@ -100,7 +100,8 @@ bool tc__conv_nchw16c_f32_packs_input(const tc__step_desc *d, int index) { retur
 tc_status tc__conv_nchw16c_f32_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
     tc__conv16_geom g;
     if (index != 1 || !cv_desc_geometry(d, &g))
-        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "conv_nchw16c_f32 packs only the weight W of a Conv it supports");
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
+                        "conv_nchw16c_f32 packs only the weight W of a Conv it supports");
     const float *s = src;
     float *o = dst;
     for (size_t oc = 0; oc < g.cout; oc++)
