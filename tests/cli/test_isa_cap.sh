@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test_isa_cap.sh - the ISA paths end to end: a plan built with AVX-512 tactics is refused with a
 # clear error when TAILCUT_MAX_ISA caps the machine below it, and plans built under the caps
-# avx2 and ref (portable kernels) run and agree with the uncapped plan.
+# avx2 and ref (portable kernels) run and agree with the uncapped plan. The layout pass: an AVX-512
+# plan built with --tactics-fixed keeps blocked NCHW16c steps and `inspect` counts its reorders;
+# capped plans and --disable-pass layout have none; all three agree with the uncapped plan.
 #
 # usage: tests/cli/test_isa_cap.sh [BUILD_DIR] [PYTHON]
 set -euo pipefail
@@ -42,6 +44,33 @@ if grep -q avx512 <("$tailcut" inspect "$work/r_full.plan"); then
   grep -q "rebuild the plan" "$work/err" || fail "no clear error: $(cat "$work/err")"
 fi
 grep -q avx512 <("$tailcut" inspect "$work/r_avx2.plan") && fail "the avx2-capped plan uses AVX-512 tactics"
+"$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r16.onnx" --width-div 4 --blocks 1,1,1,1 --image 32 >/dev/null
+layout_case() { # $1 = name, $2 = cap, then build options; prints the plan's reorder and blocked-step counts
+  local name=$1 cap=$2; shift 2
+  TAILCUT_MAX_ISA=$cap "$tailcut" build "$work/r16.onnx" -o "$work/l_$name.plan" --batch 1 "$@" >/dev/null
+  TAILCUT_MAX_ISA=$cap "$tailcut" run "$work/l_$name.plan" --input "$work/x.npy" -o "$work/l_$name" >/dev/null
+  TAILCUT_MAX_ISA=$cap "$tailcut" inspect "$work/l_$name.plan" --json |
+    "$py" -c 'import json,sys; j=json.load(sys.stdin); print(j["reorders"], sum(s["layout"]=="nchw16c" for s in j["steps"]))'
+}
+read -r reorders blocked < <(layout_case fixed "" --tactics-fixed) || fail "layout: fixed build"
+if grep -q avx512 <("$tailcut" inspect "$work/r_full.plan"); then
+  [ "$reorders" -ge 1 ] && [ "$blocked" -ge 8 ] || fail "layout: $reorders reorders, $blocked NCHW16c steps"
+  grep -q "layout reorders" <("$tailcut" inspect "$work/l_fixed.plan") || fail "inspect does not count reorders"
+fi
+read -r reorders blocked < <(layout_case off "" --tactics-fixed --disable-pass layout) || fail "layout: off"
+[ "$reorders$blocked" = "00" ] || fail "--disable-pass layout left $reorders reorders, $blocked blocked steps"
+read -r reorders blocked < <(layout_case capped avx2 --tactics-fixed) || fail "layout: capped"
+[ "$reorders$blocked" = "00" ] || fail "the avx2-capped plan has $reorders reorders, $blocked blocked steps"
+"$py" - "$work" <<'PY' || fail "layout: outputs differ"
+import sys, numpy as np
+w = sys.argv[1]
+ref = np.load(f"{w}/l_off/logits.npy")
+for name in ("fixed", "capped"):
+    got = np.load(f"{w}/l_{name}/logits.npy")
+    err = float(np.max(np.abs(got - ref))); tol = 1e-3 * max(1.0, float(np.max(np.abs(ref))))
+    print(f"test_isa_cap: layout {name} vs NCHW: max abs err {err:.3g} (tol {tol:.3g})")
+    if not err <= tol: sys.exit(1)
+PY
 "$py" - "$work" <<'PY' || fail "outputs differ between ISA paths"
 import sys, numpy as np
 w = sys.argv[1]
