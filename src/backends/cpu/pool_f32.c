@@ -81,6 +81,21 @@ static void pool_task(void *arg, size_t plane, size_t oy0, size_t rows) {
           (int64_t)(oy0 + rows));
 }
 
+void tc__pool_parallelize_planes(void *pool, void (*task)(void *, size_t, size_t, size_t), void *job, size_t planes,
+                                 size_t rows) {
+    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    if (threads <= 1) {
+        for (size_t p = 0; p < planes; p++) task(job, p, 0, rows);
+        return;
+    }
+    size_t tile = rows;
+    if (planes < 4 * threads) { /* few planes: split their rows too, about four tasks per thread */
+        size_t parts = (4 * threads + planes - 1) / planes;
+        tile = (rows + parts - 1) / parts;
+    }
+    pthreadpool_parallelize_2d_tile_1d(pool, task, job, planes, rows, tile, 0);
+}
+
 tc_status tc__pool_f32_run(const tc__kernel_ctx *ctx, tc__pool_f32_ukernel uk) {
     if (ctx->n_in < 1 || ctx->in[0] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects input X and output Y");
@@ -94,17 +109,6 @@ tc_status tc__pool_f32_run(const tc__kernel_ctx *ctx, tc__pool_f32_ukernel uk) {
     const int64_t planes = y->dims[0] * y->dims[1];
     if (planes == 0 || g.OH == 0 || g.OW == 0) return TC_STATUS_OK;
     pool_job j = {&g, uk, x->data, y->data};
-    pthreadpool_t pool = ctx->pool;
-    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
-    if (threads <= 1) {
-        for (int64_t p = 0; p < planes; p++) pool_task(&j, (size_t)p, 0, (size_t)g.OH);
-        return TC_STATUS_OK;
-    }
-    size_t tile = (size_t)g.OH;
-    if ((size_t)planes < 4 * threads) {
-        size_t parts = (4 * threads + (size_t)planes - 1) / (size_t)planes;
-        tile = ((size_t)g.OH + parts - 1) / parts;
-    }
-    pthreadpool_parallelize_2d_tile_1d(pool, pool_task, &j, (size_t)planes, (size_t)g.OH, tile, 0);
+    tc__pool_parallelize_planes(ctx->pool, pool_task, &j, (size_t)planes, (size_t)g.OH);
     return TC_STATUS_OK;
 }

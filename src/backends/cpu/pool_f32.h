@@ -58,6 +58,14 @@ static inline void tc__pool_f32_interior(const tc__pool_f32_geom *g, int64_t lan
 }
 
 /* Computes output rows [oy0, oy1) of one plane: x is H x W, y is OH x OW. */
+/*
+ * Runs task(job, plane, first_row, row_count) over planes x rows output rows on pool (a pthreadpool_t,
+ * or NULL for this thread): whole planes per task, or row tiles when there are few planes (shared by
+ * the NCHW and NCHW16c pooling tactics).
+ */
+void tc__pool_parallelize_planes(void *pool, void (*task)(void *, size_t, size_t, size_t), void *job, size_t planes,
+                                 size_t rows);
+
 typedef void (*tc__pool_f32_ukernel)(const tc__pool_f32_geom *g, const float *x, float *y, int64_t oy0, int64_t oy1);
 
 void tc__maxpool_f32_rows_avx512(const tc__pool_f32_geom *g, const float *x, float *y, int64_t oy0, int64_t oy1);

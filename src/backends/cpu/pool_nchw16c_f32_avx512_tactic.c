@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backends/cpu/blocked_f32.h"
+#include "backends/cpu/pool_f32.h"
 #include "backends/cpu/vec_isa.h"
 
 /* Fills g for a MaxPool / AveragePool node with input x and output y; false when these tactics cannot compute it. */
@@ -72,18 +73,7 @@ static tc_status pool_run(const tc__kernel_ctx *ctx, bool max) {
     const int64_t planes = y->dims[0] * (y->dims[1] / 16);
     if (planes == 0 || g.OH == 0 || g.OW == 0) return TC_STATUS_OK;
     pool_job j = {&g, max, tc__attr_int(ctx->attrs, "count_include_pad", 0) == 1, x->data, y->data};
-    pthreadpool_t pool = ctx->pool;
-    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
-    if (threads <= 1) {
-        for (int64_t p = 0; p < planes; p++) pool_task(&j, (size_t)p, 0, (size_t)g.OH);
-        return TC_STATUS_OK;
-    }
-    size_t tile = (size_t)g.OH;
-    if ((size_t)planes < 4 * threads) {
-        size_t parts = (4 * threads + (size_t)planes - 1) / (size_t)planes;
-        tile = ((size_t)g.OH + parts - 1) / parts;
-    }
-    pthreadpool_parallelize_2d_tile_1d(pool, pool_task, &j, (size_t)planes, (size_t)g.OH, tile, 0);
+    tc__pool_parallelize_planes(ctx->pool, pool_task, &j, (size_t)planes, (size_t)g.OH);
     return TC_STATUS_OK;
 }
 
