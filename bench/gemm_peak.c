@@ -1,10 +1,13 @@
 /*
  * gemm_peak.c - FP32 GEMM benchmark (a program, not a test): the practical FMA peak of this core
  * (a registers-only loop with the AVX-512 microkernel's 14x32 accumulator shape), the microkernel
- * itself on L1-resident packed panels, and the GEMM operator at ResNet-50 and BERT shapes with 1
- * and 2 threads. Prints medians of repeated runs in GFLOP/s.
+ * itself on L1-resident packed panels, the GEMM operator at ResNet-50 and BERT shapes with 1 and 2
+ * threads, and (AVX-512) the MatMul tactics of both AVX-512 tiles, 14x32 and 8x48, end to end at
+ * BERT-base's shapes (128 tokens, weights packed as at build), as the engine runs them. Prints
+ * medians of repeated runs in GFLOP/s.
  *
- * usage: gemm_peak [--reps N] [--isa avx512|avx2|scalar] [--only peak|gemm|conv] [--threads 1|2]
+ * usage: gemm_peak [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|gemm|conv|matmul]
+ *                  [--threads 1|2]
  */
 #include <immintrin.h>
 #include <math.h>
@@ -250,6 +253,87 @@ static void bench_conv(const tc__tactic *t, const conv_shape *s, pthreadpool_t p
     free(wp);
 }
 
+/* A MatMul tactic end to end: A [1, M, K] x constant B [K, N] packed as at build, bias (and act) fused. */
+typedef struct matmul_shape {
+    const char *what;
+    int64_t m, n, k;
+    tc__act act;
+} matmul_shape;
+
+static void bench_matmul(const tc__tactic *t, const matmul_shape *s, pthreadpool_t pool, int reps) {
+    tc__tensor a = {.dtype = TC_DTYPE_FLOAT32, .rank = 3, .dims = {1, s->m, s->k}};
+    tc__tensor b = {.dtype = TC_DTYPE_FLOAT32, .rank = 2, .dims = {s->k, s->n}};
+    tc__tensor bias = {.dtype = TC_DTYPE_FLOAT32, .rank = 1, .dims = {s->n}};
+    tc__tensor y = {.dtype = TC_DTYPE_FLOAT32, .rank = 3, .dims = {1, s->m, s->n}};
+    const size_t bn = (size_t)(s->k * s->n);
+    a.data = rand_floats((size_t)(s->m * s->k), 31);
+    b.data = rand_floats(bn, 32);
+    bias.data = rand_floats((size_t)s->n, 33);
+    y.data = rand_floats((size_t)(s->m * s->n), 34);
+    float *bp = rand_floats(bn, 35);
+    const tc__tensor *in[2] = {&a, &b};
+    const bool in_const[2] = {false, true};
+    const tc__tensor *outs[1] = {&y};
+    tc__epilogue epi = tc__epilogue_none();
+    epi.bias_input = 2;
+    epi.act = (uint8_t)s->act;
+    tc__attrs as = {0, NULL};
+    tc__step_desc d = {.op_type = "MatMul",
+                       .opset = 13,
+                       .attrs = &as,
+                       .n_in = 2,
+                       .in = in,
+                       .in_const = in_const,
+                       .n_out = 1,
+                       .out = outs,
+                       .epi = &epi,
+                       .bias = &bias};
+    tc__err err = {0};
+    if (!t->supports(&d) || t->pack(&d, 1, b.data, bp, &err) != TC_STATUS_OK) {
+        printf("  %s does not take %s\n", t->name, s->what);
+        return;
+    }
+    tc__tensor bpt = b;
+    bpt.data = bp;
+    const tc__tensor *in_run[2] = {&a, &bpt};
+    const size_t bytes = t->scratch_bytes(&d);
+    tc__scratch scratch = {aligned_alloc(64, (bytes + 63) / 64 * 64), bytes, 0};
+    tc__tensor *outs_run[1] = {&y};
+    tc__kernel_ctx kc = {.op_type = "MatMul",
+                         .opset = 13,
+                         .attrs = &as,
+                         .n_in = 2,
+                         .in = in_run,
+                         .n_out = 1,
+                         .out = outs_run,
+                         .err = &err,
+                         .scratch = &scratch,
+                         .epi = &epi,
+                         .bias = &bias,
+                         .pool = pool};
+    const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
+    double t0 = now_s();
+    t->run(&kc);
+    const double one = now_s() - t0;
+    const int per = one > 0.02 ? 1 : (int)(0.02 / (one > 1e-7 ? one : 1e-7)) + 1;
+    double g[64];
+    for (int r = 0; r < reps; r++) {
+        t0 = now_s();
+        for (int i = 0; i < per; i++)
+            t->run(&kc);
+        g[r] = flops * per / (now_s() - t0) * 1e-9;
+    }
+    printf("  %-24s %-18s M=%4lld N=%4lld K=%4lld  %zu thread%s  %7.1f GFLOP/s\n", t->name, s->what, (long long)s->m,
+           (long long)s->n, (long long)s->k, pool ? pthreadpool_get_threads_count(pool) : 1, pool ? "s" : " ",
+           median(g, reps));
+    free(scratch.base);
+    free(a.data);
+    free(b.data);
+    free(bias.data);
+    free(y.data);
+    free(bp);
+}
+
 int main(int argc, char **argv) {
     int reps = 11, threads = 0; /* 0: both 1 and 2 */
     const char *only = "";
@@ -259,15 +343,18 @@ int main(int argc, char **argv) {
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
-            cfg = strcmp(v, "avx2") == 0     ? &tc__gemm_config_f32_avx2
-                  : strcmp(v, "scalar") == 0 ? &tc__gemm_config_f32_scalar
-                                             : &tc__gemm_config_f32_avx512;
+            cfg = strcmp(v, "avx2") == 0          ? &tc__gemm_config_f32_avx2
+                  : strcmp(v, "scalar") == 0      ? &tc__gemm_config_f32_scalar
+                  : strcmp(v, "avx512_8x48") == 0 ? &tc__gemm_config_f32_avx512_8x48
+                                                  : &tc__gemm_config_f32_avx512;
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             only = argv[++i];
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             threads = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--reps N] [--isa avx512|avx2|scalar] [--only peak|gemm|conv] [--threads 1|2]\n",
+            fprintf(stderr,
+                    "usage: %s [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|gemm|conv|matmul] "
+                    "[--threads 1|2]\n",
                     argv[0]);
             return 2;
         }
@@ -293,6 +380,7 @@ int main(int argc, char **argv) {
         {"resnet50 conv3x3 stage4", 512, 196, 4608, true, false},
         {"resnet50 fc", 1, 1000, 2048, false, true},
         {"bert qkv/out proj", 128, 768, 768, false, true},
+        {"bert fused qkv proj", 128, 2304, 768, false, true},
         {"bert ffn up", 128, 3072, 768, false, true},
         {"bert ffn down", 128, 768, 3072, false, true},
     };
@@ -319,6 +407,21 @@ int main(int argc, char **argv) {
             if (one) bench_conv(t, &convs[i], NULL, reps);
             if (two) bench_conv(t, &convs[i], pool, reps);
         }
+    }
+    if ((cpu->isa & TC__GEMM_ISA_AVX512) == TC__GEMM_ISA_AVX512 && (all || strcmp(only, "matmul") == 0)) {
+        const matmul_shape mms[] = {
+            {"qkv/out proj", 128, 768, 768, TC__ACT_NONE},
+            {"fused qkv proj", 128, 2304, 768, TC__ACT_NONE},
+            {"ffn up + gelu", 128, 3072, 768, TC__ACT_GELU_ERF},
+            {"ffn down", 128, 768, 3072, TC__ACT_NONE},
+        };
+        const tc__tactic *const tactics[] = {&tc__tactic_matmul_f32_avx512, &tc__tactic_matmul_f32_avx512_8x48};
+        printf("MatMul tactics end to end (BERT-base, 128 tokens, packed B, bias fused), 14x32 vs 8x48:\n");
+        for (size_t i = 0; i < sizeof mms / sizeof mms[0]; i++)
+            for (size_t ti = 0; ti < sizeof tactics / sizeof tactics[0]; ti++) {
+                if (one) bench_matmul(tactics[ti], &mms[i], NULL, reps);
+                if (two) bench_matmul(tactics[ti], &mms[i], pool, reps);
+            }
     }
     pthreadpool_destroy(pool);
     return 0;

@@ -1,9 +1,9 @@
 /*
- * test_cpu_gemm.c - the FP32 GEMM microkernels (AVX-512, AVX2, scalar: each called directly, skipped
- * when this CPU lacks its ISA) and the GEMM operator (packing, blocking, batching, threading) against
- * the reference MatMul plus the epilogue computed in double with tc__ref_act: every tile size and
- * remainder, packed and strided operands, every activation, with and without a 2-thread pool, and
- * bit-identical results for any thread count.
+ * test_cpu_gemm.c - the FP32 GEMM microkernels (AVX-512 14x32 and 8x48, AVX2, scalar: each called
+ * directly, skipped when this CPU lacks its ISA) and the GEMM operator (packing, blocking,
+ * batching, threading) against the reference MatMul plus the epilogue computed in double with
+ * tc__ref_act: every tile size and remainder, packed and strided operands, every activation, with
+ * and without a 2-thread pool, and bit-identical results for any thread count.
  */
 #include <math.h>
 #include <pthreadpool.h>
@@ -23,8 +23,8 @@
 #include "core/cpu.h"
 #include "dense_test_util.h"
 
-static const tc__gemm_config *const kConfigs[] = {&tc__gemm_config_f32_avx512, &tc__gemm_config_f32_avx2,
-                                                  &tc__gemm_config_f32_scalar};
+static const tc__gemm_config *const kConfigs[] = {&tc__gemm_config_f32_avx512, &tc__gemm_config_f32_avx512_8x48,
+                                                  &tc__gemm_config_f32_avx2, &tc__gemm_config_f32_scalar};
 #define N_CONFIGS (sizeof kConfigs / sizeof kConfigs[0])
 
 /* True when this CPU (uncapped) can run cfg. */
@@ -217,11 +217,13 @@ static void test_microkernels_tiles(void **state) {
             fprintf(stderr, "skipping %s: ISA not available\n", cfg->name);
             continue;
         }
-        const size_t nrs[] = {1, 2, cfg->nr / 2, cfg->nr / 2 + 1, cfg->nr - 1, cfg->nr};
+        /* Edges of the tile and of each 16-column vector (widths above NR are skipped). */
+        const size_t nrs[] = {1, 2, 16, 17, 32, 33, cfg->nr / 2, cfg->nr / 2 + 1, cfg->nr - 1, cfg->nr};
         const size_t kcs[] = {0, 1, 3, 17, 64};
         for (size_t mr = 1; mr <= cfg->mr; mr++)
             for (size_t ni = 0; ni < sizeof nrs / sizeof nrs[0]; ni++)
                 for (size_t ki = 0; ki < sizeof kcs / sizeof kcs[0]; ki++) {
+                    if (nrs[ni] > cfg->nr) continue;
                     const unsigned form = (unsigned)(dtu_next(&r) & 7);
                     check_tile(cfg, &r, mr, nrs[ni], kcs[ki], form & 1, form & 2, form & 4, -1);
                 }
@@ -334,7 +336,7 @@ static void check_operator(const tc__gemm_config *cfg, dtu_rng *r, const op_case
     free(b);
 }
 
-static const size_t kSizes[] = {1, 2, 3, 7, 13, 16, 17, 31, 33, 64, 97, 129};
+static const size_t kSizes[] = {1, 2, 3, 7, 13, 16, 17, 31, 33, 48, 64, 97, 129};
 #define N_SIZES (sizeof kSizes / sizeof kSizes[0])
 
 static void test_operator_shapes(void **state) {
@@ -371,6 +373,7 @@ static void test_operator_large_k(void **state) {
         {129, 97, 2049, FORM_PACKED, FORM_ROWS, TC__ACT_GELU_ERF, false},
         {64, 64, 1000, FORM_TRANSPOSED, FORM_TRANSPOSED, -1, true},
         {3, 200, 777, FORM_ROWS, FORM_ROWS, TC__ACT_SILU, true},
+        {128, 96, 768, FORM_ROWS, FORM_PACKED, TC__ACT_GELU_ERF, true}, /* BERT's M and K, whole 8x48 tiles */
     };
     for (size_t ci = 0; ci < N_CONFIGS; ci++) {
         if (!cpu_has(kConfigs[ci])) continue;
@@ -557,7 +560,9 @@ static void test_config_dispatch(void **state) {
     tc__cpu_detect(NULL, &cpu);
     assert_ptr_equal(tc__gemm_f32_config(0), &tc__gemm_config_f32_scalar);
     assert_ptr_equal(tc__gemm_f32_config(TC__GEMM_ISA_AVX2), &tc__gemm_config_f32_avx2);
-    assert_ptr_equal(tc__gemm_f32_config(TC__ISA_ALL), &tc__gemm_config_f32_avx512);
+    assert_ptr_equal(tc__gemm_f32_config(TC__ISA_ALL), &tc__gemm_config_f32_avx512); /* 14x32 stays the default */
+    assert_true(tc__gemm_config_f32_avx512_8x48.isa == tc__gemm_config_f32_avx512.isa);
+    assert_true(tc__gemm_config_f32_avx512_8x48.mr == 8 && tc__gemm_config_f32_avx512_8x48.nr == 48);
     assert_ptr_equal(tc__gemm_f32_config_auto(), tc__gemm_f32_config(tc__cpu_get()->isa));
     const tc__gemm_config *best = tc__gemm_f32_config(cpu.isa);
     assert_true((best->isa & ~cpu.isa) == 0);

@@ -1,10 +1,11 @@
 /*
  * test_cpu_gemm_tactics.c - the GEMM-based tactics (MatMul, Gemm, Conv as GEMM; every ISA this CPU
- * has, called directly) against the reference kernels plus tc__ref_apply_epilogue: batching and
- * broadcasting, 1-D operands, transposes, alpha/beta and every C shape, convolutions with pads,
- * strides, dilations, groups and auto_pad, fused biases, residuals and activations; packing is a
- * permutation of the same size; scratch exactly as announced; 1 and 2 threads give identical bits;
- * supports() rejects what the tactics cannot do.
+ * has and, for AVX-512 MatMul and Gemm, both microkernel tiles, 14x32 and 8x48; called directly)
+ * against the reference kernels plus tc__ref_apply_epilogue: batching and broadcasting, 1-D
+ * operands, transposes, alpha/beta and every C shape, convolutions with pads, strides, dilations,
+ * groups and auto_pad, fused biases, residuals and activations; packing is a permutation of the
+ * same size; scratch exactly as announced; 1 and 2 threads give identical bits; supports() rejects
+ * what the tactics cannot do; the registry's order.
  */
 #include <math.h>
 #include <pthreadpool.h>
@@ -23,19 +24,21 @@
 #include "dense_test_util.h"
 #include "tactics/tactic.h"
 
-#define ISA_COUNT 3
-/* Per op family, the tactic of each ISA (AVX-512, AVX2, scalar). */
-static const tc__tactic *const kMatMul[ISA_COUNT] = {&tc__tactic_matmul_f32_avx512, &tc__tactic_matmul_f32_avx2,
-                                                     &tc__tactic_matmul_f32_scalar};
-static const tc__tactic *const kMatMulDyn[ISA_COUNT] = {
-    &tc__tactic_matmul_dyn_f32_avx512, &tc__tactic_matmul_dyn_f32_avx2, &tc__tactic_matmul_dyn_f32_scalar};
-static const tc__tactic *const kGemm[ISA_COUNT] = {&tc__tactic_gemm_f32_avx512, &tc__tactic_gemm_f32_avx2,
-                                                   &tc__tactic_gemm_f32_scalar};
-static const tc__tactic *const kGemmDyn[ISA_COUNT] = {&tc__tactic_gemm_dyn_f32_avx512, &tc__tactic_gemm_dyn_f32_avx2,
-                                                      &tc__tactic_gemm_dyn_f32_scalar};
-static const tc__tactic *const kConv1x1[ISA_COUNT] = {&tc__tactic_conv1x1_f32_avx512, &tc__tactic_conv1x1_f32_avx2,
-                                                      &tc__tactic_conv1x1_f32_scalar};
-static const tc__tactic *const kConvIm2col[ISA_COUNT] = {
+#define FAMILY_MAX 4
+/* Per op family, its tactics (AVX-512 14x32 and, where there is one, 8x48; AVX2; scalar), NULL-ended. */
+static const tc__tactic *const kMatMul[FAMILY_MAX + 1] = {
+    &tc__tactic_matmul_f32_avx512, &tc__tactic_matmul_f32_avx512_8x48, &tc__tactic_matmul_f32_avx2,
+    &tc__tactic_matmul_f32_scalar};
+static const tc__tactic *const kMatMulDyn[FAMILY_MAX + 1] = {
+    &tc__tactic_matmul_dyn_f32_avx512, &tc__tactic_matmul_dyn_f32_avx512_8x48, &tc__tactic_matmul_dyn_f32_avx2,
+    &tc__tactic_matmul_dyn_f32_scalar};
+static const tc__tactic *const kGemm[FAMILY_MAX + 1] = {&tc__tactic_gemm_f32_avx512, &tc__tactic_gemm_f32_avx512_8x48,
+                                                        &tc__tactic_gemm_f32_avx2, &tc__tactic_gemm_f32_scalar};
+static const tc__tactic *const kGemmDyn[FAMILY_MAX + 1] = {
+    &tc__tactic_gemm_dyn_f32_avx512, &tc__tactic_gemm_dyn_f32_avx2, &tc__tactic_gemm_dyn_f32_scalar};
+static const tc__tactic *const kConv1x1[FAMILY_MAX + 1] = {
+    &tc__tactic_conv1x1_f32_avx512, &tc__tactic_conv1x1_f32_avx2, &tc__tactic_conv1x1_f32_scalar};
+static const tc__tactic *const kConvIm2col[FAMILY_MAX + 1] = {
     &tc__tactic_conv_im2col_f32_avx512, &tc__tactic_conv_im2col_f32_avx2, &tc__tactic_conv_im2col_f32_scalar};
 
 static bool cpu_has(const tc__tactic *t) {
@@ -172,7 +175,7 @@ static void check_tactic(const tc__tactic *t, const tcase *c, pthreadpool_t pool
 }
 
 static void check_family(const tc__tactic *const *family, const tcase *c, pthreadpool_t pool) {
-    for (int i = 0; i < ISA_COUNT; i++)
+    for (int i = 0; family[i] != NULL; i++)
         check_tactic(family[i], c, pool);
 }
 
@@ -212,7 +215,7 @@ static tc__tensor rnd(dtu_rng *r, int32_t rank, const int64_t *dims) {
 
 /* ---- MatMul ------------------------------------------------------------------------------ */
 
-static const int64_t kSizes[] = {1, 2, 3, 7, 13, 16, 17, 31, 33, 64, 97, 129};
+static const int64_t kSizes[] = {1, 2, 3, 7, 13, 16, 17, 31, 33, 48, 64, 97, 129};
 #define N_SIZES (sizeof kSizes / sizeof kSizes[0])
 
 static void test_matmul_2d(void **state) {
@@ -251,20 +254,36 @@ static void test_matmul_2d(void **state) {
 static void test_matmul_large_k(void **state) {
     pthreadpool_t pool = *state;
     dtu_rng r = {0x1a26eu};
-    int64_t ad[2] = {33, 2049}, bd[2] = {2049, 97}, n = 97;
-    tc__tensor a = rnd(&r, 2, ad), b = rnd(&r, 2, bd), bias = rnd(&r, 1, &n);
-    tcase c = {.op = "MatMul",
-               .n_in = 2,
-               .in = {&a, &b},
-               .in_const = {false, true},
-               .epi = make_epi(TC__ACT_GELU_ERF, true, false, 2),
-               .bias = &bias,
-               .k = 2049};
-    check_family(kMatMul, &c, pool);
-    check_family(kMatMulDyn, &c, pool);
-    tc__tensor_free(&a);
-    tc__tensor_free(&b);
-    tc__tensor_free(&bias);
+    /* A prime N and K; then BERT's FFN down projection (128 tokens, K = 3072) on fewer columns,
+     * which the 8x48 tile covers exactly, with its bias, residual and a GELU. */
+    static const struct {
+        int ra;
+        int64_t a[3], n;
+        bool residual;
+    } kCases[] = {{2, {33, 2049}, 97, false}, {3, {1, 128, 3072}, 96, true}};
+    for (size_t i = 0; i < sizeof kCases / sizeof kCases[0]; i++) {
+        const int ra = kCases[i].ra;
+        int64_t bd[2] = {kCases[i].a[ra - 1], kCases[i].n}, yd[3];
+        memcpy(yd, kCases[i].a, sizeof yd);
+        yd[ra - 1] = kCases[i].n;
+        tc__tensor a = rnd(&r, ra, kCases[i].a), b = rnd(&r, 2, bd), bias = rnd(&r, 1, &kCases[i].n),
+                   res = rnd(&r, ra, yd);
+        tcase c = {.op = "MatMul",
+                   .n_in = 2,
+                   .in = {&a, &b},
+                   .in_const = {false, true},
+                   .epi = make_epi(TC__ACT_GELU_ERF, true, kCases[i].residual, 2),
+                   .bias = &bias,
+                   .residual = kCases[i].residual ? &res : NULL,
+                   .k = (size_t)bd[0]};
+        check_family(kMatMul, &c, pool);
+        c.in_const[1] = false;
+        check_family(kMatMulDyn, &c, pool);
+        tc__tensor_free(&a);
+        tc__tensor_free(&b);
+        tc__tensor_free(&bias);
+        tc__tensor_free(&res);
+    }
 }
 
 /* Batch dims: folded into M, broadcast on either side, 1-D operands, batched runtime B (Q.K^T). */
@@ -459,7 +478,7 @@ static void check_conv(const conv_case *cc, dtu_rng *r, pthreadpool_t pool, bool
         if (expect_1x1)
             check_family(kConv1x1, &c, pool);
         else
-            for (int i = 0; i < ISA_COUNT; i++)
+            for (int i = 0; kConv1x1[i] != NULL; i++)
                 assert_false(supported_by(kConv1x1[i], &c, &y[0]));
     }
     tc__tensor_free(&y[0]);
@@ -548,9 +567,18 @@ static void test_registry(void **state) {
         has_scalar |= list[i] == &tc__tactic_matmul_f32_scalar;
     }
     assert_true(has_avx2 && has_scalar && !has_avx512);
+    for (int i = 0; i < n; i++) /* the 8x48 tactics need AVX-512 too */
+        assert_true(list[i] != &tc__tactic_matmul_f32_avx512_8x48 && list[i] != &tc__tactic_matmul_dyn_f32_avx512_8x48);
     assert_ptr_equal(tc__tactic_find("conv_im2col_f32_avx512", "Conv"), &tc__tactic_conv_im2col_f32_avx512);
+    assert_ptr_equal(tc__tactic_find("matmul_f32_avx512_8x48", "MatMul"), &tc__tactic_matmul_f32_avx512_8x48);
+    assert_ptr_equal(tc__tactic_find("matmul_dyn_f32_avx512_8x48", "MatMul"), &tc__tactic_matmul_dyn_f32_avx512_8x48);
+    assert_ptr_equal(tc__tactic_find("gemm_f32_avx512_8x48", "Gemm"), &tc__tactic_gemm_f32_avx512_8x48);
+    /* Each 8x48 tactic right after its 14x32 one, so the heuristic (first) choice is unchanged. */
     n = tc__tactics_for("Gemm", TC__ISA_ALL, list, 64);
-    assert_true(n >= 1 && list[0] == &tc__tactic_gemm_f32_avx512);
+    assert_true(n >= 2 && list[0] == &tc__tactic_gemm_f32_avx512 && list[1] == &tc__tactic_gemm_f32_avx512_8x48);
+    n = tc__tactics_for("MatMul", TC__ISA_ALL, list, 64);
+    assert_true(n >= 4 && list[0] == &tc__tactic_matmul_f32_avx512 && list[1] == &tc__tactic_matmul_f32_avx512_8x48 &&
+                list[2] == &tc__tactic_matmul_dyn_f32_avx512 && list[3] == &tc__tactic_matmul_dyn_f32_avx512_8x48);
 }
 
 static int setup_pool(void **state) {

@@ -66,6 +66,7 @@ typedef void (*tc__gemm_ukernel_fn)(const tc__gemm_tile *t);
 
 /* Microkernels (files of the same names). */
 void tc__gemm_f32_avx512_14x32(const tc__gemm_tile *t);
+void tc__gemm_f32_avx512_8x48(const tc__gemm_tile *t);
 void tc__gemm_f32_avx2_6x16(const tc__gemm_tile *t);
 void tc__gemm_f32_scalar_4x8(const tc__gemm_tile *t);
 
@@ -88,6 +89,9 @@ typedef struct tc__gemm_config {
 } tc__gemm_config;
 
 extern const tc__gemm_config tc__gemm_config_f32_avx512;
+/* A second AVX-512 tile that fits M = 128 and N = 768 / 3072 (BERT) exactly; only tactics that name
+ * it use it (the tuner times them against the 14x32 ones); never the automatic choice. */
+extern const tc__gemm_config tc__gemm_config_f32_avx512_8x48;
 extern const tc__gemm_config tc__gemm_config_f32_avx2;
 extern const tc__gemm_config tc__gemm_config_f32_scalar;
 

@@ -1,0 +1,26 @@
+/*
+ * matmul_dyn_f32_avx512_8x48_tactic.c - tactic matmul_dyn_f32_avx512_8x48: MatMul with B at run
+ * time (e.g. attention Q.K^T), NumPy batch broadcasting; B tiles packed into scratch. Microkernel:
+ * AVX-512 8x48; the tuner times it against matmul_dyn_f32_avx512.
+ */
+#include "backends/cpu/gemm_tactics.h"
+
+static bool supports(const tc__step_desc *d) { return tc__matmul_node_f32_supports(d, false); }
+
+static size_t scratch_bytes(const tc__step_desc *d) {
+    return tc__matmul_node_f32_scratch_bytes(d, &tc__gemm_config_f32_avx512_8x48, false);
+}
+
+static tc_status run(const tc__kernel_ctx *ctx) {
+    return tc__matmul_node_f32_run(ctx, &tc__gemm_config_f32_avx512_8x48, false);
+}
+
+const tc__tactic tc__tactic_matmul_dyn_f32_avx512_8x48 = {
+    .name = "matmul_dyn_f32_avx512_8x48",
+    .op_type = "MatMul",
+    .isa = TC__GEMM_ISA_AVX512,
+    .flags = TC__TACTIC_FUSES_EPILOGUE,
+    .supports = supports,
+    .scratch_bytes = scratch_bytes,
+    .run = run,
+};
