@@ -289,6 +289,13 @@ static void test_attribute_errors(void **state) {
     expect_fail(b, NULL, TC_STATUS_INVALID_GRAPH, "'dup'", "twice", NULL);
     b_free(b);
 
+    /* "tc." names are tailcut's own (the layout pass's tc.layout_in / tc.layout_out): a model cannot set them. */
+    b = b_new(13);
+    n = b_node(b, "node7", "Identity", "x", "y");
+    b_attr(b, n, "tc.layout_in", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)->i = 1;
+    expect_fail(b, NULL, TC_STATUS_INVALID_GRAPH, "node7", "'tc.layout_in'", "reserved", NULL);
+    b_free(b);
+
     b = b_new(13);
     n = b_node(b, "node7", "Foo", "x", "y");
     b_attr(b, n, "", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
