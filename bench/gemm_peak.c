@@ -3,10 +3,11 @@
  * (a registers-only loop with the AVX-512 microkernel's 14x32 accumulator shape), the microkernel
  * itself on L1-resident packed panels, the GEMM operator at ResNet-50 and BERT shapes with 1 and 2
  * threads, and (AVX-512) the MatMul tactics of both AVX-512 tiles, 14x32 and 8x48, end to end at
- * BERT-base's shapes (128 tokens, weights packed as at build), as the engine runs them. Prints
- * medians of repeated runs in GFLOP/s.
+ * BERT-base's shapes (128 tokens, weights packed as at build), as the engine runs them. With
+ * AVX512-BF16 (--only bf16), the BF16 GEMM operator (FP32 accumulation, one thread) next to the FP32
+ * 14x32 one on the same shapes. Prints medians of repeated runs in GFLOP/s.
  *
- * usage: gemm_peak [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|gemm|conv|matmul]
+ * usage: gemm_peak [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|gemm|conv|matmul|bf16]
  *                  [--threads 1|2]
  */
 #include <immintrin.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_bf16_avx512bf16.h"
 #include "core/cpu.h"
 #include "tactics/tactic.h"
 
@@ -122,6 +124,22 @@ typedef struct shape {
     bool a_packed, b_packed; /* constant operand packed at build */
 } shape;
 
+/* The median GFLOP/s of fn(arg) (flops per call), with enough calls per sample for ~20 ms. */
+static double time_gflops(void (*fn)(void *), void *arg, double flops, int reps) {
+    double t0 = now_s();
+    fn(arg);
+    const double one = now_s() - t0;
+    const int per = one > 0.02 ? 1 : (int)(0.02 / (one > 1e-7 ? one : 1e-7)) + 1;
+    double g[64];
+    for (int r = 0; r < reps; r++) {
+        t0 = now_s();
+        for (int i = 0; i < per; i++)
+            fn(arg);
+        g[r] = flops * per / (now_s() - t0) * 1e-9;
+    }
+    return median(g, reps);
+}
+
 static void bench_gemm(const tc__gemm_config *cfg, const shape *s, pthreadpool_t pool, int reps) {
     float *a = rand_floats(s->m * s->k, 11), *b = rand_floats(s->k * s->n, 12), *c = rand_floats(s->m * s->n, 13);
     float *bias = rand_floats(s->m > s->n ? s->m : s->n, 14);
@@ -171,6 +189,57 @@ static void bench_gemm(const tc__gemm_config *cfg, const shape *s, pthreadpool_t
     free(b);
     free(c);
     free(bias);
+}
+
+/* One BF16 GEMM call: activations x packed weights, bias + ReLU fused. */
+typedef struct bf16_call {
+    size_t m, n, k;
+    const float *a, *bias;
+    const uint16_t *packed_b;
+    float *c;
+    void *scratch;
+} bf16_call;
+
+static void run_bf16(void *arg) {
+    const bf16_call *b = arg;
+    tc__gemm_bf16_run(b->m, b->n, b->k, b->a, b->k, b->packed_b, b->c, b->n, b->bias, true, b->scratch);
+}
+
+/* The BF16 GEMM (one thread) at shape s: weights packed once, activations converted per call. */
+static void bench_gemm_bf16(const shape *s, int reps) {
+    float *a = rand_floats(s->m * s->k, 11), *b = rand_floats(s->k * s->n, 12), *c = rand_floats(s->m * s->n, 13);
+    float *bias = rand_floats(s->n, 14);
+    const size_t pb_bytes = tc__gemm_bf16_packed_b_size(s->k, s->n) * sizeof(uint16_t);
+    const size_t scratch_bytes = tc__gemm_bf16_scratch_bytes(s->m, s->k);
+    uint16_t *pb = aligned_alloc(64, (pb_bytes + 63) / 64 * 64);
+    void *scratch = aligned_alloc(64, (scratch_bytes + 63) / 64 * 64);
+    tc__gemm_bf16_pack_b(s->k, s->n, b, s->n, pb);
+    bf16_call call = {s->m, s->n, s->k, a, bias, pb, c, scratch};
+    const double g = time_gflops(run_bf16, &call, 2.0 * (double)s->m * (double)s->n * (double)s->k, reps);
+    printf("  %-28s M=%4zu N=%4zu K=%4zu  1 thread   %7.1f GFLOP/s\n", s->what, s->m, s->n, s->k, g);
+    free(a);
+    free(b);
+    free(c);
+    free(bias);
+    free(pb);
+    free(scratch);
+}
+
+/* BF16 against FP32 14x32, both one thread, activations x packed weights with bias + ReLU. */
+static void bench_bf16(int reps) {
+    const shape shapes[] = {
+        {"bert qkv/out proj", 128, 768, 768, false, true},
+        {"bert ffn up", 128, 3072, 768, false, true},
+        {"resnet50 conv3x3 56x56 (nhwc)", 3136, 64, 576, false, true},
+        {"resnet50 conv3x3 14x14 (nhwc)", 196, 256, 2304, false, true},
+        {"bert ffn down, 8 tokens", 8, 768, 3072, false, true}, /* weight bandwidth bound */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        printf("%s:\n", tc__gemm_config_f32_avx512.name);
+        bench_gemm(&tc__gemm_config_f32_avx512, &shapes[i], NULL, reps);
+        printf("gemm_bf16_avx512bf16_14x32:\n");
+        bench_gemm_bf16(&shapes[i], reps);
+    }
 }
 
 /* A Conv tactic end to end (weights packed as at build), NCHW batch 1, with bias + ReLU fused. */
@@ -353,7 +422,7 @@ int main(int argc, char **argv) {
             threads = atoi(argv[++i]);
         } else {
             fprintf(stderr,
-                    "usage: %s [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|gemm|conv|matmul] "
+                    "usage: %s [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|gemm|conv|matmul|bf16] "
                     "[--threads 1|2]\n",
                     argv[0]);
             return 2;
@@ -422,6 +491,14 @@ int main(int argc, char **argv) {
                 if (one) bench_matmul(tactics[ti], &mms[i], NULL, reps);
                 if (two) bench_matmul(tactics[ti], &mms[i], pool, reps);
             }
+    }
+    if (all || strcmp(only, "bf16") == 0) {
+        if ((TC__GEMM_BF16_ISA & ~cpu->isa) == 0) {
+            printf("BF16 GEMM (FP32 accumulation) vs FP32, one thread, activations x packed weights, bias + ReLU:\n");
+            bench_bf16(reps);
+        } else {
+            printf("bf16: no AVX512-BF16 on this CPU (or TAILCUT_MAX_ISA)\n");
+        }
     }
     pthreadpool_destroy(pool);
     return 0;
