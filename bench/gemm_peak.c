@@ -140,6 +140,62 @@ static double time_gflops(void (*fn)(void *), void *arg, double flops, int reps)
     return median(g, reps);
 }
 
+/* One call of the GEMM operator. */
+typedef struct gemm_call {
+    const tc__gemm_f32_problem *p;
+    const tc__gemm_config *cfg;
+    const tc__kernel_ctx *kc;
+} gemm_call;
+
+static void run_gemm(void *arg) {
+    const gemm_call *g = arg;
+    tc__gemm_f32_run(g->p, g->cfg, g->kc);
+}
+
+/* One run of a tactic. */
+typedef struct tactic_call {
+    const tc__tactic *t;
+    const tc__kernel_ctx *kc;
+} tactic_call;
+
+static void run_tactic(void *arg) {
+    const tactic_call *c = arg;
+    c->t->run(c->kc);
+}
+
+/*
+ * The median GFLOP/s of tactic t on step d, as the engine runs it: constant input `packed` is packed
+ * at "build" (into dst, of the source's size), scratch is sized by the tactic. 0 when t does not take d.
+ */
+static double time_tactic(const tc__tactic *t, const tc__step_desc *d, int packed, void *dst, pthreadpool_t pool,
+                          double flops, int reps) {
+    tc__err err = {0};
+    if (!t->supports(d) || t->pack(d, packed, d->in[packed]->data, dst, &err) != TC_STATUS_OK) return 0.0;
+    tc__tensor packed_t = *d->in[packed];
+    packed_t.data = dst;
+    const tc__tensor *in_run[8];
+    for (int i = 0; i < d->n_in && i < 8; i++) in_run[i] = i == packed ? &packed_t : d->in[i];
+    const size_t bytes = t->scratch_bytes(d);
+    tc__scratch scratch = {aligned_alloc(64, (bytes + 63) / 64 * 64), bytes, 0};
+    tc__tensor *outs_run[1] = {(tc__tensor *)d->out[0]};
+    tc__kernel_ctx kc = {.op_type = d->op_type,
+                         .opset = d->opset,
+                         .attrs = d->attrs,
+                         .n_in = d->n_in,
+                         .in = in_run,
+                         .n_out = 1,
+                         .out = outs_run,
+                         .err = &err,
+                         .scratch = &scratch,
+                         .epi = d->epi,
+                         .bias = d->bias,
+                         .pool = pool};
+    tactic_call call = {t, &kc};
+    const double g = time_gflops(run_tactic, &call, flops, reps);
+    free(scratch.base);
+    return g;
+}
+
 static void bench_gemm(const tc__gemm_config *cfg, const shape *s, pthreadpool_t pool, int reps) {
     float *a = rand_floats(s->m * s->k, 11), *b = rand_floats(s->k * s->n, 12), *c = rand_floats(s->m * s->n, 13);
     float *bias = rand_floats(s->m > s->n ? s->m : s->n, 14);
@@ -167,21 +223,10 @@ static void bench_gemm(const tc__gemm_config *cfg, const shape *s, pthreadpool_t
     tc__scratch scratch = {aligned_alloc(64, (bytes + 63) / 64 * 64), bytes, 0};
     tc__err err = {0};
     tc__kernel_ctx kc = {.err = &err, .scratch = &scratch, .pool = pool};
-    const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
-    /* Enough calls per sample for ~20 ms. */
-    double t0 = now_s();
-    tc__gemm_f32_run(&p, cfg, &kc);
-    const double one = now_s() - t0;
-    const int per = one > 0.02 ? 1 : (int)(0.02 / (one > 1e-7 ? one : 1e-7)) + 1;
-    double g[64];
-    for (int r = 0; r < reps; r++) {
-        t0 = now_s();
-        for (int i = 0; i < per; i++)
-            tc__gemm_f32_run(&p, cfg, &kc);
-        g[r] = flops * per / (now_s() - t0) * 1e-9;
-    }
+    gemm_call call = {&p, cfg, &kc};
+    const double gflops = time_gflops(run_gemm, &call, 2.0 * (double)s->m * (double)s->n * (double)s->k, reps);
     printf("  %-28s M=%4zu N=%4zu K=%4zu  %zu thread%s  %7.1f GFLOP/s\n", s->what, s->m, s->n, s->k,
-           pool ? pthreadpool_get_threads_count(pool) : 1, pool ? "s" : " ", median(g, reps));
+           pool ? pthreadpool_get_threads_count(pool) : 1, pool ? "s" : " ", gflops);
     if (s->a_packed) free(ap);
     if (s->b_packed) free(bp);
     free(scratch.base);
@@ -278,43 +323,13 @@ static void bench_conv(const tc__tactic *t, const conv_shape *s, pthreadpool_t p
                        .n_out = 1,
                        .out = outs,
                        .epi = &epi};
-    tc__err err = {0};
-    if (!t->supports(&d) || t->pack(&d, 1, w.data, wp, &err) != TC_STATUS_OK) {
-        printf("  %s does not take %s\n", t->name, s->what);
-        return;
-    }
-    tc__tensor wpt = w;
-    wpt.data = wp;
-    const tc__tensor *in_run[3] = {&x, &wpt, &b};
-    const size_t bytes = t->scratch_bytes(&d);
-    tc__scratch scratch = {aligned_alloc(64, (bytes + 63) / 64 * 64), bytes, 0};
-    tc__tensor *outs_run[1] = {&y};
-    tc__kernel_ctx kc = {.op_type = "Conv",
-                         .opset = 13,
-                         .attrs = &as,
-                         .n_in = 3,
-                         .in = in_run,
-                         .n_out = 1,
-                         .out = outs_run,
-                         .err = &err,
-                         .scratch = &scratch,
-                         .epi = &epi,
-                         .pool = pool};
     const double flops = 2.0 * (double)(s->cout * ohw * ohw) * (double)(s->cin * s->k * s->k);
-    double t0 = now_s();
-    t->run(&kc);
-    const double one = now_s() - t0;
-    const int per = one > 0.02 ? 1 : (int)(0.02 / (one > 1e-7 ? one : 1e-7)) + 1;
-    double g[64];
-    for (int r = 0; r < reps; r++) {
-        t0 = now_s();
-        for (int i = 0; i < per; i++)
-            t->run(&kc);
-        g[r] = flops * per / (now_s() - t0) * 1e-9;
-    }
-    printf("  %-24s %-26s %zu thread%s  %7.1f GFLOP/s\n", t->name, s->what,
-           pool ? pthreadpool_get_threads_count(pool) : 1, pool ? "s" : " ", median(g, reps));
-    free(scratch.base);
+    const double g = time_tactic(t, &d, 1, wp, pool, flops, reps);
+    if (g == 0.0)
+        printf("  %s does not take %s\n", t->name, s->what);
+    else
+        printf("  %-24s %-26s %zu thread%s  %7.1f GFLOP/s\n", t->name, s->what,
+               pool ? pthreadpool_get_threads_count(pool) : 1, pool ? "s" : " ", g);
     free(x.data);
     free(w.data);
     free(b.data);
@@ -357,45 +372,13 @@ static void bench_matmul(const tc__tactic *t, const matmul_shape *s, pthreadpool
                        .out = outs,
                        .epi = &epi,
                        .bias = &bias};
-    tc__err err = {0};
-    if (!t->supports(&d) || t->pack(&d, 1, b.data, bp, &err) != TC_STATUS_OK) {
+    const double g = time_tactic(t, &d, 1, bp, pool, 2.0 * (double)s->m * (double)s->n * (double)s->k, reps);
+    if (g == 0.0)
         printf("  %s does not take %s\n", t->name, s->what);
-        return;
-    }
-    tc__tensor bpt = b;
-    bpt.data = bp;
-    const tc__tensor *in_run[2] = {&a, &bpt};
-    const size_t bytes = t->scratch_bytes(&d);
-    tc__scratch scratch = {aligned_alloc(64, (bytes + 63) / 64 * 64), bytes, 0};
-    tc__tensor *outs_run[1] = {&y};
-    tc__kernel_ctx kc = {.op_type = "MatMul",
-                         .opset = 13,
-                         .attrs = &as,
-                         .n_in = 2,
-                         .in = in_run,
-                         .n_out = 1,
-                         .out = outs_run,
-                         .err = &err,
-                         .scratch = &scratch,
-                         .epi = &epi,
-                         .bias = &bias,
-                         .pool = pool};
-    const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
-    double t0 = now_s();
-    t->run(&kc);
-    const double one = now_s() - t0;
-    const int per = one > 0.02 ? 1 : (int)(0.02 / (one > 1e-7 ? one : 1e-7)) + 1;
-    double g[64];
-    for (int r = 0; r < reps; r++) {
-        t0 = now_s();
-        for (int i = 0; i < per; i++)
-            t->run(&kc);
-        g[r] = flops * per / (now_s() - t0) * 1e-9;
-    }
-    printf("  %-24s %-18s M=%4lld N=%4lld K=%4lld  %zu thread%s  %7.1f GFLOP/s\n", t->name, s->what, (long long)s->m,
-           (long long)s->n, (long long)s->k, pool ? pthreadpool_get_threads_count(pool) : 1, pool ? "s" : " ",
-           median(g, reps));
-    free(scratch.base);
+    else
+        printf("  %-24s %-18s M=%4lld N=%4lld K=%4lld  %zu thread%s  %7.1f GFLOP/s\n", t->name, s->what,
+               (long long)s->m, (long long)s->n, (long long)s->k, pool ? pthreadpool_get_threads_count(pool) : 1,
+               pool ? "s" : " ", g);
     free(a.data);
     free(b.data);
     free(bias.data);
