@@ -225,14 +225,14 @@ static void variant_free(variant *v) {
     memset(v, 0, sizeof *v);
 }
 
-/* Builds a variant from g (taken over: it belongs to v even on failure), with or without the layout pass. */
+/* Builds a variant from g (sorted and inferred; taken over: it belongs to v even on failure), with or
+ * without the layout pass. */
 static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options *o, const tc__profile *profiles,
                               int n_prof, variant *v, tc__err *err) {
     memset(v, 0, sizeof *v);
     v->g = g;
-    tc_status st = tc__graph_toposort(g, err);
-    if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
-    if (st == TC_STATUS_OK && layout) {
+    tc_status st = TC_STATUS_OK;
+    if (layout) {
         tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
         st = tc__pass_layout_nchw16c(&pc);
         v->blocked = pc.changes > 0;
@@ -301,9 +301,12 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     const bool layout = !(o && (o->disabled_passes & TC_PASS_LAYOUT)) && (tc__cpu_get()->isa & TC__ISA_AVX512F);
     const bool fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED);
     if (st == TC_STATUS_OK && layout) {
-        tc__graph *g2 = NULL;
+        tc__graph *g2 = NULL; /* a clone keeps no inferred values: sort and infer it again */
         st = tc__graph_clone(g, &g2, err);
+        if (st == TC_STATUS_OK) st = tc__graph_toposort(g2, err);
+        if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g2, false, tc__ref_eval, &g2->opset, err);
         if (st == TC_STATUS_OK) st = make_variant(g2, true, o, profiles, n_prof, &other, err);
+        else tc__graph_destroy(g2);
     }
     if (st == TC_STATUS_OK && layout && (!other.blocked || fixed)) { /* no blocked step, or no timing */
         best = other;

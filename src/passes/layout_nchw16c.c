@@ -53,13 +53,15 @@ static bool is_activation(const tc__node *n) {
     return false;
 }
 
-/* A broadcast operand of a blocked binary op: [N or 1, C, 1, 1] with the output's C. */
+/* A broadcast operand of a blocked binary op: [N or 1, C, 1, 1] with the output's N and C. */
 static bool channel_vector(const tc__shape *a, const tc__shape *y) {
-    if (a->rank != 4 || y->rank != 4) return false;
-    bool n_ok = static_dim(a, 0) == 1 || tc__pat_same_shape(a, y) ||
-                (a->dims[0].value == y->dims[0].value && a->dims[0].sym == y->dims[0].sym);
-    return n_ok && a->dims[1].value == y->dims[1].value && a->dims[1].value > 0 && static_dim(a, 2) == 1 &&
-           static_dim(a, 3) == 1;
+    return a->rank == 4 && y->rank == 4 && (static_dim(a, 0) == 1 || tc__dim_same(a->dims[0], y->dims[0])) &&
+           tc__dim_same(a->dims[1], y->dims[1]) && static_dim(a, 2) == 1 && static_dim(a, 3) == 1;
+}
+
+/* True when node n writes a blocked output 0 (and so reads its inputs as the pass marked them). */
+static bool node_blocked(const tc__node *n, const bool *blocked) {
+    return !n->removed && n->n_out > 0 && n->out[0] >= 0 && blocked[n->out[0]];
 }
 
 static lk_kind conv_kind(const tc__graph *g, const tc__node *n) {
@@ -115,7 +117,7 @@ static bool inputs_ok(const tc__graph *g, const tc__node *n, lk_kind k, const bo
 static bool read_blocked(const tc__graph *g, int32_t v, const bool *blocked) {
     for (int32_t n = 0; n < g->n_nodes; n++) {
         const tc__node *node = &g->nodes[n];
-        if (node->removed || node->n_out < 1 || node->out[0] < 0 || !blocked[node->out[0]]) continue;
+        if (!node_blocked(node, blocked)) continue;
         for (int i = 0; i < node->n_in; i++)
             if (node->in[i] == v) return true;
     }
@@ -180,7 +182,7 @@ static tc_status insert_reorder(tc__pass_ctx *ctx, int32_t v, bool **blocked) {
     for (int32_t n = 0; n < g->n_nodes; n++) { /* readers: blocked ones read blk, NCHW ones plain */
         tc__node *r = &g->nodes[n];
         if (r->removed || n == producer) continue;
-        bool reader_blocked = r->n_out > 0 && r->out[0] >= 0 && grown[r->out[0]];
+        const bool reader_blocked = node_blocked(r, grown);
         for (int i = 0; i < r->n_in; i++)
             if (r->in[i] == v) r->in[i] = reader_blocked ? blk : plain;
     }
@@ -200,7 +202,7 @@ static bool needs_nchw_copy(const tc__graph *g, int32_t v, const bool *blocked) 
     if (g->values[v].is_output) return true;
     for (int32_t n = 0; n < g->n_nodes; n++) {
         const tc__node *r = &g->nodes[n];
-        if (r->removed || (r->n_out > 0 && r->out[0] >= 0 && blocked[r->out[0]])) continue;
+        if (r->removed || node_blocked(r, blocked)) continue;
         for (int i = 0; i < r->n_in; i++)
             if (r->in[i] == v) return true;
     }
@@ -212,7 +214,7 @@ static tc_status mark_nodes(tc__pass_ctx *ctx, const bool *blocked, int32_t n_no
     tc__graph *g = ctx->g;
     for (int32_t n = 0; n < n_nodes; n++) {
         const tc__node *node = &g->nodes[n];
-        if (node->removed || node->n_out < 1 || node->out[0] < 0 || !blocked[node->out[0]]) continue;
+        if (!node_blocked(node, blocked)) continue;
         int64_t bits = 0;
         for (int i = 0; i < node->n_in && i < 32; i++)
             if (node->in[i] >= 0 && blocked[node->in[i]]) bits |= (int64_t)1 << i;
