@@ -173,6 +173,36 @@ TC_API tc_status tc_model_run_reference(const tc_model *model, int num_inputs,
                                         const char *const *input_names, const tc_tensor *inputs,
                                         tc_tensor *outputs, tc_error *error);
 
+/* ---- INT8 calibration ------------------------------------------------------- */
+
+/* How a calibrated tensor's range (amax, scale = amax / 127) is chosen from its histogram of |x|. */
+typedef enum tc_calib_method {
+    TC_CALIB_ENTROPY = 0,    /* the threshold minimizing KL divergence over 128 levels (TensorRT's) */
+    TC_CALIB_MINMAX = 1,     /* the largest |x| seen */
+    TC_CALIB_PERCENTILE = 2, /* a percentile of |x| (e.g. 99.99) */
+} tc_calib_method;
+
+typedef struct tc_calibrator tc_calibrator;
+
+/*
+ * Prepares to calibrate the model: every float tensor that an INT8 layer may read (the data input of
+ * Conv, MatMul and Gemm nodes with constant weights) is observed in FP32 on the samples given to
+ * tc_calibrator_add, in histograms of at least 2048 bins. The model must outlive the calibrator.
+ */
+TC_API tc_status tc_calibrator_create(const tc_model *model, tc_calibrator **calibrator, tc_error *error);
+/* Runs one sample (a tensor per graph input; all samples must have the first one's shapes). */
+TC_API tc_status tc_calibrator_add(tc_calibrator *calibrator, int num_inputs, const char *const *input_names,
+                                   const tc_tensor *inputs, tc_error *error);
+TC_API int tc_calibrator_num_samples(const tc_calibrator *calibrator);
+/* Number of tensors observed, and the name and amax of tensor i by the method (after at least one sample). */
+TC_API int tc_calibrator_num_tensors(const tc_calibrator *calibrator);
+TC_API tc_status tc_calibrator_tensor(const tc_calibrator *calibrator, int index, tc_calib_method method,
+                                      double percentile, const char **name, double *amax, tc_error *error);
+/* Writes the calibration cache (one scale per tensor, keyed to this model) atomically to path. */
+TC_API tc_status tc_calibrator_save(const tc_calibrator *calibrator, tc_calib_method method, double percentile,
+                                    const char *path, tc_error *error);
+TC_API void tc_calibrator_destroy(tc_calibrator *calibrator);
+
 /* ---- Engines ------------------------------------------------------------------ */
 
 /* Graph optimisation passes; each can be switched off with tc_build_options.disabled_passes. */
@@ -214,11 +244,20 @@ typedef struct tc_build_options {
     uint32_t disabled_passes;    /* TC_PASS_* bits */
     uint32_t flags;              /* TC_BUILD_* bits */
     const char *timing_cache;    /* timing cache file read and updated by the tuner, or NULL */
+    const char *calib_cache;     /* TC_BUILD_INT8: the calibration cache (tc_calibrator_save) of this model */
+    int32_t num_fp32_layers;     /* TC_BUILD_INT8: nodes (by name) that keep FP32 whatever the cache says */
+    const char *const *fp32_layers;
 } tc_build_options;
 
 enum {
     /* Choose each step's tactic by the heuristic order (no timing): fast builds. */
     TC_BUILD_TACTICS_FIXED = 1u << 0,
+    /*
+     * Allow INT8 for Conv (one group), MatMul and Gemm layers with constant weights whose data input
+     * has a scale in calib_cache: weights symmetric per output channel, activations per tensor. The
+     * tuner times each such layer's INT8 and FP32 tactics and keeps the faster (--tactics-fixed: INT8).
+     */
+    TC_BUILD_INT8 = 1u << 1,
 };
 
 /*

@@ -235,6 +235,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             continue;
         }
         snprintf(step->tactic, sizeof step->tactic, "%s", win->name);
+        snprintf(step->precision, sizeof step->precision, "%s", win->precision ? win->precision : "fp32");
         *required_isa |= win->isa;
         for (int i = 0; i < ds[0].d.n_in && st == TC_STATUS_OK; i++)
             if (ds[0].in_const[i] && win->packs_input != NULL && win->packs_input(&ds[0].d, i))

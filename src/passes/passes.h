@@ -40,6 +40,15 @@ tc_status tc__passes_run(tc__graph *g, uint32_t disabled, tc__eval_fn eval, void
  */
 tc_status tc__pass_layout_nchw16c(tc__pass_ctx *ctx);
 
+/*
+ * The INT8 precision pass (precision_int8.c): gives quantizable nodes (one-group Conv, MatMul, Gemm with
+ * a constant weight) whose data input the cache calibrated the attribute tc.int8_scale, except the nodes
+ * named in exclude. Run once after the rounds, before the layout pass.
+ */
+struct tc__calib_cache;
+tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const struct tc__calib_cache *cache, const char *const *exclude,
+                                  int n_exclude);
+
 /* Number of passes and the name / description of pass i (for --help and inspect). */
 int tc__pass_count(void);
 const char *tc__pass_name(int i);

@@ -50,6 +50,7 @@ typedef struct tc__tactic {
     const char *op_type;
     uint64_t isa;                  /* TC__ISA_* bits it needs (0 = baseline C) */
     uint32_t flags;                /* TC__TACTIC_* */
+    const char *precision;         /* arithmetic it computes in: "int8", "bf16"; NULL: "fp32" */
     /* True when the tactic computes this step exactly (dtype, attributes, shapes, epilogue). */
     bool (*supports)(const tc__step_desc *d);
     /*

@@ -1,0 +1,95 @@
+/*
+ * qconv_u8s8.h - INT8 convolution and matrix product with AVX512-VNNI (vpdpbusd): FP32 tensors in
+ * and out, INT8 arithmetic inside. Used by the int8 tactics of Conv (one group, any kernel, stride,
+ * dilation and padding), MatMul and Gemm (constant B).
+ *
+ * Quantization (symmetric, as calibration gives it: src/quant/calib.h):
+ *   activations  per tensor: q = clamp(round(x / sx), -127, 127), sx from the node attribute
+ *                tc.int8_scale (set by the precision pass from the calibration cache);
+ *   weights      per output channel: qw = round(w / sw[oc]), sw[oc] = max|w[oc, :]| / 127.
+ * vpdpbusd multiplies unsigned by signed bytes, so activations are stored as u = q + 128 and the
+ * product is corrected by comp[oc] = 128 * sum(qw[oc, :]):
+ *   y[oc] = act((acc - comp[oc]) * sx * sw[oc] + bias[oc] + residual).
+ *
+ * The operator quantizes X once per run into a padded channels-last u8 image (scratch): [N][Hp][Wp][Cp]
+ * with Cp = C_in rounded up to 4 and the padding border set to 128 (q = 0), so the kernel has no edge
+ * cases. A MatMul is the 1x1 case on an image of one row whose pixels are A's rows.
+ *
+ * The constant weight is packed at build time into the same bytes the FP32 weight had (the packing
+ * contract: the plan keeps the weight's dims and dtype), which holds when C_out * K * 4 >=
+ * Cpad16 * KH * KW * Cp + 8 * Cpad16; supports() checks it. Layout of the packed bytes:
+ *   int8  [Cpad16 / 16][KH * KW][Cp / 4][16][4]   (block of 16 output channels, tap, 4 input channels)
+ *   float mult[Cpad16]   sx * sw[oc]   (0 for padding channels)
+ *   int32 comp[Cpad16]   128 * sum(qw[oc, :])
+ * The baseline-ISA part (geometry, supports, packing) is qconv_u8s8_tactic.c; the VNNI kernels and
+ * run() are qconv_u8s8_avx512vnni.c.
+ */
+#ifndef TC_BACKENDS_CPU_QCONV_U8S8_H
+#define TC_BACKENDS_CPU_QCONV_U8S8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/quant_attr.h"
+#include "tactics/tactic.h"
+
+/* Memory layouts of X and Y. */
+typedef enum tc__q_layout {
+    TC__Q_NCHW = 0,    /* [N][C][H][W] */
+    TC__Q_NCHW16C = 1, /* core/layout.h (C % 16 == 0) */
+    TC__Q_ROWS = 2,    /* channels last: [pixels][C] (MatMul/Gemm rows) */
+} tc__q_layout;
+
+/* One convolution (sizes of one image), as the operator computes it. */
+typedef struct tc__qconv_geom {
+    size_t batch, cin, cout;
+    size_t ih, iw, oh, ow;
+    size_t kh, kw, sh, sw, dh, dw;
+    size_t pt, pl;          /* top and left padding */
+    size_t hp, wp, cp;      /* the padded quantized image: rows, columns, channels (Cp % 4 == 0) */
+    size_t cout16;          /* C_out rounded up to 16 */
+    uint8_t in_layout, out_layout; /* tc__q_layout */
+    float x_scale;          /* sx */
+} tc__qconv_geom;
+
+/* Bytes of the packed weight (int8 part + mult + comp). */
+static inline size_t tc__qconv_packed_bytes(const tc__qconv_geom *g) {
+    return g->cout16 * g->kh * g->kw * g->cp + 8 * g->cout16;
+}
+static inline size_t tc__qconv_weight_bytes(const tc__qconv_geom *g) { return g->cout16 * g->kh * g->kw * g->cp; }
+/* Scratch bytes of one run: the quantized padded image of the whole batch, the taps' offsets, alignment. */
+static inline size_t tc__qconv_scratch(const tc__qconv_geom *g) {
+    return g->batch * g->hp * g->wp * g->cp + g->kh * g->kw * sizeof(size_t) + 256;
+}
+
+/*
+ * The geometry of step d (Conv, MatMul or Gemm) for this operator, with X and Y in the layouts the
+ * node's tc.layout_* attributes give; false when the operator cannot compute it (dtypes, group, shapes,
+ * a missing or bad tc.int8_scale, sizes beyond 2^31, or packed weights larger than the FP32 ones).
+ */
+bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g);
+
+/* The weight's input index: 1 (Conv W, MatMul B, Gemm B). */
+#define TC__QCONV_WEIGHT_INPUT 1
+
+/* Quantizes and packs the FP32 weight (ONNX layout: Conv [C_out][C_in][KH][KW], MatMul [K][N], Gemm
+ * [K][N] or [N][K] with transB) into dst (tc__qconv_packed_bytes; the rest of the FP32 size is zeroed). */
+void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, void *dst);
+
+/* The bias the step adds per output channel (Conv's B, Gemm's C, a fused bias over the last dim), or
+ * NULL; checked to have C_out float32 values. */
+const tc__tensor *tc__qconv_bias(const tc__kernel_ctx *ctx, size_t cout);
+
+/* Runs the operator on a step its tactic supports (needs AVX512-VNNI). */
+tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
+
+/* Quantizes n floats: round(x / scale) clamped to [-127, 127] (the scalar definition the kernels match). */
+static inline int8_t tc__q_round(float x, float inv_scale) {
+    float v = x * inv_scale;
+    if (!(v > -127.0f)) v = -127.0f; /* NaN too */
+    if (v > 127.0f) v = 127.0f;
+    return (int8_t)__builtin_lrintf(v);
+}
+
+#endif

@@ -1,0 +1,255 @@
+/*
+ * qconv_u8s8_avx512vnni.c - the INT8 operator of qconv_u8s8.h on AVX512-VNNI: quantization of X
+ * into the padded channels-last u8 image, the vpdpbusd microkernels (MR output pixels x NB blocks of
+ * 16 output channels held in zmm accumulators over every tap and input channel), the dequantizing
+ * epilogue (bias, residual, activation) and the threaded driver.
+ */
+#include <immintrin.h>
+#include <pthreadpool.h>
+#include <string.h>
+
+#include "backends/cpu/qconv_u8s8.h"
+#include "backends/cpu/vact_f32.h"
+#include "backends/cpu/vact_f32_avx512.h"
+
+/* Output pixels per task strip of a MatMul (a conv's strip is one output row). */
+#define Q_ROWS_STRIP 48
+/* Blocks of 16 output channels per task (and per microkernel call at most). */
+#define Q_GROUP_BLOCKS 4
+
+typedef struct q_job {
+    const tc__qconv_geom *g;
+    const float *x;
+    uint8_t *xq;
+    const size_t *tap_off; /* byte offset of each tap in the padded image */
+    const int8_t *w;
+    const float *mult;
+    const int32_t *comp;
+    const float *bias, *res;
+    float *y;
+    tc__vact act;
+    float inv_scale;
+    size_t nblocks, groups, strip, strips; /* blocks of 16 channels, task groups, pixels per strip, strips per row */
+} q_job;
+
+/* 16 floats to 16 biased u8 codes (q + 128, q = round(x / s) clamped to [-127, 127]; NaN -> -127). */
+static inline __m128i q_codes16(__m512 v, __m512 inv) {
+    v = _mm512_mul_ps(v, inv);
+    v = _mm512_max_ps(v, _mm512_set1_ps(-127.0f)); /* a NaN in v gives the second operand */
+    v = _mm512_min_ps(v, _mm512_set1_ps(127.0f));
+    return _mm_xor_si128(_mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)), _mm_set1_epi8((char)0x80));
+}
+
+/* Quantizes padded row r of image n: the border and padding channels get 128 (q = 0). */
+static void q_quantize_row(void *arg, size_t task) {
+    const q_job *j = arg;
+    const tc__qconv_geom *g = j->g;
+    const size_t n = task / g->hp, r = task % g->hp, cp = g->cp;
+    uint8_t *row = j->xq + (n * g->hp + r) * g->wp * cp;
+    if (r < g->pt || r >= g->pt + g->ih) {
+        memset(row, 128, g->wp * cp);
+        return;
+    }
+    const size_t h = r - g->pt;
+    memset(row, 128, g->pl * cp);
+    memset(row + (g->pl + g->iw) * cp, 128, (g->wp - g->pl - g->iw) * cp);
+    uint8_t *dst = row + g->pl * cp;
+    const __m512 inv = _mm512_set1_ps(j->inv_scale);
+    if (g->in_layout == TC__Q_NCHW16C) {
+        const size_t cb_n = g->cin / 16;
+        for (size_t cb = 0; cb < cb_n; cb++) {
+            const float *src = j->x + ((n * cb_n + cb) * g->ih + h) * g->iw * 16;
+            for (size_t w = 0; w < g->iw; w++)
+                _mm_storeu_si128((__m128i *)(dst + w * cp + cb * 16), q_codes16(_mm512_loadu_ps(src + w * 16), inv));
+        }
+    } else if (g->in_layout == TC__Q_ROWS) {
+        const size_t c16 = g->cin / 16 * 16;
+        const __mmask16 tail = (__mmask16)((1u << (g->cin - c16)) - 1);
+        for (size_t w = 0; w < g->iw; w++) {
+            const float *src = j->x + w * g->cin;
+            uint8_t *o = dst + w * cp;
+            for (size_t c = 0; c < c16; c += 16)
+                _mm_storeu_si128((__m128i *)(o + c), q_codes16(_mm512_loadu_ps(src + c), inv));
+            if (tail) _mm_mask_storeu_epi8(o + c16, tail, q_codes16(_mm512_maskz_loadu_ps(tail, src + c16), inv));
+            for (size_t c = g->cin; c < cp; c++) o[c] = 128;
+        }
+    } else {
+        const size_t plane = g->ih * g->iw;
+        for (size_t c = 0; c < g->cin; c++) {
+            const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
+            for (size_t w = 0; w < g->iw; w++) dst[w * cp + c] = (uint8_t)(tc__q_round(src[w], j->inv_scale) + 128);
+        }
+        for (size_t w = 0; w < g->iw; w++)
+            for (size_t c = g->cin; c < cp; c++) dst[w * cp + c] = 128;
+    }
+}
+
+/* Where output element (pixel i, block b, lane l) of a tile lives: y0 + i * ps + b * bs + l * ls. */
+typedef struct q_out {
+    float *y;
+    const float *res;
+    size_t ps, bs, ls;
+    size_t oc0;
+} q_out;
+
+static inline __attribute__((always_inline)) void q_store(const q_job *j, const q_out *o, int i, int b, __m512i acc,
+                                                          __mmask16 mask, __m512i lanes) {
+    const size_t oc = o->oc0 + (size_t)b * 16;
+    __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(j->comp + oc)));
+    const __m512 bias = j->bias ? _mm512_maskz_loadu_ps(mask, j->bias + oc) : _mm512_setzero_ps();
+    v = _mm512_fmadd_ps(v, _mm512_loadu_ps(j->mult + oc), bias);
+    const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
+    if (o->ls == 1) {
+        if (o->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, o->res + off));
+        v = tc__vact_f32_avx512(v, &j->act);
+        _mm512_mask_storeu_ps(o->y + off, mask, v);
+    } else {
+        if (o->res) v = _mm512_add_ps(v, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
+        v = tc__vact_f32_avx512(v, &j->act);
+        _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
+    }
+}
+
+/*
+ * The microkernel: MR pixels (x0 + i * xps) x NB blocks of 16 output channels (weights w0 + b * wbs),
+ * accumulated over every tap and every 4 input channels, then dequantized and stored.
+ */
+static inline __attribute__((always_inline)) void q_tile(const q_job *j, const uint8_t *x0, size_t xps,
+                                                         const int8_t *w0, size_t wbs, const q_out *o,
+                                                         __mmask16 last_mask, const int MR, const int NB) {
+    const tc__qconv_geom *g = j->g;
+    const size_t taps = g->kh * g->kw, c4 = g->cp / 4;
+    __m512i acc[12][4];
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; b++) acc[i][b] = _mm512_setzero_si512();
+    const int8_t *wp = w0;
+    for (size_t t = 0; t < taps; t++) {
+        const uint8_t *xt = x0 + j->tap_off[t];
+        for (size_t c = 0; c < c4; c++, wp += 64, xt += 4) {
+            __m512i wv[4];
+#pragma GCC unroll 4
+            for (int b = 0; b < NB; b++) wv[b] = _mm512_loadu_si512(wp + (size_t)b * wbs);
+#pragma GCC unroll 12
+            for (int i = 0; i < MR; i++) {
+                int32_t q4;
+                memcpy(&q4, xt + (size_t)i * xps, sizeof q4);
+                const __m512i xb = _mm512_set1_epi32(q4);
+#pragma GCC unroll 4
+                for (int b = 0; b < NB; b++) acc[i][b] = _mm512_dpbusd_epi32(acc[i][b], xb, wv[b]);
+            }
+        }
+    }
+    const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                             _mm512_set1_epi32((int32_t)o->ls));
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; b++) q_store(j, o, i, b, acc[i][b], b == NB - 1 ? last_mask : (__mmask16)0xffff, lanes);
+}
+
+/* One instantiation per (MR, NB): the tile calls with constant sizes. */
+#define Q_FN(MR, NB)                                                                                                  \
+    static void q_tile_##MR##x##NB(const q_job *j, const uint8_t *x0, size_t xps, const int8_t *w0, size_t wbs,        \
+                                   const q_out *o, __mmask16 m) {                                                      \
+        q_tile(j, x0, xps, w0, wbs, o, m, MR, NB);                                                                      \
+    }
+#define Q_FNS6(NB) Q_FN(1, NB) Q_FN(2, NB) Q_FN(3, NB) Q_FN(4, NB) Q_FN(5, NB) Q_FN(6, NB)
+#define Q_FNS12(NB) Q_FNS6(NB) Q_FN(7, NB) Q_FN(8, NB) Q_FN(9, NB) Q_FN(10, NB) Q_FN(11, NB) Q_FN(12, NB)
+Q_FNS6(4)
+Q_FNS6(3)
+Q_FNS12(2)
+Q_FNS12(1)
+
+typedef void (*q_tile_fn)(const q_job *, const uint8_t *, size_t, const int8_t *, size_t, const q_out *, __mmask16);
+
+#define Q_ROW6(NB) {q_tile_1x##NB, q_tile_2x##NB, q_tile_3x##NB, q_tile_4x##NB, q_tile_5x##NB, q_tile_6x##NB}
+#define Q_ROW12(NB)                                                                                                   \
+    {q_tile_1x##NB, q_tile_2x##NB, q_tile_3x##NB, q_tile_4x##NB, q_tile_5x##NB, q_tile_6x##NB,                       \
+     q_tile_7x##NB, q_tile_8x##NB, q_tile_9x##NB, q_tile_10x##NB, q_tile_11x##NB, q_tile_12x##NB}
+static const q_tile_fn q_tiles_nb4[6] = Q_ROW6(4), q_tiles_nb3[6] = Q_ROW6(3);
+static const q_tile_fn q_tiles_nb2[12] = Q_ROW12(2), q_tiles_nb1[12] = Q_ROW12(1);
+
+/* Task (strip, group): the strip's output pixels x the group's blocks of output channels. */
+static void q_compute(void *arg, size_t strip_task, size_t group) {
+    const q_job *j = arg;
+    const tc__qconv_geom *g = j->g;
+    const size_t row = strip_task / j->strips, p0 = strip_task % j->strips * j->strip;
+    const size_t p1 = p0 + j->strip < g->ow ? p0 + j->strip : g->ow;
+    const size_t n = row / g->oh, r = row % g->oh;
+    const size_t b0 = group * Q_GROUP_BLOCKS;
+    const int nb = (int)(j->nblocks - b0 < Q_GROUP_BLOCKS ? j->nblocks - b0 : Q_GROUP_BLOCKS);
+    const size_t oc0 = b0 * 16, plane = g->oh * g->ow;
+    const size_t last_ch = g->cout - (b0 + (size_t)nb - 1) * 16;
+    const __mmask16 last_mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
+    const size_t wbs = g->kh * g->kw * g->cp * 16; /* bytes per block of 16 channels */
+    const int8_t *w0 = j->w + b0 * wbs;
+    const int mr_max = nb >= 3 ? 6 : 12;
+    const q_tile_fn *tiles = nb == 4 ? q_tiles_nb4 : nb == 3 ? q_tiles_nb3 : nb == 2 ? q_tiles_nb2 : q_tiles_nb1;
+    const uint8_t *ximg = j->xq + n * g->hp * g->wp * g->cp;
+    const size_t xps = g->sw * g->cp;
+    for (size_t p = p0; p < p1;) {
+        const int mr = (int)(p1 - p < (size_t)mr_max ? p1 - p : (size_t)mr_max);
+        const uint8_t *x0 = ximg + (r * g->sh * g->wp + p * g->sw) * g->cp;
+        q_out o = {.oc0 = oc0};
+        size_t off;
+        if (g->out_layout == TC__Q_NCHW16C) {
+            off = (((n * (g->cout / 16) + b0) * g->oh + r) * g->ow + p) * 16;
+            o.ps = 16, o.bs = plane * 16, o.ls = 1;
+        } else if (g->out_layout == TC__Q_ROWS) {
+            off = p * g->cout + oc0;
+            o.ps = g->cout, o.bs = 16, o.ls = 1;
+        } else {
+            off = (n * g->cout + oc0) * plane + r * g->ow + p;
+            o.ps = 1, o.bs = 16 * plane, o.ls = plane;
+        }
+        o.y = j->y + off;
+        o.res = j->res ? j->res + off : NULL;
+        tiles[mr - 1](j, x0, xps, w0, wbs, &o, last_mask);
+        p += (size_t)mr;
+    }
+}
+
+tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
+    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
+    tc__tensor *y = ctx->out[0];
+    if (x->data == NULL || w->data == NULL || y->data == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
+    q_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .inv_scale = 1.0f / g->x_scale,
+               .act = {TC__VACT_NONE, 0, 0}};
+    j.mult = (const float *)(j.w + tc__qconv_weight_bytes(g));
+    j.comp = (const int32_t *)(j.mult + g->cout16);
+    const tc__tensor *b = tc__qconv_bias(ctx, g->cout);
+    j.bias = b ? b->data : NULL;
+    if (ctx->epi != NULL) {
+        tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &j.res);
+        if (st != TC_STATUS_OK) return st;
+        j.act = tc__vact_from_epilogue(ctx->epi);
+    }
+    const size_t img = g->batch * g->hp * g->wp * g->cp, taps = g->kh * g->kw;
+    unsigned char *scratch = tc__kernel_alloc(ctx, tc__qconv_scratch(g));
+    if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
+    j.xq = scratch;
+    size_t *tap_off = (size_t *)(scratch + (img + 63) / 64 * 64);
+    for (size_t a = 0; a < g->kh; a++)
+        for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
+    (void)taps;
+    j.tap_off = tap_off;
+    j.nblocks = g->cout16 / 16;
+    j.groups = (j.nblocks + Q_GROUP_BLOCKS - 1) / Q_GROUP_BLOCKS;
+    j.strip = g->out_layout == TC__Q_ROWS ? Q_ROWS_STRIP : g->ow;
+    j.strips = (g->ow + j.strip - 1) / j.strip;
+    pthreadpool_t pool = ctx->pool;
+    const size_t rows = g->batch * g->oh * j.strips;
+    if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1) {
+        for (size_t t = 0; t < g->batch * g->hp; t++) q_quantize_row(&j, t);
+        for (size_t t = 0; t < rows; t++)
+            for (size_t u = 0; u < j.groups; u++) q_compute(&j, t, u);
+    } else {
+        pthreadpool_parallelize_1d(pool, q_quantize_row, &j, g->batch * g->hp, 0);
+        pthreadpool_parallelize_2d(pool, q_compute, &j, rows, j.groups, 0);
+    }
+    tc__kernel_free(ctx, scratch);
+    return TC_STATUS_OK;
+}

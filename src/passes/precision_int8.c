@@ -1,0 +1,43 @@
+/*
+ * precision_int8.c - the INT8 precision pass (implicit quantization): gives every Conv (one group),
+ * MatMul and Gemm whose weight is constant and whose data input has a calibrated scale the node
+ * attribute tc.int8_scale. The int8 tactics take only such nodes; the tuner then times them
+ * against the FP32 tactics, so each layer runs in INT8 only where that is faster. Layers named in
+ * the exclusion list (--layer-precision NAME:fp32) keep FP32.
+ */
+#include <string.h>
+
+#include "core/quant_attr.h"
+#include "passes/passes.h"
+#include "passes/pattern.h"
+#include "quant/calib_cache.h"
+
+static bool is_quantizable(const tc__graph *g, const tc__node *n) {
+    if (n->n_op_in < 2 || n->in[0] < 0 || n->in[1] < 0 || g->values[n->in[1]].init == NULL) return false;
+    if (g->values[n->in[0]].info.dtype != TC_DTYPE_FLOAT32) return false;
+    if (strcmp(n->op_type, "Conv") == 0) return tc__attr_int(&n->attrs, "group", 1) == 1;
+    return strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0;
+}
+
+static bool excluded(const char *name, const char *const *exclude, int n_exclude) {
+    for (int i = 0; i < n_exclude; i++)
+        if (strcmp(exclude[i], name) == 0) return true;
+    return false;
+}
+
+tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cache, const char *const *exclude,
+                                  int n_exclude) {
+    tc__graph *g = ctx->g;
+    for (int32_t k = 0; k < g->n_nodes; k++) {
+        const tc__node *n = &g->nodes[k];
+        float scale;
+        if (n->removed || !is_quantizable(g, n) || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE)) continue;
+        if (excluded(n->name, exclude, n_exclude)) continue;
+        if (!tc__calib_cache_find(cache, g->values[n->in[0]].name, &scale)) continue;
+        tc__attr a = {.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
+        tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
+        if (st) return st;
+        ctx->changes++;
+    }
+    return TC_STATUS_OK;
+}

@@ -1,0 +1,250 @@
+/*
+ * calibrator.c - tc_calibrator: implicit INT8 calibration. The model's graph is cloned with every tensor an
+ * INT8 layer may read made a graph output; an FP32 engine of that graph (built at the first sample's
+ * shapes, fixed tactics, plain layout) runs each sample, and every such tensor feeds its histogram
+ * (calib.h). Saving picks each tensor's amax by the chosen method and writes the calibration cache
+ * (calib_cache.h) keyed to the model's fingerprint.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/model.h"
+#include "quant/calib.h"
+#include "quant/calib_cache.h"
+#include "quant/model_fingerprint.h"
+#include "tailcut/tailcut.h"
+
+#define CAL_BINS 2048
+
+struct tc_calibrator {
+    const tc_model *model;
+    tc__graph *g;          /* the clone with the observed tensors as outputs */
+    tc_model shadow;       /* wraps g for tc_engine_build */
+    tc_engine *engine;     /* built at the first sample */
+    tc_context *ctx;
+    int n_obs;
+    int32_t *obs;          /* observed values of g */
+    tc__calib_hist **hist;
+    int n_samples;
+    uint64_t fingerprint;
+};
+
+static tc_status cal_fail(tc__err *err, tc_error *error) {
+    if (error) tc__err_export(err, error);
+    return err->status;
+}
+
+/* The data input of a node an INT8 tactic may take, or -1. */
+static int32_t quantizable_input(const tc__graph *g, const tc__node *n) {
+    if (n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0 || g->values[n->in[1]].init == NULL) return -1;
+    if (g->values[n->in[0]].info.dtype != TC_DTYPE_FLOAT32) return -1;
+    bool ok = (strcmp(n->op_type, "Conv") == 0 && tc__attr_int(&n->attrs, "group", 1) == 1) ||
+              strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0;
+    return ok ? n->in[0] : -1;
+}
+
+void tc_calibrator_destroy(tc_calibrator *c) {
+    if (c == NULL) return;
+    tc_context_destroy(c->ctx);
+    tc_engine_destroy(c->engine);
+    for (int i = 0; c->hist && i < c->n_obs; i++) tc__calib_hist_destroy(c->hist[i]);
+    free(c->hist);
+    free(c->obs);
+    tc__graph_destroy(c->g);
+    free(c);
+}
+
+tc_status tc_calibrator_create(const tc_model *model, tc_calibrator **out, tc_error *error) {
+    tc__err err = {0};
+    if (model == NULL || out == NULL) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_calibrator_create: NULL argument");
+        return cal_fail(&err, error);
+    }
+    *out = NULL;
+    if (!model->runnable) {
+        tc__fail(&err, TC_STATUS_UNSUPPORTED, "the model has unsupported nodes (see tailcut inspect)");
+        return cal_fail(&err, error);
+    }
+    tc_calibrator *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        return cal_fail(&err, error);
+    }
+    c->model = model;
+    c->fingerprint = tc__model_fingerprint(model->graph);
+    tc_status st = tc__graph_clone(model->graph, &c->g, &err);
+    tc__graph *g = c->g;
+    if (st == TC_STATUS_OK) {
+        c->obs = malloc(sizeof(int32_t) * (size_t)(g->n_values + 1));
+        bool *seen = calloc((size_t)g->n_values + 1, sizeof *seen);
+        if (c->obs == NULL || seen == NULL) st = tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int n = 0; st == TC_STATUS_OK && n < g->n_nodes; n++) {
+            int32_t v = quantizable_input(g, &g->nodes[n]);
+            if (v >= 0 && !seen[v]) seen[v] = true, c->obs[c->n_obs++] = v;
+        }
+        free(seen);
+    }
+    if (st == TC_STATUS_OK && c->n_obs == 0)
+        st = tc__fail(&err, TC_STATUS_UNSUPPORTED, "the model has no Conv, MatMul or Gemm with constant weights to calibrate");
+    /* Observed tensors become graph outputs (graph inputs are read from the samples themselves). */
+    int extra = 0;
+    for (int i = 0; st == TC_STATUS_OK && i < c->n_obs; i++) extra += !g->values[c->obs[i]].is_output && !g->values[c->obs[i]].is_input;
+    if (st == TC_STATUS_OK && extra > 0) {
+        int32_t *outs = tc__arena_alloc(&g->arena, sizeof(int32_t) * (size_t)(g->n_outputs + extra), _Alignof(int32_t));
+        if (outs == NULL) st = tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        else {
+            memcpy(outs, g->outputs, sizeof(int32_t) * (size_t)g->n_outputs);
+            int n = g->n_outputs;
+            for (int i = 0; i < c->n_obs; i++) {
+                tc__value *v = &g->values[c->obs[i]];
+                if (v->is_output || v->is_input) continue;
+                v->is_output = true;
+                outs[n++] = c->obs[i];
+            }
+            g->outputs = outs;
+            g->n_outputs = n;
+        }
+    }
+    if (st == TC_STATUS_OK) {
+        c->hist = calloc((size_t)c->n_obs, sizeof *c->hist);
+        if (c->hist == NULL) st = tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int i = 0; st == TC_STATUS_OK && i < c->n_obs; i++) st = tc__calib_hist_create(CAL_BINS, &c->hist[i], &err);
+    }
+    if (st != TC_STATUS_OK) {
+        tc_calibrator_destroy(c);
+        return cal_fail(&err, error);
+    }
+    c->shadow.graph = c->g;
+    c->shadow.runnable = true;
+    *out = c;
+    return TC_STATUS_OK;
+}
+
+/* Builds the FP32 engine at the sample's shapes. */
+static tc_status cal_build(tc_calibrator *c, int n, const char *const *names, const tc_tensor *in, tc_error *error) {
+    tc_input_range *r = n > 0 ? calloc((size_t)n, sizeof *r) : NULL;
+    if (n > 0 && r == NULL) {
+        tc__err err = {0};
+        tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        return cal_fail(&err, error);
+    }
+    for (int i = 0; i < n; i++) {
+        r[i].name = names[i];
+        r[i].rank = in[i].rank;
+        for (int32_t d = 0; d < in[i].rank && d < TC_MAX_RANK; d++) r[i].min[d] = r[i].opt[d] = r[i].max[d] = in[i].dims[d];
+    }
+    tc_profile p = {.num_inputs = n, .inputs = r};
+    tc_build_options o = {.struct_size = sizeof o, .num_profiles = 1, .profiles = &p,
+                          .disabled_passes = TC_PASS_LAYOUT, .flags = TC_BUILD_TACTICS_FIXED};
+    tc_status st = tc_engine_build(&c->shadow, &o, &c->engine, error);
+    free(r);
+    if (st == TC_STATUS_OK) st = tc_context_create(c->engine, 0, &c->ctx, error);
+    return st;
+}
+
+static tc_status cal_observe(tc_calibrator *c, int i, const tc_tensor *t, tc__err *err) {
+    if (t->dtype != TC_DTYPE_FLOAT32)
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "tensor '%s' is not float32", c->g->values[c->obs[i]].name);
+    return tc__calib_hist_observe(c->hist[i], t->data, t->nbytes / sizeof(float), err);
+}
+
+tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, const tc_tensor *in, tc_error *error) {
+    tc__err err = {0};
+    if (c == NULL || (n > 0 && (names == NULL || in == NULL))) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_calibrator_add: NULL argument");
+        return cal_fail(&err, error);
+    }
+    if (n != c->g->n_inputs) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "the model has %d inputs, the sample %d", c->g->n_inputs, n);
+        return cal_fail(&err, error);
+    }
+    if (c->engine == NULL) {
+        tc_status st = cal_build(c, n, names, in, error);
+        if (st != TC_STATUS_OK) {
+            tc_context_destroy(c->ctx), tc_engine_destroy(c->engine);
+            c->ctx = NULL, c->engine = NULL;
+            return st;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        tc_status st = tc_context_set_input_shape(c->ctx, names[i], in[i].rank, in[i].dims);
+        if (st == TC_STATUS_OK) st = tc_context_set_tensor(c->ctx, names[i], in[i].data, in[i].nbytes);
+        if (st != TC_STATUS_OK) {
+            tc__fail(&err, st, "input '%s': %s (calibration samples must all have the first one's shapes)", names[i],
+                     tc_context_error(c->ctx));
+            return cal_fail(&err, error);
+        }
+    }
+    if (tc_context_run(c->ctx) != TC_STATUS_OK) {
+        tc__fail(&err, TC_STATUS_INTERNAL, "running the calibration engine: %s", tc_context_error(c->ctx));
+        return cal_fail(&err, error);
+    }
+    for (int i = 0; i < c->n_obs; i++) {
+        const tc__value *v = &c->g->values[c->obs[i]];
+        tc_tensor t = {0};
+        tc_status st = TC_STATUS_OK;
+        if (v->is_input) {
+            for (int k = 0; k < n; k++)
+                if (strcmp(names[k], v->name) == 0) t = in[k];
+        } else {
+            st = tc_context_tensor(c->ctx, v->name, &t);
+            if (st) tc__fail(&err, st, "reading '%s': %s", v->name, tc_context_error(c->ctx));
+        }
+        if (st == TC_STATUS_OK && t.data == NULL && t.nbytes > 0)
+            st = tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "no data for '%s'", v->name);
+        if (st == TC_STATUS_OK && t.nbytes > 0) st = cal_observe(c, i, &t, &err);
+        if (st) return cal_fail(&err, error);
+    }
+    c->n_samples++;
+    return TC_STATUS_OK;
+}
+
+int tc_calibrator_num_samples(const tc_calibrator *c) { return c ? c->n_samples : 0; }
+int tc_calibrator_num_tensors(const tc_calibrator *c) { return c ? c->n_obs : 0; }
+
+tc_status tc_calibrator_tensor(const tc_calibrator *c, int index, tc_calib_method method, double percentile,
+                               const char **name, double *amax, tc_error *error) {
+    tc__err err = {0};
+    if (c == NULL || name == NULL || amax == NULL || index < 0 || index >= c->n_obs ||
+        (int)method < 0 || (int)method >= TC__CALIB_METHOD_COUNT) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_calibrator_tensor: bad argument");
+        return cal_fail(&err, error);
+    }
+    *name = c->g->values[c->obs[index]].name;
+    tc_status st = tc__calib_amax(c->hist[index], (tc__calib_method)method, percentile, amax, &err);
+    if (st) {
+        tc__err_prefix(&err, "tensor '%s': ", *name);
+        return cal_fail(&err, error);
+    }
+    return TC_STATUS_OK;
+}
+
+tc_status tc_calibrator_save(const tc_calibrator *c, tc_calib_method method, double percentile, const char *path,
+                             tc_error *error) {
+    tc__err err = {0};
+    if (c == NULL || path == NULL || (int)method < 0 || (int)method >= TC__CALIB_METHOD_COUNT) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_calibrator_save: bad argument");
+        return cal_fail(&err, error);
+    }
+    if (c->n_samples == 0) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "no calibration samples were added");
+        return cal_fail(&err, error);
+    }
+    if (method == TC_CALIB_PERCENTILE && !(percentile > 0.0 && percentile <= 100.0)) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "the percentile must be in (0, 100], not %g", percentile);
+        return cal_fail(&err, error);
+    }
+    tc__calib_cache *cache = NULL;
+    tc_status st = tc__calib_cache_create(c->fingerprint, (tc__calib_method)method, &cache, &err);
+    for (int i = 0; st == TC_STATUS_OK && i < c->n_obs; i++) {
+        tc__calib_stats s;
+        tc__calib_hist_stats(c->hist[i], &s);
+        if (s.count == 0) continue; /* never saw a finite value: the layer stays FP32 */
+        double amax = 0.0;
+        st = tc__calib_amax(c->hist[i], (tc__calib_method)method, percentile, &amax, &err);
+        if (st == TC_STATUS_OK) st = tc__calib_cache_put(cache, c->g->values[c->obs[i]].name, tc__calib_scale(amax), &err);
+    }
+    if (st == TC_STATUS_OK) st = tc__calib_cache_save(cache, path, &err);
+    tc__calib_cache_free(cache);
+    return st ? cal_fail(&err, error) : TC_STATUS_OK;
+}

@@ -1,0 +1,320 @@
+/*
+ * test_cpu_qconv.c - the INT8 tactics (qconv_u8s8.h: Conv NCHW and NCHW16c, MatMul, Gemm) against the
+ * reference run on the dequantized operands: X quantized per tensor with the node's tc.int8_scale
+ * (including values that saturate), W per output channel as the packing does. The integer part is
+ * exact, so the only differences are float rounding. Cases cover edge sizes (1, primes, channel
+ * counts that are not multiples of 4 or 16, planes narrower than a tile), strides, dilations,
+ * padding, every fused activation with and without residual and bias; 1 thread and a 2-thread pool
+ * must give identical bits; the scratch bound is exact; and the steps supports() must reject.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "dense_test_util.h"
+
+#include "backends/cpu/qconv_u8s8.h"
+#include "core/layout.h"
+#include "cpu_vec_test_util.h"
+
+#define Q_TOL 2e-5
+
+enum { Q_PLAIN = 0, Q_BLOCKED = 1, Q_PLAIN_IN = 2 }; /* conv layouts: NCHW; NCHW16c in and out; NCHW in, NCHW16c out */
+
+typedef struct q_case {
+    const char *op; /* "Conv", "MatMul", "Gemm" */
+    int64_t n, cin, cout, h, w, k, s, d, pad;
+    bool bias, residual, trans_b;
+    tc__act act;
+    int layout;
+} q_case;
+
+static tc__tensor q_reorder(const tc__tensor *t, bool to_blocked) {
+    tc__tensor b = dtu_tensor(t->dtype, t->rank, t->dims);
+    const size_t n = (size_t)t->dims[0], c = (size_t)t->dims[1], h = (size_t)t->dims[2], w = (size_t)t->dims[3];
+    const float *s = t->data;
+    float *o = b.data;
+    size_t i = 0;
+    for (size_t a = 0; a < n; a++)
+        for (size_t ch = 0; ch < c; ch++)
+            for (size_t y = 0; y < h; y++)
+                for (size_t x = 0; x < w; x++, i++) {
+                    size_t bi = tc__nchw16c_offset(c, h, w, a, ch, y, x);
+                    if (to_blocked) o[bi] = s[i];
+                    else o[i] = s[bi];
+                }
+    return b;
+}
+
+/* X dequantized as the kernel sees it. */
+static tc__tensor q_dequant_x(const tc__tensor *x, float sx) {
+    tc__tensor d = dtu_tensor(x->dtype, x->rank, x->dims);
+    for (int64_t i = 0; i < tc__tensor_numel(x); i++)
+        ((float *)d.data)[i] = (float)tc__q_round(((const float *)x->data)[i], 1.0f / sx) * sx;
+    return d;
+}
+
+/* W dequantized per output channel (oc-major [C_out][K], or k-major [K][C_out]). */
+static tc__tensor q_dequant_w(const tc__tensor *w, int64_t cout, bool k_major) {
+    tc__tensor d = dtu_tensor(w->dtype, w->rank, w->dims);
+    const int64_t k = tc__tensor_numel(w) / cout;
+    const float *s = w->data;
+    float *o = d.data;
+    for (int64_t oc = 0; oc < cout; oc++) {
+        double amax = 0;
+        for (int64_t i = 0; i < k; i++) amax = fmax(amax, fabs(s[k_major ? i * cout + oc : oc * k + i]));
+        const float sw = (float)(amax / 127.0);
+        for (int64_t i = 0; i < k; i++) {
+            int64_t at = k_major ? i * cout + oc : oc * k + i;
+            o[at] = (float)tc__q_round(s[at], 1.0f / sw) * sw;
+        }
+    }
+    return d;
+}
+
+static tc__tensor q_run(const tc__tactic *t, const tc__step_desc *d, int n_ctx, const tc__tensor *const *in,
+                        const tc__tensor *like, pthreadpool_t pool) {
+    tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
+    vtu_poison(&y);
+    tc__tensor *out[1] = {&y};
+    const size_t need = t->scratch_bytes(d);
+    unsigned char *mem = aligned_alloc(64, (need + 63) / 64 * 64);
+    assert_non_null(mem);
+    tc__scratch scratch = {mem, need, 0};
+    tc__err err = {0};
+    tc__kernel_ctx kc = {"test", d->op_type, 13, d->attrs, n_ctx, in, 1, out, &err, &scratch, d->epi, d->bias,
+                         d->residual, pool};
+    tc_status st = t->run(&kc);
+    if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", t->name, (int)st, err.msg);
+    free(mem);
+    return y;
+}
+
+static void check_case(uint64_t seed, const q_case *c, const char *what) {
+    dtu_rng r = {seed};
+    const bool conv = strcmp(c->op, "Conv") == 0, gemm = strcmp(c->op, "Gemm") == 0;
+    const bool k_major = !conv && !c->trans_b;
+    int64_t xd[4], wd[4], bd[1] = {c->cout};
+    int32_t xr, wr;
+    if (conv) {
+        xr = wr = 4;
+        xd[0] = c->n, xd[1] = c->cin, xd[2] = c->h, xd[3] = c->w;
+        wd[0] = c->cout, wd[1] = c->cin, wd[2] = wd[3] = c->k;
+    } else {
+        xr = gemm ? 2 : 3, wr = 2;
+        if (gemm) xd[0] = c->n * c->h, xd[1] = c->cin;
+        else xd[0] = c->n, xd[1] = c->h, xd[2] = c->cin;
+        wd[0] = k_major ? c->cin : c->cout, wd[1] = k_major ? c->cout : c->cin;
+    }
+    tc__tensor x = vtu_random(&r, xr, xd, -2.0, 2.0), w = vtu_random(&r, wr, wd, -1.0, 1.0);
+    tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0);
+    const float sx = 1.7f / 127.0f; /* |x| up to 2: the tails saturate */
+    tc__tensor xq = q_dequant_x(&x, sx), wq = q_dequant_w(&w, c->cout, k_major);
+
+    int64_t strides[2] = {c->s, c->s}, dils[2] = {c->d, c->d}, pads[4] = {c->pad, c->pad, c->pad, c->pad};
+    tc__attr attrs[8];
+    int na = 0;
+    if (conv) {
+        attrs[na++] = dtu_attr_ints("strides", strides, 2);
+        attrs[na++] = dtu_attr_ints("dilations", dils, 2);
+        attrs[na++] = dtu_attr_ints("pads", pads, 4);
+    }
+    if (gemm && c->trans_b) attrs[na++] = dtu_attr_int("transB", 1);
+    const int ref_na = na;
+    /* The reference: op on the dequantized operands, own bias for Conv/Gemm, then the epilogue. */
+    const bool own_bias = c->bias && (conv || gemm);
+    const int n_op = own_bias ? 3 : 2;
+    const tc__tensor *rin[3] = {&xq, &wq, own_bias ? &b : NULL};
+    tc__tensor ref, res = {0};
+    dtu_op op = conv ? DTU_OP(Conv) : gemm ? DTU_OP(Gemm) : DTU_OP(MatMul);
+    dtu_run_ok(op, 13, attrs, ref_na, n_op, rin, 1, &ref);
+    tc__epilogue epi = {-1, -1, (uint8_t)c->act, 0, 0.0f, 0.0f};
+    if (c->act == TC__ACT_CLIP) epi.beta = 6.0f;
+    if (c->act == TC__ACT_LEAKY_RELU) epi.alpha = 0.1f;
+    const bool epi_bias = c->bias && !own_bias;
+    int n_ctx = n_op;
+    if (epi_bias) epi.bias_input = (int8_t)n_ctx++;
+    if (c->residual) {
+        res = vtu_random(&r, ref.rank, ref.dims, -2.0, 2.0);
+        epi.residual_input = (int8_t)n_ctx++;
+    }
+    tc__err err = {0};
+    if (tc__ref_apply_epilogue(&epi, &ref, epi_bias ? &b : NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
+        fail_msg("reference epilogue: %s", err.msg);
+
+    /* The tactic's step: layouts, scale. */
+    const bool blk_out = conv && c->layout != Q_PLAIN, blk_in = conv && c->layout == Q_BLOCKED;
+    attrs[na++] = dtu_attr_float(TC__ATTR_INT8_SCALE, sx);
+    if (blk_out) {
+        attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_IN, (blk_in ? 1 : 0) | (c->residual ? (int64_t)1 << epi.residual_input : 0));
+        attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
+    }
+    const tc__attrs as = {na, attrs};
+    const tc__tactic *t = conv ? (blk_out ? &tc__tactic_conv_nchw16c_int8_avx512vnni : &tc__tactic_conv_int8_avx512vnni)
+                          : gemm ? &tc__tactic_gemm_int8_avx512vnni
+                                 : &tc__tactic_matmul_int8_avx512vnni;
+    tc__tensor xt = blk_in ? q_reorder(&x, true) : x, rt = c->residual && blk_out ? q_reorder(&res, true) : res;
+    tc__tensor wp = dtu_tensor(w.dtype, w.rank, w.dims);
+    const tc__tensor *tin[5] = {&xt, &w, own_bias ? &b : NULL, NULL, NULL}, *outs[1] = {&ref};
+    const bool in_const[3] = {false, true, true};
+    tc__step_desc d = {c->op, 13, &as, n_op, tin, in_const, 1, outs, &epi, epi_bias ? &b : NULL,
+                       c->residual ? &rt : NULL};
+    if (!vtu_isa_ok(t)) goto done;
+    if (!t->supports(&d)) fail_msg("%s: not supported", what);
+    assert_true(t->packs_input(&d, 1));
+    if (t->pack(&d, 1, w.data, wp.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", what, err.msg);
+    tin[1] = &wp;
+    if (epi_bias) tin[epi.bias_input] = &b;
+    if (c->residual) tin[epi.residual_input] = &rt;
+    tc__tensor y1 = q_run(t, &d, n_ctx, tin, &ref, NULL), y2 = q_run(t, &d, n_ctx, tin, &ref, vtu_pool);
+    if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s: 1 and 2 threads differ", what);
+    tc__tensor y = blk_out ? q_reorder(&y1, false) : y1;
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s [%s]", what, t->name);
+    vtu_assert_close(&y, &ref, Q_TOL * sqrt((double)(c->cin * c->k * c->k)), msg);
+    if (blk_out) tc__tensor_free(&y);
+    tc__tensor_free(&y1);
+    tc__tensor_free(&y2);
+done:
+    if (blk_in) tc__tensor_free(&xt);
+    if (c->residual && blk_out) tc__tensor_free(&rt);
+    tc__tensor_free(&res);
+    tc__tensor_free(&wp);
+    tc__tensor_free(&ref);
+    tc__tensor_free(&xq);
+    tc__tensor_free(&wq);
+    tc__tensor_free(&b);
+    tc__tensor_free(&w);
+    tc__tensor_free(&x);
+}
+
+/* True when the int8 packed weight fits in the FP32 weight's bytes (else supports() refuses). */
+static bool q_fits(int64_t cin, int64_t cout, int64_t k) {
+    return cin * cout * k * k * 4 >= (cout + 15) / 16 * 16 * (k * k * ((cin + 3) / 4 * 4) + 8);
+}
+
+static q_case conv_case(int64_t cin, int64_t cout, int64_t hw, int64_t k, int64_t s, int layout) {
+    return (q_case){"Conv", 1, cin, cout, hw, hw, k, s, 1, k / 2, true, false, false, TC__ACT_RELU, layout};
+}
+
+/* ResNet-50-like layers in the three layouts, with residuals. */
+static void test_conv_resnet_shapes(void **state) {
+    (void)state;
+    q_case c = conv_case(3, 64, 30, 7, 2, Q_PLAIN_IN);
+    check_case(1, &c, "stem 7x7 s2 plain in");
+    c = conv_case(64, 64, 14, 3, 1, Q_BLOCKED);
+    check_case(2, &c, "3x3 64");
+    c = conv_case(64, 128, 15, 3, 2, Q_BLOCKED);
+    check_case(3, &c, "3x3 s2 64->128");
+    c = conv_case(128, 64, 9, 1, 1, Q_BLOCKED);
+    c.residual = true;
+    check_case(4, &c, "1x1 +res blocked");
+    c = conv_case(64, 256, 7, 1, 1, Q_PLAIN);
+    c.residual = true;
+    check_case(5, &c, "1x1 +res plain");
+    c = conv_case(256, 512, 8, 1, 2, Q_BLOCKED);
+    c.bias = false;
+    c.act = TC__ACT_NONE;
+    check_case(6, &c, "1x1 s2 downsample");
+}
+
+/* Edge sizes: odd and prime channel counts (plain layout), planes of 1 to 13, kernels 1/3/5, dilation. */
+static void test_conv_edge_sizes(void **state) {
+    (void)state;
+    const int64_t cins[] = {1, 3, 5, 17}, couts[] = {1, 7, 16, 33, 80}, hws[] = {1, 2, 5, 13};
+    uint64_t seed = 100;
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 5; b++)
+            for (size_t h = 0; h < 4; h++) {
+                q_case c = conv_case(cins[a], couts[b], hws[h], (int64_t)(1 + 2 * ((a + b + h) % 3)),
+                                     1 + (int64_t)((a + h) % 2), Q_PLAIN);
+                c.residual = (b + h) % 2 == 0;
+                c.act = (tc__act)(seed % TC__ACT_COUNT_);
+                char what[96];
+                snprintf(what, sizeof what, "edge cin %lld cout %lld hw %lld k %lld s %lld", (long long)c.cin,
+                         (long long)c.cout, (long long)c.h, (long long)c.k, (long long)c.s);
+                if (!q_fits(c.cin, c.cout, c.k)) continue; /* not supported (see test_rejects) */
+                check_case(seed++, &c, what);
+            }
+    q_case c = conv_case(16, 32, 11, 3, 1, Q_BLOCKED);
+    c.d = 2;
+    c.pad = 2;
+    check_case(200, &c, "dilation 2");
+    c = conv_case(32, 48, 6, 5, 1, Q_BLOCKED);
+    c.n = 3;
+    c.residual = true;
+    c.act = TC__ACT_SILU;
+    check_case(201, &c, "batch 3 5x5");
+}
+
+/* MatMul [N, M, K] x [K, N] with fused bias, residual and activations; Gemm with transB and C. */
+static void test_dense(void **state) {
+    (void)state;
+    const int64_t ks[] = {4, 7, 64, 129, 768}, ns[] = {3, 16, 17, 100, 256}, ms[] = {1, 5, 13, 128};
+    uint64_t seed = 300;
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 5; b++)
+            for (size_t m = 0; m < 4; m++) {
+                q_case c = {"MatMul", 1 + (int64_t)(m % 2), ks[a], ns[b], ms[m], 1, 1, 1, 1, 0,
+                            (a + m) % 2 == 0, (b + m) % 2 == 1, false, (tc__act)(seed % TC__ACT_COUNT_), Q_PLAIN};
+                if (!q_fits(c.cin, c.cout, 1)) continue;
+                char what[96];
+                snprintf(what, sizeof what, "matmul k %lld n %lld m %lld", (long long)c.cin, (long long)c.cout,
+                         (long long)c.h);
+                check_case(seed++, &c, what);
+                c.op = "Gemm";
+                c.trans_b = (a + b) % 2 == 0;
+                c.n = 1;
+                check_case(seed++, &c, what);
+            }
+}
+
+/* Steps the tactics must refuse. */
+static void test_rejects(void **state) {
+    (void)state;
+    dtu_rng r = {7};
+    const int64_t xd[4] = {1, 8, 5, 5}, wd[4] = {8, 8, 3, 3}, yd[4] = {1, 8, 3, 3}, w1[4] = {16, 1, 1, 1};
+    tc__tensor x = vtu_random(&r, 4, xd, -1, 1), w = vtu_random(&r, 4, wd, -1, 1), y = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd);
+    tc__tensor wsmall = vtu_random(&r, 4, w1, -1, 1);
+    tc__attr attrs[3] = {dtu_attr_float(TC__ATTR_INT8_SCALE, 0.01f)};
+    tc__attrs as = {1, attrs}, none = {0, attrs};
+    const tc__tensor *in[2] = {&x, &w}, *out[1] = {&y};
+    bool in_const[2] = {false, true};
+    const tc__epilogue e = tc__epilogue_none();
+    tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &e, NULL, NULL};
+    assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    assert_false(tc__tactic_conv_nchw16c_int8_avx512vnni.supports(&d)); /* no layout attributes */
+    d.attrs = &none; /* no scale: FP32 only */
+    assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    attrs[0] = dtu_attr_float(TC__ATTR_INT8_SCALE, NAN);
+    d.attrs = &as;
+    assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    attrs[0] = dtu_attr_float(TC__ATTR_INT8_SCALE, 0.01f);
+    attrs[1] = dtu_attr_int("group", 2);
+    as.n = 2;
+    assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    as.n = 1;
+    in_const[1] = false; /* weights computed at run time */
+    assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    in_const[1] = true;
+    /* C_in 1, 1x1, C_out 16: 64 FP32 bytes cannot hold 16 * 4 int8 bytes plus 128 bytes of scales */
+    const int64_t x1d[4] = {1, 1, 5, 5}, y1d[4] = {1, 16, 5, 5};
+    tc__tensor x1 = vtu_random(&r, 4, x1d, -1, 1), y1 = dtu_tensor(TC_DTYPE_FLOAT32, 4, y1d);
+    in[0] = &x1, in[1] = &wsmall, out[0] = &y1;
+    assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    tc__tensor_free(&x1), tc__tensor_free(&y1), tc__tensor_free(&wsmall);
+    tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_resnet_shapes),
+        cmocka_unit_test(test_conv_edge_sizes),
+        cmocka_unit_test(test_dense),
+        cmocka_unit_test(test_rejects),
+    };
+    return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);
+}
