@@ -261,6 +261,11 @@ class Tailcut:
         self._check(lib.tc_engine_save(self.built, plan_path.encode(), ctypes.byref(err)), "save", err)
         lib.tc_engine_destroy(self.built)
         self.built = None
+        return self.load(plan_path)
+
+    def load(self, plan_path):
+        """Times tc_engine_load + tc_context_create of a plan file."""
+        lib, err = self.lib, TcError()
         t0 = time.perf_counter_ns()
         self.engine = ctypes.c_void_p()
         self._check(lib.tc_engine_load(plan_path.encode(), ctypes.byref(self.engine), ctypes.byref(err)),
@@ -331,6 +336,9 @@ def max_abs_errors(ort_out, tc_out):
         diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
         errs[name] = {"max_abs_error": float(diff.max()) if diff.size else 0.0,
                       "max_abs_ref": float(np.abs(ref.astype(np.float64)).max()) if ref.size else 0.0}
+        a, b = ref.astype(np.float64).ravel(), got.astype(np.float64).ravel()
+        den = np.linalg.norm(a) * np.linalg.norm(b)
+        errs[name]["cosine"] = float(a @ b / den) if den > 0 else 1.0
     return errs
 
 
@@ -341,7 +349,7 @@ def fmt_row(label, s):
 
 def compare(args):
     shapes_opt = parse_shapes(args.shapes) if args.shapes else {}
-    sess, ort_ms, ort_version = ort_session(args.model, args.threads, args.ort_spin)
+    sess, ort_ms, ort_version = ort_session(args.ort_model or args.model, args.threads, args.ort_spin)
     shapes = input_shapes(sess.get_inputs(), args.batch, shapes_opt)
     arrays, fills = {}, {}
     for i in sess.get_inputs():
@@ -353,11 +361,16 @@ def compare(args):
     lib = load_library(args.tailcut_lib)
     tc = Tailcut(lib)
     try:
-        build_ms = tc.build(args.model, shapes, args.threads)
-        with tempfile.TemporaryDirectory(prefix="tc_compare_") as tmp:
-            plan = os.path.join(tmp, "model.plan")
-            plan_ms = tc.save_and_load(plan)
-            plan_bytes = os.path.getsize(plan)
+        if args.tailcut_plan:  # a plan built beforehand (e.g. tailcut build --int8)
+            build_ms = 0.0
+            plan_ms = tc.load(args.tailcut_plan)
+            plan_bytes = os.path.getsize(args.tailcut_plan)
+        else:
+            build_ms = tc.build(args.model, shapes, args.threads)
+            with tempfile.TemporaryDirectory(prefix="tc_compare_") as tmp:
+                plan = os.path.join(tmp, "model.plan")
+                plan_ms = tc.save_and_load(plan)
+                plan_bytes = os.path.getsize(plan)
         tc.bind(arrays)
 
         out_names = [o.name for o in sess.get_outputs()]
@@ -391,7 +404,8 @@ def compare(args):
     s_tc = stats(np.asarray(tc_t) / 1e6)
     batch = next((v[0] for v in shapes.values() if v), 1)
     result = {
-        "model": args.model, "threads": args.threads, "batch": batch, "seed": args.seed,
+        "model": args.model, "ort_model": args.ort_model or args.model, "tailcut_plan": args.tailcut_plan,
+        "threads": args.threads, "batch": batch, "seed": args.seed,
         "iterations": args.iterations, "warmup": args.warmup, "onnxruntime_version": ort_version,
         "ort_spinning": bool(args.ort_spin),
         "inputs": {n: {"shape": shapes[n], "dtype": str(arrays[n].dtype), "data": fills[n]} for n in arrays},
@@ -412,6 +426,10 @@ def compare(args):
 
 
 def report(r):
+    if r.get("tailcut_plan"):
+        print(f"tailcut plan: {r['tailcut_plan']}")
+    if r.get("ort_model") and r["ort_model"] != r["model"]:
+        print(f"onnxruntime model: {r['ort_model']}")
     print(f"model: {r['model']}  threads: {r['threads']}  onnxruntime {r['onnxruntime_version']}"
           f" (spinning {'on' if r['ort_spinning'] else 'off'})")
     for name, i in r["inputs"].items():
@@ -421,7 +439,7 @@ def report(r):
           f" | tailcut plan load + context {ld['tailcut_plan_load']:.2f} ms (plan {r['plan_bytes'] / 1e6:.1f} MB)")
     for name, e in r["outputs"].items():
         print(f"accuracy: output '{name}': max abs error {e['max_abs_error']:.3g} (max |onnxruntime| "
-              f"{e['max_abs_ref']:.3g})")
+              f"{e['max_abs_ref']:.3g}), cosine {e['cosine']:.6f}")
         if e["max_abs_error"] > 1e-3 * max(1.0, e["max_abs_ref"]):
             print(f"warning: output '{name}' differs by more than 1e-3 relative to its largest value")
     print(f"\n{r['iterations']} interleaved iterations after {r['warmup']} warm-up runs each:")
@@ -455,6 +473,9 @@ def main(argv=None):
                    help="path of libtailcut.so (default: build/libtailcut.so of this repository)")
     p.add_argument("--ort-spin", action="store_true", help="let ONNX Runtime's workers spin between runs")
     p.add_argument("--json", help="write the figures to this file")
+    p.add_argument("--tailcut-plan", help="run this prebuilt plan (e.g. from tailcut build --int8) instead of "
+                   "building MODEL; its inputs must take the same shapes")
+    p.add_argument("--ort-model", help="the model onnxruntime runs (default MODEL), e.g. a QDQ model")
     args = p.parse_args(argv)
     if args.threads < 1 or args.iterations < 1 or args.warmup < 0 or args.batch < 0 or args.seed < 0:
         p.error("--threads and --iterations must be >= 1; --warmup, --batch and --seed >= 0")

@@ -2,11 +2,14 @@
  * --max-shapes name:1x3x224x224,...) and opening an engine from a .plan or an .onnx. */
 #include "engine_open.h"
 
+#include "calib_run.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const struct {
     const char *name;
@@ -29,7 +32,15 @@ const char *cli_build_usage(void) {
            "  --tactics-fixed               choose kernels by heuristic order, without timing them\n"
            "  --disable-pass NAME           switch off an optimisation pass (eliminate_noops, fold_constants,\n"
            "                                fold_batchnorm, fuse_gelu, fuse_matmul_bias, fuse_residual,\n"
-           "                                fuse_activation, eliminate_dead, layout, or 'all')\n";
+           "                                fuse_activation, eliminate_dead, layout, or 'all')\n"
+           "  --int8                        allow INT8 Conv/MatMul/Gemm layers where faster (needs scales:)\n"
+           "  --calib-cache FILE            activation scales from `tailcut calibrate` (written when\n"
+           "                                --calib-data is given too)\n"
+           "  --calib-data DIR              calibrate now on DIR (<input>.<k>.npy files)\n"
+           "  --calib-method M              entropy (default), minmax or percentile (with --calib-data)\n"
+           "  --percentile P                for --calib-method percentile (default 99.99)\n"
+           "  --calib-samples N             calibrate on at most N samples\n"
+           "  --layer-precision NAME:fp32   keep node NAME in FP32 (repeatable)\n";
 }
 
 int cli_parse_dims(const char *s, int64_t *dims) {
@@ -60,8 +71,13 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     else if (strcmp(o, "--tactics-fixed") == 0) {
         a->flags |= TC_BUILD_TACTICS_FIXED;
         return 1;
+    } else if (strcmp(o, "--int8") == 0) {
+        a->flags |= TC_BUILD_INT8;
+        return 1;
     } else if (strcmp(o, "--threads") != 0 && strcmp(o, "--disable-pass") != 0 && strcmp(o, "--batch") != 0 &&
-               strcmp(o, "--timing-cache") != 0)
+               strcmp(o, "--timing-cache") != 0 && strcmp(o, "--calib-cache") != 0 && strcmp(o, "--calib-data") != 0 &&
+               strcmp(o, "--calib-method") != 0 && strcmp(o, "--percentile") != 0 &&
+               strcmp(o, "--calib-samples") != 0 && strcmp(o, "--layer-precision") != 0)
         return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "tailcut %s: %s needs a value\n", cmd, o);
@@ -70,6 +86,40 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     const char *val = argv[++*i];
     if (strcmp(o, "--timing-cache") == 0) {
         a->timing_cache = val;
+        return 1;
+    }
+    if (strcmp(o, "--calib-cache") == 0 || strcmp(o, "--calib-data") == 0) {
+        *(strcmp(o, "--calib-cache") == 0 ? &a->calib_cache : &a->calib_data) = val;
+        return 1;
+    }
+    if (strcmp(o, "--calib-method") == 0) {
+        tc_calib_method m;
+        if (cli_calib_method(val, &m, cmd)) return -1;
+        a->calib_method = (int)m;
+        return 1;
+    }
+    if (strcmp(o, "--percentile") == 0 || strcmp(o, "--calib-samples") == 0) {
+        char *end = NULL;
+        double v = strtod(val, &end);
+        if (end == val || *end || (o[2] == 'p' ? !(v > 0.0 && v <= 100.0) : !(v >= 1 && v <= 1e6 && v == (int)v))) {
+            fprintf(stderr, "tailcut %s: %s: bad value '%s'\n", cmd, o, val);
+            return -1;
+        }
+        if (o[2] == 'p') a->percentile = v;
+        else a->calib_samples = (int)v;
+        return 1;
+    }
+    if (strcmp(o, "--layer-precision") == 0) {
+        const char *colon = strrchr(val, ':');
+        if (colon == NULL || colon == val || strcmp(colon + 1, "fp32") != 0) {
+            fprintf(stderr, "tailcut %s: --layer-precision wants NAME:fp32, got '%s'\n", cmd, val);
+            return -1;
+        }
+        if (a->n_fp32_layers >= CLI_MAX_FP32_LAYERS) {
+            fprintf(stderr, "tailcut %s: at most %d --layer-precision options\n", cmd, CLI_MAX_FP32_LAYERS);
+            return -1;
+        }
+        a->fp32_layers[a->n_fp32_layers++] = val; /* the name is cut at the colon when building */
         return 1;
     }
     if (strcmp(o, "--threads") == 0) {
@@ -115,6 +165,61 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     }
     slot[(*count)++] = val;
     return 1;
+}
+
+/* The INT8 build options: the calibration cache (calibrated now on --calib-data, into --calib-cache or a
+ * temporary file whose name goes to tmp_cache) and the FP32 layers (names copied into fp32[]). */
+static int int8_options(const tc_model *model, const cli_build_args *a, tc_build_options *o, char **fp32,
+                        char *tmp_cache, const char *cmd) {
+    if (!(a->flags & TC_BUILD_INT8)) {
+        if (a->calib_cache || a->calib_data || a->n_fp32_layers) {
+            fprintf(stderr, "tailcut %s: --calib-cache, --calib-data and --layer-precision need --int8\n", cmd);
+            return 2;
+        }
+        return 0;
+    }
+    if (a->calib_cache == NULL && a->calib_data == NULL) {
+        fprintf(stderr, "tailcut %s: --int8 needs --calib-cache FILE or --calib-data DIR\n", cmd);
+        return 2;
+    }
+    o->calib_cache = a->calib_cache;
+    if (a->calib_data != NULL) {
+        const char *path = a->calib_cache;
+        if (path == NULL) {
+            strcpy(tmp_cache, "/tmp/tailcut-calib-XXXXXX");
+            int fd = mkstemp(tmp_cache);
+            if (fd < 0) {
+                fprintf(stderr, "tailcut %s: cannot create a temporary calibration cache: %s\n", cmd, strerror(errno));
+                tmp_cache[0] = '\0';
+                return 1;
+            }
+            close(fd);
+            path = tmp_cache;
+        }
+        tc_calibrator *c = NULL;
+        if (cli_calibrate(model, a->calib_data, a->calib_samples, &c, cmd)) return 1;
+        tc_error err;
+        tc_status st = tc_calibrator_save(c, (tc_calib_method)a->calib_method, a->percentile > 0 ? a->percentile : 99.99,
+                                          path, &err);
+        tc_calibrator_destroy(c);
+        if (st != TC_STATUS_OK) {
+            fprintf(stderr, "tailcut %s: %s\n", cmd, err.message);
+            return 1;
+        }
+        o->calib_cache = path;
+    }
+    for (int i = 0; i < a->n_fp32_layers; i++) {
+        const char *colon = strrchr(a->fp32_layers[i], ':');
+        fp32[i] = strndup(a->fp32_layers[i], (size_t)(colon - a->fp32_layers[i]));
+        if (fp32[i] == NULL) {
+            while (i-- > 0) free(fp32[i]);
+            fprintf(stderr, "tailcut %s: out of memory\n", cmd);
+            return 1;
+        }
+    }
+    o->num_fp32_layers = a->n_fp32_layers;
+    o->fp32_layers = (const char *const *)fp32;
+    return 0;
 }
 
 /* Parses "a:1x2,b:3x4" into ranges; which = 0 min, 1 opt, 2 max. */
@@ -245,7 +350,16 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
     tc_build_options o = {.struct_size = sizeof o, .threads = a->threads, .num_profiles = n_prof,
                           .profiles = n_prof ? profiles : NULL, .disabled_passes = a->disabled_passes,
                           .flags = a->flags, .timing_cache = a->timing_cache};
+    char tmp_cache[64] = "";
+    char *fp32[CLI_MAX_FP32_LAYERS];
+    int rc = int8_options(model, a, &o, fp32, tmp_cache, cmd);
+    if (rc) {
+        tc_model_destroy(model);
+        return rc;
+    }
     tc_status st = tc_engine_build(model, &o, engine, &err);
+    if (tmp_cache[0]) unlink(tmp_cache);
+    for (int i = 0; i < o.num_fp32_layers; i++) free(fp32[i]);
     tc_model_destroy(model);
     if (st != TC_STATUS_OK) {
         fprintf(stderr, "tailcut %s: %s: %s\n", cmd, path, err.message);

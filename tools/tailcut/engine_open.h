@@ -9,6 +9,7 @@
 
 #define CLI_MAX_PROFILES 8
 #define CLI_MAX_INPUTS 64
+#define CLI_MAX_FP32_LAYERS 256
 
 typedef struct cli_build_args {
     /* k-th occurrence of --min-shapes/--opt-shapes/--max-shapes belongs to profile k; --shapes sets all three. */
@@ -19,6 +20,14 @@ typedef struct cli_build_args {
     uint32_t disabled_passes;
     uint32_t flags;             /* TC_BUILD_* */
     const char *timing_cache;   /* --timing-cache FILE */
+    /* INT8 (--int8): scales from --calib-cache FILE, or calibrated now on --calib-data DIR (then written to
+     * --calib-cache when given); --layer-precision NAME:fp32 keeps a layer in FP32. */
+    const char *calib_cache, *calib_data;
+    int calib_method;           /* tc_calib_method */
+    double percentile;          /* 0: 99.99 */
+    int calib_samples;          /* 0: all */
+    const char *fp32_layers[CLI_MAX_FP32_LAYERS];
+    int n_fp32_layers;
 } cli_build_args;
 
 /* Consumes a build option at argv[*i] (advancing *i past its value). Returns 1 if consumed,

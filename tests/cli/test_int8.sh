@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# test_int8.sh - INT8 from the command line: `tailcut calibrate` with the three methods (cache files,
+# --verbose ranges), `build --int8 --calib-cache` and the one-step `--calib-data`, `--layer-precision
+# NAME:fp32`, the INT8 plans' outputs against the FP32 plan's (cosine, top-1), a BERT-like model with
+# two inputs (samples named <input>.<k>.npy), a plan with INT8 steps refused on a CPU without VNNI
+# (TAILCUT_MAX_ISA=avx512) and built there without them, and the errors: --int8 without scales, an
+# unknown method, another model's cache, a corrupt cache, a bad --layer-precision.
+#
+# usage: tests/cli/test_int8.sh [BUILD_DIR] [PYTHON]
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=$(cd "${1:-$repo/build}" && pwd)
+py=${2:-$repo/.venv/bin/python}
+tailcut="$build/tailcut"
+work=$(mktemp -d "${TMPDIR:-/tmp}/tc_int8.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "test_int8: FAIL: $*" >&2; exit 1; }
+vnni=0
+grep -qw avx512_vnni /proc/cpuinfo && vnni=1
+
+"$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r.onnx" --width-div 4 --blocks 1,1,1,1 --image 32 >/dev/null
+"$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r2.onnx" --width-div 4 --blocks 1,1,1,1 --image 32 \
+  --seed 7 >/dev/null
+"$py" "$repo/tools/modelgen/modelgen.py" bert_base -o "$work/b.onnx" --layers 1 --hidden 64 --heads 2 --ffn 128 \
+  --vocab 100 >/dev/null
+"$py" - "$work" <<'PY'
+import os, sys, numpy as np
+w = sys.argv[1]; rng = np.random.default_rng(5)
+os.makedirs(f"{w}/cal"); os.makedirs(f"{w}/bcal"); os.makedirs(f"{w}/eval")
+for k in range(24):
+    np.save(f"{w}/cal/img_{k}.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+    np.save(f"{w}/bcal/input_ids.{k}.npy", rng.integers(1, 100, (1, 16)).astype(np.int64))
+    m = np.ones((1, 16), np.int64); m[0, 10 + k % 6:] = 0
+    np.save(f"{w}/bcal/attention_mask.{k}.npy", m)
+for k in range(8):
+    np.save(f"{w}/eval/x{k}.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+PY
+
+# Calibration: three methods, one cache each.
+for m in entropy minmax percentile; do
+  "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" --method $m -o "$work/$m.cache" >"$work/cal_$m.out" 2>&1 ||
+    fail "calibrate --method $m: $(cat "$work/cal_$m.out")"
+  head -1 "$work/$m.cache" | grep -q "^tailcut-calibration-cache 1 $m " || fail "$m cache header: $(head -1 "$work/$m.cache")"
+  [ "$(wc -l <"$work/$m.cache")" -ge 10 ] || fail "$m cache has too few tensors"
+done
+"$tailcut" calibrate "$work/r.onnx" --data "$work/cal" --samples 4 --verbose -o "$work/v.cache" >"$work/v.out" 2>&1 ||
+  fail "calibrate --verbose"
+grep -q "amax" "$work/v.out" && grep -q "on 4 samples" "$work/v.out" || fail "calibrate --verbose: $(cat "$work/v.out")"
+
+# Build: FP32, INT8 from a cache (heuristic tactics: every conv INT8 where VNNI exists), INT8 in one step.
+"$tailcut" build "$work/r.onnx" -o "$work/fp32.plan" --batch 1 >/dev/null || fail "fp32 build"
+"$tailcut" build "$work/r.onnx" -o "$work/int8.plan" --batch 1 --int8 --calib-cache "$work/entropy.cache" \
+  --tactics-fixed >/dev/null || fail "int8 build"
+"$tailcut" build "$work/r.onnx" -o "$work/int8_tuned.plan" --batch 1 --int8 --calib-data "$work/cal" \
+  --calib-method percentile --percentile 99.9 --calib-cache "$work/written.cache" >/dev/null 2>&1 ||
+  fail "int8 build --calib-data"
+head -1 "$work/written.cache" | grep -q " percentile " || fail "--calib-data did not write --calib-cache"
+"$tailcut" build "$work/r.onnx" -o "$work/int8_fb.plan" --batch 1 --int8 --calib-cache "$work/minmax.cache" \
+  --tactics-fixed --layer-precision /conv1/Conv:fp32 >/dev/null || fail "int8 build --layer-precision"
+count_int8() { "$tailcut" inspect "$1" --json | "$py" -c '
+import json, sys; j = json.load(sys.stdin); s = {x["name"]: x["precision"] for x in j["steps"]}
+print(sum(p == "int8" for p in s.values()), s.get(sys.argv[1], "-"))' "${2:-/conv1/Conv}"; }
+read -r n8 stem < <(count_int8 "$work/int8.plan")
+read -r n8fb stemfb < <(count_int8 "$work/int8_fb.plan")
+if [ $vnni = 1 ]; then
+  [ "$n8" -ge 6 ] && [ "$stem" = int8 ] || fail "int8 plan: $n8 INT8 steps, stem $stem"
+  [ "$stemfb" = fp32 ] && [ "$n8fb" = $((n8 - 1)) ] || fail "--layer-precision: stem $stemfb, $n8fb INT8 steps"
+  grep -q "int8" <("$tailcut" inspect "$work/int8.plan") || fail "inspect does not show int8"
+fi
+for p in fp32 int8 int8_tuned int8_fb; do
+  for k in 0 1 2 3 4 5 6 7; do
+    "$tailcut" run "$work/$p.plan" --input "$work/eval/x$k.npy" -o "$work/out_$p/$k" >/dev/null || fail "run $p"
+  done
+done
+"$py" - "$work" <<'PY' || fail "INT8 outputs differ from FP32"
+import sys, numpy as np
+w = sys.argv[1]
+for p in ("int8", "int8_tuned", "int8_fb"):
+    a = np.concatenate([np.load(f"{w}/out_fp32/{k}/logits.npy").ravel() for k in range(8)])
+    b = np.concatenate([np.load(f"{w}/out_{p}/{k}/logits.npy").ravel() for k in range(8)])
+    cos = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+    top1 = np.mean([np.load(f"{w}/out_fp32/{k}/logits.npy").argmax() == np.load(f"{w}/out_{p}/{k}/logits.npy").argmax()
+                    for k in range(8)])
+    print(f"{p}: cosine {cos:.5f}, top-1 agreement {top1:.2f}")
+    assert cos > 0.99, (p, cos)
+PY
+
+# Two inputs: <input>.<k>.npy samples; the MatMuls with constant weights run INT8.
+"$tailcut" build "$work/b.onnx" -o "$work/b8.plan" --shapes input_ids:1x16,attention_mask:1x16 --int8 \
+  --calib-data "$work/bcal" --tactics-fixed >/dev/null 2>&1 || fail "bert int8 build"
+read -r nb8 q < <(count_int8 "$work/b8.plan" /encoder/layer.0/attention/self/query/MatMul)
+if [ $vnni = 1 ]; then [ "$nb8" -ge 4 ] && [ "$q" = int8 ] || fail "bert: $nb8 INT8 steps, query $q"; fi
+"$tailcut" run "$work/b8.plan" --input input_ids="$work/bcal/input_ids.0.npy" \
+  --input attention_mask="$work/bcal/attention_mask.0.npy" -o "$work/b8out" >/dev/null || fail "bert int8 run"
+
+# A CPU without VNNI: the INT8 plan is refused clearly; a build there keeps FP32.
+if [ $vnni = 1 ]; then
+  if TAILCUT_MAX_ISA=avx512 "$tailcut" run "$work/int8.plan" --input "$work/eval/x0.npy" -o "$work/no" 2>"$work/err"; then
+    fail "an INT8 plan ran under TAILCUT_MAX_ISA=avx512"
+  fi
+  grep -q "avx512vnni" "$work/err" || fail "refusal does not name the missing ISA: $(cat "$work/err")"
+fi
+TAILCUT_MAX_ISA=avx512 "$tailcut" build "$work/r.onnx" -o "$work/capped.plan" --batch 1 --int8 \
+  --calib-cache "$work/entropy.cache" --tactics-fixed >/dev/null || fail "int8 build without VNNI"
+read -r ncap _ < <(TAILCUT_MAX_ISA=avx512 count_int8 "$work/capped.plan")
+[ "$ncap" = 0 ] || fail "a build without VNNI has $ncap INT8 steps"
+
+# Errors.
+expect_fail() { # $1 = expected text, then the command
+  local want=$1; shift
+  if "$@" >"$work/e.out" 2>&1; then fail "succeeded: $*"; fi
+  grep -q -- "$want" "$work/e.out" || fail "'$*' said: $(cat "$work/e.out") (wanted '$want')"
+}
+expect_fail "needs --calib-cache" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8
+expect_fail "need --int8" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --calib-cache "$work/minmax.cache"
+expect_fail "unknown calibration method" "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" --method kl -o "$work/x"
+expect_fail "fingerprint" "$tailcut" build "$work/r2.onnx" -o "$work/x.plan" --batch 1 --int8 \
+  --calib-cache "$work/minmax.cache"
+sed '2s/: .*/: zzzz/' "$work/minmax.cache" >"$work/corrupt.cache"
+expect_fail "corrupt.cache" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
+  --calib-cache "$work/corrupt.cache"
+expect_fail "NAME:fp32" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
+  --calib-cache "$work/minmax.cache" --layer-precision /conv1/Conv:int4
+expect_fail "not a node" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
+  --calib-cache "$work/minmax.cache" --layer-precision nope:fp32
+expect_fail "percentile" "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" --method percentile --percentile 101 \
+  -o "$work/x"
+[ ! -e "$work/x.plan" ] || fail "a failed build left a plan"
+echo "test_int8: ok"

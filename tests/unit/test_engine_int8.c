@@ -1,0 +1,263 @@
+/*
+ * test_engine_int8.c - INT8 end to end through the public API: a small CNN with a classifier is
+ * calibrated (tc_calibrator, all three methods) on random samples, built with TC_BUILD_INT8 (heuristic
+ * and tuned tactics, with and without the layout pass, 1 and 2 threads), saved and loaded, and run:
+ * its outputs must stay close to the FP32 reference (cosine and a bound relative to the output's
+ * range). Also: heuristic builds run the convolutions and the classifier in INT8, FP32 layers named in
+ * the build options stay FP32, and bad calibration input (no cache, another model's cache, an unknown
+ * layer, samples of the wrong count or shape, saving before any sample) is refused with a reason.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/cpu.h"
+#include "engine_test_model.h"
+
+#define CH 32
+#define HW 12
+#define CLASSES 10
+#define SAMPLES 32
+
+static bool have_vnni(void) { return (tc__cpu_get()->isa & TC__ISA_AVX512VNNI) != 0; }
+
+static void ints_attr(B *b, Onnx__NodeProto *n, const char *name, int count, const int64_t *v) {
+    Onnx__AttributeProto *a = b_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->n_ints = (size_t)count;
+    a->ints = b_dup(b, v, sizeof(int64_t) * (size_t)count);
+}
+
+static void conv(B *b, const char *name, const char *ins, const char *out, int64_t k) {
+    Onnx__NodeProto *n = b_node(b, name, "Conv", ins, out);
+    ints_attr(b, n, "pads", 4, (int64_t[]){k / 2, k / 2, k / 2, k / 2});
+}
+
+/* x[1,3,HW,HW] -> stem 3x3 -> relu -> 3x3 -> relu -> 1x1 + residual -> relu -> GAP -> flatten -> MatMul -> y[1,10].
+ * seed changes the weights (another model). */
+static tc_model *build_model(uint64_t seed) {
+    etm_rng = seed;
+    B *b = b_new(17);
+    char hw[16];
+    snprintf(hw, sizeof hw, "%d", HW);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "3", hw, hw}));
+    b_output(b, b_vi(b, "y", 1, 2, (const char *[]){"1", "10"}));
+    etm_weight(b, "w1", 4, (int64_t[]){CH, 3, 3, 3}, 0.0f);
+    etm_weight(b, "b1", 1, (int64_t[]){CH}, 0.0f);
+    etm_weight(b, "w2", 4, (int64_t[]){CH, CH, 3, 3}, 0.0f);
+    etm_weight(b, "w3", 4, (int64_t[]){CH, CH, 1, 1}, 0.0f);
+    etm_weight(b, "fc", 2, (int64_t[]){CH, CLASSES}, 0.0f);
+    conv(b, "stem", "x,w1,b1", "c1", 3);
+    b_node(b, "stem_relu", "Relu", "c1", "r1");
+    conv(b, "mid", "r1,w2", "c2", 3);
+    b_node(b, "mid_relu", "Relu", "c2", "r2");
+    conv(b, "proj", "r2,w3", "c3", 1);
+    b_node(b, "res", "Add", "c3,r1", "a3");
+    b_node(b, "res_relu", "Relu", "a3", "r3");
+    b_node(b, "gap", "GlobalAveragePool", "r3", "g");
+    b_node(b, "flat", "Flatten", "g", "f");
+    b_node(b, "classifier", "MatMul", "f,fc", "y");
+    size_t len;
+    uint8_t *bytes = b_pack(b, &len);
+    tc_model *m = NULL;
+    tc_error err;
+    if (tc_model_load_buffer(bytes, len, NULL, NULL, &m, &err)) fail_msg("model load: %s", err.message);
+    b_free(b);
+    return m;
+}
+
+static tc_tensor random_input(void) {
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 3, HW, HW}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform();
+    return x;
+}
+
+/* Calibrates m on SAMPLES random inputs and writes the cache to path by method. */
+static void calibrate(const tc_model *m, tc_calib_method method, const char *path) {
+    tc_calibrator *c = NULL;
+    tc_error err;
+    assert_int_equal(tc_calibrator_create(m, &c, &err), TC_STATUS_OK);
+    const char *names[1] = {"x"};
+    for (int s = 0; s < SAMPLES; s++) {
+        tc_tensor x = random_input();
+        if (tc_calibrator_add(c, 1, names, &x, &err)) fail_msg("calibrate: %s", err.message);
+        tc_tensor_free(&x);
+    }
+    assert_int_equal(tc_calibrator_num_samples(c), SAMPLES);
+    assert_int_equal(tc_calibrator_num_tensors(c), 4); /* x, r1, r2, f */
+    for (int i = 0; i < tc_calibrator_num_tensors(c); i++) {
+        const char *name;
+        double mm, ent, pct;
+        assert_int_equal(tc_calibrator_tensor(c, i, TC_CALIB_MINMAX, 0, &name, &mm, &err), TC_STATUS_OK);
+        assert_int_equal(tc_calibrator_tensor(c, i, TC_CALIB_ENTROPY, 0, &name, &ent, &err), TC_STATUS_OK);
+        assert_int_equal(tc_calibrator_tensor(c, i, TC_CALIB_PERCENTILE, 99.9, &name, &pct, &err), TC_STATUS_OK);
+        assert_true(mm > 0 && ent > 0 && pct > 0 && ent <= mm * 1.0001 && pct <= mm * 1.0001);
+        if (strcmp(name, "x") == 0) assert_true(mm <= 2.0 && mm > 1.9); /* inputs uniform in [-2, 2) */
+        if (getenv("TC_TEST_VERBOSE")) printf("%s minmax %g entropy %g p99.9 %g\n", name, mm, ent, pct);
+    }
+    if (tc_calibrator_save(c, method, 99.99, path, &err)) fail_msg("save: %s", err.message);
+    tc_calibrator_destroy(c);
+}
+
+static tc_engine *build_int8(const tc_model *m, const char *cache, uint32_t flags, uint32_t disabled, int threads,
+                             int n_fp32, const char *const *fp32) {
+    tc_build_options o = {.struct_size = sizeof o, .threads = threads, .disabled_passes = disabled,
+                          .flags = flags | TC_BUILD_INT8, .calib_cache = cache, .num_fp32_layers = n_fp32,
+                          .fp32_layers = fp32};
+    tc_engine *e = NULL;
+    tc_error err;
+    if (tc_engine_build(m, &o, &e, &err)) fail_msg("int8 build: %s", err.message);
+    return e;
+}
+
+/* Precision of the step named name ("" when absent). */
+static const char *step_precision(const tc_engine *e, const char *name) {
+    for (int k = 0; k < tc_engine_num_steps(e); k++) {
+        tc_step_info si;
+        assert_int_equal(tc_engine_step_info(e, k, &si), TC_STATUS_OK);
+        if (strcmp(si.name, name) == 0) return si.precision;
+    }
+    return "";
+}
+
+/* Runs e on x; y must be close to want: cosine >= 0.995 and every element within 5% of the output's range. */
+static void check_close(const tc_engine *e, const tc_tensor *x, const tc_tensor *want, const char *what) {
+    tc_context *ctx = NULL;
+    assert_int_equal(tc_context_create(e, 0, &ctx, NULL), TC_STATUS_OK);
+    assert_int_equal(tc_context_set_tensor(ctx, "x", x->data, x->nbytes), TC_STATUS_OK);
+    if (tc_context_run(ctx) != TC_STATUS_OK) fail_msg("%s: run: %s", what, tc_context_error(ctx));
+    tc_tensor got;
+    assert_int_equal(tc_context_tensor(ctx, "y", &got), TC_STATUS_OK);
+    assert_int_equal(got.nbytes, want->nbytes);
+    const float *g = got.data, *w = want->data;
+    double dot = 0, gg = 0, ww = 0, range = 0;
+    for (size_t i = 0; i < want->nbytes / 4; i++) {
+        dot += (double)g[i] * w[i], gg += (double)g[i] * g[i], ww += (double)w[i] * w[i];
+        range = fmax(range, fabs(w[i]));
+    }
+    const double cosine = dot / sqrt(gg * ww);
+    if (!(cosine >= 0.995)) fail_msg("%s: cosine %.6f", what, cosine);
+    size_t bad = SIZE_MAX;
+    for (size_t i = 0; i < want->nbytes / 4; i++) {
+        if (getenv("TC_TEST_VERBOSE")) printf("%zu %g %g\n", i, (double)g[i], (double)w[i]);
+        if (fabs(g[i] - w[i]) > 0.05 * range && bad == SIZE_MAX) bad = i;
+    }
+    if (bad != SIZE_MAX) fail_msg("%s: y[%zu] = %g, want %g", what, bad, (double)g[bad], (double)w[bad]);
+    tc_context_destroy(ctx);
+}
+
+static void temp_path(char *buf, size_t size, const char *what) {
+    snprintf(buf, size, "/tmp/tc_test_int8_%d_%s", (int)getpid(), what);
+}
+
+static void test_int8_end_to_end(void **state) {
+    (void)state;
+    if (!have_vnni()) skip();
+    tc_model *m = build_model(0x1234);
+    char cache[128], plan[128];
+    temp_path(cache, sizeof cache, "cache");
+    temp_path(plan, sizeof plan, "plan");
+    const tc_calib_method methods[3] = {TC_CALIB_ENTROPY, TC_CALIB_MINMAX, TC_CALIB_PERCENTILE};
+    tc_tensor x = random_input(), want;
+    const char *names[1] = {"x"};
+    tc_error err;
+    if (tc_model_run_reference(m, 1, names, &x, &want, &err)) fail_msg("reference: %s", err.message);
+    for (int mi = 0; mi < 3; mi++) {
+        calibrate(m, methods[mi], cache);
+        for (int threads = 1; threads <= 2; threads++) {
+            char what[96];
+            snprintf(what, sizeof what, "method %d, %d thread(s)", mi, threads);
+            tc_engine *e = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, threads, 0, NULL);
+            assert_string_equal(step_precision(e, "mid"), "int8");
+            assert_string_equal(step_precision(e, "proj"), "int8");
+            assert_string_equal(step_precision(e, "stem"), "int8");
+            assert_string_equal(step_precision(e, "classifier"), "int8");
+            check_close(e, &x, &want, what);
+            /* The plan keeps the INT8 steps. */
+            assert_int_equal(tc_engine_save(e, plan, &err), TC_STATUS_OK);
+            tc_engine_destroy(e);
+            assert_int_equal(tc_engine_load(plan, &e, &err), TC_STATUS_OK);
+            assert_string_equal(step_precision(e, "mid"), "int8");
+            check_close(e, &x, &want, what);
+            tc_engine_destroy(e);
+            e = build_int8(m, cache, 0, 0, threads, 0, NULL); /* tuned: INT8 or FP32 per layer */
+            check_close(e, &x, &want, what);
+            tc_engine_destroy(e);
+            e = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_LAYOUT, threads, 0, NULL);
+            assert_string_equal(step_precision(e, "mid"), "int8");
+            check_close(e, &x, &want, what);
+            tc_engine_destroy(e);
+        }
+    }
+    /* FP32 layers by name. */
+    const char *fp32[2] = {"mid", "classifier"};
+    tc_engine *e = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, 1, 2, fp32);
+    assert_string_equal(step_precision(e, "mid"), "fp32");
+    assert_string_equal(step_precision(e, "classifier"), "fp32");
+    assert_string_equal(step_precision(e, "proj"), "int8");
+    check_close(e, &x, &want, "fp32 layers");
+    tc_engine_destroy(e);
+    unlink(cache);
+    unlink(plan);
+    tc_tensor_free(&x);
+    tc_tensor_free(&want);
+    tc_model_destroy(m);
+}
+
+static void expect_build_error(const tc_model *m, const char *cache, int n_fp32, const char *const *fp32,
+                               const char *needle) {
+    tc_build_options o = {.struct_size = sizeof o, .flags = TC_BUILD_INT8 | TC_BUILD_TACTICS_FIXED,
+                          .calib_cache = cache, .num_fp32_layers = n_fp32, .fp32_layers = fp32};
+    tc_engine *e = NULL;
+    tc_error err;
+    assert_int_not_equal(tc_engine_build(m, &o, &e, &err), TC_STATUS_OK);
+    assert_null(e);
+    if (strstr(err.message, needle) == NULL) fail_msg("error '%s' lacks '%s'", err.message, needle);
+}
+
+static void test_int8_errors(void **state) {
+    (void)state;
+    tc_model *m = build_model(0x1234), *other = build_model(0x9999);
+    char cache[128];
+    temp_path(cache, sizeof cache, "cache_err");
+    tc_calibrator *c = NULL;
+    tc_error err;
+    assert_int_equal(tc_calibrator_create(m, &c, &err), TC_STATUS_OK);
+    /* Nothing observed yet. */
+    assert_int_not_equal(tc_calibrator_save(c, TC_CALIB_ENTROPY, 0, cache, &err), TC_STATUS_OK);
+    assert_non_null(strstr(err.message, "no calibration samples"));
+    tc_tensor x = random_input();
+    const char *names[2] = {"x", "x2"};
+    assert_int_not_equal(tc_calibrator_add(c, 2, names, &x, &err), TC_STATUS_OK); /* 2 inputs for a 1-input model */
+    assert_int_equal(tc_calibrator_add(c, 1, names, &x, &err), TC_STATUS_OK);
+    tc_tensor small;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 3, HW - 1, HW}, &small, NULL), TC_STATUS_OK);
+    ((float *)small.data)[0] = 1.0f;
+    assert_int_not_equal(tc_calibrator_add(c, 1, names, &small, &err), TC_STATUS_OK); /* another shape */
+    assert_non_null(strstr(err.message, "first one's shapes"));
+    assert_int_not_equal(tc_calibrator_save(c, TC_CALIB_PERCENTILE, 0.0, cache, &err), TC_STATUS_OK);
+    assert_int_equal(tc_calibrator_save(c, TC_CALIB_ENTROPY, 0, cache, &err), TC_STATUS_OK);
+    tc_calibrator_destroy(c);
+    expect_build_error(m, NULL, 0, NULL, "calibration cache");
+    expect_build_error(other, cache, 0, NULL, "fingerprint"); /* the cache of another model */
+    const char *bad[1] = {"no_such_layer"};
+    expect_build_error(m, cache, 1, bad, "no_such_layer");
+    expect_build_error(m, "/nonexistent/dir/cache", 0, NULL, "/nonexistent/dir/cache");
+    unlink(cache);
+    tc_tensor_free(&small);
+    tc_tensor_free(&x);
+    tc_model_destroy(other);
+    tc_model_destroy(m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_int8_end_to_end),
+        cmocka_unit_test(test_int8_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,103 @@
+/* cmd_calibrate.c - `tailcut calibrate MODEL.onnx --data DIR -o CALIB.cache`: INT8 calibration (implicit
+ * quantization): runs FP32 on the samples, picks each activation's range by entropy, minmax or percentile
+ * and writes the calibration cache that `tailcut build --int8 --calib-cache` reads. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib_run.h"
+#include "cli.h"
+#include "tailcut/tailcut.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: tailcut calibrate MODEL.onnx --data DIR -o CALIB.cache [options]\n"
+            "  --data DIR           one .npy per sample per input, named <input name>.<k>.npy\n"
+            "                       (a single-input model: any *.npy)\n"
+            "  --method M           entropy (KL divergence, default), minmax or percentile\n"
+            "  --percentile P       for --method percentile (default 99.99)\n"
+            "  --samples N          use at most N samples (default: all)\n"
+            "  --verbose            print each tensor's range\n");
+}
+
+int tc_cli_calibrate(int argc, char **argv) {
+    const char *model_path = NULL, *data = NULL, *out = NULL;
+    tc_calib_method method = TC_CALIB_ENTROPY;
+    double pct = 99.99;
+    int samples = 0, verbose = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const bool has_val = i + 1 < argc;
+        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(o, "--verbose") == 0) {
+            verbose = 1;
+        } else if ((strcmp(o, "-o") == 0 || strcmp(o, "--data") == 0 || strcmp(o, "--method") == 0 ||
+                    strcmp(o, "--percentile") == 0 || strcmp(o, "--samples") == 0)) {
+            if (!has_val) {
+                fprintf(stderr, "tailcut calibrate: %s needs a value\n", o);
+                return 2;
+            }
+            const char *v = argv[++i];
+            char *end = NULL;
+            if (strcmp(o, "-o") == 0) out = v;
+            else if (strcmp(o, "--data") == 0) data = v;
+            else if (strcmp(o, "--method") == 0) {
+                if (cli_calib_method(v, &method, "calibrate")) return 2;
+            } else if (strcmp(o, "--percentile") == 0) {
+                pct = strtod(v, &end);
+                if (end == v || *end || !(pct > 0.0 && pct <= 100.0)) {
+                    fprintf(stderr, "tailcut calibrate: --percentile must be in (0, 100]\n");
+                    return 2;
+                }
+            } else {
+                long n = strtol(v, &end, 10);
+                if (end == v || *end || n < 1 || n > 1000000) {
+                    fprintf(stderr, "tailcut calibrate: --samples must be 1..1000000\n");
+                    return 2;
+                }
+                samples = (int)n;
+            }
+        } else if (o[0] == '-') {
+            fprintf(stderr, "tailcut calibrate: unknown option '%s'\n", o);
+            usage(stderr);
+            return 2;
+        } else if (model_path == NULL) {
+            model_path = o;
+        } else {
+            fprintf(stderr, "tailcut calibrate: unexpected argument '%s'\n", o);
+            return 2;
+        }
+    }
+    if (model_path == NULL || data == NULL || out == NULL) {
+        usage(stderr);
+        return 2;
+    }
+    tc_error err;
+    tc_model *m = NULL;
+    if (tc_model_load(model_path, NULL, &m, &err) != TC_STATUS_OK) {
+        fprintf(stderr, "tailcut calibrate: %s\n", err.message);
+        return 1;
+    }
+    tc_calibrator *c = NULL;
+    int rc = cli_calibrate(m, data, samples, &c, "calibrate");
+    if (rc == 0 && verbose)
+        for (int i = 0; i < tc_calibrator_num_tensors(c); i++) {
+            const char *name;
+            double amax = 0;
+            if (tc_calibrator_tensor(c, i, method, pct, &name, &amax, &err) == TC_STATUS_OK)
+                printf("%-48s amax %.6g\n", name, amax);
+            else
+                printf("%s\n", err.message);
+        }
+    if (rc == 0 && tc_calibrator_save(c, method, pct, out, &err) != TC_STATUS_OK) {
+        fprintf(stderr, "tailcut calibrate: %s\n", err.message);
+        rc = 1;
+    }
+    if (rc == 0) printf("wrote %s (%d tensors)\n", out, tc_calibrator_num_tensors(c));
+    tc_calibrator_destroy(c);
+    tc_model_destroy(m);
+    return rc;
+}
