@@ -15,7 +15,7 @@ OUT := out
 
 DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libcmocka-dev \
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
-	clang libclang-rt-14-dev xz-utils python3 python3-venv
+	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core
 
 .PHONY: all deps venv build build-asan demo test unit conformance cli server models fuzz clean
 
@@ -31,9 +31,11 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
+# rapidocr_onnxruntime only for the PP-OCR .onnx models it ships (bench/accuracy): --no-deps keeps opencv & co. out.
 $(VENV)/.stamp: tools/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps rapidocr_onnxruntime==1.4.4
 	touch $@
 
 venv: deps $(VENV)/.stamp
@@ -63,11 +65,17 @@ models: venv build
 
 # The command line: bench (JSON, trace, profile) and bench/compare.py on a tiny generated model;
 # the AVX-512, AVX2 and portable kernel paths end to end (TAILCUT_MAX_ISA) and the refusal of a
-# plan whose ISA the machine (or the cap) lacks; malformed shape/profile/thread options refused with messages.
+# plan whose ISA the machine (or the cap) lacks; malformed shape/profile/thread options refused with messages;
+# tailcut compare; INT8 (calibrate, build --int8, QDQ models against onnxruntime's quantize_static) and the
+# accuracy of a real pretrained model (PP-OCR direction classifier, FP32 and INT8) on rendered text.
 cli: venv build
 	bash tests/cli/test_bench_cli.sh $(BUILD) $(PY)
 	bash tests/cli/test_isa_cap.sh $(BUILD) $(PY)
 	bash tests/cli/test_cli_options.sh $(BUILD) $(PY)
+	bash tests/cli/test_compare.sh $(BUILD) $(PY)
+	bash tests/cli/test_int8.sh $(BUILD) $(PY)
+	bash tests/cli/test_qdq.sh $(BUILD) $(PY)
+	bash bench/accuracy/test_ocr_cls.sh $(BUILD) $(PY)
 
 # tailcut serve over real HTTP on 127.0.0.1 (endpoints, JSON and binary inference vs tailcut run, errors,
 # slow connections, SIGTERM), its scheduler (batch formation, queue bound, timeouts, priorities, instances,

@@ -8,5 +8,27 @@
 #define TC_CORE_QUANT_ATTR_H
 
 #define TC__ATTR_INT8_SCALE "tc.int8_scale"
+/*
+ * Explicit quantization (QDQ models): the input's QuantizeLinear zero point as an unsigned code,
+ * 0..255 (an int8 zero point z is stored as z + 128), with codes clamped to [0, 255] as QuantizeLinear
+ * does. Absent: symmetric calibration, codes q + 128 with q clamped to [-127, 127].
+ */
+#define TC__ATTR_INT8_ZERO_POINT "tc.int8_zero_point"
+/* Set (to 1) where the quantization comes from the model (QDQ): only INT8 tactics may run the node. */
+#define TC__ATTR_INT8_REQUIRED "tc.int8_required"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * True when the INT8 packing of a weight with cout output channels, cin input channels and taps taps
+ * (kernel positions) fits in the FP32 weight's bytes (the packing contract): Cpad16 * taps * Cpad4 bytes
+ * of int8 plus 8 bytes per padded channel (see backends/cpu/qconv_u8s8.h).
+ */
+static inline bool tc__int8_weight_fits(int64_t cout, int64_t cin, int64_t taps) {
+    if (cout < 1 || cin < 1 || taps < 1 || cout > (1 << 24) || cin > (1 << 24) || taps > (1 << 20)) return false;
+    const int64_t c16 = (cout + 15) / 16 * 16, c4 = (cin + 3) / 4 * 4;
+    return cout * cin * taps * 4 >= c16 * (taps * c4 + 8);
+}
 
 #endif

@@ -34,9 +34,15 @@ static tc_status cal_fail(tc__err *err, tc_error *error) {
     return err->status;
 }
 
+/* True when v is constant: an initializer or a Constant node's output (which constant folding turns into one). */
+static bool is_constant(const tc__graph *g, int32_t v) {
+    const int32_t p = g->values[v].producer;
+    return g->values[v].init != NULL || (p >= 0 && strcmp(g->nodes[p].op_type, "Constant") == 0);
+}
+
 /* The data input of a node an INT8 tactic may take, or -1. */
 static int32_t quantizable_input(const tc__graph *g, const tc__node *n) {
-    if (n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0 || g->values[n->in[1]].init == NULL) return -1;
+    if (n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0 || !is_constant(g, n->in[1])) return -1;
     if (g->values[n->in[0]].info.dtype != TC_DTYPE_FLOAT32) return -1;
     bool ok = (strcmp(n->op_type, "Conv") == 0 && tc__attr_int(&n->attrs, "group", 1) == 1) ||
               strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0;

@@ -3,16 +3,17 @@
  * and out, INT8 arithmetic inside. Used by the int8 tactics of Conv (one group, any kernel, stride,
  * dilation and padding), MatMul and Gemm (constant B).
  *
- * Quantization (symmetric, as calibration gives it: src/quant/calib.h):
- *   activations  per tensor: q = clamp(round(x / sx), -127, 127), sx from the node attribute
- *                tc.int8_scale (set by the precision pass from the calibration cache);
- *   weights      per output channel: qw = round(w / sw[oc]), sw[oc] = max|w[oc, :]| / 127.
- * vpdpbusd multiplies unsigned by signed bytes, so activations are stored as u = q + 128 and the
- * product is corrected by comp[oc] = 128 * sum(qw[oc, :]):
+ * Quantization:
+ *   activations  per tensor, as unsigned codes u = clamp(round(x / sx) + z, lo, 255): sx from the node
+ *                attribute tc.int8_scale; calibrated (symmetric) z = 128, lo = 1, i.e. q = u - 128 in
+ *                [-127, 127]; a QDQ model's zero point gives z (tc.int8_zero_point) and lo = 0;
+ *   weights      per output channel: qw = round(w / sw[oc]), sw[oc] = max|w[oc, :]| / 127; a weight on a
+ *                per-tensor grid (a QDQ model quantized it with s = max|w| / 127) keeps sw = s everywhere.
+ * vpdpbusd multiplies unsigned by signed bytes; the zero point is taken out by comp[oc] = z * sum(qw[oc, :]):
  *   y[oc] = act((acc - comp[oc]) * sx * sw[oc] + bias[oc] + residual).
  *
  * The operator quantizes X once per run into a padded channels-last u8 image (scratch): [N][Hp][Wp][Cp]
- * with Cp = C_in rounded up to 4 and the padding border set to 128 (q = 0), so the kernel has no edge
+ * with Cp = C_in rounded up to 4 and the padding border set to z (x = 0), so the kernel has no edge
  * cases. A MatMul is the 1x1 case on an image of one row whose pixels are A's rows.
  *
  * The constant weight is packed at build time into the same bytes the FP32 weight had (the packing
@@ -20,7 +21,7 @@
  * Cpad16 * KH * KW * Cp + 8 * Cpad16; supports() checks it. Layout of the packed bytes:
  *   int8  [Cpad16 / 16][KH * KW][Cp / 4][16][4]   (block of 16 output channels, tap, 4 input channels)
  *   float mult[Cpad16]   sx * sw[oc]   (0 for padding channels)
- *   int32 comp[Cpad16]   128 * sum(qw[oc, :])
+ *   int32 comp[Cpad16]   z * sum(qw[oc, :])
  * The baseline-ISA part (geometry, supports, packing) is qconv_u8s8_tactic.c; the VNNI kernels and
  * run() are qconv_u8s8_avx512vnni.c.
  */
@@ -51,6 +52,7 @@ typedef struct tc__qconv_geom {
     size_t cout16;          /* C_out rounded up to 16 */
     uint8_t in_layout, out_layout; /* tc__q_layout */
     float x_scale;          /* sx */
+    uint8_t zero_point, lo; /* z and the lowest code (see above) */
 } tc__qconv_geom;
 
 /* Bytes of the packed weight (int8 part + mult + comp). */
@@ -84,12 +86,20 @@ const tc__tensor *tc__qconv_bias(const tc__kernel_ctx *ctx, size_t cout);
 /* Runs the operator on a step its tactic supports (needs AVX512-VNNI). */
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 
-/* Quantizes n floats: round(x / scale) clamped to [-127, 127] (the scalar definition the kernels match). */
+/* Quantizes one float: round(x / scale) clamped to [-127, 127] (the weights' definition). */
 static inline int8_t tc__q_round(float x, float inv_scale) {
     float v = x * inv_scale;
     if (!(v > -127.0f)) v = -127.0f; /* NaN too */
     if (v > 127.0f) v = 127.0f;
     return (int8_t)__builtin_lrintf(v);
+}
+
+/* An activation's code: round(x / scale) + z clamped to [lo, 255] (NaN gives lo); what the kernels compute. */
+static inline uint8_t tc__q_code(float x, float inv_scale, uint8_t z, uint8_t lo) {
+    float v = __builtin_fmaf(x, inv_scale, (float)z); /* one rounding, as the vector kernels */
+    if (!(v > (float)lo)) v = (float)lo;
+    if (v > 255.0f) v = 255.0f;
+    return (uint8_t)__builtin_lrintf(v);
 }
 
 #endif

@@ -32,35 +32,36 @@ typedef struct q_job {
     size_t nblocks, groups, strip, strips; /* blocks of 16 channels, task groups, pixels per strip, strips per row */
 } q_job;
 
-/* 16 floats to 16 biased u8 codes (q + 128, q = round(x / s) clamped to [-127, 127]; NaN -> -127). */
-static inline __m128i q_codes16(__m512 v, __m512 inv) {
-    v = _mm512_mul_ps(v, inv);
-    v = _mm512_max_ps(v, _mm512_set1_ps(-127.0f)); /* a NaN in v gives the second operand */
-    v = _mm512_min_ps(v, _mm512_set1_ps(127.0f));
-    return _mm_xor_si128(_mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)), _mm_set1_epi8((char)0x80));
+/* 16 floats to 16 u8 codes: round(x / s) + z clamped to [lo, 255] (NaN -> lo), as tc__q_code. */
+static inline __m128i q_codes16(__m512 v, __m512 inv, __m512 z, __m512 lo) {
+    v = _mm512_fmadd_ps(v, inv, z);
+    v = _mm512_max_ps(v, lo); /* a NaN in v gives the second operand */
+    v = _mm512_min_ps(v, _mm512_set1_ps(255.0f));
+    return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v));
 }
 
-/* Quantizes padded row r of image n: the border and padding channels get 128 (q = 0). */
+/* Quantizes padded row r of image n: the border and padding channels get z (x = 0). */
 static void q_quantize_row(void *arg, size_t task) {
     const q_job *j = arg;
     const tc__qconv_geom *g = j->g;
     const size_t n = task / g->hp, r = task % g->hp, cp = g->cp;
     uint8_t *row = j->xq + (n * g->hp + r) * g->wp * cp;
+    const uint8_t zp = g->zero_point;
     if (r < g->pt || r >= g->pt + g->ih) {
-        memset(row, 128, g->wp * cp);
+        memset(row, zp, g->wp * cp);
         return;
     }
     const size_t h = r - g->pt;
-    memset(row, 128, g->pl * cp);
-    memset(row + (g->pl + g->iw) * cp, 128, (g->wp - g->pl - g->iw) * cp);
+    memset(row, zp, g->pl * cp);
+    memset(row + (g->pl + g->iw) * cp, zp, (g->wp - g->pl - g->iw) * cp);
     uint8_t *dst = row + g->pl * cp;
-    const __m512 inv = _mm512_set1_ps(j->inv_scale);
+    const __m512 inv = _mm512_set1_ps(j->inv_scale), z = _mm512_set1_ps((float)zp), lo = _mm512_set1_ps((float)g->lo);
     if (g->in_layout == TC__Q_NCHW16C) {
         const size_t cb_n = g->cin / 16;
         for (size_t cb = 0; cb < cb_n; cb++) {
             const float *src = j->x + ((n * cb_n + cb) * g->ih + h) * g->iw * 16;
             for (size_t w = 0; w < g->iw; w++)
-                _mm_storeu_si128((__m128i *)(dst + w * cp + cb * 16), q_codes16(_mm512_loadu_ps(src + w * 16), inv));
+                _mm_storeu_si128((__m128i *)(dst + w * cp + cb * 16), q_codes16(_mm512_loadu_ps(src + w * 16), inv, z, lo));
         }
     } else if (g->in_layout == TC__Q_ROWS) {
         const size_t c16 = g->cin / 16 * 16;
@@ -69,18 +70,18 @@ static void q_quantize_row(void *arg, size_t task) {
             const float *src = j->x + w * g->cin;
             uint8_t *o = dst + w * cp;
             for (size_t c = 0; c < c16; c += 16)
-                _mm_storeu_si128((__m128i *)(o + c), q_codes16(_mm512_loadu_ps(src + c), inv));
-            if (tail) _mm_mask_storeu_epi8(o + c16, tail, q_codes16(_mm512_maskz_loadu_ps(tail, src + c16), inv));
-            for (size_t c = g->cin; c < cp; c++) o[c] = 128;
+                _mm_storeu_si128((__m128i *)(o + c), q_codes16(_mm512_loadu_ps(src + c), inv, z, lo));
+            if (tail) _mm_mask_storeu_epi8(o + c16, tail, q_codes16(_mm512_maskz_loadu_ps(tail, src + c16), inv, z, lo));
+            for (size_t c = g->cin; c < cp; c++) o[c] = zp;
         }
     } else {
         const size_t plane = g->ih * g->iw;
         for (size_t c = 0; c < g->cin; c++) {
             const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
-            for (size_t w = 0; w < g->iw; w++) dst[w * cp + c] = (uint8_t)(tc__q_round(src[w], j->inv_scale) + 128);
+            for (size_t w = 0; w < g->iw; w++) dst[w * cp + c] = tc__q_code(src[w], j->inv_scale, zp, g->lo);
         }
         for (size_t w = 0; w < g->iw; w++)
-            for (size_t c = g->cin; c < cp; c++) dst[w * cp + c] = 128;
+            for (size_t c = g->cin; c < cp; c++) dst[w * cp + c] = zp;
     }
 }
 

@@ -35,8 +35,9 @@ static bool q_finish(tc__qconv_geom *g, const tc__tensor *w) {
     size_t img = g->hp * g->wp;
     if (img > lim / g->cp || img * g->cp > lim / g->batch) return false;
     if (g->oh * g->ow > lim / 16 || g->cout16 * g->kh * g->kw * g->cp > lim) return false; /* scatter indices */
-    size_t fp32_bytes = (size_t)tc__tensor_numel(w) * sizeof(float);
-    return tc__qconv_packed_bytes(g) <= fp32_bytes;
+    const size_t fp32_bytes = (size_t)tc__tensor_numel(w) * sizeof(float);
+    return tc__qconv_packed_bytes(g) <= fp32_bytes &&
+           tc__int8_weight_fits((int64_t)g->cout, (int64_t)g->cin, (int64_t)(g->kh * g->kw));
 }
 
 static bool q_conv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
@@ -115,6 +116,10 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     else if (strcmp(d->op_type, "Gemm") == 0) ok = d->n_in <= 3 && q_dense_geometry(d, true, g);
     else ok = false;
     g->x_scale = sx;
+    const int64_t z = tc__attr_int(d->attrs, TC__ATTR_INT8_ZERO_POINT, -1);
+    if (z > 255 || z < -1) return false;
+    g->zero_point = z < 0 ? 128 : (uint8_t)z;
+    g->lo = z < 0 ? 1 : 0;
     return ok;
 }
 
@@ -152,35 +157,59 @@ static bool q_packs_input(const tc__step_desc *d, int index) {
     return index == TC__QCONV_WEIGHT_INPUT;
 }
 
+/* Element (oc, c, tap) of the ONNX weight (oc-major [C_out][C_in][taps], or k-major [C_in][C_out]). */
+static float q_w(const tc__qconv_geom *g, const float *w, bool k_major, size_t oc, size_t c, size_t t) {
+    return k_major ? w[c * g->cout + oc] : w[(oc * g->cin + c) * g->kh * g->kw + t];
+}
+
+/*
+ * A weight that a QDQ model quantized per tensor (w = q * s, s = max|w| / 127) keeps that grid: then every
+ * channel uses s, which gives back the model's q exactly (a per-channel max would give a finer grid and
+ * other codes). Returns s, or 0 when w is not on such a grid (FP32 weights, per-channel QDQ weights).
+ */
+static float q_tensor_grid(const tc__qconv_geom *g, const float *w, bool k_major) {
+    const size_t taps = g->kh * g->kw;
+    double amax = 0.0;
+    for (size_t oc = 0; oc < g->cout; oc++)
+        for (size_t c = 0; c < g->cin; c++)
+            for (size_t t = 0; t < taps; t++) amax = fmax(amax, fabs((double)q_w(g, w, k_major, oc, c, t)));
+    if (!(amax > 0.0) || !isfinite(amax)) return 0.0f;
+    const double s = amax / 127.0;
+    for (size_t oc = 0; oc < g->cout; oc++)
+        for (size_t c = 0; c < g->cin; c++)
+            for (size_t t = 0; t < taps; t++) {
+                const double q = (double)q_w(g, w, k_major, oc, c, t) / s;
+                if (fabs(q - nearbyint(q)) > 1e-3) return 0.0f;
+            }
+    return (float)s;
+}
+
 void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, void *dst) {
-    const size_t taps = g->kh * g->kw, k = g->cin * taps, c4 = g->cp / 4;
+    const size_t taps = g->kh * g->kw, c4 = g->cp / 4;
     int8_t *qw = dst;
     float *mult = (float *)(qw + tc__qconv_weight_bytes(g));
     int32_t *comp = (int32_t *)(mult + g->cout16);
     memset(dst, 0, tc__qconv_packed_bytes(g));
+    const float grid = q_tensor_grid(g, w, k_major);
     for (size_t oc = 0; oc < g->cout; oc++) {
-        /* Element (oc, c, tap) of the ONNX weight. */
-#define Q_W(c, t) (k_major ? w[(c) * g->cout + oc] : w[(oc * g->cin + (c)) * taps + (t)])
         double amax = 0.0;
         for (size_t c = 0; c < g->cin; c++)
             for (size_t t = 0; t < taps; t++) {
-                double v = fabs((double)Q_W(c, t));
+                double v = fabs((double)q_w(g, w, k_major, oc, c, t));
                 if (v > amax) amax = v; /* NaN weights are skipped: they quantize to -127 below */
             }
-        const float sw = amax > 0.0 && isfinite(amax) ? (float)(amax / 127.0) : 1.0f;
+        const float sw = grid > 0.0f ? grid : amax > 0.0 && isfinite(amax) ? (float)(amax / 127.0) : 1.0f;
         const float inv = 1.0f / sw;
         int32_t sum = 0;
         for (size_t c = 0; c < g->cin; c++)
             for (size_t t = 0; t < taps; t++) {
-                int8_t q = tc__q_round(Q_W(c, t), inv);
+                int8_t q = tc__q_round(q_w(g, w, k_major, oc, c, t), inv);
                 sum += q;
                 qw[((oc / 16 * taps + t) * c4 + c / 4) * 64 + oc % 16 * 4 + c % 4] = q;
             }
-#undef Q_W
         mult[oc] = g->x_scale * sw;
-        comp[oc] = 128 * sum;
+        comp[oc] = (int32_t)g->zero_point * sum;
     }
-    (void)k;
 }
 
 static tc_status q_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# test_ocr_cls.sh BUILD_DIR PYTHON - accuracy check of tailcut on a real pretrained model: renders
+# a small PP-OCR direction-classifier set (200 eval, 32 calib), builds a batch-1 plan and a dynamic-batch
+# plan of ch_ppocr_mobile_v2.0_cls, and fails unless each plan's accuracy is >= 90% and its top-1
+# agreement with onnxruntime >= 99.5%. Then INT8: calibrated on the (separate) calibration set, every
+# layer that has an INT8 tactic in INT8 (--tactics-fixed), it must stay within 1 point of onnxruntime's
+# FP32 accuracy with >= 99% top-1 agreement (where the CPU has VNNI). About 25 s on 2 cores.
+set -euo pipefail
+BUILD=${1:?usage: test_ocr_cls.sh BUILD_DIR PYTHON}
+PY=${2:?usage: test_ocr_cls.sh BUILD_DIR PYTHON}
+HERE=$(cd "$(dirname "$0")" && pwd)
+TAILCUT=$BUILD/tailcut
+WORK=$(mktemp -d /tmp/test_ocr_cls.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+MODEL=$("$PY" -c "import sys; sys.path.insert(0, '$HERE'); import ocr_cls_common as c; print(c.model_path())")
+"$PY" "$HERE/ocr_cls_data.py" --out "$WORK/data" --n-eval 200 --n-calib 32 --seed 7
+# the batch-1 plan runs once per sample: one thread, as pthreadpool's spin-waits stall a 2-thread
+# context for up to ~0.8 s when the shared 2-core machine is busy
+"$TAILCUT" build "$MODEL" -o "$WORK/cls_b1.plan" --shapes x:1x3x48x192 --threads 1 >/dev/null
+"$TAILCUT" build "$MODEL" -o "$WORK/cls_dyn.plan" \
+    --min-shapes x:1x3x48x192 --opt-shapes x:16x3x48x192 --max-shapes x:64x3x48x192 >/dev/null
+"$TAILCUT" build "$MODEL" -o "$WORK/cls_int8.plan" --tactics-fixed --int8 --calib-data "$WORK/data/calib" \
+    --min-shapes x:1x3x48x192 --opt-shapes x:16x3x48x192 --max-shapes x:64x3x48x192 >/dev/null 2>&1
+"$PY" "$HERE/ocr_cls_eval.py" --data "$WORK/data" --tailcut "$TAILCUT" --json "$WORK/result.json" \
+    --model "ort:$MODEL" --model "$WORK/cls_b1.plan" --model "$WORK/cls_dyn.plan" --model "$WORK/cls_int8.plan"
+n_int8=$("$TAILCUT" inspect "$WORK/cls_int8.plan" | grep -c " int8 " || true)
+if grep -qw avx512_vnni /proc/cpuinfo && [ "$n_int8" -lt 30 ]; then
+    echo "ocr_cls: the INT8 plan has only $n_int8 INT8 steps" >&2
+    exit 1
+fi
+
+"$PY" - "$WORK/result.json" <<'EOF'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+ok = results[0]["accuracy_pct"] >= 90.0
+for r in results[1:3]:
+    ok &= r["accuracy_pct"] >= 90.0 and r["agreement_pct"] >= 99.5
+int8 = results[3]
+ok_int8 = int8["accuracy_pct"] >= results[0]["accuracy_pct"] - 1.0 and int8["agreement_pct"] >= 99.0
+print(f"ocr_cls int8: accuracy {int8['accuracy_pct']:.2f}% (onnxruntime fp32 {results[0]['accuracy_pct']:.2f}%), "
+      f"agreement {int8['agreement_pct']:.2f}%: {'ok' if ok_int8 else 'FAIL'}")
+ok &= ok_int8
+passed = sum(1 for r in results[:3] if r["accuracy_pct"] >= 90.0 and r["agreement_pct"] >= 99.5)
+print(f"ocr_cls fp32: {passed} passed, {3 - passed} failed")
+sys.exit(0 if ok else 1)
+EOF

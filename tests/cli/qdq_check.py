@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""qdq_check.py - explicit quantization against onnxruntime: quantizes an FP32 model with onnxruntime's
+quantize_static (QDQ format, after quant_pre_process) on seeded random calibration data, builds it with
+tailcut (with TAILCUT_MAX_ISA as the environment gives it), runs both on other random inputs and checks
+that tailcut's outputs match onnxruntime's on the same QDQ model (cosine, top-1). With --expect-int8 the
+plan must run its convolutions in INT8 (the QDQ pairs folded); with --expect-fp32 it must have no INT8
+step (a CPU without VNNI runs the QuantizeLinear/DequantizeLinear ops as they are).
+
+usage: qdq_check.py --tailcut BIN --model FP32.onnx --work DIR [--per-channel] [--activation u8|s8]
+                    [--expect-int8 | --expect-fp32] [--min-cosine 0.999] [--min-top1 0.9]
+"""
+import argparse, json, os, subprocess, sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+from onnxruntime.quantization.shape_inference import quant_pre_process
+
+
+def input_shape(model_path):
+    m = onnx.load(model_path, load_external_data=False)
+    i = m.graph.input[0]
+    return i.name, [d.dim_value if d.dim_value > 0 else 1 for d in i.type.tensor_type.shape.dim]
+
+
+class Reader(CalibrationDataReader):
+    def __init__(self, name, shape, n, seed):
+        rng = np.random.default_rng(seed)
+        self.it = iter([{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(n)])
+
+    def get_next(self):
+        return next(self.it, None)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--tailcut", required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--per-channel", action="store_true")
+    p.add_argument("--activation", choices=("u8", "s8"), default="u8")
+    p.add_argument("--expect-int8", action="store_true")
+    p.add_argument("--expect-fp32", action="store_true")
+    p.add_argument("--min-cosine", type=float, default=0.999)
+    p.add_argument("--min-top1", type=float, default=0.9)
+    a = p.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    name, shape = input_shape(a.model)
+    pre = os.path.join(a.work, "pre.onnx")
+    qdq = os.path.join(a.work, "qdq.onnx")
+    quant_pre_process(a.model, pre)
+    act = QuantType.QUInt8 if a.activation == "u8" else QuantType.QInt8
+    quantize_static(pre, qdq, Reader(name, shape, 16, 1), quant_format=QuantFormat.QDQ, per_channel=a.per_channel,
+                    activation_type=act, weight_type=QuantType.QInt8)
+    plan = os.path.join(a.work, "qdq.plan")
+    dims = "x".join(str(d) for d in shape)
+    subprocess.run([a.tailcut, "build", qdq, "-o", plan, "--shapes", f"{name}:{dims}"], check=True,
+                   stdout=subprocess.DEVNULL)
+    steps = json.loads(subprocess.run([a.tailcut, "inspect", plan, "--json"], check=True, capture_output=True,
+                                      text=True).stdout)["steps"]
+    n_int8 = sum(s["precision"] == "int8" for s in steps)
+    n_conv = sum(s["ops"].startswith("Conv") for s in steps)
+    if a.expect_int8 and n_int8 < n_conv:
+        sys.exit(f"qdq_check: only {n_int8} INT8 steps for {n_conv} convolutions")
+    if a.expect_fp32 and n_int8 != 0:
+        sys.exit(f"qdq_check: {n_int8} INT8 steps where none can run")
+    sess = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(2)
+    cos, top1, k_n = [], 0, 12
+    for k in range(k_n):
+        x = rng.standard_normal(shape).astype(np.float32)
+        xf = os.path.join(a.work, f"x{k}.npy")
+        np.save(xf, x)
+        od = os.path.join(a.work, f"o{k}")
+        subprocess.run([a.tailcut, "run", plan, "--input", xf, "-o", od], check=True, stdout=subprocess.DEVNULL)
+        ref = sess.run(None, {name: x})[0]
+        got = np.load(os.path.join(od, sess.get_outputs()[0].name + ".npy"))
+        r, g = ref.ravel().astype(np.float64), got.ravel().astype(np.float64)
+        cos.append(float(r @ g / (np.linalg.norm(r) * np.linalg.norm(g))))
+        top1 += int(r.argmax() == g.argmax())
+    print(f"qdq_check: {os.path.basename(a.model)} per_channel={a.per_channel} activation={a.activation}: "
+          f"{n_int8} INT8 steps; vs onnxruntime on the QDQ model: cosine min {min(cos):.6f} "
+          f"mean {np.mean(cos):.6f}, top-1 {top1}/{k_n}")
+    if min(cos) < a.min_cosine or top1 < a.min_top1 * k_n:
+        sys.exit("qdq_check: FAIL: tailcut differs from onnxruntime on the QDQ model")
+
+
+if __name__ == "__main__":
+    main()

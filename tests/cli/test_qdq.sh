@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# test_qdq.sh - explicit quantization (QDQ models from onnxruntime's quantize_static) end to end: per-tensor
+# and per-channel weights, uint8 and int8 activations; tailcut's outputs must match onnxruntime's on the same
+# QDQ model, with the convolutions in INT8 where the CPU has VNNI, and with the Q/DQ ops run as they are
+# (no INT8 step) under TAILCUT_MAX_ISA=avx512. See qdq_check.py.
+#
+# usage: tests/cli/test_qdq.sh [BUILD_DIR] [PYTHON]
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=$(cd "${1:-$repo/build}" && pwd)
+py=${2:-$repo/.venv/bin/python}
+work=$(mktemp -d "${TMPDIR:-/tmp}/tc_qdq.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+"$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r.onnx" --width-div 4 --blocks 1,1,1,1 --image 32 >/dev/null
+int8=--expect-fp32
+grep -qw avx512_vnni /proc/cpuinfo && int8=--expect-int8
+check() { "$py" "$repo/tests/cli/qdq_check.py" --tailcut "$build/tailcut" --model "$work/r.onnx" "$@" 2>&1 |
+  grep -v "pre-processing\|WARNING" ; }
+check --work "$work/pc" --per-channel $int8
+check --work "$work/pt" $int8 --min-cosine 0.998
+check --work "$work/s8" --per-channel --activation s8 $int8
+TAILCUT_MAX_ISA=avx512 check --work "$work/novnni" --per-channel --expect-fp32
+echo "test_qdq: ok"
