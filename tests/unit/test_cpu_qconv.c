@@ -30,6 +30,7 @@ typedef struct q_case {
     bool bias, residual, trans_b;
     tc__act act;
     int layout;
+    int zp; /* tc.int8_zero_point, or -1: symmetric (none) */
 } q_case;
 
 static tc__tensor q_reorder(const tc__tensor *t, bool to_blocked) {
@@ -49,11 +50,12 @@ static tc__tensor q_reorder(const tc__tensor *t, bool to_blocked) {
     return b;
 }
 
-/* X dequantized as the kernel sees it. */
-static tc__tensor q_dequant_x(const tc__tensor *x, float sx) {
+/* X dequantized as the kernel sees it (zero point zp, or symmetric when zp < 0). */
+static tc__tensor q_dequant_x(const tc__tensor *x, float sx, int zp) {
     tc__tensor d = dtu_tensor(x->dtype, x->rank, x->dims);
+    const uint8_t z = zp < 0 ? 128 : (uint8_t)zp, lo = zp < 0 ? 1 : 0;
     for (int64_t i = 0; i < tc__tensor_numel(x); i++)
-        ((float *)d.data)[i] = (float)tc__q_round(((const float *)x->data)[i], 1.0f / sx) * sx;
+        ((float *)d.data)[i] = (float)((int)tc__q_code(((const float *)x->data)[i], 1.0f / sx, z, lo) - (int)z) * sx;
     return d;
 }
 
@@ -112,7 +114,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     tc__tensor x = vtu_random(&r, xr, xd, -2.0, 2.0), w = vtu_random(&r, wr, wd, -1.0, 1.0);
     tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0);
     const float sx = 1.7f / 127.0f; /* |x| up to 2: the tails saturate */
-    tc__tensor xq = q_dequant_x(&x, sx), wq = q_dequant_w(&w, c->cout, k_major);
+    tc__tensor xq = q_dequant_x(&x, sx, c->zp), wq = q_dequant_w(&w, c->cout, k_major);
 
     int64_t strides[2] = {c->s, c->s}, dils[2] = {c->d, c->d}, pads[4] = {c->pad, c->pad, c->pad, c->pad};
     tc__attr attrs[8];
@@ -148,6 +150,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     /* The tactic's step: layouts, scale. */
     const bool blk_out = conv && c->layout != Q_PLAIN, blk_in = conv && c->layout == Q_BLOCKED;
     attrs[na++] = dtu_attr_float(TC__ATTR_INT8_SCALE, sx);
+    if (c->zp >= 0) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_ZERO_POINT, c->zp);
     if (blk_out) {
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_IN, (blk_in ? 1 : 0) | (c->residual ? (int64_t)1 << epi.residual_input : 0));
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
@@ -197,7 +200,7 @@ static bool q_fits(int64_t cin, int64_t cout, int64_t k) {
 }
 
 static q_case conv_case(int64_t cin, int64_t cout, int64_t hw, int64_t k, int64_t s, int layout) {
-    return (q_case){"Conv", 1, cin, cout, hw, hw, k, s, 1, k / 2, true, false, false, TC__ACT_RELU, layout};
+    return (q_case){"Conv", 1, cin, cout, hw, hw, k, s, 1, k / 2, true, false, false, TC__ACT_RELU, layout, -1};
 }
 
 /* ResNet-50-like layers in the three layouts, with residuals. */
@@ -250,6 +253,24 @@ static void test_conv_edge_sizes(void **state) {
     check_case(201, &c, "batch 3 5x5");
 }
 
+/* Zero points of QDQ models: 0 (a ReLU range: negatives clamp to 0), 128 with the full [0, 255], others;
+ * the padding border holds the zero point. */
+static void test_zero_points(void **state) {
+    (void)state;
+    const int zps[] = {0, 128, 200, 3};
+    for (int i = 0; i < 4; i++) {
+        q_case c = conv_case(16, 32, 7, 3, 1, i % 2 ? Q_BLOCKED : Q_PLAIN);
+        c.zp = zps[i];
+        c.residual = i == 2;
+        char what[64];
+        snprintf(what, sizeof what, "zero point %d", zps[i]);
+        check_case(400 + (uint64_t)i, &c, what);
+        c = conv_case(5, 16, 6, 3, 2, Q_PLAIN);
+        c.zp = zps[i];
+        check_case(410 + (uint64_t)i, &c, what);
+    }
+}
+
 /* MatMul [N, M, K] x [K, N] with fused bias, residual and activations; Gemm with transB and C. */
 static void test_dense(void **state) {
     (void)state;
@@ -259,7 +280,8 @@ static void test_dense(void **state) {
         for (size_t b = 0; b < 5; b++)
             for (size_t m = 0; m < 4; m++) {
                 q_case c = {"MatMul", 1 + (int64_t)(m % 2), ks[a], ns[b], ms[m], 1, 1, 1, 1, 0,
-                            (a + m) % 2 == 0, (b + m) % 2 == 1, false, (tc__act)(seed % TC__ACT_COUNT_), Q_PLAIN};
+                            (a + m) % 2 == 0, (b + m) % 2 == 1, false, (tc__act)(seed % TC__ACT_COUNT_), Q_PLAIN,
+                            m == 2 ? 37 : -1};
                 if (!q_fits(c.cin, c.cout, 1)) continue;
                 char what[96];
                 snprintf(what, sizeof what, "matmul k %lld n %lld m %lld", (long long)c.cin, (long long)c.cout,
@@ -314,6 +336,7 @@ int main(void) {
         cmocka_unit_test(test_conv_resnet_shapes),
         cmocka_unit_test(test_conv_edge_sizes),
         cmocka_unit_test(test_dense),
+        cmocka_unit_test(test_zero_points),
         cmocka_unit_test(test_rejects),
     };
     return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);
