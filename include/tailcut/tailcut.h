@@ -194,10 +194,19 @@ TC_API tc_status tc_calibrator_create(const tc_model *model, tc_calibrator **cal
 TC_API tc_status tc_calibrator_add(tc_calibrator *calibrator, int num_inputs, const char *const *input_names,
                                    const tc_tensor *inputs, tc_error *error);
 TC_API int tc_calibrator_num_samples(const tc_calibrator *calibrator);
-/* Number of tensors observed, and the name and amax of tensor i by the method (after at least one sample). */
+/* Number of tensors observed (after at least one sample). */
 TC_API int tc_calibrator_num_tensors(const tc_calibrator *calibrator);
+
+/* What calibration found for one tensor, by a method. Strings belong to the calibrator. */
+typedef struct tc_calib_tensor_info {
+    const char *name;
+    double amax;               /* the range chosen (scale = amax / 127) */
+    double sqnr_db;            /* estimated signal-to-quantization-noise ratio at that range (+inf: all zero) */
+    int num_layers;            /* the nodes that read it as their quantized input */
+    const char *const *layers; /* their names (as in the model) */
+} tc_calib_tensor_info;
 TC_API tc_status tc_calibrator_tensor(const tc_calibrator *calibrator, int index, tc_calib_method method,
-                                      double percentile, const char **name, double *amax, tc_error *error);
+                                      double percentile, tc_calib_tensor_info *info, tc_error *error);
 /* Writes the calibration cache (one scale per tensor, keyed to this model) atomically to path. */
 TC_API tc_status tc_calibrator_save(const tc_calibrator *calibrator, tc_calib_method method, double percentile,
                                     const char *path, tc_error *error);

@@ -322,3 +322,18 @@ float tc__calib_scale(double amax) {
     if (!(s >= TC__CALIB_TINY_SCALE)) s = TC__CALIB_TINY_SCALE;
     return s;
 }
+
+double tc__calib_sqnr_db(const tc__calib_hist *h, double amax) {
+    if (h->range <= 0.0 || h->count == 0) return INFINITY;
+    const double width = h->range / (double)h->nbins, step = amax > 0.0 ? amax / 127.0 : 0.0;
+    double signal = 0.0, noise = 0.0;
+    for (size_t i = 0; i < h->nbins; i++) {
+        if (h->bins[i] == 0) continue;
+        const double c = ((double)i + 0.5) * width, n = (double)h->bins[i];
+        signal += n * c * c;
+        if (c > amax) noise += n * (c - amax) * (c - amax); /* clipped */
+        else noise += n * step * step / 12.0;                /* rounding, uniform */
+    }
+    if (!(noise > 0.0)) return INFINITY;
+    return 10.0 * log10(signal / noise);
+}

@@ -83,6 +83,13 @@ void tc__calib_hist_stats(const tc__calib_hist *hist, tc__calib_stats *stats);
 tc_status tc__calib_amax(const tc__calib_hist *hist, tc__calib_method method, double percentile, double *amax,
                          tc__err *err);
 
+/*
+ * An estimate of the signal-to-quantization-noise ratio in dB of quantizing what hist saw with range amax
+ * (from bin centres: values above amax contribute their clipping error, the others the rounding noise of
+ * a uniform step amax / 127). +inf when nothing nonzero was seen. Used to rank layers by sensitivity.
+ */
+double tc__calib_sqnr_db(const tc__calib_hist *hist, double amax);
+
 /* The INT8 scale for amax: amax / 127 as a float, or TC__CALIB_TINY_SCALE when that is not a
  * positive number (amax 0: the tensor was all zeros). A scale of 0 would make x / scale undefined;
  * the tiny power of two keeps every value calibration saw (zeros) exact, keeps 1 / scale finite and

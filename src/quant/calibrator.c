@@ -24,6 +24,8 @@ struct tc_calibrator {
     tc_context *ctx;
     int n_obs;
     int32_t *obs;          /* observed values of g */
+    const char **layers;   /* node names reading obs[i]: layers[layer_at[i] .. layer_at[i + 1]) */
+    int *layer_at;
     tc__calib_hist **hist;
     int n_samples;
     uint64_t fingerprint;
@@ -56,6 +58,8 @@ void tc_calibrator_destroy(tc_calibrator *c) {
     for (int i = 0; c->hist && i < c->n_obs; i++) tc__calib_hist_destroy(c->hist[i]);
     free(c->hist);
     free(c->obs);
+    free(c->layers);
+    free(c->layer_at);
     tc__graph_destroy(c->g);
     free(c);
 }
@@ -89,6 +93,19 @@ tc_status tc_calibrator_create(const tc_model *model, tc_calibrator **out, tc_er
             if (v >= 0 && !seen[v]) seen[v] = true, c->obs[c->n_obs++] = v;
         }
         free(seen);
+    }
+    /* The quantizable nodes reading each observed tensor, grouped by tensor. */
+    if (st == TC_STATUS_OK) {
+        c->layers = malloc(sizeof(char *) * (size_t)(g->n_nodes + 1));
+        c->layer_at = malloc(sizeof(int) * (size_t)(c->n_obs + 1));
+        if (c->layers == NULL || c->layer_at == NULL) st = tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        int n_layers = 0;
+        for (int i = 0; st == TC_STATUS_OK && i < c->n_obs; i++) {
+            c->layer_at[i] = n_layers;
+            for (int n = 0; n < g->n_nodes; n++)
+                if (quantizable_input(g, &g->nodes[n]) == c->obs[i]) c->layers[n_layers++] = g->nodes[n].name;
+        }
+        if (st == TC_STATUS_OK) c->layer_at[c->n_obs] = n_layers;
     }
     if (st == TC_STATUS_OK && c->n_obs == 0)
         st = tc__fail(&err, TC_STATUS_UNSUPPORTED, "the model has no Conv, MatMul or Gemm with constant weights to calibrate");
@@ -209,19 +226,23 @@ int tc_calibrator_num_samples(const tc_calibrator *c) { return c ? c->n_samples 
 int tc_calibrator_num_tensors(const tc_calibrator *c) { return c ? c->n_obs : 0; }
 
 tc_status tc_calibrator_tensor(const tc_calibrator *c, int index, tc_calib_method method, double percentile,
-                               const char **name, double *amax, tc_error *error) {
+                               tc_calib_tensor_info *info, tc_error *error) {
     tc__err err = {0};
-    if (c == NULL || name == NULL || amax == NULL || index < 0 || index >= c->n_obs ||
-        (int)method < 0 || (int)method >= TC__CALIB_METHOD_COUNT) {
+    if (c == NULL || info == NULL || index < 0 || index >= c->n_obs || (int)method < 0 ||
+        (int)method >= TC__CALIB_METHOD_COUNT) {
         tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_calibrator_tensor: bad argument");
         return cal_fail(&err, error);
     }
-    *name = c->g->values[c->obs[index]].name;
-    tc_status st = tc__calib_amax(c->hist[index], (tc__calib_method)method, percentile, amax, &err);
+    memset(info, 0, sizeof *info);
+    info->name = c->g->values[c->obs[index]].name;
+    info->layers = c->layers + c->layer_at[index];
+    info->num_layers = c->layer_at[index + 1] - c->layer_at[index];
+    tc_status st = tc__calib_amax(c->hist[index], (tc__calib_method)method, percentile, &info->amax, &err);
     if (st) {
-        tc__err_prefix(&err, "tensor '%s': ", *name);
+        tc__err_prefix(&err, "tensor '%s': ", info->name);
         return cal_fail(&err, error);
     }
+    info->sqnr_db = tc__calib_sqnr_db(c->hist[index], info->amax);
     return TC_STATUS_OK;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_int8.sh - INT8 from the command line: `tailcut calibrate` with the three methods (cache files,
 # --verbose ranges), `build --int8 --calib-cache` and the one-step `--calib-data`, `--layer-precision
-# NAME:fp32`, the INT8 plans' outputs against the FP32 plan's (cosine, top-1), a BERT-like model with
+# NAME:fp32`, `--accuracy-threshold` (cosine and top-1), the INT8 plans' outputs against the FP32 plan's (cosine, top-1), a BERT-like model with
 # two inputs (samples named <input>.<k>.npy), a plan with INT8 steps refused on a CPU without VNNI
 # (TAILCUT_MAX_ISA=avx512) and built there without them, and the errors: --int8 without scales, an
 # unknown method, another model's cache, a corrupt cache, a bad --layer-precision.
@@ -85,6 +85,22 @@ for p in ("int8", "int8_tuned", "int8_fb"):
     assert cos > 0.99, (p, cos)
 PY
 
+# --accuracy-threshold: layers move to FP32 (noisiest input first) until the outputs agree on the samples.
+if [ $vnni = 1 ]; then
+  "$tailcut" build "$work/r.onnx" -o "$work/acc.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
+    --accuracy-threshold 0.9995 >/dev/null 2>"$work/acc.err" || fail "--accuracy-threshold: $(cat "$work/acc.err")"
+  last=$(grep "^accuracy:" "$work/acc.err" | tail -1)
+  "$py" -c 'import re, sys; m = re.search(r"(\d+) layer.*cosine ([0-9.]+)", sys.argv[1]);
+assert m and int(m.group(1)) >= 1 and float(m.group(2)) >= 0.9995, sys.argv[1]' "$last" ||
+    fail "--accuracy-threshold did not reach 0.9995 by moving layers: $last"
+  read -r nacc _ < <(count_int8 "$work/acc.plan")
+  [ "$nacc" -lt "$n8" ] || fail "--accuracy-threshold kept all $nacc INT8 steps"
+  "$tailcut" build "$work/r.onnx" -o "$work/acc1.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
+    --accuracy-threshold 0.5 --accuracy-metric top1 >/dev/null 2>"$work/acc1.err" || fail "--accuracy-metric top1"
+  grep -q "^accuracy: 0 layer(s) kept in FP32 by the threshold: top-1 agreement" "$work/acc1.err" ||
+    fail "top1 metric: $(cat "$work/acc1.err")"
+fi
+
 # Two inputs: <input>.<k>.npy samples; the MatMuls with constant weights run INT8.
 "$tailcut" build "$work/b.onnx" -o "$work/b8.plan" --shapes input_ids:1x16,attention_mask:1x16 --int8 \
   --calib-data "$work/bcal" --tactics-fixed >/dev/null 2>&1 || fail "bert int8 build"
@@ -125,5 +141,9 @@ expect_fail "not a node" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --bat
   --calib-cache "$work/minmax.cache" --layer-precision nope:fp32
 expect_fail "percentile" "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" --method percentile --percentile 101 \
   -o "$work/x"
+expect_fail "give --calib-data" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
+  --calib-cache "$work/minmax.cache" --accuracy-threshold 0.99
+expect_fail "cosine or top1" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
+  --calib-data "$work/cal" --accuracy-threshold 0.99 --accuracy-metric l2
 [ ! -e "$work/x.plan" ] || fail "a failed build left a plan"
 echo "test_int8: ok"

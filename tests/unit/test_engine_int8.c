@@ -90,11 +90,18 @@ static void calibrate(const tc_model *m, tc_calib_method method, const char *pat
     assert_int_equal(tc_calibrator_num_samples(c), SAMPLES);
     assert_int_equal(tc_calibrator_num_tensors(c), 4); /* x, r1, r2, f */
     for (int i = 0; i < tc_calibrator_num_tensors(c); i++) {
-        const char *name;
-        double mm, ent, pct;
-        assert_int_equal(tc_calibrator_tensor(c, i, TC_CALIB_MINMAX, 0, &name, &mm, &err), TC_STATUS_OK);
-        assert_int_equal(tc_calibrator_tensor(c, i, TC_CALIB_ENTROPY, 0, &name, &ent, &err), TC_STATUS_OK);
-        assert_int_equal(tc_calibrator_tensor(c, i, TC_CALIB_PERCENTILE, 99.9, &name, &pct, &err), TC_STATUS_OK);
+        tc_calib_tensor_info a, b, p;
+        assert_int_equal(tc_calibrator_tensor(c, i, TC_CALIB_MINMAX, 0, &a, &err), TC_STATUS_OK);
+        assert_int_equal(tc_calibrator_tensor(c, i, TC_CALIB_ENTROPY, 0, &b, &err), TC_STATUS_OK);
+        assert_int_equal(tc_calibrator_tensor(c, i, TC_CALIB_PERCENTILE, 99.9, &p, &err), TC_STATUS_OK);
+        const char *name = a.name;
+        const double mm = a.amax, ent = b.amax, pct = p.amax;
+        /* Each tensor is read by one layer here; SQNR is finite and positive for an INT8 range. */
+        assert_int_equal(a.num_layers, 1);
+        const char *reader = strcmp(name, "x") == 0 ? "stem" : strcmp(name, "r1") == 0 ? "mid"
+                             : strcmp(name, "r2") == 0 ? "proj" : "classifier";
+        assert_string_equal(a.layers[0], reader);
+        assert_true(a.sqnr_db > 20.0 && a.sqnr_db < 80.0 && b.sqnr_db > 20.0);
         assert_true(mm > 0 && ent > 0 && pct > 0 && ent <= mm * 1.0001 && pct <= mm * 1.0001);
         if (strcmp(name, "x") == 0) assert_true(mm <= 2.0 && mm > 1.9); /* inputs uniform in [-2, 2) */
         if (getenv("TC_TEST_VERBOSE")) printf("%s minmax %g entropy %g p99.9 %g\n", name, mm, ent, pct);

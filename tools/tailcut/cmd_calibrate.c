@@ -85,10 +85,10 @@ int tc_cli_calibrate(int argc, char **argv) {
     int rc = cli_calibrate(m, data, samples, &c, "calibrate");
     if (rc == 0 && verbose)
         for (int i = 0; i < tc_calibrator_num_tensors(c); i++) {
-            const char *name;
-            double amax = 0;
-            if (tc_calibrator_tensor(c, i, method, pct, &name, &amax, &err) == TC_STATUS_OK)
-                printf("%-48s amax %.6g\n", name, amax);
+            tc_calib_tensor_info ti;
+            if (tc_calibrator_tensor(c, i, method, pct, &ti, &err) == TC_STATUS_OK)
+                printf("%-48s amax %-10.6g SQNR %5.1f dB  %d layer(s), first %s\n", ti.name, ti.amax, ti.sqnr_db,
+                       ti.num_layers, ti.num_layers ? ti.layers[0] : "-");
             else
                 printf("%s\n", err.message);
         }

@@ -2,6 +2,7 @@
  * --max-shapes name:1x3x224x224,...) and opening an engine from a .plan or an .onnx. */
 #include "engine_open.h"
 
+#include "accuracy_fallback.h"
 #include "calib_run.h"
 
 #include <errno.h>
@@ -40,7 +41,12 @@ const char *cli_build_usage(void) {
            "  --calib-method M              entropy (default), minmax or percentile (with --calib-data)\n"
            "  --percentile P                for --calib-method percentile (default 99.99)\n"
            "  --calib-samples N             calibrate on at most N samples\n"
-           "  --layer-precision NAME:fp32   keep node NAME in FP32 (repeatable)\n";
+           "  --layer-precision NAME:fp32   keep node NAME in FP32 (repeatable)\n"
+           "  --accuracy-threshold X        (with --calib-data) keep the layers with the noisiest INT8 input\n"
+           "                                in FP32 until the outputs agree with FP32 on the calibration\n"
+           "                                samples by at least X (e.g. 0.999)\n"
+           "  --accuracy-metric M           cosine (default: the lowest output cosine similarity) or top1\n"
+           "                                (the lowest top-1 agreement over the last dim)\n";
 }
 
 int cli_parse_dims(const char *s, int64_t *dims) {
@@ -77,7 +83,8 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     } else if (strcmp(o, "--threads") != 0 && strcmp(o, "--disable-pass") != 0 && strcmp(o, "--batch") != 0 &&
                strcmp(o, "--timing-cache") != 0 && strcmp(o, "--calib-cache") != 0 && strcmp(o, "--calib-data") != 0 &&
                strcmp(o, "--calib-method") != 0 && strcmp(o, "--percentile") != 0 &&
-               strcmp(o, "--calib-samples") != 0 && strcmp(o, "--layer-precision") != 0)
+               strcmp(o, "--calib-samples") != 0 && strcmp(o, "--layer-precision") != 0 &&
+               strcmp(o, "--accuracy-threshold") != 0 && strcmp(o, "--accuracy-metric") != 0)
         return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "tailcut %s: %s needs a value\n", cmd, o);
@@ -107,6 +114,24 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
         }
         if (o[2] == 'p') a->percentile = v;
         else a->calib_samples = (int)v;
+        return 1;
+    }
+    if (strcmp(o, "--accuracy-threshold") == 0) {
+        char *end = NULL;
+        a->accuracy_threshold = strtod(val, &end);
+        if (end == val || *end || !(a->accuracy_threshold > 0.0 && a->accuracy_threshold <= 1.0)) {
+            fprintf(stderr, "tailcut %s: --accuracy-threshold must be in (0, 1]\n", cmd);
+            return -1;
+        }
+        return 1;
+    }
+    if (strcmp(o, "--accuracy-metric") == 0) {
+        if (strcmp(val, "cosine") == 0) a->accuracy_metric = CLI_METRIC_COSINE;
+        else if (strcmp(val, "top1") == 0) a->accuracy_metric = CLI_METRIC_TOP1;
+        else {
+            fprintf(stderr, "tailcut %s: --accuracy-metric is cosine or top1, not '%s'\n", cmd, val);
+            return -1;
+        }
         return 1;
     }
     if (strcmp(o, "--layer-precision") == 0) {
@@ -170,13 +195,19 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
 /* The INT8 build options: the calibration cache (calibrated now on --calib-data, into --calib-cache or a
  * temporary file whose name goes to tmp_cache) and the FP32 layers (names copied into fp32[]). */
 static int int8_options(const tc_model *model, const cli_build_args *a, tc_build_options *o, char **fp32,
-                        char *tmp_cache, const char *cmd) {
+                        char *tmp_cache, tc_calibrator **keep, const char *cmd) {
     if (!(a->flags & TC_BUILD_INT8)) {
-        if (a->calib_cache || a->calib_data || a->n_fp32_layers) {
-            fprintf(stderr, "tailcut %s: --calib-cache, --calib-data and --layer-precision need --int8\n", cmd);
+        if (a->calib_cache || a->calib_data || a->n_fp32_layers || a->accuracy_threshold > 0) {
+            fprintf(stderr, "tailcut %s: --calib-cache, --calib-data, --layer-precision and --accuracy-threshold "
+                            "need --int8\n", cmd);
             return 2;
         }
         return 0;
+    }
+    if (a->accuracy_threshold > 0 && a->calib_data == NULL) {
+        fprintf(stderr, "tailcut %s: --accuracy-threshold measures on the calibration samples: give --calib-data\n",
+                cmd);
+        return 2;
     }
     if (a->calib_cache == NULL && a->calib_data == NULL) {
         fprintf(stderr, "tailcut %s: --int8 needs --calib-cache FILE or --calib-data DIR\n", cmd);
@@ -201,7 +232,8 @@ static int int8_options(const tc_model *model, const cli_build_args *a, tc_build
         tc_error err;
         tc_status st = tc_calibrator_save(c, (tc_calib_method)a->calib_method, a->percentile > 0 ? a->percentile : 99.99,
                                           path, &err);
-        tc_calibrator_destroy(c);
+        if (keep != NULL && a->accuracy_threshold > 0 && st == TC_STATUS_OK) *keep = c;
+        else tc_calibrator_destroy(c);
         if (st != TC_STATUS_OK) {
             fprintf(stderr, "tailcut %s: %s\n", cmd, err.message);
             return 1;
@@ -352,12 +384,28 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
                           .flags = a->flags, .timing_cache = a->timing_cache};
     char tmp_cache[64] = "";
     char *fp32[CLI_MAX_FP32_LAYERS];
-    int rc = int8_options(model, a, &o, fp32, tmp_cache, cmd);
+    tc_calibrator *calibrator = NULL;
+    int rc = int8_options(model, a, &o, fp32, tmp_cache, &calibrator, cmd);
     if (rc) {
+        if (tmp_cache[0]) unlink(tmp_cache);
         tc_model_destroy(model);
         return rc;
     }
-    tc_status st = tc_engine_build(model, &o, engine, &err);
+    tc_status st = TC_STATUS_OK;
+    if (calibrator != NULL) {
+        rc = cli_accuracy_fallback(model, &o, calibrator, (tc_calib_method)a->calib_method,
+                                   a->percentile > 0 ? a->percentile : 99.99, a->calib_data, a->calib_samples,
+                                   (cli_accuracy_metric)a->accuracy_metric, a->accuracy_threshold, engine, cmd);
+        tc_calibrator_destroy(calibrator);
+        if (rc) {
+            if (tmp_cache[0]) unlink(tmp_cache);
+            for (int i = 0; i < o.num_fp32_layers; i++) free(fp32[i]);
+            tc_model_destroy(model);
+            return rc;
+        }
+    } else {
+        st = tc_engine_build(model, &o, engine, &err);
+    }
     if (tmp_cache[0]) unlink(tmp_cache);
     for (int i = 0; i < o.num_fp32_layers; i++) free(fp32[i]);
     tc_model_destroy(model);

@@ -28,6 +28,8 @@ typedef struct cli_build_args {
     int calib_samples;          /* 0: all */
     const char *fp32_layers[CLI_MAX_FP32_LAYERS];
     int n_fp32_layers;
+    double accuracy_threshold;  /* --accuracy-threshold X (0: none), measured by accuracy_metric */
+    int accuracy_metric;        /* cli_accuracy_metric */
 } cli_build_args;
 
 /* Consumes a build option at argv[*i] (advancing *i past its value). Returns 1 if consumed,

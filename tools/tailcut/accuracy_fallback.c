@@ -1,0 +1,197 @@
+/* accuracy_fallback.c - INT8 layers back to FP32 until outputs agree (see accuracy_fallback.h). */
+#include "accuracy_fallback.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_open.h"
+#include "sample_dir.h"
+
+#define FB_MAX_SAMPLES 64
+
+typedef struct fb_layer {
+    const char *name;
+    double sqnr_db;
+} fb_layer;
+
+static int by_sqnr(const void *a, const void *b) {
+    const double x = ((const fb_layer *)a)->sqnr_db, y = ((const fb_layer *)b)->sqnr_db;
+    return x < y ? -1 : x > y ? 1 : strcmp(((const fb_layer *)a)->name, ((const fb_layer *)b)->name);
+}
+
+/* The outputs of one engine on every sample: out[s * n_out + o] (owned copies). */
+typedef struct fb_outputs {
+    int n_out, n_samples;
+    tc_tensor *out;
+} fb_outputs;
+
+static void fb_outputs_free(fb_outputs *r) {
+    for (int i = 0; r->out && i < r->n_out * r->n_samples; i++) tc_tensor_free(&r->out[i]);
+    free(r->out);
+    memset(r, 0, sizeof *r);
+}
+
+static int run_all(const tc_engine *e, const cli_sample_set *set, const char *const *names, fb_outputs *r,
+                   const char *cmd) {
+    memset(r, 0, sizeof *r);
+    r->n_out = tc_engine_num_outputs(e);
+    r->n_samples = set->n_samples;
+    r->out = calloc((size_t)(r->n_out * r->n_samples) + 1, sizeof *r->out);
+    tc_context *ctx = NULL;
+    tc_error err;
+    if (r->out == NULL || tc_context_create(e, 0, &ctx, &err) != TC_STATUS_OK) {
+        fprintf(stderr, "tailcut %s: cannot create a context\n", cmd);
+        fb_outputs_free(r);
+        return 1;
+    }
+    int rc = 0;
+    tc_tensor in[CLI_MAX_INPUTS];
+    for (int s = 0; s < set->n_samples && rc == 0; s++) {
+        if (cli_samples_load(set, s, in)) {
+            rc = 1;
+            break;
+        }
+        for (int i = 0; i < set->n_inputs && rc == 0; i++)
+            if (tc_context_set_input_shape(ctx, names[i], in[i].rank, in[i].dims) != TC_STATUS_OK ||
+                tc_context_set_tensor(ctx, names[i], in[i].data, in[i].nbytes) != TC_STATUS_OK)
+                rc = 1;
+        if (rc == 0 && tc_context_run(ctx) != TC_STATUS_OK) rc = 1;
+        for (int o = 0; o < r->n_out && rc == 0; o++) {
+            tc_io_info info;
+            tc_tensor t;
+            tc_engine_output_info(e, o, &info);
+            tc_tensor *dst = &r->out[s * r->n_out + o];
+            if (tc_context_tensor(ctx, info.name, &t) != TC_STATUS_OK ||
+                tc_tensor_alloc(t.dtype, t.rank, t.dims, dst, &err) != TC_STATUS_OK)
+                rc = 1;
+            else if (t.nbytes) memcpy(dst->data, t.data, t.nbytes);
+        }
+        if (rc) fprintf(stderr, "tailcut %s: running sample %d: %s\n", cmd, s, tc_context_error(ctx));
+        for (int i = 0; i < set->n_inputs; i++) tc_tensor_free(&in[i]);
+    }
+    tc_context_destroy(ctx);
+    if (rc) fb_outputs_free(r);
+    return rc;
+}
+
+/* The metric of b against a: its lowest value over the float outputs (1 when there is none). */
+static double agreement(const fb_outputs *a, const fb_outputs *b, cli_accuracy_metric metric) {
+    double worst = 1.0;
+    for (int o = 0; o < a->n_out; o++) {
+        double dot = 0, aa = 0, bb = 0;
+        uint64_t rows = 0, same = 0;
+        bool is_float = true;
+        for (int s = 0; s < a->n_samples && is_float; s++) {
+            const tc_tensor *x = &a->out[s * a->n_out + o], *y = &b->out[s * b->n_out + o];
+            if (x->dtype != TC_DTYPE_FLOAT32 || y->dtype != TC_DTYPE_FLOAT32 || x->nbytes != y->nbytes) {
+                is_float = false;
+                break;
+            }
+            const float *p = x->data, *q = y->data;
+            const size_t n = x->nbytes / sizeof(float);
+            for (size_t i = 0; i < n; i++) dot += (double)p[i] * q[i], aa += (double)p[i] * p[i], bb += (double)q[i] * q[i];
+            const size_t last = x->rank > 0 && x->dims[x->rank - 1] > 1 ? (size_t)x->dims[x->rank - 1] : 0;
+            for (size_t r0 = 0; last && r0 + last <= n; r0 += last) {
+                size_t ia = r0, ib = r0;
+                for (size_t i = r0; i < r0 + last; i++) {
+                    if (p[i] > p[ia]) ia = i;
+                    if (q[i] > q[ib]) ib = i;
+                }
+                rows++;
+                same += ia == ib;
+            }
+        }
+        if (!is_float) continue;
+        double v = metric == CLI_METRIC_TOP1 ? (rows ? (double)same / (double)rows : 1.0)
+                                             : (aa > 0 && bb > 0 ? dot / sqrt(aa * bb) : (aa == bb ? 1.0 : 0.0));
+        if (!(v >= worst)) worst = v; /* NaN counts as worst */
+    }
+    return worst;
+}
+
+int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, const tc_calibrator *c,
+                          tc_calib_method method, double percentile, const char *dir, int max_samples,
+                          cli_accuracy_metric metric, double threshold, tc_engine **engine, const char *cmd) {
+    const int n_in = tc_model_num_inputs(model);
+    const char *names[CLI_MAX_INPUTS];
+    for (int i = 0; i < n_in && i < CLI_MAX_INPUTS; i++) {
+        tc_io_info info;
+        tc_model_input_info(model, i, &info);
+        names[i] = info.name;
+    }
+    cli_sample_set set = {0};
+    if (cli_samples_open(dir, n_in, names, max_samples > 0 ? max_samples : FB_MAX_SAMPLES, &set)) return 1;
+    /* Layers by the SQNR of their input, lowest first (the user's FP32 layers are already out). */
+    int n_layers = 0;
+    for (int t = 0; t < tc_calibrator_num_tensors(c); t++) {
+        tc_calib_tensor_info ti;
+        if (tc_calibrator_tensor(c, t, method, percentile, &ti, NULL) == TC_STATUS_OK) n_layers += ti.num_layers;
+    }
+    fb_layer *layers = calloc((size_t)n_layers + 1, sizeof *layers);
+    const char **fp32 = calloc((size_t)(n_layers + o->num_fp32_layers) + 1, sizeof *fp32);
+    fb_outputs ref = {0}, got = {0};
+    tc_engine *e = NULL;
+    tc_error err;
+    int rc = layers == NULL || fp32 == NULL;
+    int k = 0;
+    for (int t = 0; rc == 0 && t < tc_calibrator_num_tensors(c); t++) {
+        tc_calib_tensor_info ti;
+        if (tc_calibrator_tensor(c, t, method, percentile, &ti, NULL) != TC_STATUS_OK) continue;
+        for (int l = 0; l < ti.num_layers; l++) {
+            bool user = false;
+            for (int u = 0; u < o->num_fp32_layers; u++) user |= strcmp(o->fp32_layers[u], ti.layers[l]) == 0;
+            if (!user) layers[k++] = (fb_layer){ti.layers[l], ti.sqnr_db};
+        }
+    }
+    n_layers = k;
+    qsort(layers, (size_t)n_layers, sizeof *layers, by_sqnr);
+    for (int u = 0; rc == 0 && u < o->num_fp32_layers; u++) fp32[u] = o->fp32_layers[u];
+    /* The FP32 engine's outputs are the reference. */
+    tc_build_options fo = *o;
+    fo.flags &= ~(uint32_t)TC_BUILD_INT8;
+    fo.num_fp32_layers = 0, fo.fp32_layers = NULL, fo.calib_cache = NULL;
+    if (rc == 0 && tc_engine_build(model, &fo, &e, &err) != TC_STATUS_OK) {
+        fprintf(stderr, "tailcut %s: FP32 reference build: %s\n", cmd, err.message);
+        rc = 1;
+    }
+    if (rc == 0) rc = run_all(e, &set, names, &ref, cmd);
+    tc_engine_destroy(e);
+    e = NULL;
+    for (int moved = 0, prev = 0; rc == 0;) {
+        tc_build_options io = *o;
+        for (int i = 0; i < moved; i++) fp32[o->num_fp32_layers + i] = layers[i].name;
+        io.num_fp32_layers = o->num_fp32_layers + moved;
+        io.fp32_layers = fp32;
+        if (tc_engine_build(model, &io, &e, &err) != TC_STATUS_OK) {
+            fprintf(stderr, "tailcut %s: INT8 build: %s\n", cmd, err.message);
+            rc = 1;
+            break;
+        }
+        if ((rc = run_all(e, &set, names, &got, cmd)) != 0) break;
+        const double v = agreement(&ref, &got, metric);
+        fb_outputs_free(&got);
+        fprintf(stderr, "accuracy: %d layer(s) kept in FP32 by the threshold: %s %.6f (threshold %g) on %d samples%s\n",
+                moved, metric == CLI_METRIC_TOP1 ? "top-1 agreement" : "cosine", v, threshold, set.n_samples,
+                v >= threshold ? "" : moved == n_layers ? ": not met even with every layer in FP32" : "");
+        if (v >= threshold || moved == n_layers) break;
+        tc_engine_destroy(e);
+        e = NULL;
+        const int next = moved == 0 ? 1 : (moved * 2 < n_layers ? moved * 2 : n_layers);
+        prev = moved; /* the loop's own update sets prev = moved again: harmless */
+        moved = next;
+        for (int i = prev; i < moved; i++) fprintf(stderr, "  to fp32: %s (input SQNR %.1f dB)\n", layers[i].name, layers[i].sqnr_db);
+    }
+    fb_outputs_free(&ref);
+    cli_samples_close(&set);
+    free(layers);
+    free(fp32);
+    if (rc) {
+        tc_engine_destroy(e);
+        return rc;
+    }
+    *engine = e;
+    return 0;
+}

@@ -1,0 +1,24 @@
+/* accuracy_fallback.h - `tailcut build --int8 --accuracy-threshold X`: keeps the least robust INT8 layers in
+ * FP32 until the INT8 engine's outputs agree with the FP32 engine's on the calibration samples. */
+#ifndef TC_CLI_ACCURACY_FALLBACK_H
+#define TC_CLI_ACCURACY_FALLBACK_H
+
+#include "tailcut/tailcut.h"
+
+typedef enum cli_accuracy_metric {
+    CLI_METRIC_COSINE = 0, /* the lowest cosine similarity of an output, over all samples */
+    CLI_METRIC_TOP1 = 1,   /* the lowest top-1 agreement of an output (argmax over its last dim) */
+} cli_accuracy_metric;
+
+/*
+ * Builds an INT8 engine of model with options o (TC_BUILD_INT8, o->fp32_layers the user's FP32 layers)
+ * whose metric against the FP32 engine on up to max_samples samples of dir is at least threshold: layers
+ * are moved to FP32 in order of the estimated SQNR of their input (calibrator c, by method), 1, 2, 4, ...
+ * at a time. Prints each round. Returns non-zero (message printed) on failure; otherwise *engine is set,
+ * to the all-FP32-fallback engine if even that misses the threshold (with a warning).
+ */
+int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, const tc_calibrator *c,
+                          tc_calib_method method, double percentile, const char *dir, int max_samples,
+                          cli_accuracy_metric metric, double threshold, tc_engine **engine, const char *cmd);
+
+#endif
