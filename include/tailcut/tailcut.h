@@ -210,6 +210,15 @@ TC_API tc_status tc_calibrator_tensor(const tc_calibrator *calibrator, int index
 /* Writes the calibration cache (one scale per tensor, keyed to this model) atomically to path. */
 TC_API tc_status tc_calibrator_save(const tc_calibrator *calibrator, tc_calib_method method, double percentile,
                                     const char *path, tc_error *error);
+/*
+ * Writes the calibrated model as a standard QDQ ONNX file that other runtimes load: model_path is the
+ * .onnx the calibrator's model was imported from; each calibrated tensor a Conv (one group), MatMul or
+ * Gemm reads gets QuantizeLinear -> DequantizeLinear (int8, zero point 0, its scale by the method), and
+ * those nodes' float32 initializer weights become int8 (symmetric; per output channel from opset 13).
+ * Models with external data are refused.
+ */
+TC_API tc_status tc_calibrator_export_qdq(const tc_calibrator *calibrator, tc_calib_method method, double percentile,
+                                          const char *model_path, const char *out_path, tc_error *error);
 TC_API void tc_calibrator_destroy(tc_calibrator *calibrator);
 
 /* ---- Engines ------------------------------------------------------------------ */

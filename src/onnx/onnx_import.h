@@ -19,4 +19,13 @@ tc_status tc__onnx_import(const void *data, size_t size, const char *base_dir, t
  * tc__tensor_free); copies its name (may be empty) into name[name_size] when name != NULL. */
 tc_status tc__onnx_tensor_from_pb(const void *data, size_t size, tc__tensor *out, char *name, size_t name_size, tc__err *err);
 
+/*
+ * Writes the model at model_path (imported as g) as a QDQ model to out_path: the n calibrated tensors
+ * names[i] with scales[i] that Conv / MatMul / Gemm nodes read get QuantizeLinear -> DequantizeLinear, and
+ * those nodes' float32 initializer weights int8 + DequantizeLinear (per output channel from opset 13). See
+ * export_qdq.c. Written atomically.
+ */
+tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const char *const *names, const float *scales,
+                              int n_scales, const char *out_path, tc__err *err);
+
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/model.h"
+#include "onnx/onnx_import.h"
 #include "quant/calib.h"
 #include "quant/calib_cache.h"
 #include "quant/model_fingerprint.h"
@@ -273,5 +274,36 @@ tc_status tc_calibrator_save(const tc_calibrator *c, tc_calib_method method, dou
     }
     if (st == TC_STATUS_OK) st = tc__calib_cache_save(cache, path, &err);
     tc__calib_cache_free(cache);
+    return st ? cal_fail(&err, error) : TC_STATUS_OK;
+}
+
+tc_status tc_calibrator_export_qdq(const tc_calibrator *c, tc_calib_method method, double percentile,
+                                   const char *model_path, const char *out_path, tc_error *error) {
+    tc__err err = {0};
+    if (c == NULL || model_path == NULL || out_path == NULL || (int)method < 0 || (int)method >= TC__CALIB_METHOD_COUNT) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_calibrator_export_qdq: bad argument");
+        return cal_fail(&err, error);
+    }
+    if (c->n_samples == 0) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "no calibration samples were added");
+        return cal_fail(&err, error);
+    }
+    const char **names = calloc((size_t)c->n_obs, sizeof *names);
+    float *scales = calloc((size_t)c->n_obs, sizeof *scales);
+    tc_status st = names && scales ? TC_STATUS_OK : tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    int n = 0;
+    for (int i = 0; st == TC_STATUS_OK && i < c->n_obs; i++) {
+        tc__calib_stats s;
+        tc__calib_hist_stats(c->hist[i], &s);
+        if (s.count == 0) continue;
+        double amax = 0.0;
+        st = tc__calib_amax(c->hist[i], (tc__calib_method)method, percentile, &amax, &err);
+        names[n] = c->g->values[c->obs[i]].name;
+        scales[n++] = tc__calib_scale(amax);
+    }
+    /* The tensors' names are the model's; c->model->graph holds its weights. */
+    if (st == TC_STATUS_OK) st = tc__onnx_export_qdq(model_path, c->model->graph, names, scales, n, out_path, &err);
+    free(names);
+    free(scales);
     return st ? cal_fail(&err, error) : TC_STATUS_OK;
 }

@@ -85,6 +85,37 @@ for p in ("int8", "int8_tuned", "int8_fb"):
     assert cos > 0.99, (p, cos)
 PY
 
+# --export-qdq: a standard QDQ model (onnx checker, onnxruntime) that tailcut runs in INT8 as its own plan.
+"$tailcut" calibrate "$work/r.onnx" --data "$work/cal" -o "$work/e.cache" --export-qdq "$work/exported.onnx" \
+  >/dev/null 2>&1 || fail "calibrate --export-qdq"
+"$tailcut" build "$work/exported.onnx" -o "$work/exported.plan" --batch 1 >/dev/null || fail "build the exported QDQ model"
+"$tailcut" build "$work/r.onnx" -o "$work/e8.plan" --batch 1 --int8 --calib-cache "$work/e.cache" --tactics-fixed \
+  >/dev/null || fail "build with the same cache"
+for p in exported e8; do
+  "$tailcut" run "$work/$p.plan" --input "$work/eval/x0.npy" -o "$work/out_$p" >/dev/null || fail "run $p"
+done
+"$py" - "$work" $vnni <<'PY' || fail "the exported QDQ model"
+import sys, collections, numpy as np, onnx, onnxruntime as ort
+w, vnni = sys.argv[1], sys.argv[2] == "1"
+m = onnx.load(f"{w}/exported.onnx"); onnx.checker.check_model(m)
+ops = collections.Counter(n.op_type for n in m.graph.node)
+assert ops["QuantizeLinear"] >= 10 and ops["DequantizeLinear"] >= 2 * ops["QuantizeLinear"], ops
+assert all(i.data_type != onnx.TensorProto.FLOAT for i in m.graph.initializer if i.name.endswith("_quantized")), "weights"
+x = np.load(f"{w}/eval/x0.npy")
+q = ort.InferenceSession(f"{w}/exported.onnx", providers=["CPUExecutionProvider"]).run(None, {"input": x})[0].ravel()
+f = ort.InferenceSession(f"{w}/r.onnx", providers=["CPUExecutionProvider"]).run(None, {"input": x})[0].ravel()
+cos = lambda a, b: float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+assert cos(q, f) > 0.97, ("onnxruntime on the export vs FP32", cos(q, f))
+a, b = np.load(f"{w}/out_exported/logits.npy").ravel(), np.load(f"{w}/out_e8/logits.npy").ravel()
+print(f"export: onnxruntime vs fp32 cosine {cos(q, f):.5f}; tailcut on the export vs --int8 plan cosine {cos(a, b):.6f}")
+assert cos(a, b) > 0.999, cos(a, b)
+assert cos(a, q) > 0.97, cos(a, q)
+PY
+if [ $vnni = 1 ]; then
+  read -r nex _ < <(count_int8 "$work/exported.plan")
+  [ "$nex" -ge 6 ] || fail "the exported QDQ model's plan has $nex INT8 steps"
+fi
+
 # --accuracy-threshold: layers move to FP32 (noisiest input first) until the outputs agree on the samples.
 if [ $vnni = 1 ]; then
   "$tailcut" build "$work/r.onnx" -o "$work/acc.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
@@ -145,5 +176,7 @@ expect_fail "give --calib-data" "$tailcut" build "$work/r.onnx" -o "$work/x.plan
   --calib-cache "$work/minmax.cache" --accuracy-threshold 0.99
 expect_fail "cosine or top1" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
   --calib-data "$work/cal" --accuracy-threshold 0.99 --accuracy-metric l2
+expect_fail "cannot write" "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" -o "$work/x.cache" \
+  --export-qdq "$work/no/such/dir/x.onnx" --samples 2
 [ ! -e "$work/x.plan" ] || fail "a failed build left a plan"
 echo "test_int8: ok"

@@ -17,6 +17,7 @@
 #include "dense_test_util.h"
 
 #include "backends/cpu/qconv_u8s8.h"
+#include "backends/cpu/qdq_x8.h"
 #include "core/layout.h"
 #include "cpu_vec_test_util.h"
 
@@ -331,12 +332,67 @@ static void test_rejects(void **state) {
     tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);
 }
 
+/* The per-tensor QuantizeLinear / DequantizeLinear tactics against the reference kernels, bit for bit: lengths
+ * around the vector width, ties (x / s exactly k + 0.5), saturation, NaN, uint8 and int8, 1 and 2 threads. */
+static void test_qdq_tactics(void **state) {
+    (void)state;
+    if (!vtu_isa_ok(&tc__tactic_quantize_x8_avx512)) skip();
+    const int64_t lens[] = {1, 7, 16, 17, 33, 1000, 40000};
+    dtu_rng r = {11};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (int sgn = 0; sgn < 2; sgn++) {
+            const int64_t n = lens[li], one = 1;
+            tc__tensor x = vtu_random(&r, 1, &n, -3.0, 3.0);
+            float *xv = x.data;
+            const float scale = 0.02f;
+            for (int64_t i = 0; i < n; i += 5) xv[i] = ((float)(i % 37) - 18.5f) * scale; /* ties */
+            if (n > 3) xv[3] = NAN, xv[2] = 1e9f, xv[1] = -1e9f;
+            tc__tensor s = dtu_tensor(TC_DTYPE_FLOAT32, 0, &one), z = dtu_tensor(sgn ? TC_DTYPE_INT8 : TC_DTYPE_UINT8, 0, &one);
+            *(float *)s.data = scale;
+            if (sgn) *(int8_t *)z.data = -7;
+            else *(uint8_t *)z.data = 131;
+            const tc__tensor *qin[3] = {&x, &s, &z};
+            tc__tensor qref, dref;
+            dtu_run_ok(DTU_OP(QuantizeLinear), 13, NULL, 0, 3, qin, 1, &qref);
+            const tc__tensor *dqin[3] = {&qref, &s, &z};
+            dtu_run_ok(DTU_OP(DequantizeLinear), 13, NULL, 0, 3, dqin, 1, &dref);
+            for (int threads = 0; threads < 2; threads++) {
+                vtu_step st = vtu_step_of("QuantizeLinear", 13);
+                st.n_in = 3;
+                st.in[0] = &x, st.in[1] = &s, st.in[2] = &z;
+                if (!vtu_supports(&tc__tactic_quantize_x8_avx512, &st, &qref)) fail_msg("quantize: not supported");
+                tc__tensor q = dtu_tensor(qref.dtype, qref.rank, qref.dims);
+                tc__tensor *out[1] = {&q};
+                tc__err err = {0};
+                const tc__epilogue none = tc__epilogue_none();
+                tc__kernel_ctx kc = {"test", "QuantizeLinear", 13, NULL, 3, st.in, 1, out, &err, NULL, &none, NULL, NULL,
+                                     threads ? vtu_pool : NULL};
+                assert_int_equal(tc__tactic_quantize_x8_avx512.run(&kc), TC_STATUS_OK);
+                if (memcmp(q.data, qref.data, qref.nbytes) != 0) fail_msg("quantize n %lld signed %d differs", (long long)n, sgn);
+                st = vtu_step_of("DequantizeLinear", 13);
+                st.n_in = 3;
+                st.in[0] = &qref, st.in[1] = &s, st.in[2] = &z;
+                if (!vtu_supports(&tc__tactic_dequantize_x8_avx512, &st, &dref)) fail_msg("dequantize: not supported");
+                tc__tensor d = dtu_tensor(dref.dtype, dref.rank, dref.dims);
+                out[0] = &d;
+                kc.op_type = "DequantizeLinear";
+                kc.in = st.in;
+                assert_int_equal(tc__tactic_dequantize_x8_avx512.run(&kc), TC_STATUS_OK);
+                if (memcmp(d.data, dref.data, dref.nbytes) != 0) fail_msg("dequantize n %lld signed %d differs", (long long)n, sgn);
+                tc__tensor_free(&q);
+                tc__tensor_free(&d);
+            }
+            tc__tensor_free(&qref), tc__tensor_free(&dref), tc__tensor_free(&s), tc__tensor_free(&z), tc__tensor_free(&x);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_resnet_shapes),
         cmocka_unit_test(test_conv_edge_sizes),
         cmocka_unit_test(test_dense),
         cmocka_unit_test(test_zero_points),
+        cmocka_unit_test(test_qdq_tactics),
         cmocka_unit_test(test_rejects),
     };
     return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);

@@ -18,11 +18,13 @@ static void usage(FILE *f) {
             "  --method M           entropy (KL divergence, default), minmax or percentile\n"
             "  --percentile P       for --method percentile (default 99.99)\n"
             "  --samples N          use at most N samples (default: all)\n"
-            "  --verbose            print each tensor's range\n");
+            "  --verbose            print each tensor's range\n"
+            "  --export-qdq OUT     also write the calibrated model as a QDQ .onnx (QuantizeLinear/\n"
+            "                       DequantizeLinear, int8 weights) that other runtimes load\n");
 }
 
 int tc_cli_calibrate(int argc, char **argv) {
-    const char *model_path = NULL, *data = NULL, *out = NULL;
+    const char *model_path = NULL, *data = NULL, *out = NULL, *qdq = NULL;
     tc_calib_method method = TC_CALIB_ENTROPY;
     double pct = 99.99;
     int samples = 0, verbose = 0;
@@ -35,6 +37,7 @@ int tc_cli_calibrate(int argc, char **argv) {
         } else if (strcmp(o, "--verbose") == 0) {
             verbose = 1;
         } else if ((strcmp(o, "-o") == 0 || strcmp(o, "--data") == 0 || strcmp(o, "--method") == 0 ||
+                    strcmp(o, "--export-qdq") == 0 ||
                     strcmp(o, "--percentile") == 0 || strcmp(o, "--samples") == 0)) {
             if (!has_val) {
                 fprintf(stderr, "tailcut calibrate: %s needs a value\n", o);
@@ -43,6 +46,7 @@ int tc_cli_calibrate(int argc, char **argv) {
             const char *v = argv[++i];
             char *end = NULL;
             if (strcmp(o, "-o") == 0) out = v;
+            else if (strcmp(o, "--export-qdq") == 0) qdq = v;
             else if (strcmp(o, "--data") == 0) data = v;
             else if (strcmp(o, "--method") == 0) {
                 if (cli_calib_method(v, &method, "calibrate")) return 2;
@@ -97,6 +101,14 @@ int tc_cli_calibrate(int argc, char **argv) {
         rc = 1;
     }
     if (rc == 0) printf("wrote %s (%d tensors)\n", out, tc_calibrator_num_tensors(c));
+    if (rc == 0 && qdq != NULL) {
+        if (tc_calibrator_export_qdq(c, method, pct, model_path, qdq, &err) != TC_STATUS_OK) {
+            fprintf(stderr, "tailcut calibrate: %s\n", err.message);
+            rc = 1;
+        } else {
+            printf("wrote %s (QDQ model)\n", qdq);
+        }
+    }
     tc_calibrator_destroy(c);
     tc_model_destroy(m);
     return rc;
