@@ -234,6 +234,7 @@ enum {
     TC_PASS_FUSE_ACTIVATION = 1u << 6,
     TC_PASS_ELIMINATE_DEAD = 1u << 7,
     TC_PASS_LAYOUT = 1u << 8, /* keep activations in NCHW16c between blocked kernels (AVX-512 targets) */
+    TC_PASS_FOLD_QDQ = 1u << 9, /* QDQ models: quantized layers take their input's scale (INT8 where faster) */
 };
 
 typedef struct tc_engine tc_engine;

@@ -21,6 +21,10 @@ typedef enum tc__act {
     TC__ACT_GELU_TANH,
     TC__ACT_LEAKY_RELU,  /* alpha */
     TC__ACT_TANH,
+    /* A QDQ model's QuantizeLinear -> DequantizeLinear pair on the output (per tensor): alpha = scale,
+     * beta = qmin, the lowest code minus the zero point; y = clamp(rne(x / alpha), qmin, qmin + 255) * alpha,
+     * NaN -> 0 (see tc__fake_quant). */
+    TC__ACT_FAKE_QUANT,
     TC__ACT_COUNT_
 } tc__act;
 
@@ -35,6 +39,14 @@ typedef struct tc__epilogue {
 static inline tc__epilogue tc__epilogue_none(void) { return (tc__epilogue){-1, -1, TC__ACT_NONE, 0, 0.0f, 0.0f}; }
 static inline int tc__epilogue_is_none(const tc__epilogue *e) {
     return e->bias_input < 0 && e->residual_input < 0 && e->act == TC__ACT_NONE;
+}
+
+/* The fake quantization of one value, in float as QuantizeLinear computes it (x / scale, rounded to even). */
+static inline float tc__fake_quant(float x, float scale, float qmin) {
+    float q = __builtin_nearbyintf(x / scale);
+    if (q != q) return 0.0f; /* NaN: QuantizeLinear gives the zero point, i.e. 0 */
+    q = q < qmin ? qmin : (q > qmin + 255.0f ? qmin + 255.0f : q);
+    return (q + 0.0f) * scale; /* + 0: a code is never -0 */
 }
 
 /* Name of an activation ("Relu", "Clip", ...), as used in fused-op descriptions. */

@@ -14,8 +14,6 @@
  * does. Absent: symmetric calibration, codes q + 128 with q clamped to [-127, 127].
  */
 #define TC__ATTR_INT8_ZERO_POINT "tc.int8_zero_point"
-/* Set (to 1) where the quantization comes from the model (QDQ): only INT8 tactics may run the node. */
-#define TC__ATTR_INT8_REQUIRED "tc.int8_required"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -321,15 +321,6 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
     if (st == TC_STATUS_OK)
         st = tc__passes_run(g, o ? o->disabled_passes : 0, tc__ref_eval, &g->opset, NULL, err);
-    /* A QDQ model's quantized nodes run INT8 where the target can (elsewhere the Q/DQ ops run as they are). */
-    if (st == TC_STATUS_OK && (tc__cpu_get()->isa & TC__ISA_AVX512VNNI) && (tc__cpu_get()->isa & TC__ISA_AVX512BW)) {
-        tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
-        st = tc__pass_fold_qdq(&pc);
-        /* Drop the removed pairs and settle the graph again, as the rounds leave it. */
-        if (st == TC_STATUS_OK && pc.changes > 0) tc__graph_compact(g);
-        if (st == TC_STATUS_OK && pc.changes > 0) st = tc__graph_toposort(g, err);
-        if (st == TC_STATUS_OK && pc.changes > 0) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
-    }
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_INT8)) st = apply_int8(model_graph, g, o, err);
     /* The graph after the passes, with and without the NCHW16c layout: both are tuned and the one whose
      * chosen tactics take less time in total wins (a whole-graph layout choice made by timing). */

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "core/layout.h"
-#include "core/quant_attr.h"
 
 tc_status tc__shapes_at(const tc__graph *g, const tc__step *steps, const tc__range *ranges, int which, tc__shapes *s,
                         tc__err *err) {
@@ -194,22 +193,13 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         const tc__tactic *all[TC__TUNE_MAX_CANDIDATES], *cands[TC__TUNE_MAX_CANDIDATES];
         int n_all = tc__tactics_for(node->op_type, isa, all, TC__TUNE_MAX_CANDIDATES), n = 0;
         const bool blocked = tc__layout_any_blocked(&node->attrs);
-        /* A QDQ model's quantized node must compute its quantization: INT8 tactics only. */
-        const bool int8_only = tc__attr_int(&node->attrs, TC__ATTR_INT8_REQUIRED, 0) != 0;
         for (int c = 0; c < n_all; c++) {
-            bool ok = layout_fits(all[c], blocked, &ds[0].d) &&
-                      (!int8_only || (all[c]->precision != NULL && strcmp(all[c]->precision, "int8") == 0));
+            bool ok = layout_fits(all[c], blocked, &ds[0].d);
             for (int p = 0; p < n_profiles && ok; p++) ok = all[c]->supports(&ds[p].d);
             if (ok) cands[n++] = all[c];
         }
         const tc__tactic *win = NULL;
-        if (n == 0 && int8_only) {
-            st = tc__fail(err, TC_STATUS_UNSUPPORTED,
-                          "node '%s' (%s): its QuantizeLinear/DequantizeLinear input needs an INT8 tactic, and none "
-                          "takes it here",
-                          node->name, node->op_type);
-            break;
-        } else if (n == 0 && blocked) {
+        if (n == 0 && blocked) {
             st = tc__fail(err, TC_STATUS_INTERNAL, "node '%s' (%s): the layout pass made it NCHW16c but no tactic runs it",
                           node->name, node->op_type);
             break;
@@ -219,14 +209,13 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             res->cand[0].median_ns = res->cand[0].max_ns = UINT64_MAX;
         } else if (o->fixed) {
             win = cands[0];
-            res->n = n + !(blocked || int8_only);
+            res->n = n + !blocked;
             for (int c = 0; c < res->n; c++) {
                 snprintf(res->cand[c].name, sizeof res->cand[c].name, "%s", c < n ? cands[c]->name : "ref");
                 res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
             }
         } else {
-            /* ref knows only NCHW and FP32 */
-            tc__ref_fn ref = blocked || int8_only ? NULL : tc__ref_find(node->op_type);
+            tc__ref_fn ref = blocked ? NULL : tc__ref_find(node->op_type); /* ref knows only NCHW */
             st = tune_at(&ds[0].d, cands, n, ref, pool, cache, &cache_dirty, res, err);
             for (int p = 1; p < n_profiles && st == TC_STATUS_OK; p++) {
                 tc__tune_result other;

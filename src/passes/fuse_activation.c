@@ -1,8 +1,9 @@
 /*
  * fuse_activation.c - an activation whose input comes from a Conv, Gemm, MatMul or Add that
  * nothing else reads becomes the activation of that producer's epilogue: Relu, Clip (constant
- * bounds), Sigmoid, Tanh, LeakyRelu, HardSigmoid, HardSwish, Gelu (none / tanh), and SiLU
- * written as x * Sigmoid(x).
+ * bounds), Sigmoid, Tanh, LeakyRelu, HardSigmoid, HardSwish, Gelu (none / tanh), SiLU
+ * written as x * Sigmoid(x), and a QDQ model's per-tensor QuantizeLinear -> DequantizeLinear pair
+ * (fake quantization) when the DequantizeLinear is the only reader of the QuantizeLinear.
  */
 #include <math.h>
 #include <string.h>
@@ -90,12 +91,27 @@ tc_status tc__pass_fuse_activation(tc__pass_ctx *ctx) {
         if (an->removed || !tc__pat_plain(an) || an->n_op_in < 1 || an->in[0] < 0 || an->n_out < 1 || an->out[0] < 0)
             continue;
         tc__epilogue e;
-        if (!act_of(g, an, &e)) continue;
+        int32_t dq = -1; /* a Q -> DQ pair: the DequantizeLinear */
+        if (tc__pat_is(an, "QuantizeLinear")) {
+            dq = tc__pat_sole_consumer(g, an->out[0]);
+            e.act = TC__ACT_FAKE_QUANT;
+            if (dq < 0 || !tc__pat_plain(&g->nodes[dq]) || !tc__qdq_pair(g, n, dq, &e.alpha, &e.beta)) continue;
+        } else if (!act_of(g, an, &e)) {
+            continue;
+        }
         int32_t x = an->in[0];
         int32_t p = fusable_producer(g, x);
         if (p < 0) continue;
         tc_status st;
-        if (tc__pat_single_use(g, x)) {
+        if (dq >= 0 && tc__pat_single_use(g, x)) {
+            g->nodes[p].epi.act = e.act;
+            g->nodes[p].epi.alpha = e.alpha;
+            g->nodes[p].epi.beta = e.beta;
+            st = tc__pat_absorb(g, p, 0, n, ctx->err); /* p writes the codes for a moment, then the DQ's output */
+            if (st == TC_STATUS_OK) st = tc__pat_absorb(g, p, 0, dq, ctx->err);
+        } else if (dq >= 0) {
+            continue;
+        } else if (tc__pat_single_use(g, x)) {
             g->nodes[p].epi.act = e.act;
             g->nodes[p].epi.alpha = e.alpha;
             g->nodes[p].epi.beta = e.beta;

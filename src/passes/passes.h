@@ -49,13 +49,6 @@ struct tc__calib_cache;
 tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const struct tc__calib_cache *cache, const char *const *exclude,
                                   int n_exclude);
 
-/*
- * The QDQ pass (fold_qdq.c): Conv / MatMul / Gemm reading x through a per-tensor QuantizeLinear ->
- * DequantizeLinear pair read x and carry the pair's quantization (tc.int8_*, INT8 required). Run once after
- * the rounds, only when the target has INT8 tactics.
- */
-tc_status tc__pass_fold_qdq(tc__pass_ctx *ctx);
-
 /* Number of passes and the name / description of pass i (for --help and inspect). */
 int tc__pass_count(void);
 const char *tc__pass_name(int i);

@@ -38,6 +38,13 @@ bool tc__pat_is_float(const tc__graph *g, int32_t v);
 tc_status tc__pat_absorb(tc__graph *g, int32_t p, int o, int32_t c, tc__err *err);
 /* Makes node n write value v in output slot o, fixing the producers of the old and new values. */
 void tc__pat_set_output(tc__graph *g, int32_t n, int o, int32_t v);
+/*
+ * True when node q is a per-tensor QuantizeLinear (float32 input, constant one-element scale and zero
+ * point) and node dq the DequantizeLinear of its output with the same scale and zero point: together they
+ * fake-quantize q's input. *scale and *qmin (the lowest code minus the zero point) describe it as
+ * TC__ACT_FAKE_QUANT. (fold_qdq.c)
+ */
+bool tc__qdq_pair(const tc__graph *g, int32_t q, int32_t dq, float *scale, float *qmin);
 /* Sets attribute a on node n (replacing one of the same name); the attribute array is copied. */
 tc_status tc__pat_set_attr(tc__graph *g, int32_t n, const tc__attr *a, tc__err *err);
 

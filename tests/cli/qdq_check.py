@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """qdq_check.py - explicit quantization against onnxruntime: quantizes an FP32 model with onnxruntime's
 quantize_static (QDQ format, after quant_pre_process) on seeded random calibration data, builds it with
-tailcut (with TAILCUT_MAX_ISA as the environment gives it), runs both on other random inputs and checks
-that tailcut's outputs match onnxruntime's on the same QDQ model (cosine, top-1). With --expect-int8 the
-plan must run its convolutions in INT8 (the QDQ pairs folded); with --expect-fp32 it must have no INT8
-step (a CPU without VNNI runs the QuantizeLinear/DequantizeLinear ops as they are).
+tailcut (heuristic and tuned tactics, with TAILCUT_MAX_ISA as the environment gives it), runs both on other
+random inputs and checks that tailcut's outputs match onnxruntime's on the same QDQ model (cosine, top-1).
+With --expect-int8 the heuristic plan must run every convolution in INT8; with --expect-fp32 no plan may
+have an INT8 step (a CPU without VNNI computes the fake-quantized model in FP32).
 
 usage: qdq_check.py --tailcut BIN --model FP32.onnx --work DIR [--per-channel] [--activation u8|s8]
                     [--expect-int8 | --expect-fp32] [--min-cosine 0.999] [--min-top1 0.9]
@@ -53,37 +53,41 @@ def main():
     act = QuantType.QUInt8 if a.activation == "u8" else QuantType.QInt8
     quantize_static(pre, qdq, Reader(name, shape, 16, 1), quant_format=QuantFormat.QDQ, per_channel=a.per_channel,
                     activation_type=act, weight_type=QuantType.QInt8)
-    plan = os.path.join(a.work, "qdq.plan")
     dims = "x".join(str(d) for d in shape)
-    subprocess.run([a.tailcut, "build", qdq, "-o", plan, "--shapes", f"{name}:{dims}"], check=True,
-                   stdout=subprocess.DEVNULL)
-    steps = json.loads(subprocess.run([a.tailcut, "inspect", plan, "--json"], check=True, capture_output=True,
-                                      text=True).stdout)["steps"]
-    n_int8 = sum(s["precision"] == "int8" for s in steps)
-    n_conv = sum(s["ops"].startswith("Conv") for s in steps)
-    if a.expect_int8 and n_int8 < n_conv:
-        sys.exit(f"qdq_check: only {n_int8} INT8 steps for {n_conv} convolutions")
-    if a.expect_fp32 and n_int8 != 0:
-        sys.exit(f"qdq_check: {n_int8} INT8 steps where none can run")
     sess = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
-    rng = np.random.default_rng(2)
-    cos, top1, k_n = [], 0, 12
-    for k in range(k_n):
-        x = rng.standard_normal(shape).astype(np.float32)
-        xf = os.path.join(a.work, f"x{k}.npy")
-        np.save(xf, x)
-        od = os.path.join(a.work, f"o{k}")
-        subprocess.run([a.tailcut, "run", plan, "--input", xf, "-o", od], check=True, stdout=subprocess.DEVNULL)
-        ref = sess.run(None, {name: x})[0]
-        got = np.load(os.path.join(od, sess.get_outputs()[0].name + ".npy"))
-        r, g = ref.ravel().astype(np.float64), got.ravel().astype(np.float64)
-        cos.append(float(r @ g / (np.linalg.norm(r) * np.linalg.norm(g))))
-        top1 += int(r.argmax() == g.argmax())
-    print(f"qdq_check: {os.path.basename(a.model)} per_channel={a.per_channel} activation={a.activation}: "
-          f"{n_int8} INT8 steps; vs onnxruntime on the QDQ model: cosine min {min(cos):.6f} "
-          f"mean {np.mean(cos):.6f}, top-1 {top1}/{k_n}")
-    if min(cos) < a.min_cosine or top1 < a.min_top1 * k_n:
-        sys.exit("qdq_check: FAIL: tailcut differs from onnxruntime on the QDQ model")
+    # Heuristic tactics put every quantized layer in INT8 (where VNNI exists); tuned ones keep the faster of
+    # INT8 and FP32 per layer. Both must compute the QDQ model.
+    for mode in ("fixed", "tuned"):
+        plan = os.path.join(a.work, f"qdq_{mode}.plan")
+        subprocess.run([a.tailcut, "build", qdq, "-o", plan, "--shapes", f"{name}:{dims}"] +
+                       (["--tactics-fixed"] if mode == "fixed" else []), check=True, stdout=subprocess.DEVNULL)
+        steps = json.loads(subprocess.run([a.tailcut, "inspect", plan, "--json"], check=True, capture_output=True,
+                                          text=True).stdout)["steps"]
+        n_int8 = sum(s["precision"] == "int8" for s in steps)
+        n_conv = sum(s["ops"].startswith("Conv") for s in steps)
+        n_qdq = sum(s["ops"] in ("QuantizeLinear", "DequantizeLinear") for s in steps)
+        if mode == "fixed" and a.expect_int8 and n_int8 < n_conv:
+            sys.exit(f"qdq_check: only {n_int8} INT8 steps for {n_conv} convolutions")
+        if a.expect_fp32 and n_int8 != 0:
+            sys.exit(f"qdq_check: {n_int8} INT8 steps where none can run")
+        rng = np.random.default_rng(2)
+        cos, top1, k_n = [], 0, 12
+        for k in range(k_n):
+            x = rng.standard_normal(shape).astype(np.float32)
+            xf = os.path.join(a.work, f"x{k}.npy")
+            np.save(xf, x)
+            od = os.path.join(a.work, f"o_{mode}{k}")
+            subprocess.run([a.tailcut, "run", plan, "--input", xf, "-o", od], check=True, stdout=subprocess.DEVNULL)
+            ref = sess.run(None, {name: x})[0]
+            got = np.load(os.path.join(od, sess.get_outputs()[0].name + ".npy"))
+            r, g = ref.ravel().astype(np.float64), got.ravel().astype(np.float64)
+            cos.append(float(r @ g / (np.linalg.norm(r) * np.linalg.norm(g))))
+            top1 += int(r.argmax() == g.argmax())
+        print(f"qdq_check: {os.path.basename(a.model)} per_channel={a.per_channel} activation={a.activation} {mode}: "
+              f"{n_int8} INT8 steps of {len(steps)}, {n_qdq} Q/DQ steps left; vs onnxruntime on the QDQ model: "
+              f"cosine min {min(cos):.6f} mean {np.mean(cos):.6f}, top-1 {top1}/{k_n}")
+        if min(cos) < a.min_cosine or top1 < a.min_top1 * k_n:
+            sys.exit("qdq_check: FAIL: tailcut differs from onnxruntime on the QDQ model")
 
 
 if __name__ == "__main__":

@@ -231,7 +231,7 @@ static void test_matmul_2d(void **state) {
             tc__tensor a = rnd(&r, 2, ad), b = rnd(&r, 2, bd), bias = rnd(&r, 1, &n);
             int64_t yd[2] = {m, n};
             tc__tensor res = rnd(&r, 2, yd);
-            const tc__act act = (tc__act)(dtu_next(&r) % TC__ACT_COUNT_);
+            const tc__act act = (tc__act)(dtu_next(&r) % TC__ACT_FAKE_QUANT);
             const bool use_bias = dtu_next(&r) & 1, use_res = dtu_next(&r) & 1;
             tcase c = {.op = "MatMul",
                        .n_in = 2,
@@ -391,7 +391,7 @@ static void test_gemm(void **state) {
                    .n_in = ck ? 3 : 2,
                    .in = {&a, &b, ck ? &cm : NULL},
                    .in_const = {false, true, true},
-                   .epi = make_epi((tc__act)(rep % TC__ACT_COUNT_), use_bias, use_res, 3),
+                   .epi = make_epi((tc__act)(rep % TC__ACT_FAKE_QUANT), use_bias, use_res, 3),
                    .bias = use_bias ? &bias : NULL,
                    .residual = use_res ? &res : NULL,
                    .k = (size_t)k};

@@ -18,6 +18,7 @@
 
 #include "backends/cpu/qconv_u8s8.h"
 #include "backends/cpu/qdq_x8.h"
+#include "backends/cpu/vunary_f32.h"
 #include "core/layout.h"
 #include "cpu_vec_test_util.h"
 
@@ -236,7 +237,7 @@ static void test_conv_edge_sizes(void **state) {
                 q_case c = conv_case(cins[a], couts[b], hws[h], (int64_t)(1 + 2 * ((a + b + h) % 3)),
                                      1 + (int64_t)((a + h) % 2), Q_PLAIN);
                 c.residual = (b + h) % 2 == 0;
-                c.act = (tc__act)(seed % TC__ACT_COUNT_);
+                c.act = (tc__act)(seed % TC__ACT_FAKE_QUANT);
                 char what[96];
                 snprintf(what, sizeof what, "edge cin %lld cout %lld hw %lld k %lld s %lld", (long long)c.cin,
                          (long long)c.cout, (long long)c.h, (long long)c.k, (long long)c.s);
@@ -281,7 +282,7 @@ static void test_dense(void **state) {
         for (size_t b = 0; b < 5; b++)
             for (size_t m = 0; m < 4; m++) {
                 q_case c = {"MatMul", 1 + (int64_t)(m % 2), ks[a], ns[b], ms[m], 1, 1, 1, 1, 0,
-                            (a + m) % 2 == 0, (b + m) % 2 == 1, false, (tc__act)(seed % TC__ACT_COUNT_), Q_PLAIN,
+                            (a + m) % 2 == 0, (b + m) % 2 == 1, false, (tc__act)(seed % TC__ACT_FAKE_QUANT), Q_PLAIN,
                             m == 2 ? 37 : -1};
                 if (!q_fits(c.cin, c.cout, 1)) continue;
                 char what[96];
@@ -386,6 +387,35 @@ static void test_qdq_tactics(void **state) {
         }
 }
 
+/* The fake quantization epilogue (a QDQ pair fused into its producer) in the AVX-512 and AVX2 activations is
+ * bit-exact with tc__fake_quant, which the reference epilogue uses: ties, saturation both ways, NaN, inf. */
+static void test_fake_quant_act(void **state) {
+    (void)state;
+    enum { N = 1037 };
+    float x[N], y[N];
+    dtu_rng r = {21};
+    const float scale = 0.0375f;
+    for (int i = 0; i < N; i++) x[i] = (float)dtu_uniform(&r, -12.0, 12.0);
+    for (int i = 0; i < N; i += 7) x[i] = ((float)(i % 301) - 150.5f) * scale; /* ties after the division */
+    x[1] = NAN, x[2] = INFINITY, x[3] = -INFINITY, x[4] = 1e30f, x[5] = -0.0f;
+    const float qmins[3] = {0.0f, -128.0f, -7.0f};
+    for (int q = 0; q < 3; q++) {
+        const tc__vact act = {TC__VACT_FAKE_QUANT, scale, qmins[q]};
+        for (int isa = 0; isa < 2; isa++) {
+            if (isa == 0 && !vtu_isa_ok(&tc__tactic_relu_f32_avx512)) continue;
+            if (isa == 1 && !vtu_isa_ok(&tc__tactic_relu_f32_avx2)) continue;
+            if (isa == 0) tc__vunary_f32_avx512(x, y, N, &act);
+            else tc__vunary_f32_avx2(x, y, N, &act);
+            for (int i = 0; i < N; i++) {
+                const float want = tc__fake_quant(x[i], scale, qmins[q]);
+                if (memcmp(&want, &y[i], sizeof want) != 0)
+                    fail_msg("%s qmin %g: x %.9g -> %.9g, want %.9g", isa ? "avx2" : "avx512", (double)qmins[q],
+                             (double)x[i], (double)y[i], (double)want);
+            }
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_resnet_shapes),
@@ -393,6 +423,7 @@ int main(void) {
         cmocka_unit_test(test_dense),
         cmocka_unit_test(test_zero_points),
         cmocka_unit_test(test_qdq_tactics),
+        cmocka_unit_test(test_fake_quant_act),
         cmocka_unit_test(test_rejects),
     };
     return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);

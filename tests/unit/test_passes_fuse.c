@@ -1,6 +1,7 @@
 /* test_passes_fuse.c - the fusion passes: fuse_gelu (exporter variants of the Erf GELU),
- * fuse_matmul_bias, fuse_residual and fuse_activation (every activation kind, SiLU), each with
- * the cases where the pattern must not fire. */
+ * fuse_matmul_bias, fuse_residual and fuse_activation (every activation kind, SiLU, a QDQ model's
+ * QuantizeLinear -> DequantizeLinear pair) and fold_qdq (a quantized layer takes the pair's scale and
+ * zero point), each with the cases where the pattern must not fire. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -425,6 +426,63 @@ static void test_activation_negative(void **state) {
     tc__graph_destroy(g);
 }
 
+/* x -> Q -> DQ -> Conv(w1) -> Q -> DQ -> Conv(w2) -> y (uint8, zero points 7 and 0; int8 for the second
+ * pair when s8): the second pair becomes conv1's FAKE_QUANT epilogue, the first stays; both convs take
+ * their input's scale and zero point. Outputs agree before and after. */
+static tc__graph *qdq_graph(bool s8, bool second_reader) {
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x4x5x5");
+    ptu_init(g, "w1", "8x4x3x3", 1);
+    ptu_init(g, "w2", "16x8x1x1", 2);
+    ptu_scalar(g, "s1", 0.02);
+    ptu_scalar(g, "s2", 0.05);
+    const double z1 = 7, z2 = 0;
+    ptu_init_ex(g, "z1", TC_DTYPE_UINT8, "", &z1, 0, 0, 0);
+    ptu_init_ex(g, "z2", s8 ? TC_DTYPE_INT8 : TC_DTYPE_UINT8, "", &z2, 0, 0, 0);
+    ptu_node(g, "QuantizeLinear", "x,s1,z1", "xq");
+    ptu_node(g, "DequantizeLinear", "xq,s1,z1", "xd");
+    int32_t c1 = ptu_node(g, "Conv", "xd,w1", "c1");
+    ptu_attr_ints(g, c1, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    ptu_node(g, "QuantizeLinear", "c1,s2,z2", "cq");
+    ptu_node(g, "DequantizeLinear", "cq,s2,z2", "cd");
+    ptu_node(g, "Conv", "cd,w2", "y");
+    ptu_output(g, "y");
+    if (second_reader) { /* c1 is also a graph output: the pair cannot move into conv1 */
+        ptu_output(g, "c1");
+    }
+    ptu_finish(g);
+    return g;
+}
+
+static void test_qdq_pair(void **state) {
+    (void)state;
+    for (int s8 = 0; s8 < 2; s8++) {
+        tc__graph *g = qdq_graph(s8, false);
+        assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_activation), 1);
+        assert_int_equal(ptu_count(g, "QuantizeLinear"), 1); /* the input's pair stays: no producer */
+        const tc__node *c1 = ptu_producer(g, "cd");
+        assert_string_equal(c1->op_type, "Conv");
+        assert_int_equal(c1->epi.act, TC__ACT_FAKE_QUANT);
+        assert_float_equal(c1->epi.alpha, 0.05f, 0);
+        assert_float_equal(c1->epi.beta, s8 ? -128.0f : 0.0f, 0); /* lowest code - zero point */
+        assert_string_equal(c1->fused, "QuantizeLinear+DequantizeLinear");
+        assert_int_equal(ptu_apply_checked(g, tc__pass_fold_qdq), 2);
+        const tc__node *a = ptu_producer(g, "cd"), *b = ptu_producer(g, "y"); /* conv1 now writes cd */
+        assert_float_equal(tc__attr_float(&a->attrs, "tc.int8_scale", 0), 0.02f, 0);
+        assert_int_equal(tc__attr_int(&a->attrs, "tc.int8_zero_point", -1), 7);
+        assert_float_equal(tc__attr_float(&b->attrs, "tc.int8_scale", 0), 0.05f, 0);
+        assert_int_equal(tc__attr_int(&b->attrs, "tc.int8_zero_point", -1), s8 ? 128 : 0);
+        assert_int_equal(ptu_apply(g, tc__pass_fold_qdq), 0); /* once */
+        tc__graph_destroy(g);
+    }
+    /* conv1's output read elsewhere: the pair stays, and the second conv still takes its scale from it. */
+    tc__graph *g = qdq_graph(false, true);
+    assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_activation), 0);
+    assert_int_equal(ptu_apply_checked(g, tc__pass_fold_qdq), 2);
+    assert_float_equal(tc__attr_float(&ptu_producer(g, "y")->attrs, "tc.int8_scale", 0), 0.05f, 0);
+    tc__graph_destroy(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gelu_variants),
@@ -435,6 +493,7 @@ int main(void) {
         cmocka_unit_test(test_residual_carries_activation),
         cmocka_unit_test(test_residual_negative),
         cmocka_unit_test(test_activation_kinds),
+        cmocka_unit_test(test_qdq_pair),
         cmocka_unit_test(test_activation_producers),
         cmocka_unit_test(test_silu),
         cmocka_unit_test(test_activation_negative),

@@ -201,11 +201,12 @@ static void test_bert_layer_static(void **state) {
 
 static void test_pass_list(void **state) {
     (void)state;
-    assert_int_equal(tc__pass_count(), 8);
+    assert_int_equal(tc__pass_count(), 9);
     assert_string_equal(tc__pass_name(0), "eliminate_noops");
-    assert_string_equal(tc__pass_name(7), "eliminate_dead");
+    assert_string_equal(tc__pass_name(7), "fold_qdq");
+    assert_string_equal(tc__pass_name(8), "eliminate_dead");
     assert_non_null(tc__pass_description(3));
-    assert_null(tc__pass_name(8));
+    assert_null(tc__pass_name(9));
 }
 
 int main(void) {

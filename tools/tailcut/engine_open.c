@@ -20,7 +20,7 @@ static const struct {
     {"fold_batchnorm", TC_PASS_FOLD_BATCHNORM},     {"fuse_gelu", TC_PASS_FUSE_GELU},
     {"fuse_matmul_bias", TC_PASS_FUSE_MATMUL_BIAS}, {"fuse_residual", TC_PASS_FUSE_RESIDUAL},
     {"fuse_activation", TC_PASS_FUSE_ACTIVATION},   {"eliminate_dead", TC_PASS_ELIMINATE_DEAD},
-    {"layout", TC_PASS_LAYOUT},
+    {"layout", TC_PASS_LAYOUT},               {"fold_qdq", TC_PASS_FOLD_QDQ},
 };
 
 const char *cli_build_usage(void) {
@@ -33,7 +33,7 @@ const char *cli_build_usage(void) {
            "  --tactics-fixed               choose kernels by heuristic order, without timing them\n"
            "  --disable-pass NAME           switch off an optimisation pass (eliminate_noops, fold_constants,\n"
            "                                fold_batchnorm, fuse_gelu, fuse_matmul_bias, fuse_residual,\n"
-           "                                fuse_activation, eliminate_dead, layout, or 'all')\n"
+           "                                fuse_activation, eliminate_dead, layout, fold_qdq, or 'all')\n"
            "  --int8                        allow INT8 Conv/MatMul/Gemm layers where faster (needs scales:)\n"
            "  --calib-cache FILE            activation scales from `tailcut calibrate` (written when\n"
            "                                --calib-data is given too)\n"

@@ -16,6 +16,7 @@ tc__vact tc__vact_from_epilogue(const tc__epilogue *e) {
     case TC__ACT_GELU_TANH: a.kind = TC__VACT_GELU_TANH; break;
     case TC__ACT_LEAKY_RELU: a.kind = TC__VACT_LEAKY_RELU; break;
     case TC__ACT_TANH: a.kind = TC__VACT_TANH; break;
+    case TC__ACT_FAKE_QUANT: a.kind = TC__VACT_FAKE_QUANT; break;
     case TC__ACT_COUNT_: break;
     }
     return a;

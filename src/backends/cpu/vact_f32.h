@@ -26,6 +26,7 @@ typedef enum tc__vact_kind {
     TC__VACT_LEAKY_RELU,  /* x >= 0 ? x : alpha * x */
     TC__VACT_TANH,
     TC__VACT_ERF,
+    TC__VACT_FAKE_QUANT,  /* clamp(rne(x / alpha), beta, beta + 255) * alpha, NaN -> 0 (tc__fake_quant) */
 } tc__vact_kind;
 
 typedef struct tc__vact {

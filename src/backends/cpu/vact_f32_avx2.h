@@ -58,6 +58,12 @@ static inline __m256 tc__vact_f32_avx2_kind(__m256 x, tc__vact_kind kind, float 
     }
     case TC__VACT_TANH: return Sleef_tanhf8_u10avx2(x);
     case TC__VACT_ERF: return Sleef_erff8_u10avx2(x);
+    case TC__VACT_FAKE_QUANT: {
+        const __m256 s = _mm256_set1_ps(alpha), lo = _mm256_set1_ps(beta), hi = _mm256_set1_ps(beta + 255.0f);
+        __m256 q = _mm256_round_ps(_mm256_div_ps(x, s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        q = _mm256_add_ps(_mm256_min_ps(_mm256_max_ps(q, lo), hi), _mm256_setzero_ps()); /* no -0 code */
+        return _mm256_and_ps(_mm256_mul_ps(q, s), _mm256_cmp_ps(x, x, _CMP_ORD_Q)); /* NaN -> 0 */
+    }
     }
     return x;
 }

@@ -60,6 +60,12 @@ static inline __m512 tc__vact_f32_avx512_kind(__m512 x, tc__vact_kind kind, floa
     }
     case TC__VACT_TANH: return Sleef_tanhf16_u10avx512f(x);
     case TC__VACT_ERF: return Sleef_erff16_u10avx512f(x);
+    case TC__VACT_FAKE_QUANT: {
+        const __m512 s = _mm512_set1_ps(alpha), lo = _mm512_set1_ps(beta), hi = _mm512_set1_ps(beta + 255.0f);
+        __m512 q = _mm512_roundscale_ps(_mm512_div_ps(x, s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        q = _mm512_add_ps(_mm512_min_ps(_mm512_max_ps(q, lo), hi), _mm512_setzero_ps()); /* no -0 code */
+        return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), q, s); /* NaN -> 0 */
+    }
     }
     return x;
 }

@@ -38,5 +38,6 @@ void tc__vunary_f32_avx2(const float *x, float *y, int64_t n, const tc__vact *ac
     case TC__VACT_LEAKY_RELU: loop(x, y, n, TC__VACT_LEAKY_RELU, al, be); break;
     case TC__VACT_TANH: loop(x, y, n, TC__VACT_TANH, al, be); break;
     case TC__VACT_ERF: loop(x, y, n, TC__VACT_ERF, al, be); break;
+    case TC__VACT_FAKE_QUANT: loop(x, y, n, TC__VACT_FAKE_QUANT, al, be); break;
     }
 }

@@ -17,6 +17,7 @@ const char *tc__act_name(tc__act act) {
     case TC__ACT_GELU_TANH: return "GeluTanh";
     case TC__ACT_LEAKY_RELU: return "LeakyRelu";
     case TC__ACT_TANH: return "Tanh";
+    case TC__ACT_FAKE_QUANT: return "QuantizeLinear+DequantizeLinear";
     case TC__ACT_COUNT_: break;
     }
     return "?";
@@ -41,6 +42,7 @@ double tc__ref_act(tc__act act, double x, double alpha, double beta) {
     case TC__ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
     case TC__ACT_LEAKY_RELU: return x >= 0.0 ? x : alpha * x;
     case TC__ACT_TANH: return tanh(x);
+    case TC__ACT_FAKE_QUANT: return tc__fake_quant((float)x, (float)alpha, (float)beta);
     case TC__ACT_COUNT_: break;
     }
     return x;
