@@ -241,12 +241,28 @@ static int parse_tailcut_block(const cJSON *t, srv_config *c, const char *path) 
     if (opt_int(t, "engine_threads", 0, 1024, &v, path, "tailcut.")) return 1;
     c->engine_threads = (int)v;
     const cJSON *prec = cJSON_GetObjectItemCaseSensitive(t, "precision");
-    if (prec && !(cJSON_IsString(prec) && strcmp(prec->valuestring, "fp32") == 0)) {
+    if (prec && !(cJSON_IsString(prec) &&
+                  (strcmp(prec->valuestring, "fp32") == 0 || strcmp(prec->valuestring, "int8") == 0))) {
         fprintf(stderr,
-                "tailcut serve: %s: field \"tailcut.precision\": only \"fp32\" engines can be built so far "
-                "(serve a prebuilt model.plan for anything else)\n",
+                "tailcut serve: %s: field \"tailcut.precision\": \"fp32\" or \"int8\" (or serve a prebuilt "
+                "model.plan)\n",
                 path);
         return 1;
+    }
+    c->int8 = prec != NULL && strcmp(prec->valuestring, "int8") == 0;
+    const cJSON *cache = cJSON_GetObjectItemCaseSensitive(t, "calibration_cache");
+    if (cache != NULL || c->int8) {
+        /* A plain file name in the model's version folder (next to model.onnx): no path, no "." / "..". */
+        const char *s = cJSON_IsString(cache) ? cache->valuestring : NULL;
+        if (!c->int8 || s == NULL || s[0] == '\0' || s[0] == '.' || strchr(s, '/') != NULL ||
+            strlen(s) >= sizeof c->calib_cache) {
+            fprintf(stderr,
+                    "tailcut serve: %s: field \"tailcut.calibration_cache\": with \"precision\": \"int8\", the "
+                    "name of the calibration cache file (from tailcut calibrate) in the version folder\n",
+                    path);
+            return 1;
+        }
+        snprintf(c->calib_cache, sizeof c->calib_cache, "%s", s);
     }
     const cJSON *tac = cJSON_GetObjectItemCaseSensitive(t, "tactics");
     if (tac) {

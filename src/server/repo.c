@@ -66,8 +66,8 @@ static int check_io(const srv_cfg_io *c, int nc, const tc_io_info *io, int nio, 
 
 /* Builds an engine from an .onnx: static dims from config or the model, symbolic batch dim in
  * [1, max(1, max_batch_size)] (opt 1), any other symbolic dim must be given in config. */
-static int build_onnx(const char *onnx, const char *plan, const srv_config *c, const char *cfg_path, int threads,
-                      tc_engine **engine) {
+static int build_onnx(const char *onnx, const char *plan, const char *calib, const srv_config *c, const char *cfg_path,
+                      int threads, tc_engine **engine) {
     tc_error err;
     tc_model *model = NULL;
     if (tc_model_load(onnx, NULL, &model, &err) != TC_STATUS_OK) {
@@ -120,7 +120,8 @@ static int build_onnx(const char *onnx, const char *plan, const srv_config *c, c
     }
     tc_profile prof = {.num_inputs = n, .inputs = ranges};
     tc_build_options o = {.struct_size = sizeof o, .threads = threads, .num_profiles = 1, .profiles = &prof,
-                          .flags = c->tactics_fixed ? TC_BUILD_TACTICS_FIXED : 0u};
+                          .flags = (c->tactics_fixed ? TC_BUILD_TACTICS_FIXED : 0u) | (c->int8 ? TC_BUILD_INT8 : 0u),
+                          .calib_cache = c->int8 ? calib : NULL};
     if (tc_engine_build(model, &o, engine, &err) != TC_STATUS_OK) {
         fprintf(stderr, "tailcut serve: %s: %s\n", onnx, err.message);
         goto done;
@@ -233,7 +234,7 @@ static int create_instances(srv_model *m, int threads) {
 }
 
 static int load_model(srv_repo *repo, const char *dir, const char *name, int threads) {
-    char cfg_path[4096], plan[4096], onnx[4096];
+    char cfg_path[4096], plan[4096], onnx[4096], calib[4400];
     snprintf(cfg_path, sizeof cfg_path, "%s/%s/config.json", dir, name);
     snprintf(plan, sizeof plan, "%s/%s/1/model.plan", dir, name);
     snprintf(onnx, sizeof onnx, "%s/%s/1/model.onnx", dir, name);
@@ -272,7 +273,8 @@ static int load_model(srv_repo *repo, const char *dir, const char *name, int thr
         }
     } else if (file_exists(onnx)) {
         fprintf(stderr, "tailcut serve: building %s (cached as %s)\n", onnx, plan);
-        if (build_onnx(onnx, plan, c, cfg_path, instance_threads(c, threads), &m->engine)) return 1;
+        snprintf(calib, sizeof calib, "%s/%s/1/%s", dir, name, c->calib_cache);
+        if (build_onnx(onnx, plan, calib, c, cfg_path, instance_threads(c, threads), &m->engine)) return 1;
     } else {
         fprintf(stderr, "tailcut serve: %s/%s: neither 1/model.plan nor 1/model.onnx exists\n", dir, name);
         return 1;

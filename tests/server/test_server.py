@@ -307,6 +307,39 @@ def main():
               logtext[-2000:])
         server = None
 
+        # An INT8 model: "precision": "int8" with a calibration cache from `tailcut calibrate` next to model.onnx.
+        qdir = os.path.join(tmp, "repo8", "q", "1")
+        os.makedirs(os.path.join(tmp, "cal"))
+        os.makedirs(qdir)
+        shutil.copy(onnx_path, os.path.join(qdir, "model.onnx"))
+        for k in range(8):
+            np.save(os.path.join(tmp, "cal", f"input.{k}.npy"), rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+        r = subprocess.run([tailcut, "calibrate", onnx_path, "--data", os.path.join(tmp, "cal"), "-o",
+                            os.path.join(qdir, "calib.cache")], capture_output=True, text=True, timeout=120)
+        check("tailcut calibrate for the INT8 model", r.returncode == 0, r.stderr)
+        with open(os.path.join(tmp, "repo8", "q", "config.json"), "w") as f:
+            json.dump({"max_batch_size": 4, "tailcut": {"precision": "int8", "calibration_cache": "calib.cache",
+                                                        "tactics": "fixed"}}, f)
+        p8 = free_port()
+        s8, log8 = start_server(tailcut, os.path.join(tmp, "repo8"), p8)
+        try:
+            st, res = http(p8, "/v2/models/q/infer", infer_req(x))
+            ok = st == 200 and res["outputs"][0]["shape"] == [1, 1000]
+            check("INT8 model: POST infer 200", ok, f"{st} {str(res)[:300]}")
+            if ok and y is not None:
+                y8 = np.array(res["outputs"][0]["data"], dtype=np.float32)
+                cos = float(y8 @ y.ravel() / (np.linalg.norm(y8) * np.linalg.norm(y)))
+                check("INT8 model: output close to FP32 (cosine > 0.98)", cos > 0.98, f"cosine {cos}")
+            r = subprocess.run([tailcut, "inspect", os.path.join(qdir, "model.plan")], capture_output=True, text=True)
+            has_vnni = "avx512_vnni" in open("/proc/cpuinfo").read()
+            check("INT8 model: the cached plan has INT8 steps", (" int8 " in r.stdout) == has_vnni, r.stdout[-500:])
+        finally:
+            stop_server(s8)
+        refused(tailcut, tmp, "int8 without a cache", '{"max_batch_size": 4, "tailcut": {"precision": "int8"}}',
+                ["config.json", "tailcut.calibration_cache"])
+        refused(tailcut, tmp, "cache path outside the folder", '{"max_batch_size": 4, "tailcut": {"precision": "int8", '
+                '"calibration_cache": "../x.cache"}}', ["config.json", "tailcut.calibration_cache"])
+
         r = subprocess.run([tailcut, "serve", "--model-repository", os.path.join(tmp, "repo"), "--http-timeout", "0"],
                            capture_output=True, text=True, timeout=30)
         check("serve --http-timeout 0 refused", r.returncode == 2 and "--http-timeout" in r.stderr, r.stderr)

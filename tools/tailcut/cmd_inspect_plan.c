@@ -80,13 +80,13 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
             printf("\n");
         }
     }
-    printf("%-4s %-44s %-40s %-8s %-5s %-8s %s\n", "#", "step", "ops", "tactic", "prec", "layout", "output shape");
+    printf("%-4s %-44s %-40s %-28s %-5s %-8s %s\n", "#", "step", "ops", "tactic", "prec", "layout", "output shape");
     if (verbose) printf("     (candidates the auto-tuner timed at the first profile's opt shapes; * = chosen)\n");
     int computed = 0, reorders = 0;
     for (int k = 0; k < ns; k++) {
         tc_step_info si;
         tc_engine_step_info(e, k, &si);
-        printf("%-4d %-44.44s %-40.40s %-8s %-5s %-8s %s%s\n", k, si.name, si.ops, si.tactic, si.precision,
+        printf("%-4d %-44.44s %-40.40s %-28s %-5s %-8s %s%s\n", k, si.name, si.ops, si.tactic, si.precision,
                si.is_reorder ? "->nchw" : si.layout[0] ? si.layout : "nchw", si.output_shape,
                si.runs_at_reshape ? "  (at reshape)" : "");
         reorders += si.is_reorder;
