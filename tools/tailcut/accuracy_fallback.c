@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_stats.h"
 #include "engine_open.h"
 #include "sample_dir.h"
 
@@ -81,33 +82,17 @@ static int run_all(const tc_engine *e, const cli_sample_set *set, const char *co
 static double agreement(const fb_outputs *a, const fb_outputs *b, cli_accuracy_metric metric) {
     double worst = 1.0;
     for (int o = 0; o < a->n_out; o++) {
-        double dot = 0, aa = 0, bb = 0;
-        uint64_t rows = 0, same = 0;
-        bool is_float = true;
-        for (int s = 0; s < a->n_samples && is_float; s++) {
+        out_stats st = {0};
+        bool ok = true;
+        for (int s = 0; s < a->n_samples && ok; s++) {
             const tc_tensor *x = &a->out[s * a->n_out + o], *y = &b->out[s * b->n_out + o];
-            if (x->dtype != TC_DTYPE_FLOAT32 || y->dtype != TC_DTYPE_FLOAT32 || x->nbytes != y->nbytes) {
-                is_float = false;
-                break;
-            }
-            const float *p = x->data, *q = y->data;
-            const size_t n = x->nbytes / sizeof(float);
-            for (size_t i = 0; i < n; i++) dot += (double)p[i] * q[i], aa += (double)p[i] * p[i], bb += (double)q[i] * q[i];
-            const size_t last = x->rank > 0 && x->dims[x->rank - 1] > 1 ? (size_t)x->dims[x->rank - 1] : 0;
-            for (size_t r0 = 0; last && r0 + last <= n; r0 += last) {
-                size_t ia = r0, ib = r0;
-                for (size_t i = r0; i < r0 + last; i++) {
-                    if (p[i] > p[ia]) ia = i;
-                    if (q[i] > q[ib]) ib = i;
-                }
-                rows++;
-                same += ia == ib;
-            }
+            ok = cli_is_float(x->dtype) && x->dtype == y->dtype && x->nbytes == y->nbytes;
+            if (ok) cli_stats_add(&st, x, y, x->nbytes / tc_dtype_size(x->dtype));
         }
-        if (!is_float) continue;
-        double v = metric == CLI_METRIC_TOP1 ? (rows ? (double)same / (double)rows : 1.0)
-                                             : (aa > 0 && bb > 0 ? dot / sqrt(aa * bb) : (aa == bb ? 1.0 : 0.0));
-        if (!(v >= worst)) worst = v; /* NaN counts as worst */
+        if (!ok) continue;
+        const double v = metric == CLI_METRIC_TOP1 ? (st.rows ? (double)st.top1 / (double)st.rows : 1.0)
+                                                   : cli_stats_cosine(&st);
+        if (!(v >= worst) || st.nan_mismatches) worst = st.nan_mismatches ? 0.0 : v; /* NaN counts as worst */
     }
     return worst;
 }

@@ -13,11 +13,11 @@
 
 #include "cli.h"
 #include "engine_open.h"
+#include "compare_stats.h"
 #include "sample_dir.h"
 #include "tailcut/tailcut.h"
 #include "trace.h"
 
-#define REL_FLOOR 1e-6 /* denominator floor of the relative error */
 
 typedef struct compare_args {
     const char *path[2];
@@ -47,18 +47,6 @@ typedef struct side {
     tc_tensor *view;      /* the current outputs, in this side's output order */
 } side;
 
-/* What was measured for one graph output over all samples. */
-typedef struct out_stats {
-    const char *name; /* belongs to side A */
-    tc_dtype dtype;
-    int32_t rank;
-    int64_t dims[TC_MAX_RANK]; /* of the first sample */
-    bool seen, shape_varies;   /* seen: a sample was added */
-    bool exact;                /* not a float type: compared element by element */
-    uint64_t elements, finite, mismatches, nan_mismatches;
-    double dot, sum_a2, sum_b2, sum_d2, sum_abs, max_abs, max_rel;
-    uint64_t rows, top1, rows5, top5;
-} out_stats;
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -465,130 +453,6 @@ static int match_sides(const side *sa, const side *sb, int *map) {
 
 /* ---- statistics -------------------------------------------------------------------------------- */
 
-static bool is_float(tc_dtype t) {
-    return t == TC_DTYPE_FLOAT32 || t == TC_DTYPE_FLOAT64 || t == TC_DTYPE_FLOAT16 || t == TC_DTYPE_BFLOAT16;
-}
-
-static double half_to_double(uint16_t h) {
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
-static double element(const void *data, tc_dtype t, size_t i) {
-    const unsigned char *p = data;
-    switch (t) {
-    case TC_DTYPE_FLOAT32: {
-        float v;
-        memcpy(&v, p + 4 * i, 4);
-        return v;
-    }
-    case TC_DTYPE_FLOAT64: {
-        double v;
-        memcpy(&v, p + 8 * i, 8);
-        return v;
-    }
-    case TC_DTYPE_FLOAT16: {
-        uint16_t h;
-        memcpy(&h, p + 2 * i, 2);
-        return half_to_double(h);
-    }
-    default: { /* bfloat16 */
-        uint16_t h;
-        memcpy(&h, p + 2 * i, 2);
-        uint32_t bits = (uint32_t)h << 16;
-        float v;
-        memcpy(&v, &bits, 4);
-        return v;
-    }
-    }
-}
-
-/* Index of the largest non-NaN value of row[0..n) (first on ties), or -1 when there is none. */
-static int64_t argmax_row(const void *data, tc_dtype t, size_t base, int64_t n) {
-    int64_t best = -1;
-    double bv = 0;
-    for (int64_t j = 0; j < n; j++) {
-        double v = element(data, t, base + (size_t)j);
-        if (!isnan(v) && (best < 0 || v > bv)) best = j, bv = v;
-    }
-    return best;
-}
-
-/* True when index `want` is among the 5 largest non-NaN values of row[0..n) (earlier index first on ties). */
-static bool in_top5(const void *data, tc_dtype t, size_t base, int64_t n, int64_t want) {
-    int64_t idx[5];
-    double val[5];
-    int m = 0;
-    for (int64_t j = 0; j < n; j++) {
-        double v = element(data, t, base + (size_t)j);
-        if (isnan(v) || (m == 5 && !(v > val[4]))) continue;
-        int pos = m < 5 ? m++ : 4;
-        while (pos > 0 && v > val[pos - 1]) {
-            val[pos] = val[pos - 1];
-            idx[pos] = idx[pos - 1];
-            pos--;
-        }
-        val[pos] = v;
-        idx[pos] = j;
-    }
-    for (int q = 0; q < m; q++)
-        if (idx[q] == want) return true;
-    return false;
-}
-
-/* Adds one sample's pair of outputs (same dtype and shape, checked by the caller) to st. */
-static void accumulate(out_stats *st, const tc_tensor *ta, const tc_tensor *tb, size_t n) {
-    st->elements += n;
-    if (st->exact) {
-        size_t es = tc_dtype_size(ta->dtype);
-        const unsigned char *pa = ta->data, *pb = tb->data;
-        for (size_t i = 0; i < n; i++) st->mismatches += memcmp(pa + i * es, pb + i * es, es) != 0;
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double a = element(ta->data, ta->dtype, i), b = element(tb->data, tb->dtype, i);
-        if (!isfinite(a) || !isfinite(b)) {
-            st->nan_mismatches += !(isnan(a) && isnan(b)) && a != b;
-            continue;
-        }
-        double d = fabs(a - b), rel = d / fmax(fmax(fabs(a), fabs(b)), REL_FLOOR);
-        st->finite++;
-        st->dot += a * b;
-        st->sum_a2 += a * a;
-        st->sum_b2 += b * b;
-        st->sum_d2 += d * d;
-        st->sum_abs += d;
-        if (d > st->max_abs) st->max_abs = d;
-        if (rel > st->max_rel) st->max_rel = rel;
-    }
-    int64_t last = ta->rank > 0 ? ta->dims[ta->rank - 1] : 0;
-    if (last < 2) return;
-    size_t rows = n / (size_t)last;
-    for (size_t r = 0; r < rows; r++) {
-        size_t base = r * (size_t)last;
-        int64_t ia = argmax_row(ta->data, ta->dtype, base, last), ib = argmax_row(tb->data, tb->dtype, base, last);
-        st->rows++;
-        st->top1 += ia == ib;
-        if (last >= 5) {
-            st->rows5++;
-            st->top5 += ib >= 0 && in_top5(ta->data, ta->dtype, base, last, ib);
-        }
-    }
-}
-
-static double cosine(const out_stats *st) {
-    if (st->sum_a2 == 0 && st->sum_b2 == 0) return 1.0;
-    if (st->sum_a2 == 0 || st->sum_b2 == 0) return 0.0;
-    double c = st->dot / (sqrt(st->sum_a2) * sqrt(st->sum_b2));
-    return c > 1 ? 1 : c < -1 ? -1 : c;
-}
-
-static double rel_l2(const out_stats *st) {
-    if (st->sum_a2 > 0) return sqrt(st->sum_d2) / sqrt(st->sum_a2);
-    return st->sum_d2 == 0 ? 0.0 : INFINITY;
-}
-
 /* Compares A's and B's outputs of sample k. */
 static int compare_sample(out_stats *stats, const side *sa, const side *sb, const int *map, int k,
                           const cli_sample_set *set) {
@@ -612,13 +476,13 @@ static int compare_sample(out_stats *stats, const side *sa, const side *sb, cons
         if (!st->seen) {
             st->seen = true;
             st->dtype = ta->dtype;
-            st->exact = !is_float(ta->dtype);
+            st->exact = !cli_is_float(ta->dtype);
             st->rank = ta->rank;
             memcpy(st->dims, ta->dims, sizeof st->dims);
         } else if (st->rank != ta->rank || memcmp(st->dims, ta->dims, sizeof(int64_t) * (size_t)ta->rank) != 0) {
             st->shape_varies = true;
         }
-        accumulate(st, ta, tb, n);
+        cli_stats_add(st, ta, tb, n);
     }
     return 0;
 }
@@ -640,8 +504,8 @@ static int check_thresholds(const compare_args *a, const out_stats *st, char *fa
             (unsigned long long)st->elements);
     if (st->nan_mismatches)
         ADD("output '%s': %llu NaN/Inf mismatches\n", st->name, (unsigned long long)st->nan_mismatches);
-    if (a->has_min_cosine && !st->exact && st->finite > 0 && cosine(st) < a->min_cosine)
-        ADD("output '%s': cosine %.8f < --min-cosine %g\n", st->name, cosine(st), a->min_cosine);
+    if (a->has_min_cosine && !st->exact && st->finite > 0 && cli_stats_cosine(st) < a->min_cosine)
+        ADD("output '%s': cosine %.8f < --min-cosine %g\n", st->name, cli_stats_cosine(st), a->min_cosine);
     if (a->has_min_top1 && st->rows > 0 && (double)st->top1 / (double)st->rows < a->min_top1)
         ADD("output '%s': top-1 agreement %.6f < --min-top1 %g\n", st->name, (double)st->top1 / (double)st->rows,
             a->min_top1);
@@ -684,7 +548,7 @@ static void print_json(const compare_args *a, const side *sides, const out_stats
             continue;
         }
         printf(", \"cosine\": ");
-        json_number(st->finite ? cosine(st) : NAN);
+        json_number(st->finite ? cli_stats_cosine(st) : NAN);
         printf(", \"max_abs_error\": ");
         json_number(st->max_abs);
         printf(", \"mean_abs_error\": ");
@@ -692,7 +556,7 @@ static void print_json(const compare_args *a, const side *sides, const out_stats
         printf(", \"max_rel_error\": ");
         json_number(st->max_rel);
         printf(", \"rel_l2_error\": ");
-        json_number(rel_l2(st));
+        json_number(cli_stats_rel_l2(st));
         printf(", \"rows\": %llu, \"top1\": ", (unsigned long long)st->rows);
         json_number(st->rows ? (double)st->top1 / (double)st->rows : NAN);
         printf(", \"top5\": ");
@@ -748,11 +612,11 @@ static void print_table(const compare_args *a, const side *sides, const out_stat
                    (unsigned long long)st->elements);
             continue;
         }
-        double c = cosine(st);
+        double c = cli_stats_cosine(st);
         if (st->finite) printf("%-12.8f ", c);
         else printf("%-12s ", "-");
         printf("%-10.3e %-10.3e %-10.3e %-10.3e ", st->max_abs, st->finite ? st->sum_abs / (double)st->finite : 0.0,
-               st->max_rel, rel_l2(st));
+               st->max_rel, cli_stats_rel_l2(st));
         if (st->rows) printf("%-7.4f ", (double)st->top1 / (double)st->rows);
         else printf("%-7s ", "-");
         if (st->rows5) printf("%-7.4f ", (double)st->top5 / (double)st->rows5);
