@@ -22,8 +22,9 @@ typedef enum tc__act {
     TC__ACT_LEAKY_RELU,  /* alpha */
     TC__ACT_TANH,
     /* A QDQ model's QuantizeLinear -> DequantizeLinear pair on the output (per tensor): alpha = scale,
-     * beta = qmin, the lowest code minus the zero point; y = clamp(rne(x / alpha), qmin, qmin + 255) * alpha,
-     * NaN -> 0 (see tc__fake_quant). */
+     * beta = qmin, the lowest code minus the zero point; y = clamp(rne(x * (1 / alpha)), qmin, qmin + 255) *
+     * alpha, NaN -> 0 (see tc__fake_quant). QuantizeLinear divides; the product differs only where x / alpha
+     * is within an ulp of a tie. */
     TC__ACT_FAKE_QUANT,
     TC__ACT_COUNT_
 } tc__act;
@@ -41,9 +42,9 @@ static inline int tc__epilogue_is_none(const tc__epilogue *e) {
     return e->bias_input < 0 && e->residual_input < 0 && e->act == TC__ACT_NONE;
 }
 
-/* The fake quantization of one value, in float as QuantizeLinear computes it (x / scale, rounded to even). */
+/* The fake quantization of one value in float: x times the reciprocal of scale, rounded to even. */
 static inline float tc__fake_quant(float x, float scale, float qmin) {
-    float q = __builtin_nearbyintf(x / scale);
+    float q = __builtin_nearbyintf(x * (1.0f / scale)); /* a product, as the vector kernels (no division) */
     if (q != q) return 0.0f; /* NaN: QuantizeLinear gives the zero point, i.e. 0 */
     q = q < qmin ? qmin : (q > qmin + 255.0f ? qmin + 255.0f : q);
     return (q + 0.0f) * scale; /* + 0: a code is never -0 */

@@ -400,7 +400,7 @@ static void test_fake_quant_act(void **state) {
     x[1] = NAN, x[2] = INFINITY, x[3] = -INFINITY, x[4] = 1e30f, x[5] = -0.0f;
     const float qmins[3] = {0.0f, -128.0f, -7.0f};
     for (int q = 0; q < 3; q++) {
-        const tc__vact act = {TC__VACT_FAKE_QUANT, scale, qmins[q]};
+        const tc__vact act = {TC__VACT_FAKE_QUANT, scale, qmins[q], 1.0f / scale};
         for (int isa = 0; isa < 2; isa++) {
             if (isa == 0 && !vtu_isa_ok(&tc__tactic_relu_f32_avx512)) continue;
             if (isa == 1 && !vtu_isa_ok(&tc__tactic_relu_f32_avx2)) continue;

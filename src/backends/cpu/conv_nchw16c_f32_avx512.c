@@ -436,7 +436,7 @@ tc_status tc__conv_nchw16c_f32_run_avx512(const tc__kernel_ctx *ctx) {
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Conv tensors X, W and Y need data");
     if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || tc__tensor_numel(b) != (int64_t)g.cout || b->data == NULL))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Conv bias B must be float32 [%zu]", g.cout);
-    cv_job j = {.x = x->data, .w = w->data, .b = b ? b->data : NULL, .y = y->data, .act = {TC__VACT_NONE, 0, 0}};
+    cv_job j = {.x = x->data, .w = w->data, .b = b ? b->data : NULL, .y = y->data, .act = {TC__VACT_NONE, 0, 0, 0}};
     if (ctx->epi != NULL) {
         if (ctx->epi->bias_input >= 0 || ctx->bias != NULL)
             return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "Conv with a fused bias over the output's last dim");

@@ -34,7 +34,7 @@ static bool dw_geom(const tc__attrs *attrs, const tc__tensor *x, const tc__tenso
     }
     *g = (tc__dwconv_f32_geom){.H = rw.in[0], .W = rw.in[1], .OH = rw.out[0], .OW = rw.out[1], .K = (int32_t)k,
                                .sh = (int32_t)rw.stride[0], .sw = (int32_t)rw.stride[1], .pt = rw.pad_begin[0],
-                               .pl = rw.pad_begin[1], .act = {TC__VACT_NONE, 0.0f, 0.0f}};
+                               .pl = rw.pad_begin[1], .act = {TC__VACT_NONE, 0.0f, 0.0f, 0.0f}};
     return true;
 }
 

@@ -108,7 +108,7 @@ tc_status tc__dwconv_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "Conv is not a blocked depthwise convolution");
     if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || tc__tensor_numel(b) != w->dims[0]))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "bias B must be float32 [%lld]", (long long)w->dims[0]);
-    dw_job j = {&g, {TC__VACT_NONE, 0.0f, 0.0f}, x->data, w->data, b ? b->data : NULL, NULL, y->data, y->dims[1] / 16};
+    dw_job j = {&g, {TC__VACT_NONE, 0.0f, 0.0f, 0.0f}, x->data, w->data, b ? b->data : NULL, NULL, y->data, y->dims[1] / 16};
     if (ctx->epi != NULL) {
         if (ctx->epi->bias_input >= 0 || ctx->bias != NULL)
             return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "depthwise Conv does not fuse an epilogue bias");

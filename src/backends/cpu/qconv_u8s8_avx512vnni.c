@@ -218,7 +218,7 @@ tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_ge
     if (x->data == NULL || w->data == NULL || y->data == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
     q_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .inv_scale = 1.0f / g->x_scale,
-               .act = {TC__VACT_NONE, 0, 0}};
+               .act = {TC__VACT_NONE, 0, 0, 0}};
     j.mult = (const float *)(j.w + tc__qconv_weight_bytes(g));
     j.comp = (const int32_t *)(j.mult + g->cout16);
     const tc__tensor *b = tc__qconv_bias(ctx, g->cout);

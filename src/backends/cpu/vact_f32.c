@@ -3,7 +3,7 @@
 #include "backends/cpu/vact_f32.h"
 
 tc__vact tc__vact_from_epilogue(const tc__epilogue *e) {
-    tc__vact a = {TC__VACT_NONE, e->alpha, e->beta};
+    tc__vact a = {TC__VACT_NONE, e->alpha, e->beta, 0.0f};
     switch ((tc__act)e->act) {
     case TC__ACT_NONE: a.kind = TC__VACT_NONE; break;
     case TC__ACT_RELU: a.kind = TC__VACT_RELU; break;
@@ -16,7 +16,10 @@ tc__vact tc__vact_from_epilogue(const tc__epilogue *e) {
     case TC__ACT_GELU_TANH: a.kind = TC__VACT_GELU_TANH; break;
     case TC__ACT_LEAKY_RELU: a.kind = TC__VACT_LEAKY_RELU; break;
     case TC__ACT_TANH: a.kind = TC__VACT_TANH; break;
-    case TC__ACT_FAKE_QUANT: a.kind = TC__VACT_FAKE_QUANT; break;
+    case TC__ACT_FAKE_QUANT:
+        a.kind = TC__VACT_FAKE_QUANT;
+        a.inv = 1.0f / e->alpha;
+        break;
     case TC__ACT_COUNT_: break;
     }
     return a;

@@ -26,12 +26,13 @@ typedef enum tc__vact_kind {
     TC__VACT_LEAKY_RELU,  /* x >= 0 ? x : alpha * x */
     TC__VACT_TANH,
     TC__VACT_ERF,
-    TC__VACT_FAKE_QUANT,  /* clamp(rne(x / alpha), beta, beta + 255) * alpha, NaN -> 0 (tc__fake_quant) */
+    TC__VACT_FAKE_QUANT,  /* clamp(rne(x * (1 / alpha)), beta, beta + 255) * alpha, NaN -> 0 (tc__fake_quant) */
 } tc__vact_kind;
 
 typedef struct tc__vact {
     uint8_t kind; /* tc__vact_kind */
     float alpha, beta;
+    float inv;    /* FAKE_QUANT: 1 / alpha, computed once (tc__vact_from_epilogue) */
 } tc__vact;
 
 /* The activation of a fused epilogue (every tc__act maps to one). */

@@ -27,6 +27,14 @@ static inline __m256 tc__vclamp01_f32_avx2(__m256 h) {
     return _mm256_min_ps(_mm256_set1_ps(1.0f), _mm256_max_ps(_mm256_setzero_ps(), h));
 }
 
+/* clamp(rne(x * inv), qmin, qmin + 255) * scale, NaN -> 0, no -0: tc__fake_quant (core/epilogue.h). */
+static inline __m256 tc__vfake_quant_f32_avx2(__m256 x, float scale, float inv, float qmin) {
+    __m256 q = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(inv)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q = _mm256_min_ps(_mm256_max_ps(q, _mm256_set1_ps(qmin)), _mm256_set1_ps(qmin + 255.0f));
+    q = _mm256_add_ps(q, _mm256_setzero_ps()); /* no -0 code */
+    return _mm256_and_ps(_mm256_mul_ps(q, _mm256_set1_ps(scale)), _mm256_cmp_ps(x, x, _CMP_ORD_Q)); /* NaN -> 0 */
+}
+
 /* act(x) for an activation of this kind with parameters alpha, beta (constant kinds fold the switch away). */
 static inline __m256 tc__vact_f32_avx2_kind(__m256 x, tc__vact_kind kind, float alpha, float beta) {
     switch (kind) {
@@ -58,17 +66,13 @@ static inline __m256 tc__vact_f32_avx2_kind(__m256 x, tc__vact_kind kind, float 
     }
     case TC__VACT_TANH: return Sleef_tanhf8_u10avx2(x);
     case TC__VACT_ERF: return Sleef_erff8_u10avx2(x);
-    case TC__VACT_FAKE_QUANT: {
-        const __m256 s = _mm256_set1_ps(alpha), lo = _mm256_set1_ps(beta), hi = _mm256_set1_ps(beta + 255.0f);
-        __m256 q = _mm256_round_ps(_mm256_div_ps(x, s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        q = _mm256_add_ps(_mm256_min_ps(_mm256_max_ps(q, lo), hi), _mm256_setzero_ps()); /* no -0 code */
-        return _mm256_and_ps(_mm256_mul_ps(q, s), _mm256_cmp_ps(x, x, _CMP_ORD_Q)); /* NaN -> 0 */
-    }
+    case TC__VACT_FAKE_QUANT: return tc__vfake_quant_f32_avx2(x, alpha, 1.0f / alpha, beta);
     }
     return x;
 }
 
 static inline __m256 tc__vact_f32_avx2(__m256 x, const tc__vact *a) {
+    if (a->kind == TC__VACT_FAKE_QUANT) return tc__vfake_quant_f32_avx2(x, a->alpha, a->inv, a->beta);
     return tc__vact_f32_avx2_kind(x, (tc__vact_kind)a->kind, a->alpha, a->beta);
 }
 

@@ -27,6 +27,14 @@ static inline __m512 tc__vclamp01_f32_avx512(__m512 h) {
     return _mm512_min_ps(_mm512_set1_ps(1.0f), _mm512_max_ps(_mm512_setzero_ps(), h));
 }
 
+/* clamp(rne(x * inv), qmin, qmin + 255) * scale, NaN -> 0, no -0: tc__fake_quant (core/epilogue.h). */
+static inline __m512 tc__vfake_quant_f32_avx512(__m512 x, float scale, float inv, float qmin) {
+    __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(inv)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q = _mm512_min_ps(_mm512_max_ps(q, _mm512_set1_ps(qmin)), _mm512_set1_ps(qmin + 255.0f));
+    q = _mm512_add_ps(q, _mm512_setzero_ps()); /* no -0 code */
+    return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), q, _mm512_set1_ps(scale)); /* NaN -> 0 */
+}
+
 /* act(x) for an activation of this kind with parameters alpha, beta (constant kinds fold the switch away). */
 static inline __m512 tc__vact_f32_avx512_kind(__m512 x, tc__vact_kind kind, float alpha, float beta) {
     switch (kind) {
@@ -60,17 +68,13 @@ static inline __m512 tc__vact_f32_avx512_kind(__m512 x, tc__vact_kind kind, floa
     }
     case TC__VACT_TANH: return Sleef_tanhf16_u10avx512f(x);
     case TC__VACT_ERF: return Sleef_erff16_u10avx512f(x);
-    case TC__VACT_FAKE_QUANT: {
-        const __m512 s = _mm512_set1_ps(alpha), lo = _mm512_set1_ps(beta), hi = _mm512_set1_ps(beta + 255.0f);
-        __m512 q = _mm512_roundscale_ps(_mm512_div_ps(x, s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        q = _mm512_add_ps(_mm512_min_ps(_mm512_max_ps(q, lo), hi), _mm512_setzero_ps()); /* no -0 code */
-        return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), q, s); /* NaN -> 0 */
-    }
+    case TC__VACT_FAKE_QUANT: return tc__vfake_quant_f32_avx512(x, alpha, 1.0f / alpha, beta);
     }
     return x;
 }
 
 static inline __m512 tc__vact_f32_avx512(__m512 x, const tc__vact *a) {
+    if (a->kind == TC__VACT_FAKE_QUANT) return tc__vfake_quant_f32_avx512(x, a->alpha, a->inv, a->beta);
     return tc__vact_f32_avx512_kind(x, (tc__vact_kind)a->kind, a->alpha, a->beta);
 }
 

@@ -106,7 +106,7 @@ static void vbin_task(void *arg, size_t start, size_t count) {
 tc_status tc__vbinary_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op op, const tc__vbinary_f32_ukernels *uk) {
     if (ctx->n_in < 2 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects 2 inputs and an output");
-    vbin_job j = {.uk = uk, .op = op, .y = ctx->out[0]->data, .act = {TC__VACT_NONE, 0.0f, 0.0f}};
+    vbin_job j = {.uk = uk, .op = op, .y = ctx->out[0]->data, .act = {TC__VACT_NONE, 0.0f, 0.0f, 0.0f}};
     if (!vbin_layout_of(ctx->in[0], ctx->in[1], ctx->out[0], &j.l))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s with a broadcast this kernel does not compute",
                         ctx->op_type);

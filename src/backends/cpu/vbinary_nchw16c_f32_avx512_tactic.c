@@ -80,7 +80,7 @@ tc_status tc__vbinary_nchw16c_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op 
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked %s needs A, B and C in NCHW16c", ctx->op_type);
     const tc__tensor *y = ctx->out[0];
     vbin_job j = {.op = op, .in = {ctx->in[0]->data, ctx->in[1]->data}, .y = ctx->out[0]->data,
-                  .act = {TC__VACT_NONE, 0.0f, 0.0f}};
+                  .act = {TC__VACT_NONE, 0.0f, 0.0f, 0.0f}};
     if (!vbin_forms(ctx->in[0], ctx->in[1], y, j.form))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s with a broadcast this blocked kernel does not compute",
                         ctx->op_type);

@@ -27,7 +27,7 @@ static bool clip_bound(int n_in, const tc__tensor *const *in, int i, float dflt,
 /* The activation of op_type with these attributes and inputs; false when it is not one we compute. */
 static bool vunary_act(const char *op, int64_t opset, const tc__attrs *attrs, int n_in, const tc__tensor *const *in,
                        tc__vact *a) {
-    *a = (tc__vact){TC__VACT_NONE, 0.0f, 0.0f};
+    *a = (tc__vact){TC__VACT_NONE, 0.0f, 0.0f, 0.0f};
     if (strcmp(op, "Relu") == 0) a->kind = TC__VACT_RELU_NAN;
     else if (strcmp(op, "Sigmoid") == 0) a->kind = TC__VACT_SIGMOID;
     else if (strcmp(op, "Tanh") == 0) a->kind = TC__VACT_TANH;
@@ -86,7 +86,7 @@ tc_status tc__vunary_f32_run(const tc__kernel_ctx *ctx, tc__vunary_f32_ukernel u
     tc__tensor *y = ctx->out[0];
     if (x->dtype != TC_DTYPE_FLOAT32 || !tc__vact_same_f32_shape(y, x))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "X and Y must be float32 of the same shape");
-    vun_job j = {uk, x->data, y->data, {TC__VACT_NONE, 0.0f, 0.0f}};
+    vun_job j = {uk, x->data, y->data, {TC__VACT_NONE, 0.0f, 0.0f, 0.0f}};
     if (!vunary_act(ctx->op_type, ctx->opset, ctx->attrs, ctx->n_in, ctx->in, &j.act))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s with these attributes or inputs is not computed here",
                         ctx->op_type);
