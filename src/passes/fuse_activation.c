@@ -3,7 +3,7 @@
  * nothing else reads becomes the activation of that producer's epilogue: Relu, Clip (constant
  * bounds), Sigmoid, Tanh, LeakyRelu, HardSigmoid, HardSwish, Gelu (none / tanh), SiLU
  * written as x * Sigmoid(x), and a QDQ model's per-tensor QuantizeLinear -> DequantizeLinear pair
- * (fake quantization, into a Conv or Add) when the DequantizeLinear is the only reader of the QuantizeLinear.
+ * (fake quantization) when the DequantizeLinear is the only reader of the QuantizeLinear.
  */
 #include <math.h>
 #include <string.h>
@@ -102,8 +102,6 @@ tc_status tc__pass_fuse_activation(tc__pass_ctx *ctx) {
         int32_t x = an->in[0];
         int32_t p = fusable_producer(g, x);
         if (p < 0) continue;
-        /* The GEMM kernels' epilogues have no fake quantization: a pair after MatMul/Gemm stays two fast steps. */
-        if (dq >= 0 && !tc__pat_is(&g->nodes[p], "Conv") && !tc__pat_is(&g->nodes[p], "Add")) continue;
         tc_status st;
         if (dq >= 0 && tc__pat_single_use(g, x)) {
             g->nodes[p].epi.act = e.act;

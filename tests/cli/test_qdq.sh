@@ -2,7 +2,8 @@
 # test_qdq.sh - explicit quantization (QDQ models from onnxruntime's quantize_static) end to end: per-tensor
 # and per-channel weights, uint8 and int8 activations; tailcut's outputs must match onnxruntime's on the same
 # QDQ model, with the convolutions in INT8 where the CPU has VNNI, and with the Q/DQ ops run as they are
-# (no INT8 step) under TAILCUT_MAX_ISA=avx512. See qdq_check.py.
+# (no INT8 step) under TAILCUT_MAX_ISA=avx512 and avx2 (the fused fake quantization in FP32 kernels). See
+# qdq_check.py.
 #
 # usage: tests/cli/test_qdq.sh [BUILD_DIR] [PYTHON]
 set -euo pipefail
@@ -20,4 +21,5 @@ check --work "$work/pc" --per-channel $int8
 check --work "$work/pt" $int8 --min-cosine 0.998
 check --work "$work/s8" --per-channel --activation s8 $int8
 TAILCUT_MAX_ISA=avx512 check --work "$work/novnni" --per-channel --expect-fp32
+TAILCUT_MAX_ISA=avx2 check --work "$work/avx2" --per-channel --expect-fp32
 echo "test_qdq: ok"

@@ -18,6 +18,7 @@
 
 #include "backends/cpu/qconv_u8s8.h"
 #include "backends/cpu/qdq_x8.h"
+#include "backends/cpu/gemm.h"
 #include "backends/cpu/vunary_f32.h"
 #include "core/layout.h"
 #include "cpu_vec_test_util.h"
@@ -387,8 +388,9 @@ static void test_qdq_tactics(void **state) {
         }
 }
 
-/* The fake quantization epilogue (a QDQ pair fused into its producer) in the AVX-512 and AVX2 activations is
- * bit-exact with tc__fake_quant, which the reference epilogue uses: ties, saturation both ways, NaN, inf. */
+/* The fake quantization epilogue (a QDQ pair fused into its producer) in the AVX-512 and AVX2 activations and
+ * GEMM epilogue rows is bit-exact with tc__fake_quant, which the reference epilogue uses: ties, saturation both
+ * ways, NaN, inf. */
 static void test_fake_quant_act(void **state) {
     (void)state;
     enum { N = 1037 };
@@ -404,13 +406,25 @@ static void test_fake_quant_act(void **state) {
         for (int isa = 0; isa < 2; isa++) {
             if (isa == 0 && !vtu_isa_ok(&tc__tactic_relu_f32_avx512)) continue;
             if (isa == 1 && !vtu_isa_ok(&tc__tactic_relu_f32_avx2)) continue;
-            if (isa == 0) tc__vunary_f32_avx512(x, y, N, &act);
-            else tc__vunary_f32_avx2(x, y, N, &act);
-            for (int i = 0; i < N; i++) {
-                const float want = tc__fake_quant(x[i], scale, qmins[q]);
-                if (memcmp(&want, &y[i], sizeof want) != 0)
-                    fail_msg("%s qmin %g: x %.9g -> %.9g, want %.9g", isa ? "avx2" : "avx512", (double)qmins[q],
-                             (double)x[i], (double)y[i], (double)want);
+            /* the elementwise kernels, then the GEMM epilogue rows (a 13-column tile of 79 rows, tails included) */
+            for (int path = 0; path < 2; path++) {
+                if (path == 0 && isa == 0) tc__vunary_f32_avx512(x, y, N, &act);
+                if (path == 0 && isa == 1) tc__vunary_f32_avx2(x, y, N, &act);
+                if (path == 1) {
+                    const tc__gemm_epi e = {.alpha = 1.0f, .res_scale = 1.0f, .act = TC__ACT_FAKE_QUANT,
+                                            .act_alpha = scale, .act_beta = qmins[q]};
+                    memcpy(y, x, sizeof y);
+                    if (isa == 0) tc__gemm_act_f32_avx512(y, 13, 79, 13, &e);
+                    else tc__gemm_act_f32_avx2(y, 13, 79, 13, &e);
+                }
+                const int n = path == 0 ? N : 13 * 79;
+                for (int i = 0; i < n; i++) {
+                    const float want = tc__fake_quant(x[i], scale, qmins[q]);
+                    if (memcmp(&want, &y[i], sizeof want) != 0)
+                        fail_msg("%s %s qmin %g: x %.9g -> %.9g, want %.9g", isa ? "avx2" : "avx512",
+                                 path ? "gemm rows" : "elementwise", (double)qmins[q], (double)x[i], (double)y[i],
+                                 (double)want);
+                }
             }
         }
     }

@@ -7,6 +7,7 @@
 #include <sleef.h>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/vact_f32_avx2.h"
 
 static inline __m256 act8(__m256 x, uint8_t act, __m256 alpha, __m256 beta) {
     const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps(), half = _mm256_set1_ps(0.5f);
@@ -36,18 +37,25 @@ static inline __m256 act8(__m256 x, uint8_t act, __m256 alpha, __m256 beta) {
     }
 }
 
+/* act8, with the fake quantization of a QDQ pair (scale e->act_alpha, qmin e->act_beta, inv = 1 / scale). */
+static inline __m256 act8f(__m256 x, uint8_t act, __m256 alpha, __m256 beta, const tc__gemm_epi *e, float inv) {
+    if (act == TC__ACT_FAKE_QUANT) return tc__vfake_quant_f32_avx2(x, e->act_alpha, inv, e->act_beta);
+    return act8(x, act, alpha, beta);
+}
+
 void tc__gemm_act_f32_avx2(float *c, size_t ldc, size_t m, size_t n, const tc__gemm_epi *e) {
     const __m256 alpha = _mm256_set1_ps(e->act_alpha), beta = _mm256_set1_ps(e->act_beta);
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const uint8_t act = e->act;
+    const float inv = act == TC__ACT_FAKE_QUANT ? 1.0f / e->act_alpha : 0.0f; /* once, not per vector */
     for (size_t i = 0; i < m; i++) {
         float *r = c + i * ldc;
         size_t j = 0;
         for (; j + 8 <= n; j += 8)
-            _mm256_storeu_ps(r + j, act8(_mm256_loadu_ps(r + j), act, alpha, beta));
+            _mm256_storeu_ps(r + j, act8f(_mm256_loadu_ps(r + j), act, alpha, beta, e, inv));
         if (j < n) {
             const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - j)), iota);
-            _mm256_maskstore_ps(r + j, mask, act8(_mm256_maskload_ps(r + j, mask), act, alpha, beta));
+            _mm256_maskstore_ps(r + j, mask, act8f(_mm256_maskload_ps(r + j, mask), act, alpha, beta, e, inv));
         }
     }
 }

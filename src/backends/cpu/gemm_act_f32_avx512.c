@@ -1,12 +1,13 @@
 /*
  * gemm_act_f32_avx512.c - the activations GEMM microkernels do not apply as a clamp (Sigmoid, SiLU,
- * HardSwish, HardSigmoid, Gelu erf/tanh, LeakyRelu, Tanh), in place on a stored C tile, 16 lanes at
+ * HardSwish, HardSigmoid, Gelu erf/tanh, LeakyRelu, Tanh, a QDQ fake quantization), in place on a stored C tile, 16 lanes at
  * a time with SLEEF's AVX-512 functions (1.0-ULP exp/erf/tanh). Formulas as tc__ref_act.
  */
 #include <immintrin.h>
 #include <sleef.h>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/vact_f32_avx512.h"
 
 static inline __m512 act16(__m512 x, uint8_t act, __m512 alpha, __m512 beta) {
     const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps(), half = _mm512_set1_ps(0.5f);
@@ -40,12 +41,17 @@ static inline __m512 act16(__m512 x, uint8_t act, __m512 alpha, __m512 beta) {
 void tc__gemm_act_f32_avx512(float *c, size_t ldc, size_t m, size_t n, const tc__gemm_epi *e) {
     const __m512 alpha = _mm512_set1_ps(e->act_alpha), beta = _mm512_set1_ps(e->act_beta);
     const uint8_t act = e->act;
+    const float inv = act == TC__ACT_FAKE_QUANT ? 1.0f / e->act_alpha : 0.0f; /* once, not per vector */
     for (size_t i = 0; i < m; i++) {
         float *r = c + i * ldc;
         for (size_t j = 0; j < n; j += 16) {
             const size_t w = n - j < 16 ? n - j : 16;
             const __mmask16 mask = w == 16 ? (__mmask16)0xffff : (__mmask16)((1u << w) - 1u);
-            _mm512_mask_storeu_ps(r + j, mask, act16(_mm512_maskz_loadu_ps(mask, r + j), act, alpha, beta));
+            const __m512 x = _mm512_maskz_loadu_ps(mask, r + j);
+            _mm512_mask_storeu_ps(r + j, mask,
+                                  act == TC__ACT_FAKE_QUANT
+                                      ? tc__vfake_quant_f32_avx512(x, e->act_alpha, inv, e->act_beta)
+                                      : act16(x, act, alpha, beta));
         }
     }
 }

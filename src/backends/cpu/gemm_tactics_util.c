@@ -12,7 +12,7 @@ bool tc__gemm_is_f32(const tc__tensor *t) { return t != NULL && t->dtype == TC_D
 bool tc__gemm_epilogue_ok(const tc__step_desc *d, int64_t bias_len) {
     const tc__epilogue *e = d->epi;
     if (e == NULL) return true;
-    if (e->act >= TC__ACT_COUNT_ || e->act == TC__ACT_FAKE_QUANT) return false; /* the GEMM activations lack it */
+    if (e->act >= TC__ACT_COUNT_) return false;
     if (e->bias_input >= 0 && (!tc__gemm_is_f32(d->bias) || tc__tensor_numel(d->bias) != bias_len)) return false;
     if (e->bias_input < 0 && d->bias != NULL) return false;
     if (e->residual_input >= 0 && (!tc__gemm_is_f32(d->residual) || d->n_out < 1 || d->out[0] == NULL ||
