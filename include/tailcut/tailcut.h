@@ -190,7 +190,8 @@ typedef struct tc_calibrator tc_calibrator;
  * tc_calibrator_add, in histograms of at least 2048 bins. The model must outlive the calibrator.
  */
 TC_API tc_status tc_calibrator_create(const tc_model *model, tc_calibrator **calibrator, tc_error *error);
-/* Runs one sample (a tensor per graph input; all samples must have the first one's shapes). */
+/* Runs one sample (a tensor per graph input). Samples may differ in shape (e.g. sequence length): the FP32
+ * engine that observes them is rebuilt for each new set of shapes. */
 TC_API tc_status tc_calibrator_add(tc_calibrator *calibrator, int num_inputs, const char *const *input_names,
                                    const tc_tensor *inputs, tc_error *error);
 TC_API int tc_calibrator_num_samples(const tc_calibrator *calibrator);

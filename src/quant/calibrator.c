@@ -182,22 +182,31 @@ tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, c
         tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "the model has %d inputs, the sample %d", c->g->n_inputs, n);
         return cal_fail(&err, error);
     }
-    if (c->engine == NULL) {
-        tc_status st = cal_build(c, n, names, in, error);
-        if (st != TC_STATUS_OK) {
-            tc_context_destroy(c->ctx), tc_engine_destroy(c->engine);
-            c->ctx = NULL, c->engine = NULL;
-            return st;
+    /* The engine is built at a sample's shapes; a sample of other shapes (e.g. another sequence length) gets an
+     * engine of its own shapes, once: the histograms carry over. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (c->engine == NULL) {
+            tc_status st = cal_build(c, n, names, in, error);
+            if (st != TC_STATUS_OK) {
+                tc_context_destroy(c->ctx), tc_engine_destroy(c->engine);
+                c->ctx = NULL, c->engine = NULL;
+                return st;
+            }
         }
-    }
-    for (int i = 0; i < n; i++) {
-        tc_status st = tc_context_set_input_shape(c->ctx, names[i], in[i].rank, in[i].dims);
-        if (st == TC_STATUS_OK) st = tc_context_set_tensor(c->ctx, names[i], in[i].data, in[i].nbytes);
-        if (st != TC_STATUS_OK) {
-            tc__fail(&err, st, "input '%s': %s (calibration samples must all have the first one's shapes)", names[i],
-                     tc_context_error(c->ctx));
+        tc_status st = TC_STATUS_OK;
+        int bad = -1;
+        for (int i = 0; i < n && st == TC_STATUS_OK; i++) {
+            st = tc_context_set_input_shape(c->ctx, names[i], in[i].rank, in[i].dims);
+            if (st == TC_STATUS_OK) st = tc_context_set_tensor(c->ctx, names[i], in[i].data, in[i].nbytes);
+            if (st != TC_STATUS_OK) bad = i;
+        }
+        if (st == TC_STATUS_OK) break;
+        if (attempt == 1) {
+            tc__fail(&err, st, "input '%s': %s", names[bad], tc_context_error(c->ctx));
             return cal_fail(&err, error);
         }
+        tc_context_destroy(c->ctx), tc_engine_destroy(c->engine);
+        c->ctx = NULL, c->engine = NULL;
     }
     if (tc_context_run(c->ctx) != TC_STATUS_OK) {
         tc__fail(&err, TC_STATUS_INTERNAL, "running the calibration engine: %s", tc_context_error(c->ctx));

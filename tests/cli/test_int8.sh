@@ -26,12 +26,15 @@ grep -qw avx512_vnni /proc/cpuinfo && vnni=1
 "$py" - "$work" <<'PY'
 import os, sys, numpy as np
 w = sys.argv[1]; rng = np.random.default_rng(5)
-os.makedirs(f"{w}/cal"); os.makedirs(f"{w}/bcal"); os.makedirs(f"{w}/eval")
+os.makedirs(f"{w}/cal"); os.makedirs(f"{w}/bcal"); os.makedirs(f"{w}/bvar"); os.makedirs(f"{w}/eval")
 for k in range(24):
     np.save(f"{w}/cal/img_{k}.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
     np.save(f"{w}/bcal/input_ids.{k}.npy", rng.integers(1, 100, (1, 16)).astype(np.int64))
     m = np.ones((1, 16), np.int64); m[0, 10 + k % 6:] = 0
     np.save(f"{w}/bcal/attention_mask.{k}.npy", m)
+    n = 8 + 4 * (k % 3)  # sequence lengths 8, 12, 16: one calibration engine per length
+    np.save(f"{w}/bvar/input_ids.{k}.npy", rng.integers(1, 100, (1, n)).astype(np.int64))
+    np.save(f"{w}/bvar/attention_mask.{k}.npy", np.ones((1, n), np.int64))
 for k in range(8):
     np.save(f"{w}/eval/x{k}.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
 PY
@@ -137,6 +140,13 @@ fi
   --calib-data "$work/bcal" --tactics-fixed >/dev/null 2>&1 || fail "bert int8 build"
 read -r nb8 q < <(count_int8 "$work/b8.plan" /encoder/layer.0/attention/self/query/MatMul)
 if [ $vnni = 1 ]; then [ "$nb8" -ge 4 ] && [ "$q" = int8 ] || fail "bert: $nb8 INT8 steps, query $q"; fi
+# Samples of several sequence lengths calibrate one dynamic-shape model (a profile for the plan).
+"$tailcut" calibrate "$work/b.onnx" --data "$work/bvar" -o "$work/bvar.cache" --samples 9 >"$work/bvar.out" 2>&1 ||
+  fail "calibrate on varying sequence lengths: $(cat "$work/bvar.out")"
+grep -q "on 9 samples" "$work/bvar.out" || fail "calibrate on varying lengths: $(cat "$work/bvar.out")"
+"$tailcut" build "$work/b.onnx" -o "$work/bdyn.plan" --min-shapes input_ids:1x8,attention_mask:1x8 \
+  --opt-shapes input_ids:1x12,attention_mask:1x12 --max-shapes input_ids:1x16,attention_mask:1x16 --int8 \
+  --calib-cache "$work/bvar.cache" >/dev/null || fail "dynamic-shape int8 build"
 "$tailcut" run "$work/b8.plan" --input input_ids="$work/bcal/input_ids.0.npy" \
   --input attention_mask="$work/bcal/attention_mask.0.npy" -o "$work/b8out" >/dev/null || fail "bert int8 run"
 

@@ -244,8 +244,17 @@ static void test_int8_errors(void **state) {
     tc_tensor small;
     assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 3, HW - 1, HW}, &small, NULL), TC_STATUS_OK);
     ((float *)small.data)[0] = 1.0f;
-    assert_int_not_equal(tc_calibrator_add(c, 1, names, &small, &err), TC_STATUS_OK); /* another shape */
-    assert_non_null(strstr(err.message, "first one's shapes"));
+    /* Another shape where the model fixes it: refused with the model's reason; the calibrator goes on. */
+    for (size_t k = 0; k < small.nbytes / 4; k++) ((float *)small.data)[k] = etm_uniform();
+    assert_int_not_equal(tc_calibrator_add(c, 1, names, &small, &err), TC_STATUS_OK);
+    assert_non_null(strstr(err.message, "fixed at"));
+    assert_int_equal(tc_calibrator_add(c, 1, names, &x, &err), TC_STATUS_OK);
+    tc_tensor wrong;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 3, (int64_t[]){1, 3, HW}, &wrong, NULL), TC_STATUS_OK);
+    assert_int_not_equal(tc_calibrator_add(c, 1, names, &wrong, &err), TC_STATUS_OK); /* wrong rank: refused */
+    assert_non_null(strstr(err.message, "rank"));
+    assert_int_equal(tc_calibrator_num_samples(c), 2);
+    tc_tensor_free(&wrong);
     assert_int_not_equal(tc_calibrator_save(c, TC_CALIB_PERCENTILE, 0.0, cache, &err), TC_STATUS_OK);
     assert_int_equal(tc_calibrator_save(c, TC_CALIB_ENTROPY, 0, cache, &err), TC_STATUS_OK);
     tc_calibrator_destroy(c);
