@@ -107,9 +107,8 @@ static float find_scale(const char *const *names, const float *scales, int n, co
 
 /* What the export decided for one node of the original graph. */
 typedef struct xp_node_plan {
-    bool quantize;      /* reads a calibrated activation and a constant float32 weight */
-    const char *act_dq; /* the activation's DequantizeLinear output */
-    const char *w_dq;   /* the weight's DequantizeLinear output */
+    bool quantize;    /* reads a calibrated activation and a constant float32 weight */
+    const char *w_dq; /* the weight's DequantizeLinear output */
 } xp_node_plan;
 
 /* Adds the int8 weight of node n (its input 1, float32 in g) behind a DequantizeLinear, once per weight. */
@@ -294,7 +293,6 @@ tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const 
         }
     }
     /* Original initializers that some node still reads (FP32 weights replaced everywhere are dropped). */
-    size_t n_new_inits = n_inits;
     for (size_t i = 0; st == TC_STATUS_OK && i < gp->n_initializer; i++) {
         bool used = false;
         for (size_t k = 0; k < n_nodes && !used; k++)
@@ -303,7 +301,6 @@ tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const 
         for (size_t o = 0; o < gp->n_output && !used; o++) used = strcmp(gp->output[o]->name, gp->initializer[i]->name) == 0;
         if (used) inits[n_inits++] = gp->initializer[i];
     }
-    (void)n_new_inits;
     if (st == TC_STATUS_OK && pool.failed) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
     if (st == TC_STATUS_OK && n_w == 0)
         st = tc__fail(err, TC_STATUS_UNSUPPORTED, "--export-qdq: no Conv, MatMul or Gemm with an initializer weight "

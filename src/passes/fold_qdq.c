@@ -13,6 +13,7 @@
 #include "core/quant_attr.h"
 #include "passes/passes.h"
 #include "passes/pattern.h"
+#include "quant/quantizable.h"
 
 /* The per-tensor (one element) float32 scale and the zero point of a Q or DQ node, if constant; *lo is the
  * lowest code of its type (0 for uint8, -128 for int8). */
@@ -47,23 +48,6 @@ bool tc__qdq_pair(const tc__graph *g, int32_t q, int32_t dq, float *scale, float
     return true;
 }
 
-/* The weight dims (C_out, C_in, taps) of a quantizable node with a constant float32 weight, or false. */
-static bool weight_dims(const tc__graph *g, const tc__node *n, int64_t *cout, int64_t *cin, int64_t *taps) {
-    const tc__tensor *w = n->n_op_in >= 2 && n->in[1] >= 0 ? g->values[n->in[1]].init : NULL;
-    if (w == NULL || w->dtype != TC_DTYPE_FLOAT32) return false;
-    if (tc__pat_is(n, "Conv")) {
-        if (w->rank != 4 || tc__attr_int(&n->attrs, "group", 1) != 1) return false;
-        *cout = w->dims[0], *cin = w->dims[1], *taps = w->dims[2] * w->dims[3];
-        return true;
-    }
-    const bool gemm = tc__pat_is(n, "Gemm");
-    if (w->rank != 2 || (!gemm && !tc__pat_is(n, "MatMul")) || (gemm && tc__attr_int(&n->attrs, "transA", 0) != 0))
-        return false;
-    const bool tb = gemm && tc__attr_int(&n->attrs, "transB", 0) != 0;
-    *cout = tb ? w->dims[0] : w->dims[1], *cin = tb ? w->dims[1] : w->dims[0], *taps = 1;
-    return true;
-}
-
 /* The fake quantization of value x (scale, qmin), from a Q -> DQ pair or a producer's epilogue. */
 static bool fake_quantized(const tc__graph *g, int32_t x, float *scale, float *qmin) {
     const int32_t p = tc__pat_producer(g, x, NULL);
@@ -81,11 +65,11 @@ tc_status tc__pass_fold_qdq(tc__pass_ctx *ctx) {
     tc__graph *g = ctx->g;
     for (int32_t k = 0; k < g->n_nodes; k++) {
         const tc__node *n = &g->nodes[k];
-        int64_t cout, cin, taps;
+        tc__qlayer q;
         float scale, qmin;
-        if (n->removed || n->n_op_in < 2 || n->in[0] < 0 || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE) ||
-            !weight_dims(g, n, &cout, &cin, &taps) || !tc__int8_weight_fits(cout, cin, taps) ||
-            !fake_quantized(g, n->in[0], &scale, &qmin) || qmin > 0.0f || qmin < -255.0f)
+        if (!tc__quantizable_layer(g, n, false, &q) || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE) ||
+            !tc__int8_weight_fits(q.cout, q.cin, q.taps) || !fake_quantized(g, q.x, &scale, &qmin) || qmin > 0.0f ||
+            qmin < -255.0f)
             continue;
         const tc__attr a[2] = {{.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale},
                                {.name = TC__ATTR_INT8_ZERO_POINT, .kind = TC__ATTR_INT, .i = (int64_t)-qmin}};

@@ -11,13 +11,7 @@
 #include "passes/passes.h"
 #include "passes/pattern.h"
 #include "quant/calib_cache.h"
-
-static bool is_quantizable(const tc__graph *g, const tc__node *n) {
-    if (n->n_op_in < 2 || n->in[0] < 0 || n->in[1] < 0 || g->values[n->in[1]].init == NULL) return false;
-    if (g->values[n->in[0]].info.dtype != TC_DTYPE_FLOAT32) return false;
-    if (strcmp(n->op_type, "Conv") == 0) return tc__attr_int(&n->attrs, "group", 1) == 1;
-    return strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0;
-}
+#include "quant/quantizable.h"
 
 static bool excluded(const char *name, const char *const *exclude, int n_exclude) {
     for (int i = 0; i < n_exclude; i++)
@@ -31,7 +25,8 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
     for (int32_t k = 0; k < g->n_nodes; k++) {
         const tc__node *n = &g->nodes[k];
         float scale;
-        if (n->removed || !is_quantizable(g, n) || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE)) continue;
+        tc__qlayer q;
+        if (!tc__quantizable_layer(g, n, false, &q) || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE)) continue;
         if (excluded(n->name, exclude, n_exclude)) continue;
         if (!tc__calib_cache_find(cache, g->values[n->in[0]].name, &scale)) continue;
         tc__attr a = {.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};

@@ -13,6 +13,7 @@
 #include "quant/calib.h"
 #include "quant/calib_cache.h"
 #include "quant/model_fingerprint.h"
+#include "quant/quantizable.h"
 #include "tailcut/tailcut.h"
 
 #define CAL_BINS 2048
@@ -37,19 +38,10 @@ static tc_status cal_fail(tc__err *err, tc_error *error) {
     return err->status;
 }
 
-/* True when v is constant: an initializer or a Constant node's output (which constant folding turns into one). */
-static bool is_constant(const tc__graph *g, int32_t v) {
-    const int32_t p = g->values[v].producer;
-    return g->values[v].init != NULL || (p >= 0 && strcmp(g->nodes[p].op_type, "Constant") == 0);
-}
-
-/* The data input of a node an INT8 tactic may take, or -1. */
+/* The data input of a node an INT8 tactic may take (weights may still be Constant nodes here), or -1. */
 static int32_t quantizable_input(const tc__graph *g, const tc__node *n) {
-    if (n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0 || !is_constant(g, n->in[1])) return -1;
-    if (g->values[n->in[0]].info.dtype != TC_DTYPE_FLOAT32) return -1;
-    bool ok = (strcmp(n->op_type, "Conv") == 0 && tc__attr_int(&n->attrs, "group", 1) == 1) ||
-              strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0;
-    return ok ? n->in[0] : -1;
+    tc__qlayer q;
+    return tc__quantizable_layer(g, n, true, &q) ? q.x : -1;
 }
 
 void tc_calibrator_destroy(tc_calibrator *c) {
@@ -172,6 +164,23 @@ static tc_status cal_observe(tc_calibrator *c, int i, const tc_tensor *t, tc__er
     return tc__calib_hist_observe(c->hist[i], t->data, t->nbytes / sizeof(float), err);
 }
 
+/* True when engine e (one profile) was built for the sample's shapes. */
+static bool cal_engine_takes(const tc_engine *e, int n, const char *const *names, const tc_tensor *in) {
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        tc_io_info info;
+        while (k < tc_engine_num_inputs(e) && tc_engine_input_info(e, k, &info) == TC_STATUS_OK &&
+               strcmp(info.name, names[i]) != 0)
+            k++;
+        tc_input_range r;
+        if (k == tc_engine_num_inputs(e) || tc_engine_profile_range(e, 0, k, &r) != TC_STATUS_OK || r.rank != in[i].rank)
+            return false;
+        for (int32_t d = 0; d < r.rank; d++)
+            if (in[i].dims[d] < r.min[d] || in[i].dims[d] > r.max[d]) return false;
+    }
+    return true;
+}
+
 tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, const tc_tensor *in, tc_error *error) {
     tc__err err = {0};
     if (c == NULL || (n > 0 && (names == NULL || in == NULL))) {
@@ -183,30 +192,26 @@ tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, c
         return cal_fail(&err, error);
     }
     /* The engine is built at a sample's shapes; a sample of other shapes (e.g. another sequence length) gets an
-     * engine of its own shapes, once: the histograms carry over. */
-    for (int attempt = 0; attempt < 2; attempt++) {
-        if (c->engine == NULL) {
-            tc_status st = cal_build(c, n, names, in, error);
-            if (st != TC_STATUS_OK) {
-                tc_context_destroy(c->ctx), tc_engine_destroy(c->engine);
-                c->ctx = NULL, c->engine = NULL;
-                return st;
-            }
-        }
-        tc_status st = TC_STATUS_OK;
-        int bad = -1;
-        for (int i = 0; i < n && st == TC_STATUS_OK; i++) {
-            st = tc_context_set_input_shape(c->ctx, names[i], in[i].rank, in[i].dims);
-            if (st == TC_STATUS_OK) st = tc_context_set_tensor(c->ctx, names[i], in[i].data, in[i].nbytes);
-            if (st != TC_STATUS_OK) bad = i;
-        }
-        if (st == TC_STATUS_OK) break;
-        if (attempt == 1) {
-            tc__fail(&err, st, "input '%s': %s", names[bad], tc_context_error(c->ctx));
-            return cal_fail(&err, error);
-        }
+     * engine of its own shapes: the histograms carry over. */
+    if (c->engine != NULL && !cal_engine_takes(c->engine, n, names, in)) {
         tc_context_destroy(c->ctx), tc_engine_destroy(c->engine);
         c->ctx = NULL, c->engine = NULL;
+    }
+    if (c->engine == NULL) {
+        tc_status st = cal_build(c, n, names, in, error);
+        if (st != TC_STATUS_OK) {
+            tc_context_destroy(c->ctx), tc_engine_destroy(c->engine);
+            c->ctx = NULL, c->engine = NULL;
+            return st;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        tc_status st = tc_context_set_input_shape(c->ctx, names[i], in[i].rank, in[i].dims);
+        if (st == TC_STATUS_OK) st = tc_context_set_tensor(c->ctx, names[i], in[i].data, in[i].nbytes);
+        if (st != TC_STATUS_OK) {
+            tc__fail(&err, st, "input '%s': %s", names[i], tc_context_error(c->ctx));
+            return cal_fail(&err, error);
+        }
     }
     if (tc_context_run(c->ctx) != TC_STATUS_OK) {
         tc__fail(&err, TC_STATUS_INTERNAL, "running the calibration engine: %s", tc_context_error(c->ctx));

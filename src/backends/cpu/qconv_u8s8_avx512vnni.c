@@ -228,14 +228,13 @@ tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_ge
         if (st != TC_STATUS_OK) return st;
         j.act = tc__vact_from_epilogue(ctx->epi);
     }
-    const size_t img = g->batch * g->hp * g->wp * g->cp, taps = g->kh * g->kw;
+    const size_t img = g->batch * g->hp * g->wp * g->cp;
     unsigned char *scratch = tc__kernel_alloc(ctx, tc__qconv_scratch(g));
     if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
     j.xq = scratch;
     size_t *tap_off = (size_t *)(scratch + (img + 63) / 64 * 64);
     for (size_t a = 0; a < g->kh; a++)
         for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
-    (void)taps;
     j.tap_off = tap_off;
     j.nblocks = g->cout16 / 16;
     j.groups = (j.nblocks + Q_GROUP_BLOCKS - 1) / Q_GROUP_BLOCKS;

@@ -27,7 +27,7 @@ static float q_scale(const tc__attrs *a) {
 }
 
 /* Fills the derived sizes and checks the whole problem stays in 2^31 and the packed weight fits. */
-static bool q_finish(tc__qconv_geom *g, const tc__tensor *w) {
+static bool q_finish(tc__qconv_geom *g) {
     g->cp = q_round_up(g->cin, 4);
     g->cout16 = q_round_up(g->cout, 16);
     const size_t lim = (size_t)1 << 31;
@@ -35,9 +35,8 @@ static bool q_finish(tc__qconv_geom *g, const tc__tensor *w) {
     size_t img = g->hp * g->wp;
     if (img > lim / g->cp || img * g->cp > lim / g->batch) return false;
     if (g->oh * g->ow > lim / 16 || g->cout16 * g->kh * g->kw * g->cp > lim) return false; /* scatter indices */
-    const size_t fp32_bytes = (size_t)tc__tensor_numel(w) * sizeof(float);
-    return tc__qconv_packed_bytes(g) <= fp32_bytes &&
-           tc__int8_weight_fits((int64_t)g->cout, (int64_t)g->cin, (int64_t)(g->kh * g->kw));
+    /* the FP32 weight is C_out * C_in * taps floats: tc__int8_weight_fits compares the packing with it */
+    return tc__int8_weight_fits((int64_t)g->cout, (int64_t)g->cin, (int64_t)(g->kh * g->kw));
 }
 
 static bool q_conv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
@@ -81,7 +80,7 @@ static bool q_conv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     if (y_blocked && g->cout % 16 != 0) return false;
     g->in_layout = x_blocked ? TC__Q_NCHW16C : TC__Q_NCHW;
     g->out_layout = y_blocked ? TC__Q_NCHW16C : TC__Q_NCHW;
-    return q_finish(g, w);
+    return q_finish(g);
 }
 
 /* MatMul A[..., M, K] x B[K, N] and Gemm A[M, K] x B ([K, N], or [N, K] with transB). */
@@ -102,7 +101,7 @@ static bool q_dense_geometry(const tc__step_desc *d, bool gemm, tc__qconv_geom *
                           .in_layout = TC__Q_ROWS, .out_layout = TC__Q_ROWS};
     g->oh = g->hp = 1;
     g->ow = g->wp = g->iw;
-    return q_finish(g, b);
+    return q_finish(g);
 }
 
 bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {

@@ -1,0 +1,32 @@
+/* quantizable.c - which nodes an INT8 layer can be (see quantizable.h). */
+#include "quant/quantizable.h"
+
+#include <string.h>
+
+/* Dim d of value v: the initializer's, or the inferred one when literal; 0 when unknown. */
+static int64_t dim_of(const tc__graph *g, int32_t v, int d) {
+    const tc__tensor *t = g->values[v].init;
+    if (t != NULL) return t->dims[d];
+    const tc__dim dd = g->values[v].info.shape.dims[d];
+    return tc__dim_is_literal(dd) ? dd.value : 0;
+}
+
+bool tc__quantizable_layer(const tc__graph *g, const tc__node *n, bool constant_nodes, tc__qlayer *out) {
+    if (n->removed || n->n_op_in < 2 || n->in[0] < 0 || n->in[1] < 0) return false;
+    const int32_t w = n->in[1], p = g->values[w].producer;
+    const bool constant = g->values[w].init != NULL || (constant_nodes && p >= 0 && strcmp(g->nodes[p].op_type, "Constant") == 0);
+    if (!constant || g->values[n->in[0]].info.dtype != TC_DTYPE_FLOAT32 || g->values[w].info.dtype != TC_DTYPE_FLOAT32)
+        return false;
+    const int32_t rank = g->values[w].init ? g->values[w].init->rank : g->values[w].info.shape.rank;
+    const bool conv = strcmp(n->op_type, "Conv") == 0, gemm = strcmp(n->op_type, "Gemm") == 0;
+    if (conv) {
+        if (rank != 4 || tc__attr_int(&n->attrs, "group", 1) != 1) return false;
+        *out = (tc__qlayer){n->in[0], dim_of(g, w, 0), dim_of(g, w, 1), dim_of(g, w, 2) * dim_of(g, w, 3)};
+        return true;
+    }
+    if ((!gemm && strcmp(n->op_type, "MatMul") != 0) || rank != 2 || (gemm && tc__attr_int(&n->attrs, "transA", 0) != 0))
+        return false;
+    const bool tb = gemm && tc__attr_int(&n->attrs, "transB", 0) != 0;
+    *out = (tc__qlayer){n->in[0], dim_of(g, w, tb ? 0 : 1), dim_of(g, w, tb ? 1 : 0), 1};
+    return true;
+}

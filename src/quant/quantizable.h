@@ -1,0 +1,27 @@
+/*
+ * quantizable.h - which nodes an INT8 layer can be: a Conv with one group (4-D weight), a MatMul, or a Gemm
+ * without transA (2-D weight), reading a float32 input through a constant float32 weight. One definition
+ * for the calibrator (what to observe), the precision pass and the QDQ pass (what to quantize).
+ */
+#ifndef TC_QUANT_QUANTIZABLE_H
+#define TC_QUANT_QUANTIZABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "graph/graph.h"
+
+/* An INT8 layer's data input and its weight's output channels, input channels and taps (kernel positions;
+ * 0 where the graph does not know a weight dim yet). */
+typedef struct tc__qlayer {
+    int32_t x;
+    int64_t cout, cin, taps;
+} tc__qlayer;
+
+/*
+ * True when node n is a layer INT8 tactics may take; fills *out. The weight must be an initializer, or with
+ * constant_nodes also a Constant node's output (before constant folding turns it into one).
+ */
+bool tc__quantizable_layer(const tc__graph *g, const tc__node *n, bool constant_nodes, tc__qlayer *out);
+
+#endif
