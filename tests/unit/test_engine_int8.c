@@ -16,65 +16,11 @@
 #include <cmocka.h>
 
 #include "core/cpu.h"
-#include "engine_test_model.h"
+#include "int8_test_model.h"
 
-#define CH 32
-#define HW 12
-#define CLASSES 10
 #define SAMPLES 32
 
 static bool have_vnni(void) { return (tc__cpu_get()->isa & TC__ISA_AVX512VNNI) != 0; }
-
-static void ints_attr(B *b, Onnx__NodeProto *n, const char *name, int count, const int64_t *v) {
-    Onnx__AttributeProto *a = b_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
-    a->n_ints = (size_t)count;
-    a->ints = b_dup(b, v, sizeof(int64_t) * (size_t)count);
-}
-
-static void conv(B *b, const char *name, const char *ins, const char *out, int64_t k) {
-    Onnx__NodeProto *n = b_node(b, name, "Conv", ins, out);
-    ints_attr(b, n, "pads", 4, (int64_t[]){k / 2, k / 2, k / 2, k / 2});
-}
-
-/* x[1,3,HW,HW] -> stem 3x3 -> relu -> 3x3 -> relu -> 1x1 + residual -> relu -> GAP -> flatten -> MatMul -> y[1,10].
- * seed changes the weights (another model). */
-static tc_model *build_model(uint64_t seed) {
-    etm_rng = seed;
-    B *b = b_new(17);
-    char hw[16];
-    snprintf(hw, sizeof hw, "%d", HW);
-    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "3", hw, hw}));
-    b_output(b, b_vi(b, "y", 1, 2, (const char *[]){"1", "10"}));
-    etm_weight(b, "w1", 4, (int64_t[]){CH, 3, 3, 3}, 0.0f);
-    etm_weight(b, "b1", 1, (int64_t[]){CH}, 0.0f);
-    etm_weight(b, "w2", 4, (int64_t[]){CH, CH, 3, 3}, 0.0f);
-    etm_weight(b, "w3", 4, (int64_t[]){CH, CH, 1, 1}, 0.0f);
-    etm_weight(b, "fc", 2, (int64_t[]){CH, CLASSES}, 0.0f);
-    conv(b, "stem", "x,w1,b1", "c1", 3);
-    b_node(b, "stem_relu", "Relu", "c1", "r1");
-    conv(b, "mid", "r1,w2", "c2", 3);
-    b_node(b, "mid_relu", "Relu", "c2", "r2");
-    conv(b, "proj", "r2,w3", "c3", 1);
-    b_node(b, "res", "Add", "c3,r1", "a3");
-    b_node(b, "res_relu", "Relu", "a3", "r3");
-    b_node(b, "gap", "GlobalAveragePool", "r3", "g");
-    b_node(b, "flat", "Flatten", "g", "f");
-    b_node(b, "classifier", "MatMul", "f,fc", "y");
-    size_t len;
-    uint8_t *bytes = b_pack(b, &len);
-    tc_model *m = NULL;
-    tc_error err;
-    if (tc_model_load_buffer(bytes, len, NULL, NULL, &m, &err)) fail_msg("model load: %s", err.message);
-    b_free(b);
-    return m;
-}
-
-static tc_tensor random_input(void) {
-    tc_tensor x;
-    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 3, HW, HW}, &x, NULL), TC_STATUS_OK);
-    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform();
-    return x;
-}
 
 /* Calibrates m on SAMPLES random inputs and writes the cache to path by method. */
 static void calibrate(const tc_model *m, tc_calib_method method, const char *path) {
@@ -83,7 +29,7 @@ static void calibrate(const tc_model *m, tc_calib_method method, const char *pat
     assert_int_equal(tc_calibrator_create(m, &c, &err), TC_STATUS_OK);
     const char *names[1] = {"x"};
     for (int s = 0; s < SAMPLES; s++) {
-        tc_tensor x = random_input();
+        tc_tensor x = itm_input();
         if (tc_calibrator_add(c, 1, names, &x, &err)) fail_msg("calibrate: %s", err.message);
         tc_tensor_free(&x);
     }
@@ -164,12 +110,12 @@ static void temp_path(char *buf, size_t size, const char *what) {
 static void test_int8_end_to_end(void **state) {
     (void)state;
     if (!have_vnni()) skip();
-    tc_model *m = build_model(0x1234);
+    tc_model *m = itm_model(0x1234);
     char cache[128], plan[128];
     temp_path(cache, sizeof cache, "cache");
     temp_path(plan, sizeof plan, "plan");
     const tc_calib_method methods[3] = {TC_CALIB_ENTROPY, TC_CALIB_MINMAX, TC_CALIB_PERCENTILE};
-    tc_tensor x = random_input(), want;
+    tc_tensor x = itm_input(), want;
     const char *names[1] = {"x"};
     tc_error err;
     if (tc_model_run_reference(m, 1, names, &x, &want, &err)) fail_msg("reference: %s", err.message);
@@ -228,7 +174,7 @@ static void expect_build_error(const tc_model *m, const char *cache, int n_fp32,
 
 static void test_int8_errors(void **state) {
     (void)state;
-    tc_model *m = build_model(0x1234), *other = build_model(0x9999);
+    tc_model *m = itm_model(0x1234), *other = itm_model(0x9999);
     char cache[128];
     temp_path(cache, sizeof cache, "cache_err");
     tc_calibrator *c = NULL;
@@ -237,7 +183,7 @@ static void test_int8_errors(void **state) {
     /* Nothing observed yet. */
     assert_int_not_equal(tc_calibrator_save(c, TC_CALIB_ENTROPY, 0, cache, &err), TC_STATUS_OK);
     assert_non_null(strstr(err.message, "no calibration samples"));
-    tc_tensor x = random_input();
+    tc_tensor x = itm_input();
     const char *names[2] = {"x", "x2"};
     assert_int_not_equal(tc_calibrator_add(c, 2, names, &x, &err), TC_STATUS_OK); /* 2 inputs for a 1-input model */
     assert_int_equal(tc_calibrator_add(c, 1, names, &x, &err), TC_STATUS_OK);

@@ -1,15 +1,19 @@
 /* test_engine_noalloc.c - proves that tc_context_run allocates nothing: the library's calls to
  * malloc/calloc/realloc/aligned_alloc/posix_memalign are wrapped at link time (-Wl,--wrap) and
- * counted while runs are in progress, for a fixed shape and across shape changes. */
+ * counted while runs are in progress, for a fixed shape and across shape changes, and for an INT8
+ * engine (whose layers quantize their input into scratch). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
-#include "engine_test_model.h"
+#include "core/cpu.h"
+#include "int8_test_model.h"
 
 static int counting;
 static long allocations;
@@ -80,9 +84,50 @@ static void test_run_allocates_nothing(void **state) {
     tc_model_destroy(m);
 }
 
+static void test_int8_run_allocates_nothing(void **state) {
+    (void)state;
+    tc_model *m = itm_model(0x1234);
+    char cache[96];
+    snprintf(cache, sizeof cache, "/tmp/tc_test_noalloc_%d.cache", (int)getpid());
+    tc_calibrator *cal = NULL;
+    tc_error err;
+    assert_int_equal(tc_calibrator_create(m, &cal, &err), TC_STATUS_OK);
+    const char *names[1] = {"x"};
+    tc_tensor x = itm_input();
+    for (int s = 0; s < 4; s++) assert_int_equal(tc_calibrator_add(cal, 1, names, &x, &err), TC_STATUS_OK);
+    assert_int_equal(tc_calibrator_save(cal, TC_CALIB_MINMAX, 0, cache, &err), TC_STATUS_OK);
+    tc_calibrator_destroy(cal);
+    tc_build_options o = {.struct_size = sizeof o, .threads = 2, .flags = TC_BUILD_INT8 | TC_BUILD_TACTICS_FIXED,
+                          .calib_cache = cache};
+    tc_engine *e = NULL;
+    if (tc_engine_build(m, &o, &e, &err)) fail_msg("int8 build: %s", err.message);
+    unlink(cache);
+    int int8 = 0;
+    for (int k = 0; k < tc_engine_num_steps(e); k++) {
+        tc_step_info si;
+        tc_engine_step_info(e, k, &si);
+        int8 += strcmp(si.precision, "int8") == 0;
+    }
+    if (tc__cpu_get()->isa & TC__ISA_AVX512VNNI) assert_int_equal(int8, 4);
+    tc_context *c = NULL;
+    assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
+    assert_int_equal(tc_context_set_tensor(c, "x", x.data, x.nbytes), TC_STATUS_OK);
+    assert_int_equal(tc_context_run(c), TC_STATUS_OK);
+    allocations = 0;
+    counting = 1;
+    for (int i = 0; i < 10; i++) assert_int_equal(tc_context_run(c), TC_STATUS_OK);
+    counting = 0;
+    assert_int_equal(allocations, 0);
+    tc_context_destroy(c);
+    tc_engine_destroy(e);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_allocates_nothing),
+        cmocka_unit_test(test_int8_run_allocates_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
