@@ -7,7 +7,7 @@
  * AVX512-BF16 (--only bf16), the BF16 GEMM operator (FP32 accumulation, one thread) next to the FP32
  * 14x32 one on the same shapes. Prints medians of repeated runs in GFLOP/s.
  *
- * usage: gemm_peak [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|gemm|conv|matmul|bf16]
+ * usage: gemm_peak [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|vnni|gemm|conv|matmul|bf16]
  *                  [--threads 1|2]
  */
 #include <immintrin.h>
@@ -54,6 +54,64 @@ __attribute__((target("avx512f"), noinline)) static float peak_loop_avx512(long 
     for (int i = 1; i < 28; i++)
         s = _mm512_add_ps(s, acc[i]);
     return _mm512_reduce_add_ps(s);
+}
+
+/* 24 independent vpdpbusd chains on registers only, 16 * 4 * 24 multiply-adds per iteration. Written in asm:
+ * gcc keeps intrinsic versions of this loop in registers only with -march flags on the whole file. */
+__attribute__((target("avx512f,avx512vnni"), noinline)) static void peak_loop_vnni(long iters) {
+    __asm__ volatile(
+        "vpbroadcastd %[x], %%zmm0\n\t"
+        "vpbroadcastd %[y], %%zmm1\n\t"
+        "1:\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm2\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm3\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm4\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm5\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm6\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm7\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm8\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm9\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm10\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm11\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm12\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm13\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm14\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm15\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm16\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm17\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm18\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm19\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm20\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm21\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm22\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm23\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm24\n\t"
+        "vpdpbusd %%zmm1, %%zmm0, %%zmm25\n\t"
+        "dec %[n]\n\t"
+        "jnz 1b\n\t"
+        : [n] "+r"(iters)
+        : [x] "r"(0x01020304), [y] "r"(0x05060708)
+        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "cc");
+}
+
+/* The INT8 multiply-add peak the qconv_u8s8 kernels are measured against. */
+static void bench_peak_vnni(int reps) {
+    tc__cpu cpu;
+    tc__cpu_detect(NULL, &cpu);
+    if ((cpu.isa & TC__ISA_AVX512VNNI) == 0) {
+        printf("INT8 peak: no AVX512-VNNI on this CPU\n");
+        return;
+    }
+    const long iters = 2000000;
+    double g[64];
+    peak_loop_vnni(iters / 10); /* warm-up (clock ramp) */
+    for (int r = 0; r < reps; r++) {
+        double t = now_s();
+        peak_loop_vnni(iters);
+        g[r] = 16.0 * 4 * 24 * (double)iters / (now_s() - t) * 1e-9;
+    }
+    printf("INT8 peak, registers only (24 zmm vpdpbusd chains): %.1f GMAC/s per core (median of %d)\n", median(g, reps),
+           reps);
 }
 
 static void bench_peak(int reps) {
@@ -405,7 +463,7 @@ int main(int argc, char **argv) {
             threads = atoi(argv[++i]);
         } else {
             fprintf(stderr,
-                    "usage: %s [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|gemm|conv|matmul|bf16] "
+                    "usage: %s [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|vnni|gemm|conv|matmul|bf16] "
                     "[--threads 1|2]\n",
                     argv[0]);
             return 2;
@@ -425,6 +483,7 @@ int main(int argc, char **argv) {
         bench_peak(reps);
         bench_ukernel(cfg, reps);
     }
+    if (all || strcmp(only, "vnni") == 0) bench_peak_vnni(reps);
     const shape shapes[] = {
         {"resnet50 conv3x3 (im2col)", 64, 3136, 576, true, false},
         {"resnet50 conv1x1 expand", 256, 3136, 64, true, false},
