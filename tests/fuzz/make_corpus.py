@@ -56,6 +56,16 @@ def seeds():
                       [vi("c", TensorProto.BOOL, [])], [vi("y", f, [1])])
     yield "sequence", model([helper.make_node("SequenceEmpty", [], ["s"])], [],
                             [helper.make_tensor_sequence_value_info("s", f, None)])
+    wq = np.array([[[[3]], [[-7]]], [[[127]], [[-127]]]], dtype=np.int8)  # 2x2x1x1 int8 conv weight
+    yield "qdq", model(
+        [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+         helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+         helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], axis=0),
+         helper.make_node("Conv", ["xd", "w"], ["y"])],
+        [vi("x", f, [1, 2, 3, 3])], [vi("y", f, [1, 2, 3, 3])],
+        [helper.make_tensor("s", f, [], [0.05]), helper.make_tensor("z", TensorProto.UINT8, [], [128]),
+         numpy_helper.from_array(wq, "wq"), helper.make_tensor("ws", f, [2], [0.01, 0.02]),
+         helper.make_tensor("wz", TensorProto.INT8, [2], [0, 0])], opset=13)
     yield "old_ir3", model([helper.make_node("Add", ["x", "k"], ["y"])],
                            [vi("x", f, [3]), vi("k", f, [3])], [vi("y", f, [3])],
                            [helper.make_tensor("k", f, [3], [1, 2, 3])], opset=9, ir=3)
