@@ -8,13 +8,12 @@
 #include <string.h>
 
 #include "backends/cpu/blocked_f32.h"
+#include "backends/cpu/conv2d_window.h"
 #include "backends/cpu/conv_nchw16c_f32.h"
 #include "backends/cpu/vec_isa.h"
 
 /* Bound on every size, stride, dilation and pad, so that offsets in floats cannot overflow. */
 #define CV_MAX_EXTENT ((int64_t)1 << 24)
-
-static bool cv_is_f32_4d(const tc__tensor *t) { return t != NULL && t->dtype == TC_DTYPE_FLOAT32 && t->rank == 4; }
 
 /* True when t has fewer than limit elements (dims >= 1). */
 static bool cv_numel_below(const tc__tensor *t, int64_t limit) {
@@ -27,22 +26,9 @@ static bool cv_numel_below(const tc__tensor *t, int64_t limit) {
 bool tc__conv_nchw16c_f32_geometry(const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *w,
                                    const tc__tensor *y, bool blocked_in, tc__conv16_geom *g) {
     memset(g, 0, sizeof *g);
-    if (!cv_is_f32_4d(x) || !cv_is_f32_4d(w) || !cv_is_f32_4d(y)) return false;
-    if (tc__attr_int(attrs, "group", 1) != 1) return false;
-    for (int i = 0; i < 4; i++)
-        if (x->dims[i] < 1 || w->dims[i] < 1 || y->dims[i] < 1 || x->dims[i] > CV_MAX_EXTENT ||
-            w->dims[i] > CV_MAX_EXTENT || y->dims[i] > CV_MAX_EXTENT)
-            return false;
-    if (x->dims[1] != w->dims[1] || y->dims[1] != w->dims[0] || y->dims[0] != x->dims[0]) return false;
-    if (w->dims[0] % TC__CONV16_BLOCK != 0 || (blocked_in && x->dims[1] % TC__CONV16_BLOCK != 0)) return false;
-    tc__err err = {0};
-    const tc__kernel_ctx kctx = {.attrs = attrs, .err = &err};
     tc__ref_window rw;
-    if (tc__ref_window_resolve(&kctx, x, y, w->dims + 2, &rw) != TC_STATUS_OK) return false;
-    for (int d = 0; d < 2; d++)
-        if (rw.stride[d] > CV_MAX_EXTENT || rw.dilation[d] > CV_MAX_EXTENT || rw.pad_begin[d] > CV_MAX_EXTENT ||
-            rw.pad_end[d] > CV_MAX_EXTENT)
-            return false;
+    if (!tc__conv2d_window(attrs, x, w, y, CV_MAX_EXTENT, &rw)) return false;
+    if (w->dims[0] % TC__CONV16_BLOCK != 0 || (blocked_in && x->dims[1] % TC__CONV16_BLOCK != 0)) return false;
     /* The weight and the images stay below 2^40 floats. */
     if (!cv_numel_below(w, (int64_t)1 << 40) || !cv_numel_below(x, (int64_t)1 << 40) ||
         !cv_numel_below(y, (int64_t)1 << 40))

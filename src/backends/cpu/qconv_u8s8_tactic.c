@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backends/cpu/blocked_f32.h"
+#include "backends/cpu/conv2d_window.h"
 #include "backends/cpu/gemm_tactics.h"
 #include "backends/cpu/qconv_u8s8.h"
 #include "backends/cpu/vact_f32.h"
@@ -41,21 +42,9 @@ static bool q_finish(tc__qconv_geom *g) {
 
 static bool q_conv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     const tc__tensor *x = d->in[0], *w = d->in[1], *y = d->out[0];
-    if (!q_is_f32(x) || !q_is_f32(w) || !q_is_f32(y) || x->rank != 4 || w->rank != 4 || y->rank != 4) return false;
-    if (tc__attr_int(d->attrs, "group", 1) != 1) return false;
-    for (int i = 0; i < 4; i++)
-        if (x->dims[i] < 1 || w->dims[i] < 1 || y->dims[i] < 1 || x->dims[i] > Q_MAX_EXTENT ||
-            w->dims[i] > Q_MAX_EXTENT || y->dims[i] > Q_MAX_EXTENT)
-            return false;
-    if (x->dims[1] != w->dims[1] || y->dims[1] != w->dims[0] || y->dims[0] != x->dims[0]) return false;
-    tc__err err = {0};
-    const tc__kernel_ctx kctx = {.attrs = d->attrs, .err = &err};
     tc__ref_window rw;
-    if (tc__ref_window_resolve(&kctx, x, y, w->dims + 2, &rw) != TC_STATUS_OK) return false;
-    for (int k = 0; k < 2; k++)
-        if (rw.stride[k] > Q_MAX_EXTENT || rw.dilation[k] > Q_MAX_EXTENT || rw.pad_begin[k] < 0 ||
-            rw.pad_begin[k] > Q_MAX_EXTENT)
-            return false;
+    if (!tc__conv2d_window(d->attrs, x, w, y, Q_MAX_EXTENT, &rw) || rw.pad_begin[0] < 0 || rw.pad_begin[1] < 0)
+        return false;
     *g = (tc__qconv_geom){.batch = (size_t)x->dims[0],
                           .cin = (size_t)x->dims[1],
                           .cout = (size_t)w->dims[0],
