@@ -182,6 +182,9 @@ expect_fail "not a node" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --bat
   --calib-cache "$work/minmax.cache" --layer-precision nope:fp32
 expect_fail "percentile" "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" --method percentile --percentile 101 \
   -o "$work/x"
+expect_fail "--calib-samples: bad value" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
+  --calib-data "$work/cal" --calib-samples 0
+expect_fail "--samples must be" "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" --samples -3 -o "$work/x"
 expect_fail "give --calib-data" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
   --calib-cache "$work/minmax.cache" --accuracy-threshold 0.99
 expect_fail "cosine or top1" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
