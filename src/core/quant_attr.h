@@ -15,6 +15,10 @@
  */
 #define TC__ATTR_INT8_ZERO_POINT "tc.int8_zero_point"
 
+/* FP16 (--fp16): the precision pass (src/passes/precision_fp16.c) gives the layers that may run in FP16
+ * the int attribute tc.fp16 = 1; the fp16 tactics (src/backends/cpu/hconv_f16.h) take only such nodes. */
+#define TC__ATTR_FP16 "tc.fp16"
+
 #include <stdbool.h>
 #include <stdint.h>
 

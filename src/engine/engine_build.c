@@ -210,10 +210,8 @@ static void free_profiles(tc__profile *p, int n) {
     free(p);
 }
 
-/* --int8: the calibration cache's scales on the quantizable nodes (precision pass), minus the FP32 layers. */
-static tc_status apply_int8(const tc__graph *model_graph, tc__graph *g, const tc_build_options *o, tc__err *err) {
-    if (o->calib_cache == NULL)
-        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "INT8 needs a calibration cache (tailcut calibrate, --calib-cache)");
+/* The FP32 layers of the build options: each must name a node of the model. */
+static tc_status check_fp32_layers(const tc__graph *model_graph, const tc_build_options *o, tc__err *err) {
     if (o->num_fp32_layers < 0 || (o->num_fp32_layers > 0 && o->fp32_layers == NULL))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "num_fp32_layers is %d but fp32_layers is NULL", o->num_fp32_layers);
     for (int i = 0; i < o->num_fp32_layers; i++) {
@@ -224,6 +222,13 @@ static tc_status apply_int8(const tc__graph *model_graph, tc__graph *g, const tc
             return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the FP32 layer '%s' is not a node of the model",
                             o->fp32_layers[i] ? o->fp32_layers[i] : "(null)");
     }
+    return TC_STATUS_OK;
+}
+
+/* --int8: the calibration cache's scales on the quantizable nodes (precision pass), minus the FP32 layers. */
+static tc_status apply_int8(const tc__graph *model_graph, tc__graph *g, const tc_build_options *o, tc__err *err) {
+    if (o->calib_cache == NULL)
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "INT8 needs a calibration cache (tailcut calibrate, --calib-cache)");
     tc__calib_cache *cache = NULL;
     tc_status st = tc__calib_cache_load(o->calib_cache, tc__model_fingerprint(model_graph), &cache, err);
     if (st == TC_STATUS_OK) {
@@ -232,6 +237,12 @@ static tc_status apply_int8(const tc__graph *model_graph, tc__graph *g, const tc
     }
     tc__calib_cache_free(cache);
     return st;
+}
+
+/* --fp16: the FP16 mark on the same layers, minus the FP32 layers. */
+static tc_status apply_fp16(tc__graph *g, const tc_build_options *o, tc__err *err) {
+    tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
+    return tc__pass_precision_fp16(&pc, (const char *const *)o->fp32_layers, o->num_fp32_layers);
 }
 
 /* One way to run the optimised graph: the graph (owned), its steps, chosen tactics and their timings. */
@@ -321,7 +332,9 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
     if (st == TC_STATUS_OK)
         st = tc__passes_run(g, o ? o->disabled_passes : 0, tc__ref_eval, &g->opset, NULL, err);
+    if (st == TC_STATUS_OK && o && (o->flags & (TC_BUILD_INT8 | TC_BUILD_FP16))) st = check_fp32_layers(model_graph, o, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_INT8)) st = apply_int8(model_graph, g, o, err);
+    if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_FP16)) st = apply_fp16(g, o, err);
     /* The graph after the passes, with and without the NCHW16c layout: both are tuned and the one whose
      * chosen tactics take less time in total wins (a whole-graph layout choice made by timing). */
     variant best = {0}, other = {0};

@@ -49,6 +49,12 @@ struct tc__calib_cache;
 tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const struct tc__calib_cache *cache, const char *const *exclude,
                                   int n_exclude);
 
+/*
+ * The FP16 precision pass (precision_fp16.c): gives the same layers the attribute tc.fp16 = 1, except the
+ * nodes named in exclude. Run once after the rounds, before the layout pass.
+ */
+tc_status tc__pass_precision_fp16(tc__pass_ctx *ctx, const char *const *exclude, int n_exclude);
+
 /* Number of passes and the name / description of pass i (for --help and inspect). */
 int tc__pass_count(void);
 const char *tc__pass_name(int i);

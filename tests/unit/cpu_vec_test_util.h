@@ -11,6 +11,7 @@
 #ifndef TC_TESTS_CPU_VEC_TEST_UTIL_H
 #define TC_TESTS_CPU_VEC_TEST_UTIL_H
 
+#include "core/layout.h"
 #include <pthreadpool.h>
 
 #include "core/cpu.h"
@@ -152,6 +153,24 @@ static inline tc__tensor vtu_random(dtu_rng *r, int32_t rank, const int64_t *dim
     float *p = t.data;
     for (int64_t i = 0; i < tc__tensor_numel(&t); i++) p[i] = (float)dtu_uniform(r, lo, hi);
     return t;
+}
+
+/* A 4-D float tensor reordered from NCHW to NCHW16c (to_blocked) or back (C a multiple of 16). */
+static inline tc__tensor vtu_reorder_nchw16c(const tc__tensor *t, bool to_blocked) {
+    tc__tensor b = dtu_tensor(t->dtype, t->rank, t->dims);
+    const size_t n = (size_t)t->dims[0], c = (size_t)t->dims[1], h = (size_t)t->dims[2], w = (size_t)t->dims[3];
+    const float *s = t->data;
+    float *o = b.data;
+    size_t i = 0;
+    for (size_t a = 0; a < n; a++)
+        for (size_t ch = 0; ch < c; ch++)
+            for (size_t y = 0; y < h; y++)
+                for (size_t x = 0; x < w; x++, i++) {
+                    size_t bi = tc__nchw16c_offset(c, h, w, a, ch, y, x);
+                    if (to_blocked) o[bi] = s[i];
+                    else o[i] = s[bi];
+                }
+    return b;
 }
 
 /* The epilogues every fusing tactic is tested with (activation only; residuals are added by the tests). */

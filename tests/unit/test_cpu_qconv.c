@@ -36,23 +36,6 @@ typedef struct q_case {
     int zp; /* tc.int8_zero_point, or -1: symmetric (none) */
 } q_case;
 
-static tc__tensor q_reorder(const tc__tensor *t, bool to_blocked) {
-    tc__tensor b = dtu_tensor(t->dtype, t->rank, t->dims);
-    const size_t n = (size_t)t->dims[0], c = (size_t)t->dims[1], h = (size_t)t->dims[2], w = (size_t)t->dims[3];
-    const float *s = t->data;
-    float *o = b.data;
-    size_t i = 0;
-    for (size_t a = 0; a < n; a++)
-        for (size_t ch = 0; ch < c; ch++)
-            for (size_t y = 0; y < h; y++)
-                for (size_t x = 0; x < w; x++, i++) {
-                    size_t bi = tc__nchw16c_offset(c, h, w, a, ch, y, x);
-                    if (to_blocked) o[bi] = s[i];
-                    else o[i] = s[bi];
-                }
-    return b;
-}
-
 /* X dequantized as the kernel sees it (zero point zp, or symmetric when zp < 0). */
 static tc__tensor q_dequant_x(const tc__tensor *x, float sx, int zp) {
     tc__tensor d = dtu_tensor(x->dtype, x->rank, x->dims);
@@ -162,7 +145,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     const tc__tactic *t = conv ? (blk_out ? &tc__tactic_conv_nchw16c_int8_avx512vnni : &tc__tactic_conv_int8_avx512vnni)
                           : gemm ? &tc__tactic_gemm_int8_avx512vnni
                                  : &tc__tactic_matmul_int8_avx512vnni;
-    tc__tensor xt = blk_in ? q_reorder(&x, true) : x, rt = c->residual && blk_out ? q_reorder(&res, true) : res;
+    tc__tensor xt = blk_in ? vtu_reorder_nchw16c(&x, true) : x, rt = c->residual && blk_out ? vtu_reorder_nchw16c(&res, true) : res;
     tc__tensor wp = dtu_tensor(w.dtype, w.rank, w.dims);
     const tc__tensor *tin[5] = {&xt, &w, own_bias ? &b : NULL, NULL, NULL}, *outs[1] = {&ref};
     const bool in_const[3] = {false, true, true};
@@ -177,7 +160,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     if (c->residual) tin[epi.residual_input] = &rt;
     tc__tensor y1 = q_run(t, &d, n_ctx, tin, &ref, NULL), y2 = q_run(t, &d, n_ctx, tin, &ref, vtu_pool);
     if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s: 1 and 2 threads differ", what);
-    tc__tensor y = blk_out ? q_reorder(&y1, false) : y1;
+    tc__tensor y = blk_out ? vtu_reorder_nchw16c(&y1, false) : y1;
     char msg[200];
     snprintf(msg, sizeof msg, "%s [%s]", what, t->name);
     vtu_assert_close(&y, &ref, Q_TOL * sqrt((double)(c->cin * c->k * c->k)), msg);

@@ -35,13 +35,14 @@ const char *cli_build_usage(void) {
            "                                fold_batchnorm, fuse_gelu, fuse_matmul_bias, fuse_residual,\n"
            "                                fuse_activation, eliminate_dead, layout, fold_qdq, or 'all')\n"
            "  --int8                        allow INT8 Conv/MatMul/Gemm layers where faster (needs scales:)\n"
+           "  --fp16                        allow FP16 Conv/MatMul/Gemm layers where faster (AVX512-FP16)\n"
            "  --calib-cache FILE            activation scales from `tailcut calibrate` (written when\n"
            "                                --calib-data is given too)\n"
            "  --calib-data DIR              calibrate now on DIR (<input>.<k>.npy files)\n"
            "  --calib-method M              entropy (default), minmax or percentile (with --calib-data)\n"
            "  --percentile P                for --calib-method percentile (default 99.99)\n"
            "  --calib-samples N             calibrate on at most N samples\n"
-           "  --layer-precision NAME:fp32   keep node NAME in FP32 (repeatable)\n"
+           "  --layer-precision NAME:fp32   keep node NAME in FP32 with --int8 or --fp16 (repeatable)\n"
            "  --accuracy-threshold X        (with --calib-data) keep the layers with the noisiest INT8 input\n"
            "                                in FP32 until the outputs agree with FP32 on the calibration\n"
            "                                samples by at least X (e.g. 0.999)\n"
@@ -79,6 +80,9 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
         return 1;
     } else if (strcmp(o, "--int8") == 0) {
         a->flags |= TC_BUILD_INT8;
+        return 1;
+    } else if (strcmp(o, "--fp16") == 0) {
+        a->flags |= TC_BUILD_FP16;
         return 1;
     } else if (strcmp(o, "--threads") != 0 && strcmp(o, "--disable-pass") != 0 && strcmp(o, "--batch") != 0 &&
                strcmp(o, "--timing-cache") != 0 && strcmp(o, "--calib-cache") != 0 && strcmp(o, "--calib-data") != 0 &&
@@ -192,17 +196,36 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     return 1;
 }
 
+/* The --layer-precision NAME:fp32 names, copied into fp32[], as the build options' FP32 layers. */
+static int fp32_layer_names(const cli_build_args *a, tc_build_options *o, char **fp32, const char *cmd) {
+    for (int i = 0; i < a->n_fp32_layers; i++) {
+        const char *colon = strrchr(a->fp32_layers[i], ':');
+        fp32[i] = strndup(a->fp32_layers[i], (size_t)(colon - a->fp32_layers[i]));
+        if (fp32[i] == NULL) {
+            while (i-- > 0) free(fp32[i]);
+            fprintf(stderr, "tailcut %s: out of memory\n", cmd);
+            return 1;
+        }
+    }
+    o->num_fp32_layers = a->n_fp32_layers;
+    o->fp32_layers = (const char *const *)fp32;
+    return 0;
+}
+
 /* The INT8 build options: the calibration cache (calibrated now on --calib-data, into --calib-cache or a
  * temporary file whose name goes to tmp_cache) and the FP32 layers (names copied into fp32[]). */
 static int int8_options(const tc_model *model, const cli_build_args *a, tc_build_options *o, char **fp32,
                         char *tmp_cache, tc_calibrator **keep, const char *cmd) {
+    if (a->n_fp32_layers && !(a->flags & (TC_BUILD_INT8 | TC_BUILD_FP16))) {
+        fprintf(stderr, "tailcut %s: --layer-precision needs --int8 or --fp16\n", cmd);
+        return 2;
+    }
     if (!(a->flags & TC_BUILD_INT8)) {
-        if (a->calib_cache || a->calib_data || a->n_fp32_layers || a->accuracy_threshold > 0) {
-            fprintf(stderr, "tailcut %s: --calib-cache, --calib-data, --layer-precision and --accuracy-threshold "
-                            "need --int8\n", cmd);
+        if (a->calib_cache || a->calib_data || a->accuracy_threshold > 0) {
+            fprintf(stderr, "tailcut %s: --calib-cache, --calib-data and --accuracy-threshold need --int8\n", cmd);
             return 2;
         }
-        return 0;
+        return fp32_layer_names(a, o, fp32, cmd);
     }
     if (a->accuracy_threshold > 0 && a->calib_data == NULL) {
         fprintf(stderr, "tailcut %s: --accuracy-threshold measures on the calibration samples: give --calib-data\n",
@@ -240,18 +263,7 @@ static int int8_options(const tc_model *model, const cli_build_args *a, tc_build
         }
         o->calib_cache = path;
     }
-    for (int i = 0; i < a->n_fp32_layers; i++) {
-        const char *colon = strrchr(a->fp32_layers[i], ':');
-        fp32[i] = strndup(a->fp32_layers[i], (size_t)(colon - a->fp32_layers[i]));
-        if (fp32[i] == NULL) {
-            while (i-- > 0) free(fp32[i]);
-            fprintf(stderr, "tailcut %s: out of memory\n", cmd);
-            return 1;
-        }
-    }
-    o->num_fp32_layers = a->n_fp32_layers;
-    o->fp32_layers = (const char *const *)fp32;
-    return 0;
+    return fp32_layer_names(a, o, fp32, cmd);
 }
 
 /* Parses "a:1x2,b:3x4" into ranges; which = 0 min, 1 opt, 2 max. */

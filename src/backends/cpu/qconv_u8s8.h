@@ -22,7 +22,8 @@
  *   int8  [Cpad16 / 16][KH * KW][Cp / 4][16][4]   (block of 16 output channels, tap, 4 input channels)
  *   float mult[Cpad16]   sx * sw[oc]   (0 for padding channels)
  *   int32 comp[Cpad16]   z * sum(qw[oc, :])
- * The baseline-ISA part (geometry, supports, packing) is qconv_u8s8_tactic.c; the VNNI kernels and
+ * The baseline-ISA part (geometry, supports, packing) is qconv_u8s8_tactic.c (the layer checks it shares
+ * with the FP16 tactics are lowp_layer.c); the VNNI kernels and
  * run() are qconv_u8s8_avx512vnni.c.
  */
 #ifndef TC_BACKENDS_CPU_QCONV_U8S8_H
@@ -32,15 +33,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/cpu/lowp_layer.h"
 #include "core/quant_attr.h"
 #include "tactics/tactic.h"
 
-/* Memory layouts of X and Y. */
-typedef enum tc__q_layout {
-    TC__Q_NCHW = 0,    /* [N][C][H][W] */
-    TC__Q_NCHW16C = 1, /* core/layout.h (C % 16 == 0) */
-    TC__Q_ROWS = 2,    /* channels last: [pixels][C] (MatMul/Gemm rows) */
-} tc__q_layout;
+/* Memory layouts of X and Y (lowp_layer.h). */
+#define TC__Q_NCHW TC__LOWP_NCHW
+#define TC__Q_NCHW16C TC__LOWP_NCHW16C
+#define TC__Q_ROWS TC__LOWP_ROWS
 
 /* One convolution (sizes of one image), as the operator computes it. */
 typedef struct tc__qconv_geom {
@@ -50,7 +50,7 @@ typedef struct tc__qconv_geom {
     size_t pt, pl;          /* top and left padding */
     size_t hp, wp, cp;      /* the padded quantized image: rows, columns, channels (Cp % 4 == 0) */
     size_t cout16;          /* C_out rounded up to 16 */
-    uint8_t in_layout, out_layout; /* tc__q_layout */
+    uint8_t in_layout, out_layout; /* tc__lowp_layout */
     float x_scale;          /* sx */
     uint8_t zero_point, lo; /* z and the lowest code (see above) */
 } tc__qconv_geom;
@@ -78,10 +78,6 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g);
 /* Quantizes and packs the FP32 weight (ONNX layout: Conv [C_out][C_in][KH][KW], MatMul [K][N], Gemm
  * [K][N] or [N][K] with transB) into dst (tc__qconv_packed_bytes; the rest of the FP32 size is zeroed). */
 void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, void *dst);
-
-/* The bias the step adds per output channel (Conv's B, Gemm's C, a fused bias over the last dim), or
- * NULL; checked to have C_out float32 values. */
-const tc__tensor *tc__qconv_bias(const tc__kernel_ctx *ctx, size_t cout);
 
 /* Runs the operator on a step its tactic supports (needs AVX512-VNNI). */
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);

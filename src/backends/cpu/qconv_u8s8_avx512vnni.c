@@ -221,7 +221,7 @@ tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_ge
                .act = {TC__VACT_NONE, 0, 0, 0}};
     j.mult = (const float *)(j.w + tc__qconv_weight_bytes(g));
     j.comp = (const int32_t *)(j.mult + g->cout16);
-    const tc__tensor *b = tc__qconv_bias(ctx, g->cout);
+    const tc__tensor *b = tc__lowp_bias(ctx, g->cout);
     j.bias = b ? b->data : NULL;
     if (ctx->epi != NULL) {
         tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &j.res);

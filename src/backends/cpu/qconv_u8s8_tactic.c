@@ -6,18 +6,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "backends/cpu/blocked_f32.h"
-#include "backends/cpu/conv2d_window.h"
-#include "backends/cpu/gemm_tactics.h"
 #include "backends/cpu/qconv_u8s8.h"
-#include "backends/cpu/vact_f32.h"
 #include "backends/cpu/vec_isa.h"
-#include "backends/ref/window.h"
 
-#define Q_MAX_EXTENT ((int64_t)1 << 24)
 #define Q_ISA (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512VNNI)
-
-static bool q_is_f32(const tc__tensor *t) { return t != NULL && t->dtype == TC_DTYPE_FLOAT32; }
 
 static size_t q_round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
@@ -40,103 +32,27 @@ static bool q_finish(tc__qconv_geom *g) {
     return tc__int8_weight_fits((int64_t)g->cout, (int64_t)g->cin, (int64_t)(g->kh * g->kw));
 }
 
-static bool q_conv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
-    const tc__tensor *x = d->in[0], *w = d->in[1], *y = d->out[0];
-    tc__ref_window rw;
-    if (!tc__conv2d_window(d->attrs, x, w, y, Q_MAX_EXTENT, &rw) || rw.pad_begin[0] < 0 || rw.pad_begin[1] < 0)
-        return false;
-    *g = (tc__qconv_geom){.batch = (size_t)x->dims[0],
-                          .cin = (size_t)x->dims[1],
-                          .cout = (size_t)w->dims[0],
-                          .ih = (size_t)rw.in[0],
-                          .iw = (size_t)rw.in[1],
-                          .oh = (size_t)rw.out[0],
-                          .ow = (size_t)rw.out[1],
-                          .kh = (size_t)rw.kernel[0],
-                          .kw = (size_t)rw.kernel[1],
-                          .sh = (size_t)rw.stride[0],
-                          .sw = (size_t)rw.stride[1],
-                          .dh = (size_t)rw.dilation[0],
-                          .dw = (size_t)rw.dilation[1],
-                          .pt = (size_t)rw.pad_begin[0],
-                          .pl = (size_t)rw.pad_begin[1]};
-    /* The padded image covers the input and every tap of every output. */
-    size_t need_h = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1, need_w = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
-    g->hp = need_h > g->ih + g->pt ? need_h : g->ih + g->pt;
-    g->wp = need_w > g->iw + g->pl ? need_w : g->iw + g->pl;
-    const bool x_blocked = tc__layout_in_blocked(d->attrs, 0), y_blocked = tc__layout_out_blocked(d->attrs);
-    if (x_blocked && g->cin % 16 != 0) return false;
-    if (y_blocked && g->cout % 16 != 0) return false;
-    g->in_layout = x_blocked ? TC__Q_NCHW16C : TC__Q_NCHW;
-    g->out_layout = y_blocked ? TC__Q_NCHW16C : TC__Q_NCHW;
-    return q_finish(g);
-}
-
-/* MatMul A[..., M, K] x B[K, N] and Gemm A[M, K] x B ([K, N], or [N, K] with transB). */
-static bool q_dense_geometry(const tc__step_desc *d, bool gemm, tc__qconv_geom *g) {
-    const tc__tensor *a = d->in[0], *b = d->in[1], *y = d->out[0];
-    if (!q_is_f32(a) || !q_is_f32(b) || !q_is_f32(y) || a->rank < 2 || b->rank != 2) return false;
-    const bool tb = gemm && tc__attr_int(d->attrs, "transB", 0) != 0;
-    if (gemm && (a->rank != 2 || tc__attr_int(d->attrs, "transA", 0) != 0 ||
-                 tc__attr_float(d->attrs, "alpha", 1.0f) != 1.0f))
-        return false;
-    const int64_t k = a->dims[a->rank - 1], n = tb ? b->dims[0] : b->dims[1];
-    if ((tb ? b->dims[1] : b->dims[0]) != k || k < 1 || n < 1 || k > Q_MAX_EXTENT || n > Q_MAX_EXTENT) return false;
-    const int64_t numel = tc__tensor_numel(a);
-    if (numel < 1 || numel > ((int64_t)1 << 31) || tc__tensor_numel(y) != numel / k * n || y->dims[y->rank - 1] != n)
-        return false;
-    *g = (tc__qconv_geom){.batch = 1, .cin = (size_t)k, .cout = (size_t)n, .ih = 1, .iw = (size_t)(numel / k),
-                          .kh = 1, .kw = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
-                          .in_layout = TC__Q_ROWS, .out_layout = TC__Q_ROWS};
-    g->oh = g->hp = 1;
-    g->ow = g->wp = g->iw;
-    return q_finish(g);
-}
-
 bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     memset(g, 0, sizeof *g);
     const float sx = q_scale(d->attrs);
-    if (sx == 0.0f || d->n_in < 2 || d->n_out < 1 || d->in[0] == NULL || d->in[1] == NULL || d->out[0] == NULL)
-        return false;
-    bool ok;
-    if (strcmp(d->op_type, "Conv") == 0) ok = d->n_in <= 3 && q_conv_geometry(d, g);
-    else if (strcmp(d->op_type, "MatMul") == 0) ok = d->n_in == 2 && q_dense_geometry(d, false, g);
-    else if (strcmp(d->op_type, "Gemm") == 0) ok = d->n_in <= 3 && q_dense_geometry(d, true, g);
-    else ok = false;
-    g->x_scale = sx;
+    tc__lowp_shape s;
+    if (sx == 0.0f || !tc__lowp_shape_of(d, &s)) return false;
+    *g = (tc__qconv_geom){.batch = s.batch, .cin = s.cin, .cout = s.cout, .ih = s.ih, .iw = s.iw, .oh = s.oh, .ow = s.ow,
+                          .kh = s.kh, .kw = s.kw, .sh = s.sh, .sw = s.sw, .dh = s.dh, .dw = s.dw, .pt = s.pt, .pl = s.pl,
+                          .hp = s.hp, .wp = s.wp, .in_layout = s.in_layout, .out_layout = s.out_layout, .x_scale = sx};
     const int64_t z = tc__attr_int(d->attrs, TC__ATTR_INT8_ZERO_POINT, -1);
     if (z > 255 || z < -1) return false;
     g->zero_point = z < 0 ? 128 : (uint8_t)z;
     g->lo = z < 0 ? 1 : 0;
-    return ok;
-}
-
-/* The per-channel bias input (Conv B, Gemm C) of the step: index 2, unless absent. */
-static const tc__tensor *q_own_bias(const tc__step_desc *d) { return d->n_in > 2 ? d->in[2] : NULL; }
-
-static bool q_bias_ok(const tc__tensor *b, size_t cout) {
-    return b == NULL || (q_is_f32(b) && tc__tensor_numel(b) == (int64_t)cout && b->dims[b->rank - 1] == (int64_t)cout);
+    return q_finish(g);
 }
 
 /* Which step this tactic family takes: the geometry, the weight constant, the layouts, the epilogue. */
 static bool q_supports(const tc__step_desc *d, bool blocked) {
     tc__qconv_geom g;
-    if (!tc__qconv_geometry(d, &g)) return false;
-    if (d->in_const == NULL || !d->in_const[1] || d->in[1]->data == NULL) return false;
-    const bool conv = strcmp(d->op_type, "Conv") == 0;
-    if (!q_bias_ok(q_own_bias(d), g.cout)) return false;
-    if (conv) {
-        if (!tc__vact_epilogue_supported(d)) return false;
-    } else {
-        if (!tc__gemm_epilogue_ok(d, (int64_t)g.cout)) return false;
-        if (q_own_bias(d) != NULL && (d->bias != NULL || tc__attr_float(d->attrs, "beta", 1.0f) != 1.0f)) return false;
-    }
-    if (!blocked) return !tc__layout_any_blocked(d->attrs);
-    if (!conv || g.out_layout != TC__Q_NCHW16C) return false;
-    const uint64_t x_bit = g.in_layout == TC__Q_NCHW16C ? 1 : 0;
-    return tc__blk_layout_is(d->attrs, tc__blk_with_residual(x_bit, d->epi), true);
+    tc__lowp_shape s;
+    return tc__qconv_geometry(d, &g) && tc__lowp_shape_of(d, &s) && tc__lowp_step_ok(d, &s, blocked);
 }
-
 static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, false); }
 static bool q_supports_blocked(const tc__step_desc *d) { return q_supports(d, true); }
 
@@ -204,8 +120,7 @@ static tc_status q_pack(const tc__step_desc *d, int index, const void *src, void
     tc__qconv_geom g;
     if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the int8 tactics pack only the weight of a step they take");
-    const bool k_major = strcmp(d->op_type, "MatMul") == 0 ||
-                         (strcmp(d->op_type, "Gemm") == 0 && tc__attr_int(d->attrs, "transB", 0) == 0);
+    const bool k_major = tc__lowp_weight_k_major(d);
     memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
     tc__qconv_pack_weight(&g, src, k_major, dst);
     return TC_STATUS_OK;
@@ -216,30 +131,13 @@ static size_t q_scratch(const tc__step_desc *d) {
     return tc__qconv_geometry(d, &g) ? tc__qconv_scratch(&g) : 0;
 }
 
-/* The op's own inputs of a kernel context: the epilogue's operands come after them. */
-static int q_op_inputs(const tc__kernel_ctx *ctx) {
-    int n = ctx->n_in;
-    if (ctx->epi != NULL && ctx->epi->bias_input >= 0 && ctx->epi->bias_input < n) n = ctx->epi->bias_input;
-    if (ctx->epi != NULL && ctx->epi->residual_input >= 0 && ctx->epi->residual_input < n) n = ctx->epi->residual_input;
-    return n;
-}
-
-const tc__tensor *tc__qconv_bias(const tc__kernel_ctx *ctx, size_t cout) {
-    const tc__tensor *b = q_op_inputs(ctx) > 2 && ctx->in[2] != NULL ? ctx->in[2] : ctx->bias;
-    return b != NULL && q_bias_ok(b, cout) && b->data != NULL ? b : NULL;
-}
-
 static tc_status q_run(const tc__kernel_ctx *ctx) {
-    const int n_op = q_op_inputs(ctx);
-    if (n_op < 2 || n_op > 3 || ctx->n_out < 1 || ctx->out[0] == NULL)
+    const tc__tensor *in[3], *out[1];
+    bool in_const[3];
+    tc__epilogue none;
+    tc__step_desc d;
+    if (!tc__lowp_ctx_desc(ctx, in, in_const, out, &none, &d))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: inputs the int8 tactic does not take", ctx->op_type);
-    const tc__tensor *in[3] = {ctx->in[0], ctx->in[1], n_op > 2 ? ctx->in[2] : NULL};
-    const bool in_const[3] = {false, true, true};
-    const tc__tensor *out[1] = {ctx->out[0]};
-    const tc__epilogue none = tc__epilogue_none();
-    tc__step_desc d = {.op_type = ctx->op_type, .opset = ctx->opset, .attrs = ctx->attrs, .n_in = n_op, .in = in,
-                       .in_const = in_const, .n_out = 1, .out = out, .epi = ctx->epi ? ctx->epi : &none,
-                       .bias = ctx->bias, .residual = ctx->residual};
     tc__qconv_geom g;
     if (!tc__qconv_geometry(&d, &g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: shapes or attributes the int8 tactic does not take",

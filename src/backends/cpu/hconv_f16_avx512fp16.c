@@ -1,0 +1,278 @@
+/*
+ * hconv_f16_avx512fp16.c - the FP16 operator of hconv_f16.h on AVX512-FP16: conversion of X into the
+ * padded channels-last FP16 image, the vfmadd231ph microkernels (MR output pixels x NB blocks of 16
+ * output channels x 2 channel parities in FP16 accumulators, flushed into FP32 partial sums every
+ * TC__HCONV_CHUNK multiply-adds), the FP32 epilogue (parities added, bias, residual, activation) and
+ * the threaded driver.
+ */
+#include <immintrin.h>
+#include <pthreadpool.h>
+#include <string.h>
+
+#include "backends/cpu/hconv_f16.h"
+#include "backends/cpu/vact_f32.h"
+#include "backends/cpu/vact_f32_avx512.h"
+
+/* Output pixels per task strip (of an image's pixels in row-major order, so a strip may span rows). */
+#define H_STRIP 48
+/* Blocks of 16 output channels per task (and per microkernel call at most). */
+#define H_GROUP_BLOCKS 4
+/* Output pixels per microkernel call at most (6 with 3 or 4 blocks). */
+#define H_MR 12
+
+typedef struct h_job {
+    const tc__hconv_geom *g;
+    const float *x;
+    _Float16 *xh;
+    const size_t *tap_off; /* element offset of each tap in the padded image */
+    const _Float16 *w;
+    const float *bias, *res;
+    float *y;
+    tc__vact act;
+    size_t nblocks, groups, strips; /* blocks of 16 channels, task groups, strips per image */
+} h_job;
+
+#define H_ROUND (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
+/* Converts padded row r of image n: the border is 0. */
+static void h_convert_row(void *arg, size_t task) {
+    const h_job *j = arg;
+    const tc__lowp_shape *s = &j->g->s;
+    const size_t n = task / s->hp, r = task % s->hp, cp = j->g->cp;
+    _Float16 *row = j->xh + (n * s->hp + r) * s->wp * cp;
+    if (r < s->pt || r >= s->pt + s->ih) {
+        memset(row, 0, s->wp * cp * sizeof *row);
+        return;
+    }
+    const size_t h = r - s->pt;
+    memset(row, 0, s->pl * cp * sizeof *row);
+    memset(row + (s->pl + s->iw) * cp, 0, (s->wp - s->pl - s->iw) * cp * sizeof *row);
+    _Float16 *dst = row + s->pl * cp;
+    if (s->in_layout == TC__LOWP_NCHW16C) {
+        const size_t cb_n = s->cin / 16;
+        for (size_t cb = 0; cb < cb_n; cb++) {
+            const float *src = j->x + ((n * cb_n + cb) * s->ih + h) * s->iw * 16;
+            for (size_t w = 0; w < s->iw; w++)
+                _mm256_storeu_si256((__m256i *)(dst + w * cp + cb * 16), _mm512_cvtps_ph(_mm512_loadu_ps(src + w * 16), H_ROUND));
+        }
+    } else if (s->in_layout == TC__LOWP_ROWS) {
+        const size_t c16 = s->cin / 16 * 16;
+        const __mmask16 tail = (__mmask16)((1u << (s->cin - c16)) - 1);
+        for (size_t w = 0; w < s->iw; w++) {
+            const float *src = j->x + w * s->cin;
+            _Float16 *o = dst + w * cp;
+            for (size_t c = 0; c < c16; c += 16)
+                _mm256_storeu_si256((__m256i *)(o + c), _mm512_cvtps_ph(_mm512_loadu_ps(src + c), H_ROUND));
+            if (tail) _mm256_mask_storeu_epi16(o + c16, tail, _mm512_cvtps_ph(_mm512_maskz_loadu_ps(tail, src + c16), H_ROUND));
+            if (cp > s->cin) o[s->cin] = (_Float16)0.0f;
+        }
+    } else {
+        const size_t plane = s->ih * s->iw;
+        for (size_t c = 0; c < s->cin; c++) {
+            const float *src = j->x + (n * s->cin + c) * plane + h * s->iw;
+            for (size_t w = 0; w < s->iw; w++) dst[w * cp + c] = (_Float16)src[w];
+        }
+        if (cp > s->cin)
+            for (size_t w = 0; w < s->iw; w++) dst[w * cp + s->cin] = (_Float16)0.0f;
+    }
+}
+
+/* Where output element (pixel i, block of 16 channels b, lane l) of a tile lives: y + i * ps + b * bs + l * ls. */
+typedef struct h_out {
+    float *y;
+    const float *res;
+    size_t ps, bs, ls;
+    size_t oc0;
+} h_out;
+
+/* The 16 FP32 values of half h (0: lanes 0-15) of an FP16 register. */
+static inline __m512 h_half(__m512h v, int h) {
+    const __m512i b = _mm512_castph_si512(v);
+    return _mm512_cvtph_ps(h ? _mm512_extracti64x4_epi64(b, 1) : _mm512_castsi512_si256(b));
+}
+
+/* Block b of pixel i: the two parities' partial sums (lanes 2k, 2k + 1 of lo:hi hold channel k) added,
+ * then bias, residual, activation, stored. */
+static inline __attribute__((always_inline)) void h_store(const h_job *j, const h_out *o, int i, int b, __m512 lo,
+                                                          __m512 hi, __mmask16 mask, __m512i lanes) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    __m512 v = _mm512_add_ps(_mm512_permutex2var_ps(lo, even, hi), _mm512_permutex2var_ps(lo, odd, hi));
+    if (j->bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, j->bias + o->oc0 + (size_t)b * 16));
+    const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
+    if (o->ls == 1) {
+        if (o->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, o->res + off));
+        v = tc__vact_f32_avx512(v, &j->act);
+        _mm512_mask_storeu_ps(o->y + off, mask, v);
+    } else {
+        if (o->res) v = _mm512_add_ps(v, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
+        v = tc__vact_f32_avx512(v, &j->act);
+        _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
+    }
+}
+
+/*
+ * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
+ * accumulated over every tap and pair of input channels, in FP16 chunks summed into FP32, then stored.
+ */
+static inline __attribute__((always_inline)) void h_tile(const h_job *j, const _Float16 *x0, const size_t *xoff,
+                                                         const _Float16 *w0, size_t wbs, const h_out *o,
+                                                         __mmask16 last_mask, const int MR, const int NB) {
+    const tc__lowp_shape *s = &j->g->s;
+    const size_t taps = s->kh * s->kw, c2 = j->g->cp / 2;
+    __m512h acc[H_MR][H_GROUP_BLOCKS];
+    __m512 part[H_MR][H_GROUP_BLOCKS][2];
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; b++) {
+            acc[i][b] = _mm512_setzero_ph();
+            part[i][b][0] = part[i][b][1] = _mm512_setzero_ps();
+        }
+    const _Float16 *wp = w0;
+    size_t left = TC__HCONV_CHUNK;
+    for (size_t t = 0; t < taps; t++) {
+        const _Float16 *xt = x0 + j->tap_off[t];
+        for (size_t p = 0; p < c2;) {
+            const size_t n = c2 - p < left ? c2 - p : left;
+            for (size_t e = 0; e < n; e++, p++, wp += 32) {
+                __m512h wv[H_GROUP_BLOCKS];
+#pragma GCC unroll 4
+                for (int b = 0; b < NB; b++) wv[b] = _mm512_loadu_ph(wp + (size_t)b * wbs);
+#pragma GCC unroll 12
+                for (int i = 0; i < MR; i++) {
+                    int32_t pair;
+                    memcpy(&pair, xt + xoff[i] + 2 * p, sizeof pair);
+                    const __m512h xb = _mm512_castsi512_ph(_mm512_set1_epi32(pair));
+#pragma GCC unroll 4
+                    for (int b = 0; b < NB; b++) acc[i][b] = _mm512_fmadd_ph(xb, wv[b], acc[i][b]);
+                }
+            }
+            left -= n;
+            if (left == 0 || (t + 1 == taps && p == c2)) {
+#pragma GCC unroll 12
+                for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+                    for (int b = 0; b < NB; b++) {
+                        part[i][b][0] = _mm512_add_ps(part[i][b][0], h_half(acc[i][b], 0));
+                        part[i][b][1] = _mm512_add_ps(part[i][b][1], h_half(acc[i][b], 1));
+                        acc[i][b] = _mm512_setzero_ph();
+                    }
+                left = TC__HCONV_CHUNK;
+            }
+        }
+    }
+    const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                             _mm512_set1_epi32((int32_t)o->ls));
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; b++)
+            h_store(j, o, i, b, part[i][b][0], part[i][b][1], b == NB - 1 ? last_mask : (__mmask16)0xffff, lanes);
+}
+
+/* One instantiation per (MR, NB): the tile calls with constant sizes. */
+#define H_FN(MR, NB)                                                                                                  \
+    static void h_tile_##MR##x##NB(const h_job *j, const _Float16 *x0, const size_t *xoff, const _Float16 *w0,        \
+                                   size_t wbs, const h_out *o, __mmask16 m) {                                          \
+        h_tile(j, x0, xoff, w0, wbs, o, m, MR, NB);                                                                     \
+    }
+#define H_FNS6(NB) H_FN(1, NB) H_FN(2, NB) H_FN(3, NB) H_FN(4, NB) H_FN(5, NB) H_FN(6, NB)
+#define H_FNS12(NB) H_FNS6(NB) H_FN(7, NB) H_FN(8, NB) H_FN(9, NB) H_FN(10, NB) H_FN(11, NB) H_FN(12, NB)
+H_FNS6(4)
+H_FNS6(3)
+H_FNS12(2)
+H_FNS12(1)
+
+typedef void (*h_tile_fn)(const h_job *, const _Float16 *, const size_t *, const _Float16 *, size_t, const h_out *,
+                          __mmask16);
+
+#define H_ROW6(NB) {h_tile_1x##NB, h_tile_2x##NB, h_tile_3x##NB, h_tile_4x##NB, h_tile_5x##NB, h_tile_6x##NB}
+#define H_ROW12(NB)                                                                                                   \
+    {h_tile_1x##NB, h_tile_2x##NB, h_tile_3x##NB, h_tile_4x##NB, h_tile_5x##NB,  h_tile_6x##NB,                       \
+     h_tile_7x##NB, h_tile_8x##NB, h_tile_9x##NB, h_tile_10x##NB, h_tile_11x##NB, h_tile_12x##NB}
+static const h_tile_fn h_tiles_nb4[6] = H_ROW6(4), h_tiles_nb3[6] = H_ROW6(3);
+static const h_tile_fn h_tiles_nb2[12] = H_ROW12(2), h_tiles_nb1[12] = H_ROW12(1);
+
+/* Task (strip, group): the strip's output pixels (row-major over the image) x the group's blocks of channels. */
+static void h_compute(void *arg, size_t strip_task, size_t group) {
+    const h_job *j = arg;
+    const tc__lowp_shape *s = &j->g->s;
+    const size_t cp = j->g->cp, plane = s->oh * s->ow;
+    const size_t n = strip_task / j->strips, p0 = strip_task % j->strips * H_STRIP;
+    const size_t p1 = p0 + H_STRIP < plane ? p0 + H_STRIP : plane;
+    const size_t b0 = group * H_GROUP_BLOCKS;
+    const int nb = (int)(j->nblocks - b0 < H_GROUP_BLOCKS ? j->nblocks - b0 : H_GROUP_BLOCKS);
+    const size_t oc0 = b0 * 16;
+    const size_t last_ch = s->cout - (b0 + (size_t)nb - 1) * 16;
+    const __mmask16 last_mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
+    const size_t wbs = s->kh * s->kw * cp * 16; /* halves per block of 16 channels */
+    const _Float16 *w0 = j->w + b0 * wbs;
+    const int mr_max = nb >= 3 ? 6 : 12;
+    const h_tile_fn *tiles = nb == 4 ? h_tiles_nb4 : nb == 3 ? h_tiles_nb3 : nb == 2 ? h_tiles_nb2 : h_tiles_nb1;
+    const _Float16 *ximg = j->xh + n * s->hp * s->wp * cp;
+    h_out o = {.oc0 = oc0};
+    size_t base;
+    if (s->out_layout == TC__LOWP_NCHW16C) {
+        base = (n * (s->cout / 16) + b0) * plane * 16;
+        o.ps = 16, o.bs = plane * 16, o.ls = 1;
+    } else if (s->out_layout == TC__LOWP_ROWS) {
+        base = oc0;
+        o.ps = s->cout, o.bs = 16, o.ls = 1;
+    } else {
+        base = (n * s->cout + oc0) * plane;
+        o.ps = 1, o.bs = 16 * plane, o.ls = plane;
+    }
+    size_t r = p0 / s->ow, c = p0 % s->ow; /* the output pixel p, as row and column */
+    for (size_t p = p0; p < p1;) {
+        const int mr = (int)(p1 - p < (size_t)mr_max ? p1 - p : (size_t)mr_max);
+        size_t xoff[H_MR];
+        for (int i = 0; i < mr; i++) {
+            xoff[i] = (r * s->sh * s->wp + c * s->sw) * cp;
+            if (++c == s->ow) c = 0, r++;
+        }
+        o.y = j->y + base + p * o.ps;
+        o.res = j->res ? j->res + base + p * o.ps : NULL;
+        tiles[mr - 1](j, ximg, xoff, w0, wbs, &o, last_mask);
+        p += (size_t)mr;
+    }
+}
+
+tc_status tc__hconv_run_avx512fp16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g) {
+    const tc__lowp_shape *s = &g->s;
+    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
+    tc__tensor *y = ctx->out[0];
+    if (x->data == NULL || w->data == NULL || y->data == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
+    h_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .act = {TC__VACT_NONE, 0, 0, 0}};
+    const tc__tensor *b = tc__lowp_bias(ctx, s->cout);
+    j.bias = b ? b->data : NULL;
+    if (ctx->epi != NULL) {
+        tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &j.res);
+        if (st != TC_STATUS_OK) return st;
+        j.act = tc__vact_from_epilogue(ctx->epi);
+    }
+    const size_t img_bytes = s->batch * s->hp * s->wp * g->cp * sizeof(_Float16);
+    unsigned char *scratch = tc__kernel_alloc(ctx, tc__hconv_scratch(g));
+    if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the fp16 image", ctx->op_type);
+    j.xh = (_Float16 *)scratch;
+    size_t *tap_off = (size_t *)(scratch + (img_bytes + 63) / 64 * 64);
+    for (size_t a = 0; a < s->kh; a++)
+        for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
+    j.tap_off = tap_off;
+    j.nblocks = g->cout16 / 16;
+    j.groups = (j.nblocks + H_GROUP_BLOCKS - 1) / H_GROUP_BLOCKS;
+    j.strips = (s->oh * s->ow + H_STRIP - 1) / H_STRIP;
+    pthreadpool_t pool = ctx->pool;
+    const size_t rows = s->batch * j.strips;
+    if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1) {
+        for (size_t t = 0; t < s->batch * s->hp; t++) h_convert_row(&j, t);
+        for (size_t t = 0; t < rows; t++)
+            for (size_t u = 0; u < j.groups; u++) h_compute(&j, t, u);
+    } else {
+        pthreadpool_parallelize_1d(pool, h_convert_row, &j, s->batch * s->hp, 0);
+        pthreadpool_parallelize_2d(pool, h_compute, &j, rows, j.groups, 0);
+    }
+    tc__kernel_free(ctx, scratch);
+    return TC_STATUS_OK;
+}

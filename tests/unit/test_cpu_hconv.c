@@ -1,0 +1,320 @@
+/*
+ * test_cpu_hconv.c - the FP16 tactics (hconv_f16.h: Conv NCHW and NCHW16c, MatMul, Gemm) against the
+ * reference run on the FP16-rounded operands, two ways:
+ *   exact:  X and W on coarse grids (X = i / 2, W = j / 4 with small integers), so every FP16 product and
+ *           chunk sum is exact and the kernel must match the reference to FP32 rounding: any wrong index,
+ *           missing or extra term, tap offset, padding value or chunk flush shows;
+ *   random: uniform X and W, where FP16 accumulation rounds: each add errs by up to half an FP16 ulp
+ *           (2^-12 relative) of a partial sum of at most sum |x * w|, over at most TC__HCONV_CHUNK adds
+ *           before the sum goes to FP32, so the error must stay within 4 * sqrt(chunk) * 2^-12 *
+ *           sum |x * w| (a few standard deviations of a random walk of chunk roundings; FP16
+ *           accumulation over all of a long K would not meet it).
+ * Cases cover edge sizes (1, primes, channels not multiples of 16 or 32, planes narrower than a tile),
+ * strides, dilations, padding, K longer than a chunk, every fused activation with and without residual
+ * and bias; 1 thread and a 2-thread pool must give identical bits; and the steps supports() must reject.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "dense_test_util.h"
+
+#include "backends/cpu/hconv_f16.h"
+#include "core/layout.h"
+#include "cpu_vec_test_util.h"
+
+enum { H_PLAIN = 0, H_BLOCKED = 1, H_PLAIN_IN = 2 }; /* conv layouts: NCHW; NCHW16c in and out; NCHW in, NCHW16c out */
+
+typedef struct h_case {
+    const char *op; /* "Conv", "MatMul", "Gemm" */
+    int64_t n, cin, cout, h, w, k, s, d, pad;
+    bool bias, residual, trans_b;
+    tc__act act;
+    int layout;
+} h_case;
+
+/* Random values: on a grid (exact: i * step for integers |i| <= span) or uniform in [-hi, hi] rounded to FP16. */
+static tc__tensor h_values(dtu_rng *r, int32_t rank, const int64_t *dims, bool exact, double step, int span, double hi) {
+    tc__tensor t = dtu_tensor(TC_DTYPE_FLOAT32, rank, dims);
+    float *p = t.data;
+    for (int64_t i = 0; i < tc__tensor_numel(&t); i++) {
+        if (exact) p[i] = (float)(step * (double)((int)dtu_uniform(r, -span - 0.999, span + 0.999)));
+        else p[i] = tc__f16_to_f32(tc__f32_to_f16((float)dtu_uniform(r, -hi, hi)));
+        if (p[i] == 0.0f) p[i] = (float)step; /* never all zeros; few exact zeros */
+    }
+    return t;
+}
+
+static tc__tensor h_abs(const tc__tensor *t) {
+    tc__tensor a = dtu_tensor(t->dtype, t->rank, t->dims);
+    for (int64_t i = 0; i < tc__tensor_numel(t); i++) ((float *)a.data)[i] = fabsf(((const float *)t->data)[i]);
+    return a;
+}
+
+static tc__tensor h_run(const tc__tactic *t, const tc__step_desc *d, int n_ctx, const tc__tensor *const *in,
+                        const tc__tensor *like, pthreadpool_t pool) {
+    tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
+    vtu_poison(&y);
+    tc__tensor *out[1] = {&y};
+    const size_t need = t->scratch_bytes(d);
+    unsigned char *mem = aligned_alloc(64, (need + 63) / 64 * 64);
+    assert_non_null(mem);
+    tc__scratch scratch = {mem, need, 0};
+    tc__err err = {0};
+    tc__kernel_ctx kc = {"test", d->op_type, 13, d->attrs, n_ctx, in, 1, out, &err, &scratch, d->epi, d->bias,
+                         d->residual, pool};
+    tc_status st = t->run(&kc);
+    if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", t->name, (int)st, err.msg);
+    free(mem);
+    return y;
+}
+
+static void check_case(uint64_t seed, const h_case *c, bool exact, const char *what) {
+    dtu_rng r = {seed};
+    const bool conv = strcmp(c->op, "Conv") == 0, gemm = strcmp(c->op, "Gemm") == 0;
+    const bool k_major = !conv && !c->trans_b;
+    int64_t xd[4], wd[4], bd[1] = {c->cout};
+    int32_t xr, wr;
+    if (conv) {
+        xr = wr = 4;
+        xd[0] = c->n, xd[1] = c->cin, xd[2] = c->h, xd[3] = c->w;
+        wd[0] = c->cout, wd[1] = c->cin, wd[2] = wd[3] = c->k;
+    } else {
+        xr = gemm ? 2 : 3, wr = 2;
+        if (gemm) xd[0] = c->n * c->h, xd[1] = c->cin;
+        else xd[0] = c->n, xd[1] = c->h, xd[2] = c->cin;
+        wd[0] = k_major ? c->cin : c->cout, wd[1] = k_major ? c->cout : c->cin;
+    }
+    tc__tensor x = h_values(&r, xr, xd, exact, 0.5, 6, 2.0), w = h_values(&r, wr, wd, exact, 0.25, 4, 1.0);
+    tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0);
+
+    int64_t strides[2] = {c->s, c->s}, dils[2] = {c->d, c->d}, pads[4] = {c->pad, c->pad, c->pad, c->pad};
+    tc__attr attrs[8];
+    int na = 0;
+    if (conv) {
+        attrs[na++] = dtu_attr_ints("strides", strides, 2);
+        attrs[na++] = dtu_attr_ints("dilations", dils, 2);
+        attrs[na++] = dtu_attr_ints("pads", pads, 4);
+    }
+    if (gemm && c->trans_b) attrs[na++] = dtu_attr_int("transB", 1);
+    const int ref_na = na;
+    /* The reference: op on the rounded operands, own bias for Conv/Gemm, then the epilogue; and the op on
+     * |X| and |W| (the scale of the rounding error). */
+    const bool own_bias = c->bias && (conv || gemm);
+    const int n_op = own_bias ? 3 : 2;
+    const tc__tensor *rin[3] = {&x, &w, own_bias ? &b : NULL};
+    tc__tensor ref, mag, res = {0};
+    dtu_op op = conv ? DTU_OP(Conv) : gemm ? DTU_OP(Gemm) : DTU_OP(MatMul);
+    dtu_run_ok(op, 13, attrs, ref_na, n_op, rin, 1, &ref);
+    tc__tensor xa = h_abs(&x), wa = h_abs(&w);
+    const tc__tensor *ain[2] = {&xa, &wa};
+    dtu_run_ok(op, 13, attrs, ref_na, 2, ain, 1, &mag);
+    tc__epilogue epi = {-1, -1, (uint8_t)c->act, 0, 0.0f, 0.0f};
+    if (c->act == TC__ACT_CLIP) epi.beta = 6.0f;
+    if (c->act == TC__ACT_LEAKY_RELU) epi.alpha = 0.1f;
+    const bool epi_bias = c->bias && !own_bias;
+    int n_ctx = n_op;
+    if (epi_bias) epi.bias_input = (int8_t)n_ctx++;
+    if (c->residual) {
+        res = vtu_random(&r, ref.rank, ref.dims, -2.0, 2.0);
+        epi.residual_input = (int8_t)n_ctx++;
+    }
+    tc__err err = {0};
+    if (tc__ref_apply_epilogue(&epi, &ref, epi_bias ? &b : NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
+        fail_msg("reference epilogue: %s", err.msg);
+
+    const bool blk_out = conv && c->layout != H_PLAIN, blk_in = conv && c->layout == H_BLOCKED;
+    attrs[na++] = dtu_attr_int(TC__ATTR_FP16, 1);
+    if (blk_out) {
+        attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_IN, (blk_in ? 1 : 0) | (c->residual ? (int64_t)1 << epi.residual_input : 0));
+        attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
+    }
+    const tc__attrs as = {na, attrs};
+    const tc__tactic *t = conv ? (blk_out ? &tc__tactic_conv_nchw16c_fp16_avx512fp16 : &tc__tactic_conv_fp16_avx512fp16)
+                          : gemm ? &tc__tactic_gemm_fp16_avx512fp16
+                                 : &tc__tactic_matmul_fp16_avx512fp16;
+    tc__tensor xt = blk_in ? vtu_reorder_nchw16c(&x, true) : x;
+    tc__tensor rt = c->residual && blk_out ? vtu_reorder_nchw16c(&res, true) : res;
+    tc__tensor wp = dtu_tensor(w.dtype, w.rank, w.dims);
+    const tc__tensor *tin[5] = {&xt, &w, own_bias ? &b : NULL, NULL, NULL}, *outs[1] = {&ref};
+    const bool in_const[3] = {false, true, true};
+    tc__step_desc d = {c->op, 13, &as, n_op, tin, in_const, 1, outs, &epi, epi_bias ? &b : NULL,
+                       c->residual ? &rt : NULL};
+    if (!vtu_isa_ok(t)) goto done;
+    if (!t->supports(&d)) fail_msg("%s: not supported", what);
+    assert_true(t->packs_input(&d, 1));
+    if (t->pack(&d, 1, w.data, wp.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", what, err.msg);
+    tin[1] = &wp;
+    if (epi_bias) tin[epi.bias_input] = &b;
+    if (c->residual) tin[epi.residual_input] = &rt;
+    tc__tensor y1 = h_run(t, &d, n_ctx, tin, &ref, NULL), y2 = h_run(t, &d, n_ctx, tin, &ref, vtu_pool);
+    if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s: 1 and 2 threads differ", what);
+    tc__tensor y = blk_out ? vtu_reorder_nchw16c(&y1, false) : y1;
+    /* The activations are 1-Lipschitz or close (HardSwish/GELU up to ~1.1), so the op's error bound holds
+     * after the epilogue up to a small factor. */
+    const float *got = y.data, *want = ref.data, *m = mag.data;
+    const double k_op = (double)(c->cin * c->k * c->k);
+    const double rand_tol = 4.0 * sqrt(k_op < TC__HCONV_CHUNK ? k_op : TC__HCONV_CHUNK) * ldexp(1.0, -12);
+    for (int64_t i = 0; i < tc__tensor_numel(&ref); i++) {
+        const double bound = exact ? 1e-6 * (1.0 + m[i] + fabs(want[i])) : rand_tol * (1.0 + m[i]) * 1.2;
+        if (!(fabs((double)got[i] - (double)want[i]) <= bound))
+            fail_msg("%s [%s, %s]: element %lld: got %.9g, want %.9g (sum |x*w| %.6g)", what, t->name,
+                     exact ? "exact" : "random", (long long)i, (double)got[i], (double)want[i], (double)m[i]);
+    }
+    if (blk_out) tc__tensor_free(&y);
+    tc__tensor_free(&y1);
+    tc__tensor_free(&y2);
+done:
+    if (blk_in) tc__tensor_free(&xt);
+    if (c->residual && blk_out) tc__tensor_free(&rt);
+    tc__tensor_free(&res);
+    tc__tensor_free(&wp);
+    tc__tensor_free(&ref);
+    tc__tensor_free(&mag);
+    tc__tensor_free(&xa);
+    tc__tensor_free(&wa);
+    tc__tensor_free(&b);
+    tc__tensor_free(&w);
+    tc__tensor_free(&x);
+}
+
+static void check_both(uint64_t seed, const h_case *c, const char *what) {
+    check_case(seed, c, true, what);
+    check_case(seed + 100000, c, false, what);
+}
+
+/* True when the FP16 packed weight fits in the FP32 weight's bytes (else supports() refuses). */
+static bool h_fits(int64_t cin, int64_t cout) { return (cout + 15) / 16 * 16 * ((cin + 1) / 2 * 2) <= 2 * cout * cin; }
+
+static h_case conv_case(int64_t cin, int64_t cout, int64_t hw, int64_t k, int64_t s, int layout) {
+    return (h_case){"Conv", 1, cin, cout, hw, hw, k, s, 1, k / 2, true, false, false, TC__ACT_RELU, layout};
+}
+
+/* ResNet-50-like layers in the three layouts, with residuals; K up to 2304 (36 chunks). */
+static void test_conv_resnet_shapes(void **state) {
+    (void)state;
+    h_case c = conv_case(3, 64, 30, 7, 2, H_PLAIN_IN);
+    check_both(1, &c, "stem 7x7 s2 plain in");
+    c = conv_case(64, 64, 14, 3, 1, H_BLOCKED);
+    check_both(2, &c, "3x3 64");
+    c = conv_case(64, 128, 15, 3, 2, H_BLOCKED);
+    check_both(3, &c, "3x3 s2 64->128");
+    c = conv_case(128, 64, 9, 1, 1, H_BLOCKED);
+    c.residual = true;
+    check_both(4, &c, "1x1 +res blocked");
+    c = conv_case(64, 256, 7, 1, 1, H_PLAIN);
+    c.residual = true;
+    check_both(5, &c, "1x1 +res plain");
+    c = conv_case(256, 96, 8, 1, 2, H_BLOCKED);
+    c.bias = false;
+    c.act = TC__ACT_NONE;
+    check_both(6, &c, "1x1 s2 downsample");
+    c = conv_case(256, 48, 5, 3, 1, H_BLOCKED);
+    check_both(7, &c, "3x3 K 2304");
+}
+
+/* Edge sizes: odd and prime channel counts (plain layout), planes of 1 to 13, kernels 1/3/5, dilation. */
+static void test_conv_edge_sizes(void **state) {
+    (void)state;
+    const int64_t cins[] = {1, 3, 5, 17, 67}, couts[] = {1, 7, 16, 33, 80}, hws[] = {1, 2, 5, 13};
+    uint64_t seed = 100;
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 5; b++)
+            for (size_t h = 0; h < 4; h++) {
+                h_case c = conv_case(cins[a], couts[b], hws[h], (int64_t)(1 + 2 * ((a + b + h) % 3)),
+                                     1 + (int64_t)((a + h) % 2), H_PLAIN);
+                c.residual = (b + h) % 2 == 0;
+                c.bias = (a + h) % 3 != 0;
+                c.act = (tc__act)(seed % TC__ACT_FAKE_QUANT);
+                char what[96];
+                snprintf(what, sizeof what, "edge cin %lld cout %lld hw %lld k %lld s %lld", (long long)c.cin,
+                         (long long)c.cout, (long long)c.h, (long long)c.k, (long long)c.s);
+                if (!h_fits(c.cin, c.cout)) continue; /* not supported (see test_rejects) */
+                check_both(seed++, &c, what);
+            }
+    h_case c = conv_case(16, 32, 11, 3, 1, H_BLOCKED);
+    c.d = 2;
+    c.pad = 2;
+    check_both(200, &c, "dilation 2");
+    c = conv_case(32, 48, 6, 5, 1, H_BLOCKED);
+    c.n = 3;
+    c.residual = true;
+    c.act = TC__ACT_SILU;
+    check_both(201, &c, "batch 3 5x5");
+    c = conv_case(16, 64, 13, 3, 2, H_PLAIN_IN);
+    c.pad = 0;
+    c.residual = true;
+    check_both(202, &c, "no padding, plain in, blocked out");
+}
+
+/* MatMul [N, M, K] x [K, N] with fused bias, residual and activations; Gemm with transB and C. */
+static void test_dense(void **state) {
+    (void)state;
+    const int64_t ks[] = {1, 7, 64, 129, 768}, ns[] = {3, 16, 17, 100, 256}, ms[] = {1, 5, 13, 128};
+    uint64_t seed = 300;
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 5; b++)
+            for (size_t m = 0; m < 4; m++) {
+                h_case c = {"MatMul", 1 + (int64_t)(m % 2), ks[a], ns[b], ms[m], 1, 1, 1, 1, 0,
+                            (a + m) % 2 == 0, (b + m) % 2 == 1, false, (tc__act)(seed % TC__ACT_FAKE_QUANT), H_PLAIN};
+                if (!h_fits(c.cin, c.cout)) continue;
+                char what[96];
+                snprintf(what, sizeof what, "matmul k %lld n %lld m %lld", (long long)c.cin, (long long)c.cout,
+                         (long long)c.h);
+                check_both(seed++, &c, what);
+                c.op = "Gemm";
+                c.trans_b = (a + b) % 2 == 0;
+                c.n = 1;
+                check_both(seed++, &c, what);
+            }
+}
+
+/* Steps the tactics must refuse: no tc.fp16 mark, group 2, weights computed at run time, C_out too small
+ * for the packing to fit. */
+static void test_rejects(void **state) {
+    (void)state;
+    dtu_rng r = {7};
+    const int64_t xd[4] = {1, 8, 5, 5}, wd[4] = {32, 8, 3, 3}, yd[4] = {1, 32, 3, 3}, w1[4] = {7, 8, 3, 3};
+    const int64_t y1d[4] = {1, 7, 3, 3};
+    tc__tensor x = vtu_random(&r, 4, xd, -1, 1), w = vtu_random(&r, 4, wd, -1, 1), y = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd);
+    tc__tensor wsmall = vtu_random(&r, 4, w1, -1, 1), ysmall = dtu_tensor(TC_DTYPE_FLOAT32, 4, y1d);
+    tc__attr attrs[3] = {dtu_attr_int(TC__ATTR_FP16, 1)};
+    tc__attrs as = {1, attrs}, none = {0, attrs};
+    const tc__tensor *in[2] = {&x, &w}, *out[1] = {&y};
+    bool in_const[2] = {false, true};
+    const tc__epilogue e = tc__epilogue_none();
+    tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &e, NULL, NULL};
+    const tc__tactic *t = &tc__tactic_conv_fp16_avx512fp16;
+    assert_true(t->supports(&d));
+    assert_false(tc__tactic_conv_nchw16c_fp16_avx512fp16.supports(&d)); /* no layout attributes */
+    d.attrs = &none; /* no mark: FP32 only */
+    assert_false(t->supports(&d));
+    attrs[0] = dtu_attr_int(TC__ATTR_FP16, 0);
+    d.attrs = &as;
+    assert_false(t->supports(&d));
+    attrs[0] = dtu_attr_int(TC__ATTR_FP16, 1);
+    attrs[1] = dtu_attr_int("group", 2);
+    as.n = 2;
+    assert_false(t->supports(&d));
+    as.n = 1;
+    in_const[1] = false; /* weights computed at run time */
+    assert_false(t->supports(&d));
+    in_const[1] = true;
+    in[1] = &wsmall, out[0] = &ysmall; /* 7 channels: 16 padded halves per tap and channel do not fit in 7 floats */
+    assert_false(t->supports(&d));
+    tc__tensor_free(&wsmall), tc__tensor_free(&ysmall);
+    tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_resnet_shapes),
+        cmocka_unit_test(test_conv_edge_sizes),
+        cmocka_unit_test(test_dense),
+        cmocka_unit_test(test_rejects),
+    };
+    return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);
+}
