@@ -335,6 +335,27 @@ def main():
             check("INT8 model: the cached plan has INT8 steps", (" int8 " in r.stdout) == has_vnni, r.stdout[-500:])
         finally:
             stop_server(s8)
+        # An FP16 model: "precision": "fp16" (no calibration).
+        hdir = os.path.join(tmp, "repo16", "h", "1")
+        os.makedirs(hdir)
+        shutil.copy(onnx_path, os.path.join(hdir, "model.onnx"))
+        with open(os.path.join(tmp, "repo16", "h", "config.json"), "w") as f:
+            json.dump({"max_batch_size": 4, "tailcut": {"precision": "fp16", "tactics": "fixed"}}, f)
+        p16 = free_port()
+        s16, log16 = start_server(tailcut, os.path.join(tmp, "repo16"), p16)
+        try:
+            st, res = http(p16, "/v2/models/h/infer", infer_req(x))
+            ok = st == 200 and res["outputs"][0]["shape"] == [1, 1000]
+            check("FP16 model: POST infer 200", ok, f"{st} {str(res)[:300]}")
+            if ok and y is not None:
+                y16 = np.array(res["outputs"][0]["data"], dtype=np.float32)
+                cos = float(y16 @ y.ravel() / (np.linalg.norm(y16) * np.linalg.norm(y)))
+                check("FP16 model: output close to FP32 (cosine > 0.999)", cos > 0.999, f"cosine {cos}")
+            r = subprocess.run([tailcut, "inspect", os.path.join(hdir, "model.plan")], capture_output=True, text=True)
+            has_fp16 = "avx512_fp16" in open("/proc/cpuinfo").read()
+            check("FP16 model: the cached plan has FP16 steps", (" fp16 " in r.stdout) == has_fp16, r.stdout[-500:])
+        finally:
+            stop_server(s16)
         refused(tailcut, tmp, "int8 without a cache", '{"max_batch_size": 4, "tailcut": {"precision": "int8"}}',
                 ["config.json", "tailcut.calibration_cache"])
         refused(tailcut, tmp, "cache path outside the folder", '{"max_batch_size": 4, "tailcut": {"precision": "int8", '

@@ -1,6 +1,6 @@
 /* test_engine_noalloc.c - proves that tc_context_run allocates nothing: the library's calls to
  * malloc/calloc/realloc/aligned_alloc/posix_memalign are wrapped at link time (-Wl,--wrap) and
- * counted while runs are in progress, for a fixed shape and across shape changes, and for an INT8
+ * counted while runs are in progress, for a fixed shape and across shape changes, for an FP16 and an INT8
  * engine (whose layers quantize their input into scratch). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,10 +124,42 @@ static void test_int8_run_allocates_nothing(void **state) {
     tc_model_destroy(m);
 }
 
+/* The same model with every layer in FP16 (--fp16, heuristic tactics). */
+static void test_fp16_run_allocates_nothing(void **state) {
+    (void)state;
+    tc_model *m = itm_model(0x4321);
+    tc_error err;
+    tc_build_options o = {.struct_size = sizeof o, .threads = 2, .flags = TC_BUILD_FP16 | TC_BUILD_TACTICS_FIXED};
+    tc_engine *e = NULL;
+    if (tc_engine_build(m, &o, &e, &err)) fail_msg("fp16 build: %s", err.message);
+    int fp16 = 0;
+    for (int k = 0; k < tc_engine_num_steps(e); k++) {
+        tc_step_info si;
+        tc_engine_step_info(e, k, &si);
+        fp16 += strcmp(si.precision, "fp16") == 0;
+    }
+    if (tc__cpu_get()->isa & TC__ISA_AVX512FP16) assert_true(fp16 >= 2);
+    tc_tensor x = itm_input();
+    tc_context *c = NULL;
+    assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
+    assert_int_equal(tc_context_set_tensor(c, "x", x.data, x.nbytes), TC_STATUS_OK);
+    assert_int_equal(tc_context_run(c), TC_STATUS_OK);
+    allocations = 0;
+    counting = 1;
+    for (int i = 0; i < 10; i++) assert_int_equal(tc_context_run(c), TC_STATUS_OK);
+    counting = 0;
+    assert_int_equal(allocations, 0);
+    tc_context_destroy(c);
+    tc_engine_destroy(e);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_allocates_nothing),
         cmocka_unit_test(test_int8_run_allocates_nothing),
+        cmocka_unit_test(test_fp16_run_allocates_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,8 +12,8 @@
 #include "backends/cpu/vact_f32.h"
 #include "backends/cpu/vact_f32_avx512.h"
 
-/* Output pixels per task strip of a MatMul (a conv's strip is one output row). */
-#define Q_ROWS_STRIP 48
+/* Output pixels per task strip (of an image's pixels in row-major order, so a strip may span rows). */
+#define Q_STRIP 48
 /* Blocks of 16 output channels per task (and per microkernel call at most). */
 #define Q_GROUP_BLOCKS 4
 
@@ -29,7 +29,7 @@ typedef struct q_job {
     float *y;
     tc__vact act;
     float inv_scale;
-    size_t nblocks, groups, strip, strips; /* blocks of 16 channels, task groups, pixels per strip, strips per row */
+    size_t nblocks, groups, strips; /* blocks of 16 channels, task groups, strips per image */
 } q_job;
 
 /* 16 floats to 16 u8 codes: round(x / s) + z clamped to [lo, 255] (NaN -> lo), as tc__q_code. */
@@ -112,10 +112,10 @@ static inline __attribute__((always_inline)) void q_store(const q_job *j, const 
 }
 
 /*
- * The microkernel: MR pixels (x0 + i * xps) x NB blocks of 16 output channels (weights w0 + b * wbs),
+ * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
  * accumulated over every tap and every 4 input channels, then dequantized and stored.
  */
-static inline __attribute__((always_inline)) void q_tile(const q_job *j, const uint8_t *x0, size_t xps,
+static inline __attribute__((always_inline)) void q_tile(const q_job *j, const uint8_t *x0, const size_t *xoff,
                                                          const int8_t *w0, size_t wbs, const q_out *o,
                                                          __mmask16 last_mask, const int MR, const int NB) {
     const tc__qconv_geom *g = j->g;
@@ -135,7 +135,7 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
 #pragma GCC unroll 12
             for (int i = 0; i < MR; i++) {
                 int32_t q4;
-                memcpy(&q4, xt + (size_t)i * xps, sizeof q4);
+                memcpy(&q4, xt + xoff[i], sizeof q4);
                 const __m512i xb = _mm512_set1_epi32(q4);
 #pragma GCC unroll 4
                 for (int b = 0; b < NB; b++) acc[i][b] = _mm512_dpbusd_epi32(acc[i][b], xb, wv[b]);
@@ -152,9 +152,9 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
 
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */
 #define Q_FN(MR, NB)                                                                                                  \
-    static void q_tile_##MR##x##NB(const q_job *j, const uint8_t *x0, size_t xps, const int8_t *w0, size_t wbs,        \
-                                   const q_out *o, __mmask16 m) {                                                      \
-        q_tile(j, x0, xps, w0, wbs, o, m, MR, NB);                                                                      \
+    static void q_tile_##MR##x##NB(const q_job *j, const uint8_t *x0, const size_t *xoff, const int8_t *w0,           \
+                                   size_t wbs, const q_out *o, __mmask16 m) {                                          \
+        q_tile(j, x0, xoff, w0, wbs, o, m, MR, NB);                                                                     \
     }
 #define Q_FNS6(NB) Q_FN(1, NB) Q_FN(2, NB) Q_FN(3, NB) Q_FN(4, NB) Q_FN(5, NB) Q_FN(6, NB)
 #define Q_FNS12(NB) Q_FNS6(NB) Q_FN(7, NB) Q_FN(8, NB) Q_FN(9, NB) Q_FN(10, NB) Q_FN(11, NB) Q_FN(12, NB)
@@ -163,7 +163,8 @@ Q_FNS6(3)
 Q_FNS12(2)
 Q_FNS12(1)
 
-typedef void (*q_tile_fn)(const q_job *, const uint8_t *, size_t, const int8_t *, size_t, const q_out *, __mmask16);
+typedef void (*q_tile_fn)(const q_job *, const uint8_t *, const size_t *, const int8_t *, size_t, const q_out *,
+                          __mmask16);
 
 #define Q_ROW6(NB) {q_tile_1x##NB, q_tile_2x##NB, q_tile_3x##NB, q_tile_4x##NB, q_tile_5x##NB, q_tile_6x##NB}
 #define Q_ROW12(NB)                                                                                                   \
@@ -172,16 +173,16 @@ typedef void (*q_tile_fn)(const q_job *, const uint8_t *, size_t, const int8_t *
 static const q_tile_fn q_tiles_nb4[6] = Q_ROW6(4), q_tiles_nb3[6] = Q_ROW6(3);
 static const q_tile_fn q_tiles_nb2[12] = Q_ROW12(2), q_tiles_nb1[12] = Q_ROW12(1);
 
-/* Task (strip, group): the strip's output pixels x the group's blocks of output channels. */
+/* Task (strip, group): the strip's output pixels (row-major over the image) x the group's blocks of channels. */
 static void q_compute(void *arg, size_t strip_task, size_t group) {
     const q_job *j = arg;
     const tc__qconv_geom *g = j->g;
-    const size_t row = strip_task / j->strips, p0 = strip_task % j->strips * j->strip;
-    const size_t p1 = p0 + j->strip < g->ow ? p0 + j->strip : g->ow;
-    const size_t n = row / g->oh, r = row % g->oh;
+    const size_t plane = g->oh * g->ow;
+    const size_t n = strip_task / j->strips, p0 = strip_task % j->strips * Q_STRIP;
+    const size_t p1 = p0 + Q_STRIP < plane ? p0 + Q_STRIP : plane;
     const size_t b0 = group * Q_GROUP_BLOCKS;
     const int nb = (int)(j->nblocks - b0 < Q_GROUP_BLOCKS ? j->nblocks - b0 : Q_GROUP_BLOCKS);
-    const size_t oc0 = b0 * 16, plane = g->oh * g->ow;
+    const size_t oc0 = b0 * 16;
     const size_t last_ch = g->cout - (b0 + (size_t)nb - 1) * 16;
     const __mmask16 last_mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
     const size_t wbs = g->kh * g->kw * g->cp * 16; /* bytes per block of 16 channels */
@@ -189,25 +190,29 @@ static void q_compute(void *arg, size_t strip_task, size_t group) {
     const int mr_max = nb >= 3 ? 6 : 12;
     const q_tile_fn *tiles = nb == 4 ? q_tiles_nb4 : nb == 3 ? q_tiles_nb3 : nb == 2 ? q_tiles_nb2 : q_tiles_nb1;
     const uint8_t *ximg = j->xq + n * g->hp * g->wp * g->cp;
-    const size_t xps = g->sw * g->cp;
+    q_out o = {.oc0 = oc0};
+    size_t base;
+    if (g->out_layout == TC__Q_NCHW16C) {
+        base = (n * (g->cout / 16) + b0) * plane * 16;
+        o.ps = 16, o.bs = plane * 16, o.ls = 1;
+    } else if (g->out_layout == TC__Q_ROWS) {
+        base = oc0;
+        o.ps = g->cout, o.bs = 16, o.ls = 1;
+    } else {
+        base = (n * g->cout + oc0) * plane;
+        o.ps = 1, o.bs = 16 * plane, o.ls = plane;
+    }
+    size_t r = p0 / g->ow, c = p0 % g->ow; /* the output pixel p, as row and column */
     for (size_t p = p0; p < p1;) {
         const int mr = (int)(p1 - p < (size_t)mr_max ? p1 - p : (size_t)mr_max);
-        const uint8_t *x0 = ximg + (r * g->sh * g->wp + p * g->sw) * g->cp;
-        q_out o = {.oc0 = oc0};
-        size_t off;
-        if (g->out_layout == TC__Q_NCHW16C) {
-            off = (((n * (g->cout / 16) + b0) * g->oh + r) * g->ow + p) * 16;
-            o.ps = 16, o.bs = plane * 16, o.ls = 1;
-        } else if (g->out_layout == TC__Q_ROWS) {
-            off = p * g->cout + oc0;
-            o.ps = g->cout, o.bs = 16, o.ls = 1;
-        } else {
-            off = (n * g->cout + oc0) * plane + r * g->ow + p;
-            o.ps = 1, o.bs = 16 * plane, o.ls = plane;
+        size_t xoff[12];
+        for (int i = 0; i < mr; i++) {
+            xoff[i] = (r * g->sh * g->wp + c * g->sw) * g->cp;
+            if (++c == g->ow) c = 0, r++;
         }
-        o.y = j->y + off;
-        o.res = j->res ? j->res + off : NULL;
-        tiles[mr - 1](j, x0, xps, w0, wbs, &o, last_mask);
+        o.y = j->y + base + p * o.ps;
+        o.res = j->res ? j->res + base + p * o.ps : NULL;
+        tiles[mr - 1](j, ximg, xoff, w0, wbs, &o, last_mask);
         p += (size_t)mr;
     }
 }
@@ -238,10 +243,9 @@ tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_ge
     j.tap_off = tap_off;
     j.nblocks = g->cout16 / 16;
     j.groups = (j.nblocks + Q_GROUP_BLOCKS - 1) / Q_GROUP_BLOCKS;
-    j.strip = g->out_layout == TC__Q_ROWS ? Q_ROWS_STRIP : g->ow;
-    j.strips = (g->ow + j.strip - 1) / j.strip;
+    j.strips = (g->oh * g->ow + Q_STRIP - 1) / Q_STRIP;
     pthreadpool_t pool = ctx->pool;
-    const size_t rows = g->batch * g->oh * j.strips;
+    const size_t rows = g->batch * j.strips;
     if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1) {
         for (size_t t = 0; t < g->batch * g->hp; t++) q_quantize_row(&j, t);
         for (size_t t = 0; t < rows; t++)
