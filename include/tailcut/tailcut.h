@@ -265,7 +265,7 @@ typedef struct tc_build_options {
     uint32_t flags;              /* TC_BUILD_* bits */
     const char *timing_cache;    /* timing cache file read and updated by the tuner, or NULL */
     const char *calib_cache;     /* TC_BUILD_INT8: the calibration cache (tc_calibrator_save) of this model */
-    int32_t num_fp32_layers;     /* TC_BUILD_INT8/FP16: nodes (by name) that keep FP32 whatever the flags say */
+    int32_t num_fp32_layers;     /* TC_BUILD_INT8/FP16/BF16: nodes (by name) that keep FP32 whatever the flags say */
     const char *const *fp32_layers;
 } tc_build_options;
 
@@ -282,9 +282,14 @@ enum {
      * Allow FP16 for the same layers (CPUs with AVX512-FP16): X and W rounded to FP16, products summed in
      * FP16 over chunks of 64 and the chunks in FP32, FP32 epilogue and FP32 tensors between layers. The
      * tuner times each layer's FP16, INT8 (with TC_BUILD_INT8) and FP32 tactics and keeps the fastest
-     * (--tactics-fixed: INT8, else FP16). Values beyond FP16's range (65504) become Inf.
+     * (--tactics-fixed: INT8, else FP16, else BF16). Values beyond FP16's range (65504) become Inf.
      */
     TC_BUILD_FP16 = 1u << 2,
+    /*
+     * Allow BF16 for the same layers (CPUs with AVX512-BF16): X and W rounded to BF16, products summed in
+     * FP32 (vdpbf16ps), FP32 epilogue and tensors. Timed against the other allowed precisions like FP16.
+     */
+    TC_BUILD_BF16 = 1u << 3,
 };
 
 /*

@@ -15,9 +15,11 @@
  */
 #define TC__ATTR_INT8_ZERO_POINT "tc.int8_zero_point"
 
-/* FP16 (--fp16): the precision pass (src/passes/precision_fp16.c) gives the layers that may run in FP16
- * the int attribute tc.fp16 = 1; the fp16 tactics (src/backends/cpu/hconv_f16.h) take only such nodes. */
+/* FP16 / BF16 (--fp16, --bf16): the precision pass (src/passes/precision_half.c) gives the layers that may
+ * run in that type the int attribute tc.fp16 = 1 / tc.bf16 = 1; the fp16 / bf16 tactics
+ * (src/backends/cpu/hconv.h) take only such nodes. */
 #define TC__ATTR_FP16 "tc.fp16"
+#define TC__ATTR_BF16 "tc.bf16"
 
 #include <stdbool.h>
 #include <stdint.h>

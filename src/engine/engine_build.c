@@ -9,6 +9,7 @@
 
 #include "core/cpu.h"
 #include "core/layout.h"
+#include "core/quant_attr.h"
 #include "engine/engine.h"
 #include "engine/engine_tactics.h"
 #include "engine/memory_plan.h"
@@ -239,10 +240,10 @@ static tc_status apply_int8(const tc__graph *model_graph, tc__graph *g, const tc
     return st;
 }
 
-/* --fp16: the FP16 mark on the same layers, minus the FP32 layers. */
-static tc_status apply_fp16(tc__graph *g, const tc_build_options *o, tc__err *err) {
+/* --fp16 / --bf16: the FP16 / BF16 mark on the same layers, minus the FP32 layers. */
+static tc_status apply_half(tc__graph *g, const tc_build_options *o, const char *attr, tc__err *err) {
     tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
-    return tc__pass_precision_fp16(&pc, (const char *const *)o->fp32_layers, o->num_fp32_layers);
+    return tc__pass_precision_half(&pc, attr, (const char *const *)o->fp32_layers, o->num_fp32_layers);
 }
 
 /* One way to run the optimised graph: the graph (owned), its steps, chosen tactics and their timings. */
@@ -332,9 +333,11 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
     if (st == TC_STATUS_OK)
         st = tc__passes_run(g, o ? o->disabled_passes : 0, tc__ref_eval, &g->opset, NULL, err);
-    if (st == TC_STATUS_OK && o && (o->flags & (TC_BUILD_INT8 | TC_BUILD_FP16))) st = check_fp32_layers(model_graph, o, err);
+    const uint32_t reduced = TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16;
+    if (st == TC_STATUS_OK && o && (o->flags & reduced)) st = check_fp32_layers(model_graph, o, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_INT8)) st = apply_int8(model_graph, g, o, err);
-    if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_FP16)) st = apply_fp16(g, o, err);
+    if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_FP16)) st = apply_half(g, o, TC__ATTR_FP16, err);
+    if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_BF16)) st = apply_half(g, o, TC__ATTR_BF16, err);
     /* The graph after the passes, with and without the NCHW16c layout: both are tuned and the one whose
      * chosen tactics take less time in total wins (a whole-graph layout choice made by timing). */
     variant best = {0}, other = {0};

@@ -50,10 +50,11 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const struct tc__calib_cach
                                   int n_exclude);
 
 /*
- * The FP16 precision pass (precision_fp16.c): gives the same layers the attribute tc.fp16 = 1, except the
- * nodes named in exclude. Run once after the rounds, before the layout pass.
+ * The 16-bit float precision pass (precision_half.c): gives the same layers the int attribute attr
+ * (TC__ATTR_FP16 or TC__ATTR_BF16) = 1, except the nodes named in exclude. Run once after the rounds,
+ * before the layout pass.
  */
-tc_status tc__pass_precision_fp16(tc__pass_ctx *ctx, const char *const *exclude, int n_exclude);
+tc_status tc__pass_precision_half(tc__pass_ctx *ctx, const char *attr, const char *const *exclude, int n_exclude);
 
 /* Number of passes and the name / description of pass i (for --help and inspect). */
 int tc__pass_count(void);

@@ -243,15 +243,16 @@ static int parse_tailcut_block(const cJSON *t, srv_config *c, const char *path) 
     const cJSON *prec = cJSON_GetObjectItemCaseSensitive(t, "precision");
     if (prec && !(cJSON_IsString(prec) &&
                   (strcmp(prec->valuestring, "fp32") == 0 || strcmp(prec->valuestring, "int8") == 0 ||
-                   strcmp(prec->valuestring, "fp16") == 0))) {
+                   strcmp(prec->valuestring, "fp16") == 0 || strcmp(prec->valuestring, "bf16") == 0))) {
         fprintf(stderr,
-                "tailcut serve: %s: field \"tailcut.precision\": \"fp32\", \"fp16\" or \"int8\" (or serve a prebuilt "
+                "tailcut serve: %s: field \"tailcut.precision\": \"fp32\", \"fp16\", \"bf16\" or \"int8\" (or serve a prebuilt "
                 "model.plan)\n",
                 path);
         return 1;
     }
     c->int8 = prec != NULL && strcmp(prec->valuestring, "int8") == 0;
     c->fp16 = prec != NULL && strcmp(prec->valuestring, "fp16") == 0;
+    c->bf16 = prec != NULL && strcmp(prec->valuestring, "bf16") == 0;
     const cJSON *cache = cJSON_GetObjectItemCaseSensitive(t, "calibration_cache");
     if (cache != NULL || c->int8) {
         /* A plain file name in the model's version folder (next to model.onnx): no path, no "." / "..". */

@@ -1,14 +1,15 @@
 /*
- * test_cpu_hconv.c - the FP16 tactics (hconv_f16.h: Conv NCHW and NCHW16c, MatMul, Gemm) against the
- * reference run on the FP16-rounded operands, two ways:
- *   exact:  X and W on coarse grids (X = i / 2, W = j / 4 with small integers), so every FP16 product and
+ * test_cpu_hconv.c - the FP16 and BF16 tactics (hconv.h: Conv NCHW and NCHW16c, MatMul, Gemm) against the
+ * reference run on the operands rounded to the 16-bit type, two ways:
+ *   exact:  X and W on coarse grids (X = i / 2, W = j / 4 with small integers), so every product and FP16
  *           chunk sum is exact and the kernel must match the reference to FP32 rounding: any wrong index,
  *           missing or extra term, tap offset, padding value or chunk flush shows;
  *   random: uniform X and W, where FP16 accumulation rounds: each add errs by up to half an FP16 ulp
  *           (2^-12 relative) of a partial sum of at most sum |x * w|, over at most TC__HCONV_CHUNK adds
  *           before the sum goes to FP32, so the error must stay within 4 * sqrt(chunk) * 2^-12 *
  *           sum |x * w| (a few standard deviations of a random walk of chunk roundings; FP16
- *           accumulation over all of a long K would not meet it).
+ *           accumulation over all of a long K would not meet it). BF16 sums in FP32: within 2e-5 of
+ *           sum |x * w|.
  * Cases cover edge sizes (1, primes, channels not multiples of 16 or 32, planes narrower than a tile),
  * strides, dilations, padding, K longer than a chunk, every fused activation with and without residual
  * and bias; 1 thread and a 2-thread pool must give identical bits; and the steps supports() must reject.
@@ -22,7 +23,7 @@
 
 #include "dense_test_util.h"
 
-#include "backends/cpu/hconv_f16.h"
+#include "backends/cpu/hconv.h"
 #include "core/layout.h"
 #include "cpu_vec_test_util.h"
 
@@ -36,12 +37,15 @@ typedef struct h_case {
     int layout;
 } h_case;
 
-/* Random values: on a grid (exact: i * step for integers |i| <= span) or uniform in [-hi, hi] rounded to FP16. */
-static tc__tensor h_values(dtu_rng *r, int32_t rank, const int64_t *dims, bool exact, double step, int span, double hi) {
+/* Random values: on a grid (exact: i * step for integers |i| <= span) or uniform in [-hi, hi] rounded to FP16
+ * or BF16. */
+static tc__tensor h_values(dtu_rng *r, int32_t rank, const int64_t *dims, bool exact, bool bf16, double step, int span,
+                           double hi) {
     tc__tensor t = dtu_tensor(TC_DTYPE_FLOAT32, rank, dims);
     float *p = t.data;
     for (int64_t i = 0; i < tc__tensor_numel(&t); i++) {
         if (exact) p[i] = (float)(step * (double)((int)dtu_uniform(r, -span - 0.999, span + 0.999)));
+        else if (bf16) p[i] = tc__bf16_to_f32(tc__f32_to_bf16((float)dtu_uniform(r, -hi, hi)));
         else p[i] = tc__f16_to_f32(tc__f32_to_f16((float)dtu_uniform(r, -hi, hi)));
         if (p[i] == 0.0f) p[i] = (float)step; /* never all zeros; few exact zeros */
     }
@@ -72,7 +76,7 @@ static tc__tensor h_run(const tc__tactic *t, const tc__step_desc *d, int n_ctx, 
     return y;
 }
 
-static void check_case(uint64_t seed, const h_case *c, bool exact, const char *what) {
+static void check_case(uint64_t seed, const h_case *c, bool exact, bool bf16, const char *what) {
     dtu_rng r = {seed};
     const bool conv = strcmp(c->op, "Conv") == 0, gemm = strcmp(c->op, "Gemm") == 0;
     const bool k_major = !conv && !c->trans_b;
@@ -88,7 +92,7 @@ static void check_case(uint64_t seed, const h_case *c, bool exact, const char *w
         else xd[0] = c->n, xd[1] = c->h, xd[2] = c->cin;
         wd[0] = k_major ? c->cin : c->cout, wd[1] = k_major ? c->cout : c->cin;
     }
-    tc__tensor x = h_values(&r, xr, xd, exact, 0.5, 6, 2.0), w = h_values(&r, wr, wd, exact, 0.25, 4, 1.0);
+    tc__tensor x = h_values(&r, xr, xd, exact, bf16, 0.5, 6, 2.0), w = h_values(&r, wr, wd, exact, bf16, 0.25, 4, 1.0);
     tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0);
 
     int64_t strides[2] = {c->s, c->s}, dils[2] = {c->d, c->d}, pads[4] = {c->pad, c->pad, c->pad, c->pad};
@@ -127,15 +131,21 @@ static void check_case(uint64_t seed, const h_case *c, bool exact, const char *w
         fail_msg("reference epilogue: %s", err.msg);
 
     const bool blk_out = conv && c->layout != H_PLAIN, blk_in = conv && c->layout == H_BLOCKED;
-    attrs[na++] = dtu_attr_int(TC__ATTR_FP16, 1);
+    attrs[na++] = dtu_attr_int(bf16 ? TC__ATTR_BF16 : TC__ATTR_FP16, 1);
     if (blk_out) {
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_IN, (blk_in ? 1 : 0) | (c->residual ? (int64_t)1 << epi.residual_input : 0));
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
     }
     const tc__attrs as = {na, attrs};
-    const tc__tactic *t = conv ? (blk_out ? &tc__tactic_conv_nchw16c_fp16_avx512fp16 : &tc__tactic_conv_fp16_avx512fp16)
-                          : gemm ? &tc__tactic_gemm_fp16_avx512fp16
-                                 : &tc__tactic_matmul_fp16_avx512fp16;
+    const tc__tactic *t;
+    if (bf16)
+        t = conv ? (blk_out ? &tc__tactic_conv_nchw16c_bf16_avx512bf16 : &tc__tactic_conv_bf16_avx512bf16)
+            : gemm ? &tc__tactic_gemm_bf16_avx512bf16
+                   : &tc__tactic_matmul_bf16_avx512bf16;
+    else
+        t = conv ? (blk_out ? &tc__tactic_conv_nchw16c_fp16_avx512fp16 : &tc__tactic_conv_fp16_avx512fp16)
+            : gemm ? &tc__tactic_gemm_fp16_avx512fp16
+                   : &tc__tactic_matmul_fp16_avx512fp16;
     tc__tensor xt = blk_in ? vtu_reorder_nchw16c(&x, true) : x;
     tc__tensor rt = c->residual && blk_out ? vtu_reorder_nchw16c(&res, true) : res;
     tc__tensor wp = dtu_tensor(w.dtype, w.rank, w.dims);
@@ -157,7 +167,7 @@ static void check_case(uint64_t seed, const h_case *c, bool exact, const char *w
      * after the epilogue up to a small factor. */
     const float *got = y.data, *want = ref.data, *m = mag.data;
     const double k_op = (double)(c->cin * c->k * c->k);
-    const double rand_tol = 4.0 * sqrt(k_op < TC__HCONV_CHUNK ? k_op : TC__HCONV_CHUNK) * ldexp(1.0, -12);
+    const double rand_tol = bf16 ? 2e-5 : 4.0 * sqrt(k_op < TC__HCONV_CHUNK ? k_op : TC__HCONV_CHUNK) * ldexp(1.0, -12);
     for (int64_t i = 0; i < tc__tensor_numel(&ref); i++) {
         const double bound = exact ? 1e-6 * (1.0 + m[i] + fabs(want[i])) : rand_tol * (1.0 + m[i]) * 1.2;
         if (!(fabs((double)got[i] - (double)want[i]) <= bound))
@@ -181,9 +191,12 @@ done:
     tc__tensor_free(&x);
 }
 
+/* Both data kinds, both precisions. */
 static void check_both(uint64_t seed, const h_case *c, const char *what) {
-    check_case(seed, c, true, what);
-    check_case(seed + 100000, c, false, what);
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        check_case(seed, c, true, bf16, what);
+        check_case(seed + 100000, c, false, bf16, what);
+    }
 }
 
 /* True when the FP16 packed weight fits in the FP32 weight's bytes (else supports() refuses). */
@@ -289,6 +302,7 @@ static void test_rejects(void **state) {
     tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &e, NULL, NULL};
     const tc__tactic *t = &tc__tactic_conv_fp16_avx512fp16;
     assert_true(t->supports(&d));
+    assert_false(tc__tactic_conv_bf16_avx512bf16.supports(&d)); /* marked fp16, not bf16 */
     assert_false(tc__tactic_conv_nchw16c_fp16_avx512fp16.supports(&d)); /* no layout attributes */
     d.attrs = &none; /* no mark: FP32 only */
     assert_false(t->supports(&d));

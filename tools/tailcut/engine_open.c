@@ -36,13 +36,14 @@ const char *cli_build_usage(void) {
            "                                fuse_activation, eliminate_dead, layout, fold_qdq, or 'all')\n"
            "  --int8                        allow INT8 Conv/MatMul/Gemm layers where faster (needs scales:)\n"
            "  --fp16                        allow FP16 Conv/MatMul/Gemm layers where faster (AVX512-FP16)\n"
+           "  --bf16                        allow BF16 Conv/MatMul/Gemm layers where faster (AVX512-BF16)\n"
            "  --calib-cache FILE            activation scales from `tailcut calibrate` (written when\n"
            "                                --calib-data is given too)\n"
            "  --calib-data DIR              calibrate now on DIR (<input>.<k>.npy files)\n"
            "  --calib-method M              entropy (default), minmax or percentile (with --calib-data)\n"
            "  --percentile P                for --calib-method percentile (default 99.99)\n"
            "  --calib-samples N             calibrate on at most N samples\n"
-           "  --layer-precision NAME:fp32   keep node NAME in FP32 with --int8 or --fp16 (repeatable)\n"
+           "  --layer-precision NAME:fp32   keep node NAME in FP32 with --int8/--fp16/--bf16\n"
            "  --accuracy-threshold X        (with --calib-data) keep the layers with the noisiest INT8 input\n"
            "                                in FP32 until the outputs agree with FP32 on the calibration\n"
            "                                samples by at least X (e.g. 0.999)\n"
@@ -81,8 +82,8 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     } else if (strcmp(o, "--int8") == 0) {
         a->flags |= TC_BUILD_INT8;
         return 1;
-    } else if (strcmp(o, "--fp16") == 0) {
-        a->flags |= TC_BUILD_FP16;
+    } else if (strcmp(o, "--fp16") == 0 || strcmp(o, "--bf16") == 0) {
+        a->flags |= o[2] == 'f' ? TC_BUILD_FP16 : TC_BUILD_BF16;
         return 1;
     } else if (strcmp(o, "--threads") != 0 && strcmp(o, "--disable-pass") != 0 && strcmp(o, "--batch") != 0 &&
                strcmp(o, "--timing-cache") != 0 && strcmp(o, "--calib-cache") != 0 && strcmp(o, "--calib-data") != 0 &&
@@ -216,8 +217,8 @@ static int fp32_layer_names(const cli_build_args *a, tc_build_options *o, char *
  * temporary file whose name goes to tmp_cache) and the FP32 layers (names copied into fp32[]). */
 static int int8_options(const tc_model *model, const cli_build_args *a, tc_build_options *o, char **fp32,
                         char *tmp_cache, tc_calibrator **keep, const char *cmd) {
-    if (a->n_fp32_layers && !(a->flags & (TC_BUILD_INT8 | TC_BUILD_FP16))) {
-        fprintf(stderr, "tailcut %s: --layer-precision needs --int8 or --fp16\n", cmd);
+    if (a->n_fp32_layers && !(a->flags & (TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16))) {
+        fprintf(stderr, "tailcut %s: --layer-precision needs --int8, --fp16 or --bf16\n", cmd);
         return 2;
     }
     if (!(a->flags & TC_BUILD_INT8)) {

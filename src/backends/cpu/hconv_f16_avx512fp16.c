@@ -1,5 +1,5 @@
 /*
- * hconv_f16_avx512fp16.c - the FP16 operator of hconv_f16.h on AVX512-FP16: conversion of X into the
+ * hconv_f16_avx512fp16.c - the FP16 operator of hconv.h on AVX512-FP16: conversion of X into the
  * padded channels-last FP16 image, the vfmadd231ph microkernels (MR output pixels x NB blocks of 16
  * output channels x 2 channel parities in FP16 accumulators, flushed into FP32 partial sums every
  * TC__HCONV_CHUNK multiply-adds), the FP32 epilogue (parities added, bias, residual, activation) and
@@ -9,7 +9,7 @@
 #include <pthreadpool.h>
 #include <string.h>
 
-#include "backends/cpu/hconv_f16.h"
+#include "backends/cpu/hconv.h"
 #include "backends/cpu/vact_f32.h"
 #include "backends/cpu/vact_f32_avx512.h"
 

@@ -1,6 +1,6 @@
 /*
- * lowp_layer.h - what the reduced-precision Conv/MatMul/Gemm tactics (INT8: qconv_u8s8.h, FP16:
- * hconv_f16.h) share: the layer's shape as one convolution (a MatMul or Gemm is the 1x1 case on an
+ * lowp_layer.h - what the reduced-precision Conv/MatMul/Gemm tactics (INT8: qconv_u8s8.h, FP16 and
+ * BF16: hconv.h) share: the layer's shape as one convolution (a MatMul or Gemm is the 1x1 case on an
  * image of one row whose pixels are A's rows), the checks of a step they take (constant weight, bias,
  * fusable epilogue, layouts), and the step description of a kernel context at run time.
  */

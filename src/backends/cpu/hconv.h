@@ -1,0 +1,70 @@
+/*
+ * hconv.h - convolution and matrix product in a 16-bit float type: FP32 tensors in and out, FP16 or BF16
+ * arithmetic inside. Used by the fp16 and bf16 tactics of Conv (one group, any kernel, stride, dilation
+ * and padding), MatMul and Gemm (constant B), which take only nodes the half-precision pass marked
+ * (tc.fp16 from --fp16, tc.bf16 from --bf16; core/quant_attr.h).
+ *
+ * Both kernels broadcast a pair of input channels (32 bits: a plain load, no shuffle) against a register
+ * of 16 output channels x that pair:
+ *   FP16 (AVX512-FP16, hconv_f16_avx512fp16.c): vfmadd231ph, 32 half lanes per register (twice the
+ *        multiply-adds of FP32 FMA), so each lane sums the products of one channel parity; the two
+ *        parities are added when the tile is stored. Products are accumulated in FP16 over chunks of at
+ *        most TC__HCONV_CHUNK multiply-adds per lane, and each chunk's sum is added into an FP32 partial
+ *        sum, so the rounding error of FP16 accumulation does not grow with K. |x| > 65504 becomes Inf,
+ *        as with TensorRT's FP16.
+ *   BF16 (AVX512-BF16, hconv_bf16_avx512bf16.c): vdpbf16ps adds both products of the pair into an FP32
+ *        lane: FP32 accumulation, only the operands are rounded (to 8 bits of mantissa; FP32's range).
+ * X and W are rounded to nearest even. The epilogue (bias, residual, activation) is FP32.
+ *
+ * The operator converts X once per run into a padded channels-last 16-bit image (scratch):
+ * [N][Hp][Wp][Cp] with Cp = C_in rounded up to 2 and the border and padding channel 0, so the kernel
+ * has no edge cases (lowp_layer.h's shape). The constant weight is packed at build time into the FP32
+ * weight's bytes (the packing contract), which holds when Cpad16 * Cp <= 2 * C_out * C_in; supports()
+ * checks it. Layout of the packed 16-bit values:
+ *   [Cpad16 / 16][KH * KW][Cp / 2][16][2]   (block of 16 output channels, tap, pair of input channels)
+ * The baseline-ISA part (geometry, supports, packing) is hconv_tactic.c.
+ */
+#ifndef TC_BACKENDS_CPU_HCONV_H
+#define TC_BACKENDS_CPU_HCONV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/cpu/lowp_layer.h"
+#include "core/quant_attr.h"
+#include "tactics/tactic.h"
+
+/* FP16: multiply-adds per lane accumulated in FP16 before the sum goes into FP32. */
+#define TC__HCONV_CHUNK 64
+
+typedef struct tc__hconv_geom {
+    tc__lowp_shape s;
+    size_t cp;     /* C_in rounded up to 2 */
+    size_t cout16; /* C_out rounded up to 16 */
+    bool bf16;     /* BF16 (else FP16) */
+} tc__hconv_geom;
+
+/* 16-bit values of the packed weight. */
+static inline size_t tc__hconv_weight_halves(const tc__hconv_geom *g) {
+    return g->cout16 * g->s.kh * g->s.kw * g->cp;
+}
+/* Scratch bytes of one run: the 16-bit padded image of the whole batch, the taps' offsets, alignment. */
+static inline size_t tc__hconv_scratch(const tc__hconv_geom *g) {
+    return g->s.batch * g->s.hp * g->s.wp * g->cp * 2 + g->s.kh * g->s.kw * sizeof(size_t) + 256;
+}
+
+/* The geometry of step d (Conv, MatMul or Gemm) for the bf16 or fp16 operator; false when it cannot compute
+ * it (not a layer of lowp_layer.h, no tc.bf16 / tc.fp16 mark, sizes beyond 2^31, or packed weights larger
+ * than the FP32 ones). */
+bool tc__hconv_geometry(const tc__step_desc *d, bool bf16, tc__hconv_geom *g);
+
+/* Rounds the FP32 weight (ONNX layout: Conv [C_out][C_in][KH][KW], or k-major [K][N]) to the 16-bit type
+ * and packs it into dst (tc__hconv_weight_halves values). */
+void tc__hconv_pack_weight(const tc__hconv_geom *g, const float *w, bool k_major, uint16_t *dst);
+
+/* Run the operator on a step its tactic supports (need AVX512-FP16 / AVX512-BF16). */
+tc_status tc__hconv_run_avx512fp16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g);
+tc_status tc__hconv_run_avx512bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g);
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * hconv_tactic.c - the fp16 and bf16 tactics of Conv (NCHW and NCHW16c), MatMul and Gemm with constant
+ * weights (hconv.h): which steps they take, the weight packing done at build, and the tactic tables.
+ * The kernels are in hconv_f16_avx512fp16.c and hconv_bf16_avx512bf16.c.
+ */
+#include <string.h>
+
+#include "backends/cpu/hconv.h"
+#include "backends/cpu/vec_isa.h"
+#include "core/tensor.h"
+
+#define H_ISA_FP16 (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512FP16)
+#define H_ISA_BF16 (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512BF16)
+
+bool tc__hconv_geometry(const tc__step_desc *d, bool bf16, tc__hconv_geom *g) {
+    memset(g, 0, sizeof *g);
+    if (tc__attr_int(d->attrs, bf16 ? TC__ATTR_BF16 : TC__ATTR_FP16, 0) != 1 || !tc__lowp_shape_of(d, &g->s))
+        return false;
+    const tc__lowp_shape *s = &g->s;
+    g->bf16 = bf16;
+    g->cp = (s->cin + 1) / 2 * 2;
+    g->cout16 = (s->cout + 15) / 16 * 16;
+    const size_t lim = (size_t)1 << 31, taps = s->kh * s->kw;
+    if (s->batch > lim || s->hp > lim || s->wp > lim || g->cp > lim) return false;
+    const size_t img = s->hp * s->wp;
+    if (img > lim / g->cp || img * g->cp > lim / s->batch) return false;
+    if (s->oh * s->ow > lim / 16 || taps > lim / g->cp || g->cout16 > lim / (taps * g->cp)) return false;
+    /* the packing contract: Cpad16 * taps * Cp 16-bit values within C_out * taps * C_in floats */
+    return g->cout16 * g->cp <= 2 * s->cout * s->cin;
+}
+
+/* Which step this tactic family takes: the geometry, the weight constant, the layouts, the epilogue. */
+static bool h_supports(const tc__step_desc *d, bool bf16, bool blocked) {
+    tc__hconv_geom g;
+    return tc__hconv_geometry(d, bf16, &g) && tc__lowp_step_ok(d, &g.s, blocked);
+}
+
+static bool h_supports_fp16_plain(const tc__step_desc *d) { return h_supports(d, false, false); }
+static bool h_supports_fp16_blocked(const tc__step_desc *d) { return h_supports(d, false, true); }
+static bool h_supports_bf16_plain(const tc__step_desc *d) { return h_supports(d, true, false); }
+static bool h_supports_bf16_blocked(const tc__step_desc *d) { return h_supports(d, true, true); }
+
+static bool h_packs_input(const tc__step_desc *d, int index) {
+    (void)d;
+    return index == 1;
+}
+
+void tc__hconv_pack_weight(const tc__hconv_geom *g, const float *w, bool k_major, uint16_t *dst) {
+    const tc__lowp_shape *s = &g->s;
+    const size_t taps = s->kh * s->kw;
+    memset(dst, 0, tc__hconv_weight_halves(g) * sizeof *dst);
+    for (size_t oc = 0; oc < s->cout; oc++)
+        for (size_t c = 0; c < s->cin; c++)
+            for (size_t t = 0; t < taps; t++) {
+                const float v = k_major ? w[c * s->cout + oc] : w[(oc * s->cin + c) * taps + t];
+                dst[((oc / 16 * taps + t) * (g->cp / 2) + c / 2) * 32 + oc % 16 * 2 + c % 2] =
+                    g->bf16 ? tc__f32_to_bf16(v) : tc__f32_to_f16(v);
+            }
+}
+
+static tc_status h_pack(const tc__step_desc *d, bool bf16, const void *src, void *dst, tc__err *err) {
+    tc__hconv_geom g;
+    if (!tc__hconv_geometry(d, bf16, &g))
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the %s tactics pack only the weight of a step they take",
+                        bf16 ? "bf16" : "fp16");
+    memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
+    tc__hconv_pack_weight(&g, src, tc__lowp_weight_k_major(d), dst);
+    return TC_STATUS_OK;
+}
+
+static tc_status h_pack_fp16(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+    return index == 1 ? h_pack(d, false, src, dst, err)
+                      : tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the fp16 tactics pack only the weight");
+}
+static tc_status h_pack_bf16(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+    return index == 1 ? h_pack(d, true, src, dst, err)
+                      : tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the bf16 tactics pack only the weight");
+}
+
+static size_t h_scratch(const tc__step_desc *d, bool bf16) {
+    tc__hconv_geom g;
+    return tc__hconv_geometry(d, bf16, &g) ? tc__hconv_scratch(&g) : 0;
+}
+static size_t h_scratch_fp16(const tc__step_desc *d) { return h_scratch(d, false); }
+static size_t h_scratch_bf16(const tc__step_desc *d) { return h_scratch(d, true); }
+
+static tc_status h_run(const tc__kernel_ctx *ctx, bool bf16) {
+    const char *prec = bf16 ? "bf16" : "fp16";
+    const tc__tensor *in[3], *out[1];
+    bool in_const[3];
+    tc__epilogue none;
+    tc__step_desc d;
+    if (!tc__lowp_ctx_desc(ctx, in, in_const, out, &none, &d))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: inputs the %s tactic does not take", ctx->op_type, prec);
+    tc__hconv_geom g;
+    if (!tc__hconv_geometry(&d, bf16, &g))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: shapes or attributes the %s tactic does not take",
+                        ctx->op_type, prec);
+    return bf16 ? tc__hconv_run_avx512bf16(ctx, &g) : tc__hconv_run_avx512fp16(ctx, &g);
+}
+static tc_status h_run_fp16(const tc__kernel_ctx *ctx) { return h_run(ctx, false); }
+static tc_status h_run_bf16(const tc__kernel_ctx *ctx) { return h_run(ctx, true); }
+
+#define H_TACTIC(var, tname, op, flag, sup, P, ISA)                                                                   \
+    const tc__tactic var = {.name = tname, .op_type = op, .isa = ISA, .flags = TC__TACTIC_FUSES_EPILOGUE | (flag),     \
+                            .precision = #P, .supports = sup, .packs_input = h_packs_input, .pack = h_pack_##P,        \
+                            .scratch_bytes = h_scratch_##P, .run = h_run_##P};
+
+H_TACTIC(tc__tactic_conv_fp16_avx512fp16, "conv_fp16_avx512fp16", "Conv", 0, h_supports_fp16_plain, fp16, H_ISA_FP16)
+H_TACTIC(tc__tactic_conv_nchw16c_fp16_avx512fp16, "conv_nchw16c_fp16_avx512fp16", "Conv", TC__TACTIC_BLOCKED,
+         h_supports_fp16_blocked, fp16, H_ISA_FP16)
+H_TACTIC(tc__tactic_matmul_fp16_avx512fp16, "matmul_fp16_avx512fp16", "MatMul", 0, h_supports_fp16_plain, fp16,
+         H_ISA_FP16)
+H_TACTIC(tc__tactic_gemm_fp16_avx512fp16, "gemm_fp16_avx512fp16", "Gemm", 0, h_supports_fp16_plain, fp16, H_ISA_FP16)
+H_TACTIC(tc__tactic_conv_bf16_avx512bf16, "conv_bf16_avx512bf16", "Conv", 0, h_supports_bf16_plain, bf16, H_ISA_BF16)
+H_TACTIC(tc__tactic_conv_nchw16c_bf16_avx512bf16, "conv_nchw16c_bf16_avx512bf16", "Conv", TC__TACTIC_BLOCKED,
+         h_supports_bf16_blocked, bf16, H_ISA_BF16)
+H_TACTIC(tc__tactic_matmul_bf16_avx512bf16, "matmul_bf16_avx512bf16", "MatMul", 0, h_supports_bf16_plain, bf16,
+         H_ISA_BF16)
+H_TACTIC(tc__tactic_gemm_bf16_avx512bf16, "gemm_bf16_avx512bf16", "Gemm", 0, h_supports_bf16_plain, bf16, H_ISA_BF16)
