@@ -66,14 +66,15 @@ models: venv build
 # The command line: bench (JSON, trace, profile) and bench/compare.py on a tiny generated model;
 # the AVX-512, AVX2 and portable kernel paths end to end (TAILCUT_MAX_ISA) and the refusal of a
 # plan whose ISA the machine (or the cap) lacks; malformed shape/profile/thread options refused with messages;
-# tailcut compare; INT8 (calibrate, build --int8, QDQ models against onnxruntime's quantize_static); FP16
-# and BF16 (build --fp16, --bf16); and the accuracy of a real pretrained model (PP-OCR direction classifier,
-# FP32, INT8, FP16 and BF16) on rendered text.
+# tailcut compare and its --per-layer SQNR; INT8 (calibrate, build --int8, QDQ models against onnxruntime's
+# quantize_static); FP16 and BF16 (build --fp16, --bf16); and the accuracy of a real pretrained model
+# (PP-OCR direction classifier, FP32, INT8, FP16 and BF16) on rendered text.
 cli: venv build
 	bash tests/cli/test_bench_cli.sh $(BUILD) $(PY)
 	bash tests/cli/test_isa_cap.sh $(BUILD) $(PY)
 	bash tests/cli/test_cli_options.sh $(BUILD) $(PY)
 	bash tests/cli/test_compare.sh $(BUILD) $(PY)
+	bash tests/cli/test_compare_layers.sh $(BUILD) $(PY)
 	bash tests/cli/test_int8.sh $(BUILD) $(PY)
 	bash tests/cli/test_half.sh $(BUILD) $(PY)
 	bash tests/cli/test_qdq.sh $(BUILD) $(PY)

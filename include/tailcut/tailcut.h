@@ -323,6 +323,9 @@ typedef struct tc_step_info {
     const char *layout;    /* first output's memory layout: "nchw16c" (blocked) or "" (as the model
                               says); "nchw16c->nchw" for a reorder the layout pass inserted */
     int is_reorder;        /* 1 for such a reorder */
+    const char *output;    /* name of the first output tensor ("" if none): what tc_context_tensor reads
+                              after a run with tc_context_keep_tensors; a fused step's output is that of
+                              its last fused op (e.g. the Relu's of Conv+Relu) */
 } tc_step_info;
 
 TC_API int tc_engine_num_steps(const tc_engine *engine);
@@ -380,8 +383,30 @@ TC_API tc_status tc_context_set_input_shape(tc_context *context, const char *nam
  * rebound or the context is destroyed. Unbound outputs stay readable with tc_context_tensor.
  */
 TC_API tc_status tc_context_set_tensor(tc_context *context, const char *name, void *data, size_t bytes);
-/* The current dtype, shape and data of an input or output (after shapes were set). */
+/*
+ * The current dtype, shape and data of a tensor (after shapes were set), by name: an input or output, or,
+ * while the context keeps tensors (tc_context_keep_tensors), any step's output (tc_step_info.output),
+ * holding what the last run computed. The tensor is in the model's logical layout: a tensor the engine
+ * stores in blocked NCHW16c is converted to NCHW into a buffer the context owns (allocated when keeping
+ * was enabled; this call allocates nothing). tensor->data belongs to the context (or is the caller's
+ * bound buffer): it stays valid until the context is destroyed or keeping is switched, and an
+ * intermediate's contents until the next run. A name the engine does not have (a tensor of the model
+ * that the optimizer fused away, or a misspelt one) and an intermediate while tensors are not kept are
+ * refused with TC_STATUS_INVALID_ARGUMENT and a reason (tc_context_error).
+ */
 TC_API tc_status tc_context_tensor(tc_context *context, const char *name, tc_tensor *tensor);
+/*
+ * Keep-tensors mode (enable != 0), for debugging accuracy layer by layer: the context moves its
+ * activations to a second arena that it allocates now, planned so that no buffer is reused (every step's
+ * output stays live until the end of the run), plus the NCHW copies of its blocked tensors; each run then
+ * leaves every step's output readable with tc_context_tensor. Runs still allocate nothing; the context's memory
+ * grows by about tc_memory_info.naive_bytes (every activation at once) plus the NCHW copies. enable == 0 frees
+ * those buffers and returns to the engine's arena plan. Call it between runs; buffers bound with
+ * tc_context_set_tensor stay where they are; other outputs and intermediates read before must be read
+ * again. Enabling twice, or disabling while off, changes nothing. On failure (TC_STATUS_OUT_OF_MEMORY)
+ * the context is unchanged and tc_context_error says why.
+ */
+TC_API tc_status tc_context_keep_tensors(tc_context *context, int enable);
 /* Runs the engine on the bound inputs. */
 TC_API tc_status tc_context_run(tc_context *context);
 /* Reason for the last failure of a call on this context ("" if none). */

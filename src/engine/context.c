@@ -10,32 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <pthreadpool.h>
-
-#include "engine/engine.h"
-
-#define MAX_IO 64
-
-struct tc_context {
-    const tc_engine *e;
-    const tc__profile *prof;
-    unsigned char *arena;
-    tc__scratch scratch;
-    tc__tensor *tensors;        /* per value */
-    bool *known;                /* per value: contents known before run */
-    size_t *bound_bytes;        /* per value: size of a caller buffer bound to it, 0 if none */
-    const tc__tensor **ins;     /* per step: MAX_IO input pointers */
-    tc__tensor **outs;          /* per step: 16 output pointers */
-    tc__kernel_ctx *kctx;       /* per step */
-    tc__ref_fn *kernels;        /* per step */
-    bool *fused;                /* per step: the kernel applies the epilogue itself */
-    pthreadpool_t pool;         /* the kernels' pool: own_pool, or a shared tc_thread_pool's */
-    pthreadpool_t own_pool;     /* NULL while a shared pool is used */
-    uint64_t *step_ns;
-    bool profiling, dirty;
-    tc__err err;
-    tc__err run_err;            /* errors raised by kernels during run */
-};
+#include "engine/context.h"
 
 static tc_status ctx_fail(tc_context *c, tc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static tc_status ctx_fail(tc_context *c, tc_status st, const char *fmt, ...) {
@@ -48,7 +23,7 @@ static tc_status ctx_fail(tc_context *c, tc_status st, const char *fmt, ...) {
 }
 
 /* 64-byte aligned memory, not zeroed: every step writes its whole output before it is read. */
-static void *aligned_alloc64(size_t n) {
+void *tc__ctx_alloc64(size_t n) {
     size_t sz = (n + 63) & ~(size_t)63;
     return aligned_alloc(64, sz ? sz : 64);
 }
@@ -60,6 +35,8 @@ void tc_context_destroy(tc_context *c) {
     free(c->tensors);
     free(c->known);
     free(c->bound_bytes);
+    free(c->bound);
+    tc__ctx_keep_free(&c->keep);
     free(c->ins);
     free(c->outs);
     free(c->kctx);
@@ -85,21 +62,22 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
     if (c == NULL) goto oom;
     c->e = e;
     c->prof = pr;
-    c->arena = aligned_alloc64(pr->arena_bytes);
-    c->scratch.base = aligned_alloc64(pr->scratch_bytes);
+    c->arena = tc__ctx_alloc64(pr->arena_bytes);
+    c->scratch.base = tc__ctx_alloc64(pr->scratch_bytes);
     c->scratch.cap = pr->scratch_bytes;
     c->tensors = calloc((size_t)nv + 1, sizeof *c->tensors);
     c->known = calloc((size_t)nv + 1, sizeof *c->known);
     c->bound_bytes = calloc((size_t)nv + 1, sizeof *c->bound_bytes);
-    c->ins = calloc((size_t)ns * MAX_IO + 1, sizeof *c->ins);
-    c->outs = calloc((size_t)ns * 16 + 1, sizeof *c->outs);
+    c->bound = calloc((size_t)nv + 1, sizeof *c->bound);
+    c->ins = calloc((size_t)ns * TC__CTX_MAX_IN + 1, sizeof *c->ins);
+    c->outs = calloc((size_t)ns * TC__CTX_MAX_OUT + 1, sizeof *c->outs);
     c->kctx = calloc((size_t)ns + 1, sizeof *c->kctx);
     c->kernels = calloc((size_t)ns + 1, sizeof *c->kernels);
     c->step_ns = calloc((size_t)ns + 1, sizeof *c->step_ns);
     c->fused = calloc((size_t)ns + 1, sizeof *c->fused);
     c->pool = c->own_pool = pthreadpool_create(e->threads > 0 ? (size_t)e->threads : 0);
-    if (!c->arena || !c->scratch.base || !c->tensors || !c->known || !c->bound_bytes || !c->ins || !c->outs ||
-        !c->kctx || !c->kernels || !c->step_ns || !c->fused || !c->pool)
+    if (!c->arena || !c->scratch.base || !c->tensors || !c->known || !c->bound_bytes || !c->bound || !c->ins ||
+        !c->outs || !c->kctx || !c->kernels || !c->step_ns || !c->fused || !c->pool)
         goto oom;
     for (int v = 0; v < nv; v++) {
         const tc__value *val = &g->values[v];
@@ -123,12 +101,12 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
     }
     for (int k = 0; k < ns; k++) {
         const tc__node *node = &g->nodes[e->steps[k].node];
-        if (node->n_in > MAX_IO || node->n_out > 16) {
+        if (node->n_in > TC__CTX_MAX_IN || node->n_out > TC__CTX_MAX_OUT) {
             tc__fail(&err, TC_STATUS_UNSUPPORTED, "step '%s' has too many inputs or outputs", node->name);
             goto fail;
         }
-        const tc__tensor **in = &c->ins[(size_t)k * MAX_IO];
-        tc__tensor **o = &c->outs[(size_t)k * 16];
+        const tc__tensor **in = &c->ins[(size_t)k * TC__CTX_MAX_IN];
+        tc__tensor **o = &c->outs[(size_t)k * TC__CTX_MAX_OUT];
         for (int i = 0; i < node->n_in; i++) in[i] = node->in[i] >= 0 ? &c->tensors[node->in[i]] : NULL;
         for (int j = 0; j < node->n_out; j++) o[j] = node->out[j] >= 0 ? &c->tensors[node->out[j]] : NULL;
         const tc__tactic *t = e->tactics ? e->tactics[k] : NULL;
@@ -223,6 +201,7 @@ tc_status tc_context_set_tensor(tc_context *c, const char *name, void *data, siz
         return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "output '%s' is a constant and cannot be bound", name);
     c->tensors[v].data = data;
     c->bound_bytes[v] = bytes;
+    c->bound[v] = true;
     return TC_STATUS_OK;
 }
 
@@ -243,11 +222,17 @@ tc_status tc_context_tensor(tc_context *c, const char *name, tc_tensor *tensor) 
     memset(&c->err, 0, sizeof c->err);
     bool is_input;
     int32_t v = io_value(c, name, &is_input);
-    if (v < 0) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "the engine has no input or output named '%s'", name);
+    const bool io = v >= 0;
+    if (!io) v = tc__graph_find_value(c->e->g, name);
+    if (v < 0)
+        return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT,
+                        "the engine has no tensor named '%s' (tc_engine_step_info names each step's output; a "
+                        "tensor of the model that the optimizer fused away has none)", name);
     if (c->dirty) {
         tc_status st = reshape(c);
         if (st) return st;
     }
+    if (!io) return tc__ctx_keep_tensor(c, v, tensor);
     *tensor = c->tensors[v];
     return TC_STATUS_OK;
 }

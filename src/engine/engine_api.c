@@ -233,8 +233,11 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
                        !tc__layout_out_blocked(&n->attrs);
     info->layout = info->is_reorder ? "nchw16c->nchw" : tc__layout_out_blocked(&n->attrs) ? "nchw16c" : "";
     info->output_shape[0] = '\0';
-    if (n->n_out > 0 && n->out[0] >= 0)
+    info->output = "";
+    if (n->n_out > 0 && n->out[0] >= 0) {
         tc__graph_shape_str(e->g, &e->g->values[n->out[0]].info.shape, info->output_shape, sizeof info->output_shape);
+        info->output = e->g->values[n->out[0]].name;
+    }
     return TC_STATUS_OK;
 }
 

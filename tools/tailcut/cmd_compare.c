@@ -1,6 +1,7 @@
 /* cmd_compare.c - `tailcut compare A B --data DIR`: runs two models (each a plan, an .onnx built in memory,
  * or an .onnx on the reference executor) on the same input samples and reports, per graph output, how far
- * their outputs agree: cosine similarity, absolute/relative errors, top-1/top-5 agreement, NaN mismatches.
+ * their outputs agree: cosine similarity, absolute/relative errors, top-1/top-5 agreement, NaN mismatches;
+ * --per-layer adds each reduced-precision step's output SQNR (compare_layers.c).
  * --min-cosine / --min-top1 turn it into an accuracy gate (exit status 1 when an output falls short). */
 #include <errno.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 
 #include "cli.h"
 #include "engine_open.h"
+#include "compare_layers.h"
 #include "compare_stats.h"
 #include "sample_dir.h"
 #include "tailcut/tailcut.h"
@@ -24,7 +26,7 @@ typedef struct compare_args {
     bool reference[2];
     const char *data;
     int samples; /* 0: all */
-    bool json, has_min_cosine, has_min_top1;
+    bool json, has_min_cosine, has_min_top1, per_layer;
     double min_cosine, min_top1;
     cli_build_args build;
 } compare_args;
@@ -39,6 +41,7 @@ typedef struct side {
                              description (cli_open_engine imports the file again for each build) */
     tc_engine *engine;    /* engine sides */
     tc_context **ctx;     /* one per profile, created when a sample first needs it */
+    tc_context *cur;      /* the context that ran the current sample */
     int n_ctx;
     int n_in, n_out;
     tc_io_info *in, *out; /* strings belong to model (reference, per_shape) or engine */
@@ -59,6 +62,11 @@ static void usage(FILE *f) {
             "  --reference-a     run A (an .onnx) with the reference executor instead of an engine\n"
             "  --reference-b     the same for B\n"
             "  --json            print one JSON object instead of the table\n"
+            "  --per-layer       also compare, for each step of B not in fp32 (INT8, ...; every step when none\n"
+            "                    is), its output tensor with A's tensor of the same name: SQNR in dB\n"
+            "                    (10*log10(sum a^2 / sum (a-b)^2), A as the reference), cosine, max abs error;\n"
+            "                    a tensor A lacks (fused differently) is listed with '-' and a note. Both sides\n"
+            "                    must be engines (it reads intermediate tensors): not with --reference-a/-b\n"
             "  --min-cosine X    exit 1 when a float output's cosine similarity is below X\n"
             "  --min-top1 X      exit 1 when an output's top-1 agreement is below X\n"
             "                    (with either threshold, any NaN/Inf mismatch and any differing element of a\n"
@@ -103,6 +111,8 @@ static int parse(int argc, char **argv, compare_args *a) {
             return -1;
         } else if (strcmp(o, "--json") == 0) {
             a->json = true;
+        } else if (strcmp(o, "--per-layer") == 0) {
+            a->per_layer = true;
         } else if (strcmp(o, "--reference-a") == 0) {
             a->reference[0] = true;
         } else if (strcmp(o, "--reference-b") == 0) {
@@ -155,6 +165,10 @@ static int parse(int argc, char **argv, compare_args *a) {
             fprintf(stderr, "tailcut compare: --reference-%c needs an .onnx model, not the plan '%s'\n", "ab"[s],
                     a->path[s]);
             return 2;
+        } else if (a->reference[s] && a->per_layer) {
+            fprintf(stderr, "tailcut compare: --per-layer reads each step's output from engines; the reference "
+                            "executor (--reference-%c) gives only the graph outputs\n", "ab"[s]);
+            return 2;
         }
     return 0;
 }
@@ -201,6 +215,7 @@ static void side_drop_engine(side *sd) {
     for (int p = 0; p < sd->n_ctx; p++) tc_context_destroy(sd->ctx[p]);
     free(sd->ctx);
     sd->ctx = NULL;
+    sd->cur = NULL;
     sd->n_ctx = 0;
     tc_engine_destroy(sd->engine);
     sd->engine = NULL;
@@ -395,7 +410,11 @@ static int side_run(side *sd, const compare_args *a, const cli_sample_set *set, 
         fprintf(stderr, "tailcut compare: %c: %s\n", sd->label, err.message);
         return 1;
     }
-    tc_context *c = sd->ctx[p];
+    tc_context *c = sd->cur = sd->ctx[p];
+    if (a->per_layer && tc_context_keep_tensors(c, 1) != TC_STATUS_OK) {
+        fprintf(stderr, "tailcut compare: %c: --per-layer: %s\n", sd->label, tc_context_error(c));
+        return 1;
+    }
     for (int i = 0; i < n_in; i++)
         if (tc_context_set_input_shape(c, names[i], inputs[i].rank, inputs[i].dims) != TC_STATUS_OK ||
             tc_context_set_tensor(c, names[i], inputs[i].data, inputs[i].nbytes) != TC_STATUS_OK) {
@@ -523,7 +542,7 @@ static void json_number(double v) {
 }
 
 static void print_json(const compare_args *a, const side *sides, const out_stats *stats, int n_out, int n_samples,
-                       const char *fails, bool passed) {
+                       const char *fails, bool passed, const cli_layers *layers) {
     printf("{\n");
     for (int s = 0; s < 2; s++) {
         printf("  \"%c\": {\"path\": ", "ab"[s]);
@@ -578,7 +597,9 @@ static void print_json(const compare_args *a, const side *sides, const out_stats
         free(line);
         p += len + (e != NULL);
     }
-    printf("],\n  \"passed\": %s\n}\n", passed ? "true" : "false");
+    printf("],\n");
+    if (layers) cli_layers_print_json(layers);
+    printf("  \"passed\": %s\n}\n", passed ? "true" : "false");
 }
 
 static void print_table(const compare_args *a, const side *sides, const out_stats *stats, int n_out, int n_samples,
@@ -643,6 +664,7 @@ static int compare(const compare_args *a) {
     cli_sample_set set = {0};
     tc_tensor *inputs = NULL;
     out_stats *stats = NULL;
+    cli_layers layers = {0};
     int *map = NULL;
     const char **names = NULL;
     char *fails = NULL;
@@ -673,6 +695,7 @@ static int compare(const compare_args *a) {
         int bad = side_run(sa, a, &set, k, names, inputs);
         if (!bad) bad = side_run(sb, a, &set, k, names, inputs);
         if (!bad) bad = compare_sample(stats, sa, sb, map, k, &set);
+        if (!bad && a->per_layer) bad = cli_layers_add(&layers, sb->engine, sa->cur, sb->cur);
         for (int i = 0; i < n_in; i++) tc_tensor_free(&inputs[i]);
         if (bad) {
             rc = bad;
@@ -681,8 +704,10 @@ static int compare(const compare_args *a) {
     }
     int n_fail = 0;
     for (int o = 0; o < n_out; o++) n_fail += check_thresholds(a, &stats[o], fails, fails_size);
-    if (a->json) print_json(a, sides, stats, n_out, set.n_samples, fails, n_fail == 0);
+    const cli_layers *per_layer = a->per_layer ? &layers : NULL;
+    if (a->json) print_json(a, sides, stats, n_out, set.n_samples, fails, n_fail == 0, per_layer);
     else print_table(a, sides, stats, n_out, set.n_samples, &set);
+    if (per_layer && !a->json) cli_layers_print_table(per_layer);
     if (a->has_min_top1) {
         bool any = false;
         for (int o = 0; o < n_out; o++) any |= stats[o].rows > 0;
@@ -703,6 +728,7 @@ static int compare(const compare_args *a) {
     }
     rc = n_fail ? 1 : 0;
 done:
+    cli_layers_free(&layers);
     free(fails);
     free(inputs);
     free(stats);

@@ -50,6 +50,8 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
             json_str(si.output_shape);
             printf(",\"layout\":");
             json_str(si.layout);
+            printf(",\"output\":");
+            json_str(si.output);
             printf(",\"at_reshape\":%s}", si.runs_at_reshape ? "true" : "false");
             reorders += si.is_reorder;
         }

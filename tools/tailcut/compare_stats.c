@@ -102,7 +102,7 @@ void cli_stats_add(out_stats *st, const tc_tensor *ta, const tc_tensor *tb, size
         if (rel > st->max_rel) st->max_rel = rel;
     }
     int64_t last = ta->rank > 0 ? ta->dims[ta->rank - 1] : 0;
-    if (last < 2) return;
+    if (last < 2 || st->values_only) return;
     size_t rows = n / (size_t)last;
     for (size_t r = 0; r < rows; r++) {
         size_t base = r * (size_t)last;
@@ -128,3 +128,9 @@ double cli_stats_rel_l2(const out_stats *st) {
     return st->sum_d2 == 0 ? 0.0 : INFINITY;
 }
 
+
+double cli_stats_sqnr_db(const out_stats *st) {
+    if (st->sum_d2 == 0) return INFINITY;
+    if (st->sum_a2 == 0) return -INFINITY;
+    return 10.0 * log10(st->sum_a2 / st->sum_d2);
+}

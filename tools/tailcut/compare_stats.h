@@ -1,6 +1,6 @@
 /* compare_stats.h - agreement statistics of two runs' outputs (cosine similarity, absolute and relative
- * errors, top-1 / top-5 agreement over the last dim, NaN mismatches), accumulated sample by sample; used by
- * `tailcut compare` and by the INT8 accuracy threshold of `tailcut build`. */
+ * errors, SQNR, top-1 / top-5 agreement over the last dim, NaN mismatches), accumulated sample by sample;
+ * used by `tailcut compare` (outputs and --per-layer) and by the INT8 accuracy threshold of `tailcut build`. */
 #ifndef TC_CLI_COMPARE_STATS_H
 #define TC_CLI_COMPARE_STATS_H
 
@@ -20,6 +20,7 @@ typedef struct out_stats {
     int64_t dims[TC_MAX_RANK]; /* of the first sample */
     bool seen, shape_varies;   /* seen: a sample was added */
     bool exact;                /* not a float type: compared element by element */
+    bool values_only;          /* no top-1/top-5 rows (per-layer statistics of intermediate tensors) */
     uint64_t elements, finite, mismatches, nan_mismatches;
     double dot, sum_a2, sum_b2, sum_d2, sum_abs, max_abs, max_rel;
     uint64_t rows, top1, rows5, top5;
@@ -33,5 +34,8 @@ void cli_stats_add(out_stats *st, const tc_tensor *ta, const tc_tensor *tb, size
 double cli_stats_cosine(const out_stats *st);
 /* ||a - b|| / ||a||. */
 double cli_stats_rel_l2(const out_stats *st);
+/* Signal-to-quantization-noise ratio of b against the reference a, in dB, over the finite pairs:
+ * 10 * log10(sum(a*a) / sum((a - b)^2)); +inf when b equals a, -inf when a is all zero and b is not. */
+double cli_stats_sqnr_db(const out_stats *st);
 
 #endif

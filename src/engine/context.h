@@ -1,0 +1,61 @@
+/*
+ * context.h - the internal shape of an execution context, shared by context.c (create, shapes, run) and
+ * context_keep.c (keeping every step's output readable after a run, tc_context_keep_tensors).
+ */
+#ifndef TC_ENGINE_CONTEXT_H
+#define TC_ENGINE_CONTEXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pthreadpool.h>
+
+#include "engine/engine.h"
+
+#define TC__CTX_MAX_IN 64  /* inputs of one step */
+#define TC__CTX_MAX_OUT 16 /* outputs of one step */
+
+/* Keep-tensors mode: a second arena in which no activation shares bytes with another. */
+typedef struct tc__keep {
+    unsigned char *arena;  /* every activation at offset[v] until the end of the run */
+    uint64_t *offset;      /* per value: offset in arena, or TC__NOT_IN_ARENA */
+    unsigned char *plain;  /* NCHW copies of the values stored NCHW16c, made by tc_context_tensor */
+    uint64_t *plain_off;   /* per value: offset in plain, or TC__NOT_IN_ARENA when not blocked */
+} tc__keep;
+
+struct tc_context {
+    const tc_engine *e;
+    const tc__profile *prof;
+    unsigned char *arena;
+    tc__scratch scratch;
+    tc__tensor *tensors;        /* per value */
+    bool *known;                /* per value: contents known before run */
+    size_t *bound_bytes;        /* per value: size of a caller buffer bound to it, 0 if none */
+    bool *bound;                /* per value: a caller buffer is bound to it (never moved to an arena) */
+    const tc__tensor **ins;     /* per step: TC__CTX_MAX_IN input pointers */
+    tc__tensor **outs;          /* per step: TC__CTX_MAX_OUT output pointers */
+    tc__kernel_ctx *kctx;       /* per step */
+    tc__ref_fn *kernels;        /* per step */
+    bool *fused;                /* per step: the kernel applies the epilogue itself */
+    pthreadpool_t pool;         /* the kernels' pool: own_pool, or a shared tc_thread_pool's */
+    pthreadpool_t own_pool;     /* NULL while a shared pool is used */
+    uint64_t *step_ns;
+    bool profiling, dirty;
+    bool keeping;               /* keep-tensors mode: tensors point into keep.arena */
+    tc__keep keep;
+    tc__err err;
+    tc__err run_err;            /* errors raised by kernels during run */
+};
+
+/* 64-byte aligned memory, not zeroed; free with free(). */
+void *tc__ctx_alloc64(size_t n);
+/* Frees the keep-tensors buffers and zeroes k (NULL-safe fields); the tensors' pointers are left alone. */
+void tc__ctx_keep_free(tc__keep *k);
+/*
+ * Fills *t with value v, a tensor that a step computes (not a graph input or output), after a run in
+ * keep-tensors mode: a value stored NCHW16c is first converted into the context's NCHW copy. Fails,
+ * recording the reason in c->err, when the context does not keep tensors or v has no data.
+ */
+tc_status tc__ctx_keep_tensor(tc_context *c, int32_t v, tc__tensor *t);
+
+#endif
