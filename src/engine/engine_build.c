@@ -252,7 +252,7 @@ typedef struct variant {
     tc__step *steps;
     tc__tune_result *tuning;
     uint64_t required_isa;
-    uint64_t total_ns; /* the chosen tactics' medians summed over the timed compute steps */
+    uint64_t total_ns; /* the chosen tactics' fastest runs summed over the timed compute steps */
     bool blocked;      /* the layout pass made some value NCHW16c */
 } variant;
 
@@ -294,7 +294,7 @@ static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options 
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
         const tc__tune_result *r = &v->tuning[k];
         if (v->steps[k].kind != TC__STEP_COMPUTE || r->n < 1) continue;
-        uint64_t t = r->cand[r->winner].median_ns;
+        uint64_t t = r->cand[r->winner].min_ns;
         if (t != UINT64_MAX) v->total_ns = v->total_ns > UINT64_MAX - t ? UINT64_MAX : v->total_ns + t;
     }
     return st;

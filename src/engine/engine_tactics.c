@@ -138,13 +138,14 @@ static void merge_profile(tc__tune_result *sum, const tc__tune_result *add) {
         const tc__tune_entry *m = NULL;
         for (int j = 0; j < add->n; j++)
             if (strcmp(add->cand[j].name, sum->cand[c].name) == 0) m = &add->cand[j];
+        sum->cand[c].min_ns = add_sat(sum->cand[c].min_ns, m ? m->min_ns : UINT64_MAX);
         sum->cand[c].median_ns = add_sat(sum->cand[c].median_ns, m ? m->median_ns : UINT64_MAX);
         uint64_t mx = m ? m->max_ns : UINT64_MAX;
         if (mx > sum->cand[c].max_ns) sum->cand[c].max_ns = mx;
     }
     int w = 0;
     for (int c = 1; c < sum->n; c++)
-        if (sum->cand[c].median_ns < sum->cand[w].median_ns) w = c;
+        if (sum->cand[c].min_ns < sum->cand[w].min_ns) w = c;
     sum->winner = w;
 }
 
@@ -206,13 +207,13 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         } else if (n == 0) {
             res->n = 1;
             snprintf(res->cand[0].name, sizeof res->cand[0].name, "ref");
-            res->cand[0].median_ns = res->cand[0].max_ns = UINT64_MAX;
+            res->cand[0].min_ns = res->cand[0].median_ns = res->cand[0].max_ns = UINT64_MAX;
         } else if (o->fixed) {
             win = cands[0];
             res->n = n + !blocked;
             for (int c = 0; c < res->n; c++) {
                 snprintf(res->cand[c].name, sizeof res->cand[c].name, "%s", c < n ? cands[c]->name : "ref");
-                res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
+                res->cand[c].min_ns = res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
             }
         } else {
             tc__ref_fn ref = blocked ? NULL : tc__ref_find(node->op_type); /* ref knows only NCHW */

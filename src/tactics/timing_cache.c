@@ -47,6 +47,9 @@ static int parse_line(char *line, entry *out) {
         memcpy(c->name, p, len);
         c->name[len] = '\0';
         p += len;
+        c->min_ns = strtoull(p, &end, 10);
+        if (end == p) return -1;
+        p = end;
         c->median_ns = strtoull(p, &end, 10);
         if (end == p) return -1;
         p = end;
@@ -68,7 +71,7 @@ tc_status tc__timing_cache_load(const char *path, uint64_t fingerprint, tc__timi
     unsigned long long fp = 0;
     int version = 0;
     bool ok = fgets(line, sizeof line, f) != NULL && sscanf(line, "tailcut-timing-cache %d %llx", &version, &fp) == 2 &&
-              version == 1 && fp == fingerprint;
+              version == 2 && fp == fingerprint;
     while (ok && fgets(line, sizeof line, f) != NULL) {
         entry e;
         if (strchr(line, '\n') == NULL || parse_line(line, &e) != 0) {
@@ -115,12 +118,13 @@ tc_status tc__timing_cache_save(const tc__timing_cache *c, const char *path, tc_
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (f == NULL) return tc__fail(err, TC_STATUS_IO_ERROR, "cannot write timing cache '%s': %s", path, strerror(errno));
-    fprintf(f, "tailcut-timing-cache 1 %016" PRIx64 "\n", c->fingerprint);
+    fprintf(f, "tailcut-timing-cache 2 %016" PRIx64 "\n", c->fingerprint);
     for (int i = 0; i < c->n; i++) {
         const tc__tune_result *r = &c->e[i].r;
         fprintf(f, "%016" PRIx64 " %d %d", c->e[i].signature, r->winner, r->n);
         for (int k = 0; k < r->n; k++)
-            fprintf(f, " %s %" PRIu64 " %" PRIu64, r->cand[k].name, r->cand[k].median_ns, r->cand[k].max_ns);
+            fprintf(f, " %s %" PRIu64 " %" PRIu64 " %" PRIu64, r->cand[k].name, r->cand[k].min_ns, r->cand[k].median_ns,
+                    r->cand[k].max_ns);
         fputc('\n', f);
     }
     if (fclose(f) != 0 || rename(tmp, path) != 0)

@@ -49,7 +49,7 @@ static void io_free(bench_io *b, int n_in, int n_out) {
     tc__tensor_free(&b->residual);
 }
 
-/* Runs one candidate `runs` times after a warm-up; returns median and max in ns (UINT64_MAX if failed). */
+/* Runs one candidate `runs` times after a warm-up; returns min, median and max in ns (UINT64_MAX if failed). */
 static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_fn ref, int runs, void *pool,
                           uint64_t cutoff, tc__tune_entry *e, tc__err *err) {
     bench_io b;
@@ -93,7 +93,7 @@ static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_f
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %zu bytes of scratch", scratch_bytes);
     if (st == TC_STATUS_OK && (samples = calloc((size_t)runs + 1, sizeof *samples)) == NULL)
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
-    e->median_ns = e->max_ns = UINT64_MAX;
+    e->min_ns = e->median_ns = e->max_ns = UINT64_MAX;
     if (st == TC_STATUS_OK) {
         tc__scratch scratch = {scratch_mem, scratch_bytes, 0};
         bool fused = t != NULL && (t->flags & TC__TACTIC_FUSES_EPILOGUE);
@@ -131,6 +131,7 @@ static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_f
         }
         if (done > 0) {
             qsort(samples, (size_t)done, sizeof *samples, cmp_u64);
+            e->min_ns = samples[0];
             e->median_ns = samples[done / 2];
             e->max_ns = samples[done - 1];
         }
@@ -156,8 +157,8 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
         uint64_t cutoff = best == UINT64_MAX ? UINT64_MAX : best * 4;
         tc_status st = time_one(d, t, ref, runs, pool, cutoff, e, err);
         if (st) return st;
-        if (e->median_ns < best) {
-            best = e->median_ns;
+        if (e->min_ns < best) {
+            best = e->min_ns;
             out->winner = k;
         }
     }

@@ -1,7 +1,12 @@
 /*
  * tuner.h - the auto-tuner: times every candidate tactic of a step on this machine (warm-up,
- * then the median of repeated runs, tail kept too) and remembers results in a timing cache
+ * then repeated runs: minimum, median and maximum) and remembers results in a timing cache
  * keyed by the target fingerprint and the step's signature, so rebuilds skip the timing.
+ *
+ * Candidates are ranked by their fastest run. Interference (another process on a core, a pool
+ * worker descheduled mid-run) only ever adds time, and on a busy machine it adds most to the
+ * multi-threaded tactics: ranked by median, a build on a loaded 2-core machine chose the
+ * single-threaded reference and scalar kernels for most of ResNet-50 (3x slower when quiet).
  */
 #ifndef TC_TACTICS_TUNER_H
 #define TC_TACTICS_TUNER_H
@@ -12,7 +17,9 @@
 
 typedef struct tc__tune_entry {
     char name[32];
-    uint64_t median_ns; /* UINT64_MAX: not timed (cut off, or heuristic choice) */
+    uint64_t min_ns;    /* fastest run: what candidates are ranked by; UINT64_MAX: not timed (cut off,
+                           or heuristic choice) */
+    uint64_t median_ns; /* UINT64_MAX as min_ns */
     uint64_t max_ns;
 } tc__tune_entry;
 
@@ -28,8 +35,9 @@ uint64_t tc__step_signature(const tc__step_desc *d);
 /*
  * Times candidates (fast tactics first; the reference kernel `ref` as the last one when
  * ref != NULL) on random non-zero inputs at the desc's shapes; constant inputs use the desc's
- * data (packed per tactic). Fills out with the median and max per candidate and the winner.
- * `runs` timed runs after one warm-up; a candidate slower than 4x the best so far is cut early.
+ * data (packed per tactic). Fills out with the min, median and max per candidate and the winner
+ * (least min). `runs` timed runs after one warm-up; a candidate slower than 4x the best so far is
+ * cut early.
  */
 tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref, int runs,
                         void *pool, tc__tune_result *out, tc__err *err);

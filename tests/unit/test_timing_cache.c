@@ -20,6 +20,7 @@ static tc__tune_result sample(int winner) {
     snprintf(r.cand[1].name, sizeof r.cand[1].name, "conv1x1_f32_avx2");
     snprintf(r.cand[2].name, sizeof r.cand[2].name, "ref");
     for (int i = 0; i < 3; i++) {
+        r.cand[i].min_ns = 900u * (uint64_t)(i + 1);
         r.cand[i].median_ns = 1000u * (uint64_t)(i + 1);
         r.cand[i].max_ns = 1500u * (uint64_t)(i + 1);
     }
@@ -50,6 +51,7 @@ static void test_round_trip_and_fingerprint(void **state) {
     assert_int_equal(got->n, 3);
     assert_string_equal(got->cand[0].name, "conv_im2col_f32_avx512");
     assert_int_equal(got->cand[1].median_ns, 2000);
+    assert_int_equal(got->cand[1].min_ns, 1800);
     assert_true(got->cand[2].max_ns == UINT64_MAX);
     assert_int_equal(tc__timing_cache_find(c, 0xdeadbeefcafeull)->winner, 2);
     tc__timing_cache_free(c);
@@ -66,11 +68,12 @@ static void test_malformed_files_are_empty(void **state) {
     const char *bad[] = {
         "",
         "not a cache\n",
-        "tailcut-timing-cache 1 000000000000002a\n0000000000000007 5 3 a 1 1 b 2 2 c 3 3\n", /* winner out of range */
-        "tailcut-timing-cache 1 000000000000002a\n0000000000000007 0 99 a 1 1\n",           /* too many candidates */
-        "tailcut-timing-cache 1 000000000000002a\n0000000000000007 0 2 a 1 1\n",            /* truncated line */
-        "tailcut-timing-cache 2 000000000000002a\n",                                         /* another version */
-        "tailcut-timing-cache 1 000000000000002a\n0000000000000007 0 1 a 1 1",             /* no final newline */
+        "tailcut-timing-cache 2 000000000000002a\n0000000000000007 5 3 a 1 1 1 b 2 2 2 c 3 3 3\n", /* winner out of range */
+        "tailcut-timing-cache 2 000000000000002a\n0000000000000007 0 99 a 1 1 1\n",           /* too many candidates */
+        "tailcut-timing-cache 2 000000000000002a\n0000000000000007 0 2 a 1 1 1\n",            /* truncated line */
+        "tailcut-timing-cache 2 000000000000002a\n0000000000000007 0 1 a 1 1\n",              /* no min (version 1 line) */
+        "tailcut-timing-cache 1 000000000000002a\n0000000000000007 0 1 a 1 1\n",              /* another version */
+        "tailcut-timing-cache 2 000000000000002a\n0000000000000007 0 1 a 1 1 1",             /* no final newline */
     };
     char path[128];
     path_for(path, sizeof path, "bad");
@@ -109,7 +112,10 @@ static void test_tuner_times_candidates(void **state) {
     assert_int_equal(r.n, n + 1);
     assert_string_equal(r.cand[n].name, "ref");
     for (int i = 0; i < r.n; i++)
-        if (r.cand[i].median_ns != UINT64_MAX) assert_true(r.cand[r.winner].median_ns <= r.cand[i].median_ns);
+        if (r.cand[i].min_ns != UINT64_MAX) {
+            assert_true(r.cand[r.winner].min_ns <= r.cand[i].min_ns); /* ranked by the fastest run */
+            assert_true(r.cand[i].min_ns <= r.cand[i].median_ns && r.cand[i].median_ns <= r.cand[i].max_ns);
+        }
     uint64_t s1 = tc__step_signature(&d);
     dims[3] = 57;
     memcpy(x.dims, dims, sizeof dims);
