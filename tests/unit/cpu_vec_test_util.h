@@ -155,6 +155,26 @@ static inline tc__tensor vtu_random(dtu_rng *r, int32_t rank, const int64_t *dim
     return t;
 }
 
+/* Runs tactic t on step d with the kernel context's inputs in (n_ctx of them: the op's, then the epilogue's),
+ * on pool (or NULL), into a new poisoned tensor shaped like `like`, with exactly scratch_bytes(d) of scratch. */
+static inline tc__tensor vtu_run_desc(const tc__tactic *t, const tc__step_desc *d, int n_ctx,
+                                      const tc__tensor *const *in, const tc__tensor *like, pthreadpool_t pool) {
+    tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
+    vtu_poison(&y);
+    tc__tensor *out[1] = {&y};
+    const size_t need = t->scratch_bytes(d);
+    unsigned char *mem = aligned_alloc(64, (need + 63) / 64 * 64);
+    assert_non_null(mem);
+    tc__scratch scratch = {mem, need, 0};
+    tc__err err = {0};
+    tc__kernel_ctx kc = {"test", d->op_type, 13, d->attrs, n_ctx, in, 1, out, &err, &scratch, d->epi, d->bias,
+                         d->residual, pool};
+    tc_status st = t->run(&kc);
+    if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", t->name, (int)st, err.msg);
+    free(mem);
+    return y;
+}
+
 /* A 4-D float tensor reordered from NCHW to NCHW16c (to_blocked) or back (C a multiple of 16). */
 static inline tc__tensor vtu_reorder_nchw16c(const tc__tensor *t, bool to_blocked) {
     tc__tensor b = dtu_tensor(t->dtype, t->rank, t->dims);

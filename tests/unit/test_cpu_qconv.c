@@ -63,24 +63,6 @@ static tc__tensor q_dequant_w(const tc__tensor *w, int64_t cout, bool k_major) {
     return d;
 }
 
-static tc__tensor q_run(const tc__tactic *t, const tc__step_desc *d, int n_ctx, const tc__tensor *const *in,
-                        const tc__tensor *like, pthreadpool_t pool) {
-    tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
-    vtu_poison(&y);
-    tc__tensor *out[1] = {&y};
-    const size_t need = t->scratch_bytes(d);
-    unsigned char *mem = aligned_alloc(64, (need + 63) / 64 * 64);
-    assert_non_null(mem);
-    tc__scratch scratch = {mem, need, 0};
-    tc__err err = {0};
-    tc__kernel_ctx kc = {"test", d->op_type, 13, d->attrs, n_ctx, in, 1, out, &err, &scratch, d->epi, d->bias,
-                         d->residual, pool};
-    tc_status st = t->run(&kc);
-    if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", t->name, (int)st, err.msg);
-    free(mem);
-    return y;
-}
-
 static void check_case(uint64_t seed, const q_case *c, const char *what) {
     dtu_rng r = {seed};
     const bool conv = strcmp(c->op, "Conv") == 0, gemm = strcmp(c->op, "Gemm") == 0;
@@ -158,7 +140,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     tin[1] = &wp;
     if (epi_bias) tin[epi.bias_input] = &b;
     if (c->residual) tin[epi.residual_input] = &rt;
-    tc__tensor y1 = q_run(t, &d, n_ctx, tin, &ref, NULL), y2 = q_run(t, &d, n_ctx, tin, &ref, vtu_pool);
+    tc__tensor y1 = vtu_run_desc(t, &d, n_ctx, tin, &ref, NULL), y2 = vtu_run_desc(t, &d, n_ctx, tin, &ref, vtu_pool);
     if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s: 1 and 2 threads differ", what);
     tc__tensor y = blk_out ? vtu_reorder_nchw16c(&y1, false) : y1;
     char msg[200];

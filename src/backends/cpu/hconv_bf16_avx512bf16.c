@@ -6,20 +6,11 @@
  * of a pair of input channels), the FP32 epilogue (bias, residual, activation) and the threaded driver.
  */
 #include <immintrin.h>
-#include <pthreadpool.h>
 #include <string.h>
 
 #include "backends/cpu/hconv.h"
-#include "backends/cpu/vact_f32.h"
-#include "backends/cpu/vact_f32_avx512.h"
+#include "backends/cpu/lowp_tile.h"
 #include "core/tensor.h"
-
-/* Output pixels per task strip (of an image's pixels in row-major order, so a strip may span rows). */
-#define B_STRIP 48
-/* Blocks of 16 output channels per task (and per microkernel call at most). */
-#define B_GROUP_BLOCKS 4
-/* Output pixels per microkernel call at most (6 with 3 or 4 blocks). */
-#define B_MR 12
 
 typedef struct b_job {
     const tc__hconv_geom *g;
@@ -30,7 +21,7 @@ typedef struct b_job {
     const float *bias, *res;
     float *y;
     tc__vact act;
-    size_t nblocks, groups, strips; /* blocks of 16 channels, task groups, strips per image */
+    tc__lowp_grid grid;
 } b_job;
 
 /* Converts padded row r of image n: the border is 0. */
@@ -76,40 +67,16 @@ static void b_convert_row(void *arg, size_t task) {
     }
 }
 
-/* Where output element (pixel i, block of 16 channels b, lane l) of a tile lives: y + i * ps + b * bs + l * ls. */
-typedef struct b_out {
-    float *y;
-    const float *res;
-    size_t ps, bs, ls;
-    size_t oc0;
-} b_out;
-
-/* Block b of pixel i: bias, residual, activation, stored. */
-static inline __attribute__((always_inline)) void b_store(const b_job *j, const b_out *o, int i, int b, __m512 v,
-                                                          __mmask16 mask, __m512i lanes) {
-    if (j->bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, j->bias + o->oc0 + (size_t)b * 16));
-    const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
-    if (o->ls == 1) {
-        if (o->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, o->res + off));
-        v = tc__vact_f32_avx512(v, &j->act);
-        _mm512_mask_storeu_ps(o->y + off, mask, v);
-    } else {
-        if (o->res) v = _mm512_add_ps(v, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
-        v = tc__vact_f32_avx512(v, &j->act);
-        _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
-    }
-}
-
 /*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
  * accumulated in FP32 over every tap and pair of input channels, then stored.
  */
 static inline __attribute__((always_inline)) void b_tile(const b_job *j, const uint16_t *x0, const size_t *xoff,
-                                                         const uint16_t *w0, size_t wbs, const b_out *o,
+                                                         const uint16_t *w0, size_t wbs, const tc__lowp_out *o,
                                                          __mmask16 last_mask, const int MR, const int NB) {
     const tc__lowp_shape *s = &j->g->s;
     const size_t taps = s->kh * s->kw, c2 = j->g->cp / 2;
-    __m512 acc[B_MR][B_GROUP_BLOCKS];
+    __m512 acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
@@ -118,7 +85,7 @@ static inline __attribute__((always_inline)) void b_tile(const b_job *j, const u
     for (size_t t = 0; t < taps; t++) {
         const uint16_t *xt = x0 + j->tap_off[t];
         for (size_t p = 0; p < c2; p++, wp += 32) {
-            __m512bh wv[B_GROUP_BLOCKS];
+            __m512bh wv[TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 4
             for (int b = 0; b < NB; b++) wv[b] = (__m512bh)_mm512_loadu_si512(wp + (size_t)b * wbs);
 #pragma GCC unroll 12
@@ -131,19 +98,19 @@ static inline __attribute__((always_inline)) void b_tile(const b_job *j, const u
             }
         }
     }
-    const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                             _mm512_set1_epi32((int32_t)o->ls));
+    const __m512i lanes = tc__lowp_lanes(o->ls);
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
         for (int b = 0; b < NB; b++)
-            b_store(j, o, i, b, acc[i][b], b == NB - 1 ? last_mask : (__mmask16)0xffff, lanes);
+            tc__lowp_store(&j->act, NULL, j->bias, o, i, b, acc[i][b], b == NB - 1 ? last_mask : (__mmask16)0xffff,
+                           lanes);
 }
 
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */
 #define B_FN(MR, NB)                                                                                                  \
     static void b_tile_##MR##x##NB(const b_job *j, const uint16_t *x0, const size_t *xoff, const uint16_t *w0,        \
-                                   size_t wbs, const b_out *o, __mmask16 m) {                                          \
+                                   size_t wbs, const tc__lowp_out *o, __mmask16 m) {                                          \
         b_tile(j, x0, xoff, w0, wbs, o, m, MR, NB);                                                                     \
     }
 #define B_FNS6(NB) B_FN(1, NB) B_FN(2, NB) B_FN(3, NB) B_FN(4, NB) B_FN(5, NB) B_FN(6, NB)
@@ -153,7 +120,7 @@ B_FNS6(3)
 B_FNS12(2)
 B_FNS12(1)
 
-typedef void (*b_tile_fn)(const b_job *, const uint16_t *, const size_t *, const uint16_t *, size_t, const b_out *,
+typedef void (*b_tile_fn)(const b_job *, const uint16_t *, const size_t *, const uint16_t *, size_t, const tc__lowp_out *,
                           __mmask16);
 
 #define B_ROW6(NB) {b_tile_1x##NB, b_tile_2x##NB, b_tile_3x##NB, b_tile_4x##NB, b_tile_5x##NB, b_tile_6x##NB}
@@ -163,48 +130,19 @@ typedef void (*b_tile_fn)(const b_job *, const uint16_t *, const size_t *, const
 static const b_tile_fn b_tiles_nb4[6] = B_ROW6(4), b_tiles_nb3[6] = B_ROW6(3);
 static const b_tile_fn b_tiles_nb2[12] = B_ROW12(2), b_tiles_nb1[12] = B_ROW12(1);
 
-/* Task (strip, group): the strip's output pixels (row-major over the image) x the group's blocks of channels. */
+/* The tile of lowp_tile.h's task loop: the (mr, nb) microkernel on the weights of block b0. */
+static void b_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *xoff, const tc__lowp_out *o,
+                      __mmask16 last_mask) {
+    const b_job *j = job;
+    const tc__lowp_shape *s = &j->g->s;
+    const size_t wbs = s->kh * s->kw * j->g->cp * 16; /* 16-bit values per block of 16 channels */
+    const b_tile_fn *tiles = nb == 4 ? b_tiles_nb4 : nb == 3 ? b_tiles_nb3 : nb == 2 ? b_tiles_nb2 : b_tiles_nb1;
+    tiles[mr - 1](j, j->xh, xoff, j->w + b0 * wbs, wbs, o, last_mask);
+}
+
 static void b_compute(void *arg, size_t strip_task, size_t group) {
     const b_job *j = arg;
-    const tc__lowp_shape *s = &j->g->s;
-    const size_t cp = j->g->cp, plane = s->oh * s->ow;
-    const size_t n = strip_task / j->strips, p0 = strip_task % j->strips * B_STRIP;
-    const size_t p1 = p0 + B_STRIP < plane ? p0 + B_STRIP : plane;
-    const size_t b0 = group * B_GROUP_BLOCKS;
-    const int nb = (int)(j->nblocks - b0 < B_GROUP_BLOCKS ? j->nblocks - b0 : B_GROUP_BLOCKS);
-    const size_t oc0 = b0 * 16;
-    const size_t last_ch = s->cout - (b0 + (size_t)nb - 1) * 16;
-    const __mmask16 last_mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
-    const size_t wbs = s->kh * s->kw * cp * 16; /* halves per block of 16 channels */
-    const uint16_t *w0 = j->w + b0 * wbs;
-    const int mr_max = nb >= 3 ? 6 : 12;
-    const b_tile_fn *tiles = nb == 4 ? b_tiles_nb4 : nb == 3 ? b_tiles_nb3 : nb == 2 ? b_tiles_nb2 : b_tiles_nb1;
-    const uint16_t *ximg = j->xh + n * s->hp * s->wp * cp;
-    b_out o = {.oc0 = oc0};
-    size_t base;
-    if (s->out_layout == TC__LOWP_NCHW16C) {
-        base = (n * (s->cout / 16) + b0) * plane * 16;
-        o.ps = 16, o.bs = plane * 16, o.ls = 1;
-    } else if (s->out_layout == TC__LOWP_ROWS) {
-        base = oc0;
-        o.ps = s->cout, o.bs = 16, o.ls = 1;
-    } else {
-        base = (n * s->cout + oc0) * plane;
-        o.ps = 1, o.bs = 16 * plane, o.ls = plane;
-    }
-    size_t r = p0 / s->ow, c = p0 % s->ow; /* the output pixel p, as row and column */
-    for (size_t p = p0; p < p1;) {
-        const int mr = (int)(p1 - p < (size_t)mr_max ? p1 - p : (size_t)mr_max);
-        size_t xoff[B_MR];
-        for (int i = 0; i < mr; i++) {
-            xoff[i] = (r * s->sh * s->wp + c * s->sw) * cp;
-            if (++c == s->ow) c = 0, r++;
-        }
-        o.y = j->y + base + p * o.ps;
-        o.res = j->res ? j->res + base + p * o.ps : NULL;
-        tiles[mr - 1](j, ximg, xoff, w0, wbs, &o, last_mask);
-        p += (size_t)mr;
-    }
+    tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, b_tile_at, j);
 }
 
 tc_status tc__hconv_run_avx512bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g) {
@@ -229,19 +167,8 @@ tc_status tc__hconv_run_avx512bf16(const tc__kernel_ctx *ctx, const tc__hconv_ge
     for (size_t a = 0; a < s->kh; a++)
         for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
     j.tap_off = tap_off;
-    j.nblocks = g->cout16 / 16;
-    j.groups = (j.nblocks + B_GROUP_BLOCKS - 1) / B_GROUP_BLOCKS;
-    j.strips = (s->oh * s->ow + B_STRIP - 1) / B_STRIP;
-    pthreadpool_t pool = ctx->pool;
-    const size_t rows = s->batch * j.strips;
-    if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1) {
-        for (size_t t = 0; t < s->batch * s->hp; t++) b_convert_row(&j, t);
-        for (size_t t = 0; t < rows; t++)
-            for (size_t u = 0; u < j.groups; u++) b_compute(&j, t, u);
-    } else {
-        pthreadpool_parallelize_1d(pool, b_convert_row, &j, s->batch * s->hp, 0);
-        pthreadpool_parallelize_2d(pool, b_compute, &j, rows, j.groups, 0);
-    }
+    j.grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
+    tc__lowp_run(ctx->pool, &j.grid, s->batch, s->batch * s->hp, b_convert_row, b_compute, &j);
     tc__kernel_free(ctx, scratch);
     return TC_STATUS_OK;
 }

@@ -6,19 +6,10 @@
  * the threaded driver.
  */
 #include <immintrin.h>
-#include <pthreadpool.h>
 #include <string.h>
 
 #include "backends/cpu/hconv.h"
-#include "backends/cpu/vact_f32.h"
-#include "backends/cpu/vact_f32_avx512.h"
-
-/* Output pixels per task strip (of an image's pixels in row-major order, so a strip may span rows). */
-#define H_STRIP 48
-/* Blocks of 16 output channels per task (and per microkernel call at most). */
-#define H_GROUP_BLOCKS 4
-/* Output pixels per microkernel call at most (6 with 3 or 4 blocks). */
-#define H_MR 12
+#include "backends/cpu/lowp_tile.h"
 
 typedef struct h_job {
     const tc__hconv_geom *g;
@@ -29,7 +20,7 @@ typedef struct h_job {
     const float *bias, *res;
     float *y;
     tc__vact act;
-    size_t nblocks, groups, strips; /* blocks of 16 channels, task groups, strips per image */
+    tc__lowp_grid grid;
 } h_job;
 
 #define H_ROUND (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
@@ -77,38 +68,20 @@ static void h_convert_row(void *arg, size_t task) {
     }
 }
 
-/* Where output element (pixel i, block of 16 channels b, lane l) of a tile lives: y + i * ps + b * bs + l * ls. */
-typedef struct h_out {
-    float *y;
-    const float *res;
-    size_t ps, bs, ls;
-    size_t oc0;
-} h_out;
-
 /* The 16 FP32 values of half h (0: lanes 0-15) of an FP16 register. */
 static inline __m512 h_half(__m512h v, int h) {
     const __m512i b = _mm512_castph_si512(v);
     return _mm512_cvtph_ps(h ? _mm512_extracti64x4_epi64(b, 1) : _mm512_castsi512_si256(b));
 }
 
-/* Block b of pixel i: the two parities' partial sums (lanes 2k, 2k + 1 of lo:hi hold channel k) added,
- * then bias, residual, activation, stored. */
-static inline __attribute__((always_inline)) void h_store(const h_job *j, const h_out *o, int i, int b, __m512 lo,
-                                                          __m512 hi, __mmask16 mask, __m512i lanes) {
+/* Block b of pixel i: the two parities' partial sums (lanes 2k, 2k + 1 of lo:hi hold channel k) added, then
+ * the epilogue. */
+static inline __attribute__((always_inline)) void h_store(const h_job *j, const tc__lowp_out *o, int i, int b,
+                                                          __m512 lo, __m512 hi, __mmask16 mask, __m512i lanes) {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    __m512 v = _mm512_add_ps(_mm512_permutex2var_ps(lo, even, hi), _mm512_permutex2var_ps(lo, odd, hi));
-    if (j->bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, j->bias + o->oc0 + (size_t)b * 16));
-    const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
-    if (o->ls == 1) {
-        if (o->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, o->res + off));
-        v = tc__vact_f32_avx512(v, &j->act);
-        _mm512_mask_storeu_ps(o->y + off, mask, v);
-    } else {
-        if (o->res) v = _mm512_add_ps(v, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
-        v = tc__vact_f32_avx512(v, &j->act);
-        _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
-    }
+    const __m512 v = _mm512_add_ps(_mm512_permutex2var_ps(lo, even, hi), _mm512_permutex2var_ps(lo, odd, hi));
+    tc__lowp_store(&j->act, NULL, j->bias, o, i, b, v, mask, lanes);
 }
 
 /*
@@ -116,12 +89,12 @@ static inline __attribute__((always_inline)) void h_store(const h_job *j, const 
  * accumulated over every tap and pair of input channels, in FP16 chunks summed into FP32, then stored.
  */
 static inline __attribute__((always_inline)) void h_tile(const h_job *j, const _Float16 *x0, const size_t *xoff,
-                                                         const _Float16 *w0, size_t wbs, const h_out *o,
+                                                         const _Float16 *w0, size_t wbs, const tc__lowp_out *o,
                                                          __mmask16 last_mask, const int MR, const int NB) {
     const tc__lowp_shape *s = &j->g->s;
     const size_t taps = s->kh * s->kw, c2 = j->g->cp / 2;
-    __m512h acc[H_MR][H_GROUP_BLOCKS];
-    __m512 part[H_MR][H_GROUP_BLOCKS][2];
+    __m512h acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS];
+    __m512 part[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS][2];
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
@@ -136,7 +109,7 @@ static inline __attribute__((always_inline)) void h_tile(const h_job *j, const _
         for (size_t p = 0; p < c2;) {
             const size_t n = c2 - p < left ? c2 - p : left;
             for (size_t e = 0; e < n; e++, p++, wp += 32) {
-                __m512h wv[H_GROUP_BLOCKS];
+                __m512h wv[TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 4
                 for (int b = 0; b < NB; b++) wv[b] = _mm512_loadu_ph(wp + (size_t)b * wbs);
 #pragma GCC unroll 12
@@ -162,8 +135,7 @@ static inline __attribute__((always_inline)) void h_tile(const h_job *j, const _
             }
         }
     }
-    const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                             _mm512_set1_epi32((int32_t)o->ls));
+    const __m512i lanes = tc__lowp_lanes(o->ls);
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
@@ -174,7 +146,7 @@ static inline __attribute__((always_inline)) void h_tile(const h_job *j, const _
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */
 #define H_FN(MR, NB)                                                                                                  \
     static void h_tile_##MR##x##NB(const h_job *j, const _Float16 *x0, const size_t *xoff, const _Float16 *w0,        \
-                                   size_t wbs, const h_out *o, __mmask16 m) {                                          \
+                                   size_t wbs, const tc__lowp_out *o, __mmask16 m) {                                          \
         h_tile(j, x0, xoff, w0, wbs, o, m, MR, NB);                                                                     \
     }
 #define H_FNS6(NB) H_FN(1, NB) H_FN(2, NB) H_FN(3, NB) H_FN(4, NB) H_FN(5, NB) H_FN(6, NB)
@@ -184,7 +156,7 @@ H_FNS6(3)
 H_FNS12(2)
 H_FNS12(1)
 
-typedef void (*h_tile_fn)(const h_job *, const _Float16 *, const size_t *, const _Float16 *, size_t, const h_out *,
+typedef void (*h_tile_fn)(const h_job *, const _Float16 *, const size_t *, const _Float16 *, size_t, const tc__lowp_out *,
                           __mmask16);
 
 #define H_ROW6(NB) {h_tile_1x##NB, h_tile_2x##NB, h_tile_3x##NB, h_tile_4x##NB, h_tile_5x##NB, h_tile_6x##NB}
@@ -194,48 +166,19 @@ typedef void (*h_tile_fn)(const h_job *, const _Float16 *, const size_t *, const
 static const h_tile_fn h_tiles_nb4[6] = H_ROW6(4), h_tiles_nb3[6] = H_ROW6(3);
 static const h_tile_fn h_tiles_nb2[12] = H_ROW12(2), h_tiles_nb1[12] = H_ROW12(1);
 
-/* Task (strip, group): the strip's output pixels (row-major over the image) x the group's blocks of channels. */
+/* The tile of lowp_tile.h's task loop: the (mr, nb) microkernel on the weights of block b0. */
+static void h_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *xoff, const tc__lowp_out *o,
+                      __mmask16 last_mask) {
+    const h_job *j = job;
+    const tc__lowp_shape *s = &j->g->s;
+    const size_t wbs = s->kh * s->kw * j->g->cp * 16; /* 16-bit values per block of 16 channels */
+    const h_tile_fn *tiles = nb == 4 ? h_tiles_nb4 : nb == 3 ? h_tiles_nb3 : nb == 2 ? h_tiles_nb2 : h_tiles_nb1;
+    tiles[mr - 1](j, j->xh, xoff, j->w + b0 * wbs, wbs, o, last_mask);
+}
+
 static void h_compute(void *arg, size_t strip_task, size_t group) {
     const h_job *j = arg;
-    const tc__lowp_shape *s = &j->g->s;
-    const size_t cp = j->g->cp, plane = s->oh * s->ow;
-    const size_t n = strip_task / j->strips, p0 = strip_task % j->strips * H_STRIP;
-    const size_t p1 = p0 + H_STRIP < plane ? p0 + H_STRIP : plane;
-    const size_t b0 = group * H_GROUP_BLOCKS;
-    const int nb = (int)(j->nblocks - b0 < H_GROUP_BLOCKS ? j->nblocks - b0 : H_GROUP_BLOCKS);
-    const size_t oc0 = b0 * 16;
-    const size_t last_ch = s->cout - (b0 + (size_t)nb - 1) * 16;
-    const __mmask16 last_mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
-    const size_t wbs = s->kh * s->kw * cp * 16; /* halves per block of 16 channels */
-    const _Float16 *w0 = j->w + b0 * wbs;
-    const int mr_max = nb >= 3 ? 6 : 12;
-    const h_tile_fn *tiles = nb == 4 ? h_tiles_nb4 : nb == 3 ? h_tiles_nb3 : nb == 2 ? h_tiles_nb2 : h_tiles_nb1;
-    const _Float16 *ximg = j->xh + n * s->hp * s->wp * cp;
-    h_out o = {.oc0 = oc0};
-    size_t base;
-    if (s->out_layout == TC__LOWP_NCHW16C) {
-        base = (n * (s->cout / 16) + b0) * plane * 16;
-        o.ps = 16, o.bs = plane * 16, o.ls = 1;
-    } else if (s->out_layout == TC__LOWP_ROWS) {
-        base = oc0;
-        o.ps = s->cout, o.bs = 16, o.ls = 1;
-    } else {
-        base = (n * s->cout + oc0) * plane;
-        o.ps = 1, o.bs = 16 * plane, o.ls = plane;
-    }
-    size_t r = p0 / s->ow, c = p0 % s->ow; /* the output pixel p, as row and column */
-    for (size_t p = p0; p < p1;) {
-        const int mr = (int)(p1 - p < (size_t)mr_max ? p1 - p : (size_t)mr_max);
-        size_t xoff[H_MR];
-        for (int i = 0; i < mr; i++) {
-            xoff[i] = (r * s->sh * s->wp + c * s->sw) * cp;
-            if (++c == s->ow) c = 0, r++;
-        }
-        o.y = j->y + base + p * o.ps;
-        o.res = j->res ? j->res + base + p * o.ps : NULL;
-        tiles[mr - 1](j, ximg, xoff, w0, wbs, &o, last_mask);
-        p += (size_t)mr;
-    }
+    tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, h_tile_at, j);
 }
 
 tc_status tc__hconv_run_avx512fp16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g) {
@@ -260,19 +203,8 @@ tc_status tc__hconv_run_avx512fp16(const tc__kernel_ctx *ctx, const tc__hconv_ge
     for (size_t a = 0; a < s->kh; a++)
         for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
     j.tap_off = tap_off;
-    j.nblocks = g->cout16 / 16;
-    j.groups = (j.nblocks + H_GROUP_BLOCKS - 1) / H_GROUP_BLOCKS;
-    j.strips = (s->oh * s->ow + H_STRIP - 1) / H_STRIP;
-    pthreadpool_t pool = ctx->pool;
-    const size_t rows = s->batch * j.strips;
-    if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1) {
-        for (size_t t = 0; t < s->batch * s->hp; t++) h_convert_row(&j, t);
-        for (size_t t = 0; t < rows; t++)
-            for (size_t u = 0; u < j.groups; u++) h_compute(&j, t, u);
-    } else {
-        pthreadpool_parallelize_1d(pool, h_convert_row, &j, s->batch * s->hp, 0);
-        pthreadpool_parallelize_2d(pool, h_compute, &j, rows, j.groups, 0);
-    }
+    j.grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
+    tc__lowp_run(ctx->pool, &j.grid, s->batch, s->batch * s->hp, h_convert_row, h_compute, &j);
     tc__kernel_free(ctx, scratch);
     return TC_STATUS_OK;
 }

@@ -2,20 +2,14 @@
  * qconv_u8s8_avx512vnni.c - the INT8 operator of qconv_u8s8.h on AVX512-VNNI: quantization of X
  * into the padded channels-last u8 image, the vpdpbusd microkernels (MR output pixels x NB blocks of
  * 16 output channels held in zmm accumulators over every tap and input channel), the dequantizing
- * epilogue (bias, residual, activation) and the threaded driver.
+ * epilogue (bias, residual, activation) and the threaded driver. The task loop and the store are
+ * lowp_tile.h's, shared with the FP16 and BF16 kernels.
  */
 #include <immintrin.h>
-#include <pthreadpool.h>
 #include <string.h>
 
+#include "backends/cpu/lowp_tile.h"
 #include "backends/cpu/qconv_u8s8.h"
-#include "backends/cpu/vact_f32.h"
-#include "backends/cpu/vact_f32_avx512.h"
-
-/* Output pixels per task strip (of an image's pixels in row-major order, so a strip may span rows). */
-#define Q_STRIP 48
-/* Blocks of 16 output channels per task (and per microkernel call at most). */
-#define Q_GROUP_BLOCKS 4
 
 typedef struct q_job {
     const tc__qconv_geom *g;
@@ -29,7 +23,7 @@ typedef struct q_job {
     float *y;
     tc__vact act;
     float inv_scale;
-    size_t nblocks, groups, strips; /* blocks of 16 channels, task groups, strips per image */
+    tc__lowp_grid grid;
 } q_job;
 
 /* 16 floats to 16 u8 codes: round(x / s) + z clamped to [lo, 255] (NaN -> lo), as tc__q_code. */
@@ -85,30 +79,12 @@ static void q_quantize_row(void *arg, size_t task) {
     }
 }
 
-/* Where output element (pixel i, block b, lane l) of a tile lives: y0 + i * ps + b * bs + l * ls. */
-typedef struct q_out {
-    float *y;
-    const float *res;
-    size_t ps, bs, ls;
-    size_t oc0;
-} q_out;
-
-static inline __attribute__((always_inline)) void q_store(const q_job *j, const q_out *o, int i, int b, __m512i acc,
-                                                          __mmask16 mask, __m512i lanes) {
+/* Pixel i, block b: the accumulator less the zero point's share, dequantized, then the epilogue. */
+static inline __attribute__((always_inline)) void q_store(const q_job *j, const tc__lowp_out *o, int i, int b,
+                                                          __m512i acc, __mmask16 mask, __m512i lanes) {
     const size_t oc = o->oc0 + (size_t)b * 16;
-    __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(j->comp + oc)));
-    const __m512 bias = j->bias ? _mm512_maskz_loadu_ps(mask, j->bias + oc) : _mm512_setzero_ps();
-    v = _mm512_fmadd_ps(v, _mm512_loadu_ps(j->mult + oc), bias);
-    const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
-    if (o->ls == 1) {
-        if (o->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, o->res + off));
-        v = tc__vact_f32_avx512(v, &j->act);
-        _mm512_mask_storeu_ps(o->y + off, mask, v);
-    } else {
-        if (o->res) v = _mm512_add_ps(v, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
-        v = tc__vact_f32_avx512(v, &j->act);
-        _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
-    }
+    const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(j->comp + oc)));
+    tc__lowp_store(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
 }
 
 /*
@@ -116,7 +92,7 @@ static inline __attribute__((always_inline)) void q_store(const q_job *j, const 
  * accumulated over every tap and every 4 input channels, then dequantized and stored.
  */
 static inline __attribute__((always_inline)) void q_tile(const q_job *j, const uint8_t *x0, const size_t *xoff,
-                                                         const int8_t *w0, size_t wbs, const q_out *o,
+                                                         const int8_t *w0, size_t wbs, const tc__lowp_out *o,
                                                          __mmask16 last_mask, const int MR, const int NB) {
     const tc__qconv_geom *g = j->g;
     const size_t taps = g->kh * g->kw, c4 = g->cp / 4;
@@ -142,8 +118,7 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
             }
         }
     }
-    const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                             _mm512_set1_epi32((int32_t)o->ls));
+    const __m512i lanes = tc__lowp_lanes(o->ls);
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
@@ -153,7 +128,7 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */
 #define Q_FN(MR, NB)                                                                                                  \
     static void q_tile_##MR##x##NB(const q_job *j, const uint8_t *x0, const size_t *xoff, const int8_t *w0,           \
-                                   size_t wbs, const q_out *o, __mmask16 m) {                                          \
+                                   size_t wbs, const tc__lowp_out *o, __mmask16 m) {                                          \
         q_tile(j, x0, xoff, w0, wbs, o, m, MR, NB);                                                                     \
     }
 #define Q_FNS6(NB) Q_FN(1, NB) Q_FN(2, NB) Q_FN(3, NB) Q_FN(4, NB) Q_FN(5, NB) Q_FN(6, NB)
@@ -163,8 +138,8 @@ Q_FNS6(3)
 Q_FNS12(2)
 Q_FNS12(1)
 
-typedef void (*q_tile_fn)(const q_job *, const uint8_t *, const size_t *, const int8_t *, size_t, const q_out *,
-                          __mmask16);
+typedef void (*q_tile_fn)(const q_job *, const uint8_t *, const size_t *, const int8_t *, size_t,
+                          const tc__lowp_out *, __mmask16);
 
 #define Q_ROW6(NB) {q_tile_1x##NB, q_tile_2x##NB, q_tile_3x##NB, q_tile_4x##NB, q_tile_5x##NB, q_tile_6x##NB}
 #define Q_ROW12(NB)                                                                                                   \
@@ -173,48 +148,19 @@ typedef void (*q_tile_fn)(const q_job *, const uint8_t *, const size_t *, const 
 static const q_tile_fn q_tiles_nb4[6] = Q_ROW6(4), q_tiles_nb3[6] = Q_ROW6(3);
 static const q_tile_fn q_tiles_nb2[12] = Q_ROW12(2), q_tiles_nb1[12] = Q_ROW12(1);
 
-/* Task (strip, group): the strip's output pixels (row-major over the image) x the group's blocks of channels. */
+/* The tile of lowp_tile.h's task loop: the (mr, nb) microkernel on the weights of block b0. */
+static void q_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *xoff, const tc__lowp_out *o,
+                      __mmask16 last_mask) {
+    const q_job *j = job;
+    const tc__qconv_geom *g = j->g;
+    const size_t wbs = g->kh * g->kw * g->cp * 16; /* bytes per block of 16 channels */
+    const q_tile_fn *tiles = nb == 4 ? q_tiles_nb4 : nb == 3 ? q_tiles_nb3 : nb == 2 ? q_tiles_nb2 : q_tiles_nb1;
+    tiles[mr - 1](j, j->xq, xoff, j->w + b0 * wbs, wbs, o, last_mask);
+}
+
 static void q_compute(void *arg, size_t strip_task, size_t group) {
     const q_job *j = arg;
-    const tc__qconv_geom *g = j->g;
-    const size_t plane = g->oh * g->ow;
-    const size_t n = strip_task / j->strips, p0 = strip_task % j->strips * Q_STRIP;
-    const size_t p1 = p0 + Q_STRIP < plane ? p0 + Q_STRIP : plane;
-    const size_t b0 = group * Q_GROUP_BLOCKS;
-    const int nb = (int)(j->nblocks - b0 < Q_GROUP_BLOCKS ? j->nblocks - b0 : Q_GROUP_BLOCKS);
-    const size_t oc0 = b0 * 16;
-    const size_t last_ch = g->cout - (b0 + (size_t)nb - 1) * 16;
-    const __mmask16 last_mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
-    const size_t wbs = g->kh * g->kw * g->cp * 16; /* bytes per block of 16 channels */
-    const int8_t *w0 = j->w + b0 * wbs;
-    const int mr_max = nb >= 3 ? 6 : 12;
-    const q_tile_fn *tiles = nb == 4 ? q_tiles_nb4 : nb == 3 ? q_tiles_nb3 : nb == 2 ? q_tiles_nb2 : q_tiles_nb1;
-    const uint8_t *ximg = j->xq + n * g->hp * g->wp * g->cp;
-    q_out o = {.oc0 = oc0};
-    size_t base;
-    if (g->out_layout == TC__Q_NCHW16C) {
-        base = (n * (g->cout / 16) + b0) * plane * 16;
-        o.ps = 16, o.bs = plane * 16, o.ls = 1;
-    } else if (g->out_layout == TC__Q_ROWS) {
-        base = oc0;
-        o.ps = g->cout, o.bs = 16, o.ls = 1;
-    } else {
-        base = (n * g->cout + oc0) * plane;
-        o.ps = 1, o.bs = 16 * plane, o.ls = plane;
-    }
-    size_t r = p0 / g->ow, c = p0 % g->ow; /* the output pixel p, as row and column */
-    for (size_t p = p0; p < p1;) {
-        const int mr = (int)(p1 - p < (size_t)mr_max ? p1 - p : (size_t)mr_max);
-        size_t xoff[12];
-        for (int i = 0; i < mr; i++) {
-            xoff[i] = (r * g->sh * g->wp + c * g->sw) * g->cp;
-            if (++c == g->ow) c = 0, r++;
-        }
-        o.y = j->y + base + p * o.ps;
-        o.res = j->res ? j->res + base + p * o.ps : NULL;
-        tiles[mr - 1](j, ximg, xoff, w0, wbs, &o, last_mask);
-        p += (size_t)mr;
-    }
+    tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, q_tile_at, j);
 }
 
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
@@ -241,19 +187,8 @@ tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_ge
     for (size_t a = 0; a < g->kh; a++)
         for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.tap_off = tap_off;
-    j.nblocks = g->cout16 / 16;
-    j.groups = (j.nblocks + Q_GROUP_BLOCKS - 1) / Q_GROUP_BLOCKS;
-    j.strips = (g->oh * g->ow + Q_STRIP - 1) / Q_STRIP;
-    pthreadpool_t pool = ctx->pool;
-    const size_t rows = g->batch * j.strips;
-    if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1) {
-        for (size_t t = 0; t < g->batch * g->hp; t++) q_quantize_row(&j, t);
-        for (size_t t = 0; t < rows; t++)
-            for (size_t u = 0; u < j.groups; u++) q_compute(&j, t, u);
-    } else {
-        pthreadpool_parallelize_1d(pool, q_quantize_row, &j, g->batch * g->hp, 0);
-        pthreadpool_parallelize_2d(pool, q_compute, &j, rows, j.groups, 0);
-    }
+    j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
+    tc__lowp_run(ctx->pool, &j.grid, g->batch, g->batch * g->hp, q_quantize_row, q_compute, &j);
     tc__kernel_free(ctx, scratch);
     return TC_STATUS_OK;
 }
