@@ -67,7 +67,7 @@ tc_status tc__timing_cache_load(const char *path, uint64_t fingerprint, tc__timi
     *out = c;
     FILE *f = path ? fopen(path, "r") : NULL;
     if (f == NULL) return TC_STATUS_OK;
-    char line[2048];
+    char line[4096]; /* a line holds at most TC__TUNE_MAX_CANDIDATES x (31-char name + 3 x 20 digits + 4 spaces) */
     unsigned long long fp = 0;
     int version = 0;
     bool ok = fgets(line, sizeof line, f) != NULL && sscanf(line, "tailcut-timing-cache %d %llx", &version, &fp) == 2 &&
