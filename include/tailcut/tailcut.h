@@ -267,6 +267,9 @@ typedef struct tc_build_options {
     const char *calib_cache;     /* TC_BUILD_INT8: the calibration cache (tc_calibrator_save) of this model */
     int32_t num_fp32_layers;     /* TC_BUILD_INT8/FP16/BF16: nodes (by name) that keep FP32 whatever the flags say */
     const char *const *fp32_layers;
+    int32_t num_no_int8_layers;  /* TC_BUILD_INT8: nodes kept out of INT8 only: they still take FP16/BF16 where
+                                    those flags allow it (tailcut's accuracy fallback moves layers here) */
+    const char *const *no_int8_layers;
 } tc_build_options;
 
 enum {

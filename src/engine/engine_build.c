@@ -211,32 +211,47 @@ static void free_profiles(tc__profile *p, int n) {
     free(p);
 }
 
-/* The FP32 layers of the build options: each must name a node of the model. */
-static tc_status check_fp32_layers(const tc__graph *model_graph, const tc_build_options *o, tc__err *err) {
-    if (o->num_fp32_layers < 0 || (o->num_fp32_layers > 0 && o->fp32_layers == NULL))
-        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "num_fp32_layers is %d but fp32_layers is NULL", o->num_fp32_layers);
-    for (int i = 0; i < o->num_fp32_layers; i++) {
+/* A list of layer names of the build options (what: "FP32", "no-INT8"): each must name a node of the model. */
+static tc_status check_layers(const tc__graph *model_graph, int32_t n, const char *const *names, const char *what,
+                              tc__err *err) {
+    if (n < 0 || (n > 0 && names == NULL))
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "%d %s layers but no names", (int)n, what);
+    for (int i = 0; i < n; i++) {
         bool found = false;
-        for (int n = 0; n < model_graph->n_nodes && !found; n++)
-            found = o->fp32_layers[i] != NULL && strcmp(model_graph->nodes[n].name, o->fp32_layers[i]) == 0;
+        for (int k = 0; k < model_graph->n_nodes && !found; k++)
+            found = names[i] != NULL && strcmp(model_graph->nodes[k].name, names[i]) == 0;
         if (!found)
-            return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the FP32 layer '%s' is not a node of the model",
-                            o->fp32_layers[i] ? o->fp32_layers[i] : "(null)");
+            return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the %s layer '%s' is not a node of the model", what,
+                            names[i] ? names[i] : "(null)");
     }
     return TC_STATUS_OK;
+}
+
+static tc_status check_fp32_layers(const tc__graph *model_graph, const tc_build_options *o, tc__err *err) {
+    tc_status st = check_layers(model_graph, o->num_fp32_layers, o->fp32_layers, "FP32", err);
+    if (st == TC_STATUS_OK && (o->flags & TC_BUILD_INT8))
+        st = check_layers(model_graph, o->num_no_int8_layers, o->no_int8_layers, "no-INT8", err);
+    return st;
 }
 
 /* --int8: the calibration cache's scales on the quantizable nodes (precision pass), minus the FP32 layers. */
 static tc_status apply_int8(const tc__graph *model_graph, tc__graph *g, const tc_build_options *o, tc__err *err) {
     if (o->calib_cache == NULL)
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "INT8 needs a calibration cache (tailcut calibrate, --calib-cache)");
+    /* Out of INT8: the FP32 layers and the no-INT8 layers. */
+    const int n_ex = o->num_fp32_layers + o->num_no_int8_layers;
+    const char **ex = calloc((size_t)n_ex + 1, sizeof *ex);
+    if (ex == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < o->num_fp32_layers; i++) ex[i] = o->fp32_layers[i];
+    for (int i = 0; i < o->num_no_int8_layers; i++) ex[o->num_fp32_layers + i] = o->no_int8_layers[i];
     tc__calib_cache *cache = NULL;
     tc_status st = tc__calib_cache_load(o->calib_cache, tc__model_fingerprint(model_graph), &cache, err);
     if (st == TC_STATUS_OK) {
         tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
-        st = tc__pass_precision_int8(&pc, cache, (const char *const *)o->fp32_layers, o->num_fp32_layers);
+        st = tc__pass_precision_int8(&pc, cache, ex, n_ex);
     }
     tc__calib_cache_free(cache);
+    free(ex);
     return st;
 }
 

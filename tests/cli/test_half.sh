@@ -4,7 +4,7 @@
 # outputs against the FP32 plan's (cosine, top-1) on a ResNet-like and a BERT-like model,
 # `--layer-precision NAME:fp32`, a plan with such steps refused on a CPU without the ISA
 # (TAILCUT_MAX_ISA=avx512_bf16 for FP16, avx512_vnni for BF16) and built there without them; then --fp16
-# with --int8 (INT8 first where calibrated). The server config's "precision": "fp16" is covered by the
+# with --int8 (INT8 first where calibrated), and with --accuracy-threshold (layers leave INT8 for FP16). The server config's "precision": "fp16" is covered by the
 # server tests.
 #
 # usage: tests/cli/test_half.sh [BUILD_DIR] [PYTHON]
@@ -104,6 +104,17 @@ prec=fp16
 read -r m16 m8 mstem < <(precision_counts "$work/mixed.plan")
 [ "$mstem" = fp32 ] || fail "--fp16 --int8 --layer-precision: stem $mstem"
 if grep -qw avx512_vnni /proc/cpuinfo; then [ "$m8" -ge 6 ] || fail "--fp16 --int8: $m8 INT8 steps ($m16 FP16)"; fi
+# --accuracy-threshold with --fp16: the layers moved out of INT8 take FP16, not FP32.
+if grep -qw avx512_vnni /proc/cpuinfo && grep -qw avx512_fp16 /proc/cpuinfo; then
+  "$tailcut" build "$work/r.onnx" -o "$work/acc16.plan" --batch 1 --int8 --fp16 --calib-data "$work/cal" \
+    --tactics-fixed --accuracy-threshold 0.9995 >/dev/null 2>"$work/acc16.err" ||
+    fail "--int8 --fp16 --accuracy-threshold: $(cat "$work/acc16.err")"
+  grep -q "kept out of INT8 (fp16/fp32)" "$work/acc16.err" || fail "fallback with --fp16: $(cat "$work/acc16.err")"
+  moved=$(grep "^accuracy:" "$work/acc16.err" | tail -1 | awk '{print $2}')
+  read -r a16 a8 _ < <(precision_counts "$work/acc16.plan")
+  [ "$moved" -ge 1 ] && [ "$a16" -ge 1 ] && [ "$a16" -le "$moved" ] ||
+    fail "fallback with --fp16: $moved layers moved, $a16 FP16 and $a8 INT8 steps"
+fi
 
 # Errors.
 if "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --layer-precision /conv1/Conv:fp32 >"$work/e.out" 2>&1; then

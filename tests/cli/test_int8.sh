@@ -131,7 +131,7 @@ assert m and int(m.group(1)) >= 1 and float(m.group(2)) >= 0.9995, sys.argv[1]' 
   [ "$nacc" -lt "$n8" ] || fail "--accuracy-threshold kept all $nacc INT8 steps"
   "$tailcut" build "$work/r.onnx" -o "$work/acc1.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
     --accuracy-threshold 0.5 --accuracy-metric top1 >/dev/null 2>"$work/acc1.err" || fail "--accuracy-metric top1"
-  grep -q "^accuracy: 0 layer(s) kept in FP32 by the threshold: top-1 agreement" "$work/acc1.err" ||
+  grep -q "^accuracy: 0 layer(s) kept out of INT8 (fp32) by the threshold: top-1 agreement" "$work/acc1.err" ||
     fail "top1 metric: $(cat "$work/acc1.err")"
 fi
 

@@ -1,4 +1,4 @@
-/* accuracy_fallback.c - INT8 layers back to FP32 until outputs agree (see accuracy_fallback.h). */
+/* accuracy_fallback.c - INT8 layers back to FP32 (or FP16/BF16) until outputs agree (see accuracy_fallback.h). */
 #include "accuracy_fallback.h"
 
 #include <math.h>
@@ -136,7 +136,7 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
     for (int u = 0; rc == 0 && u < o->num_fp32_layers; u++) fp32[u] = o->fp32_layers[u];
     /* The FP32 engine's outputs are the reference. */
     tc_build_options fo = *o;
-    fo.flags &= ~(uint32_t)TC_BUILD_INT8;
+    fo.flags &= ~(uint32_t)(TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16);
     fo.num_fp32_layers = 0, fo.fp32_layers = NULL, fo.calib_cache = NULL;
     if (rc == 0 && tc_engine_build(model, &fo, &e, &err) != TC_STATUS_OK) {
         fprintf(stderr, "tailcut %s: FP32 reference build: %s\n", cmd, err.message);
@@ -145,11 +145,20 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
     if (rc == 0) rc = run_all(e, &set, names, &ref, cmd);
     tc_engine_destroy(e);
     e = NULL;
+    /* With --fp16/--bf16 too, a layer moved out of INT8 may still take that type (the no-INT8 list). */
+    const bool half = (o->flags & (TC_BUILD_FP16 | TC_BUILD_BF16)) != 0;
+    const char *dest = half ? (o->flags & TC_BUILD_FP16 ? "fp16/fp32" : "bf16/fp32") : "fp32";
     for (int moved = 0, prev = 0; rc == 0;) {
         tc_build_options io = *o;
-        for (int i = 0; i < moved; i++) fp32[o->num_fp32_layers + i] = layers[i].name;
-        io.num_fp32_layers = o->num_fp32_layers + moved;
-        io.fp32_layers = fp32;
+        if (half) {
+            for (int i = 0; i < moved; i++) fp32[i] = layers[i].name;
+            io.num_no_int8_layers = moved;
+            io.no_int8_layers = fp32;
+        } else {
+            for (int i = 0; i < moved; i++) fp32[o->num_fp32_layers + i] = layers[i].name;
+            io.num_fp32_layers = o->num_fp32_layers + moved;
+            io.fp32_layers = fp32;
+        }
         if (tc_engine_build(model, &io, &e, &err) != TC_STATUS_OK) {
             fprintf(stderr, "tailcut %s: INT8 build: %s\n", cmd, err.message);
             rc = 1;
@@ -158,8 +167,8 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
         if ((rc = run_all(e, &set, names, &got, cmd)) != 0) break;
         const double v = agreement(&ref, &got, metric);
         fb_outputs_free(&got);
-        fprintf(stderr, "accuracy: %d layer(s) kept in FP32 by the threshold: %s %.6f (threshold %g) on %d samples%s\n",
-                moved, metric == CLI_METRIC_TOP1 ? "top-1 agreement" : "cosine", v, threshold, set.n_samples,
+        fprintf(stderr, "accuracy: %d layer(s) kept out of INT8 (%s) by the threshold: %s %.6f (threshold %g) on %d "
+                "samples%s\n", moved, dest, metric == CLI_METRIC_TOP1 ? "top-1 agreement" : "cosine", v, threshold, set.n_samples,
                 v >= threshold ? "" : moved == n_layers ? ": not met even with every layer in FP32" : "");
         if (v >= threshold || moved == n_layers) break;
         tc_engine_destroy(e);
@@ -167,7 +176,8 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
         const int next = moved == 0 ? 1 : (moved * 2 < n_layers ? moved * 2 : n_layers);
         prev = moved; /* the loop's own update sets prev = moved again: harmless */
         moved = next;
-        for (int i = prev; i < moved; i++) fprintf(stderr, "  to fp32: %s (input SQNR %.1f dB)\n", layers[i].name, layers[i].sqnr_db);
+        for (int i = prev; i < moved; i++)
+            fprintf(stderr, "  to %s: %s (input SQNR %.1f dB)\n", dest, layers[i].name, layers[i].sqnr_db);
     }
     fb_outputs_free(&ref);
     cli_samples_close(&set);

@@ -1,5 +1,6 @@
 /* accuracy_fallback.h - `tailcut build --int8 --accuracy-threshold X`: keeps the least robust INT8 layers in
- * FP32 until the INT8 engine's outputs agree with the FP32 engine's on the calibration samples. */
+ * FP32 (with --fp16 / --bf16 too: in FP16 / BF16 where faster, else FP32) until the engine's outputs agree with
+ * the FP32 engine's on the calibration samples. */
 #ifndef TC_CLI_ACCURACY_FALLBACK_H
 #define TC_CLI_ACCURACY_FALLBACK_H
 
@@ -13,8 +14,8 @@ typedef enum cli_accuracy_metric {
 /*
  * Builds an INT8 engine of model with options o (TC_BUILD_INT8, o->fp32_layers the user's FP32 layers)
  * whose metric against the FP32 engine on up to max_samples samples of dir is at least threshold: layers
- * are moved to FP32 in order of the estimated SQNR of their input (calibrator c, by method), 1, 2, 4, ...
- * at a time. Prints each round. Returns non-zero (message printed) on failure; otherwise *engine is set,
+ * are moved out of INT8 (to FP32, or to the no-INT8 list when o allows FP16/BF16) in order of the estimated
+ * SQNR of their input (calibrator c, by method), 1, 2, 4, ... at a time. Prints each round. Returns non-zero (message printed) on failure; otherwise *engine is set,
  * to the all-FP32-fallback engine if even that misses the threshold (with a warning).
  */
 int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, const tc_calibrator *c,
