@@ -236,6 +236,9 @@ enum {
     TC_PASS_ELIMINATE_DEAD = 1u << 7,
     TC_PASS_LAYOUT = 1u << 8, /* keep activations in NCHW16c between blocked kernels (AVX-512 targets) */
     TC_PASS_FOLD_QDQ = 1u << 9, /* QDQ models: quantized layers take their input's scale (INT8 where faster) */
+    /* After tactic choice (one static profile): an INT8 Conv read only by another INT8 Conv writes that one's
+     * u8 input directly (no FP32 tensor, no quantization pass between them) */
+    TC_PASS_INT8_CHAIN = 1u << 10,
 };
 
 typedef struct tc_engine tc_engine;

@@ -298,7 +298,12 @@ static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options 
         if (v->tuning == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
     }
     if (st == TC_STATUS_OK) {
+        bool fixed_shapes = n_prof == 1;
+        for (int i = 0; fixed_shapes && i < profiles[0].n_ranges; i++)
+            fixed_shapes = memcmp(profiles[0].ranges[i].min, profiles[0].ranges[i].max,
+                                  sizeof(int64_t) * (size_t)profiles[0].ranges[i].rank) == 0;
         tc__tactic_opts to = {.fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED),
+                              .int8_chain = fixed_shapes && !(o && (o->disabled_passes & TC_PASS_INT8_CHAIN)),
                               .cache_path = o ? o->timing_cache : NULL,
                               .threads = o ? o->threads : 0};
         const tc__range *pr[TC__MAX_TUNE_PROFILES];

@@ -90,6 +90,22 @@ tc_status tc__pat_set_attr(tc__graph *g, int32_t n, const tc__attr *a, tc__err *
         if (strcmp(node->attrs.items[i].name, a->name) != 0) items[k++] = node->attrs.items[i];
     items[k] = *a;
     items[k].name = name;
+    /* the graph owns its attributes' data: copy arrays and strings into its arena */
+    if (a->kind == TC__ATTR_INTS && a->n > 0) {
+        int64_t *v = tc__arena_alloc(&g->arena, sizeof *v * a->n, 8);
+        if (v == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        memcpy(v, a->ints, sizeof *v * a->n);
+        items[k].ints = v;
+    } else if (a->kind == TC__ATTR_FLOATS && a->n > 0) {
+        float *v = tc__arena_alloc(&g->arena, sizeof *v * a->n, 8);
+        if (v == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        memcpy(v, a->floats, sizeof *v * a->n);
+        items[k].floats = v;
+    } else if (a->kind == TC__ATTR_STRING && a->s != NULL) {
+        char *v = tc__arena_strdup(&g->arena, a->s);
+        if (v == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        items[k].s = v;
+    }
     node->attrs.items = items;
     node->attrs.n = k + 1;
     return TC_STATUS_OK;

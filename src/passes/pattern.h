@@ -45,7 +45,8 @@ void tc__pat_set_output(tc__graph *g, int32_t n, int o, int32_t v);
  * TC__ACT_FAKE_QUANT. (fold_qdq.c)
  */
 bool tc__qdq_pair(const tc__graph *g, int32_t q, int32_t dq, float *scale, float *qmin);
-/* Sets attribute a on node n (replacing one of the same name); the attribute array is copied. */
+/* Sets attribute a on node n (replacing one of the same name); the attribute, its name and its ints, floats
+ * or string are copied into the graph. */
 tc_status tc__pat_set_attr(tc__graph *g, int32_t n, const tc__attr *a, tc__err *err);
 
 #endif

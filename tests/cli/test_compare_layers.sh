@@ -46,8 +46,11 @@ for k in range(3):
     assert np.abs(x).max() > 0
     np.save(f"{w}/d/input.{k}.npy", x)
 EOF
+# (the INT8 chain is off here: a chained layer's output holds the next layer's codes, not floats; see below)
 "$tailcut" build "$work/r.onnx" -o "$work/int8.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
-  >/dev/null 2>&1 || fail "build --int8"
+  --disable-pass int8_chain >/dev/null 2>&1 || fail "build --int8"
+"$tailcut" build "$work/r.onnx" -o "$work/int8_chain.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
+  >/dev/null 2>&1 || fail "build --int8 (chained)"
 "$tailcut" build "$work/r.onnx" -o "$work/fp32.plan" --batch 1 --tactics-fixed >/dev/null || fail "build fp32"
 "$tailcut" build "$work/r.onnx" -o "$work/nchw.plan" --batch 1 --tactics-fixed --disable-pass layout >/dev/null ||
   fail "build --disable-pass layout"
@@ -83,6 +86,16 @@ for l in layers:
     assert l["sqnr_db"] is not None and math.isfinite(l["sqnr_db"]) and 10 < l["sqnr_db"] < 80, l
     assert 0.9 < l["cosine"] < 1 and 0 < l["max_abs_error"] < 10 and not l["identical"], l
 assert j["passed"] and list(j["outputs"]) == ["logits"]'
+  # With the INT8 chain, a layer whose output is the next INT8 layer's u8 image is listed with a note saying so.
+  "$tailcut" compare "$work/r.onnx" "$work/int8_chain.plan" --data "$work/d" --per-layer --json >"$work/chain.json" ||
+    fail "compare r.onnx int8_chain.plan --per-layer --json"
+  "$py" - "$work/chain.json" <<'PY' || fail "chained plan per layer: $(head -c 2000 "$work/chain.json")"
+import json, sys
+layers = json.load(open(sys.argv[1]))["layers"]
+noted = [l for l in layers if l["note"] and "INT8 codes" in l["note"]]
+assert noted and len(noted) < len(layers), ([l["note"] for l in layers])
+assert all(l["sqnr_db"] is not None for l in layers if l not in noted)
+PY
   # The last INT8 step writes the graph output: its SQNR must be what numpy computes from `tailcut run`'s
   # outputs of A and B on the same samples (an independent computation of 10*log10(sum a^2 / sum (a-b)^2)).
   for k in 0 1 2; do

@@ -30,11 +30,13 @@ typedef struct tc__lowp_grid {
     uint8_t out_layout;     /* tc__lowp_layout */
     size_t nblocks, groups; /* blocks of 16 output channels (C_out rounded up), task groups of them */
     size_t strips;          /* strips per image */
+    /* INT8 chain: the output is the next layer's padded channels-last image (o_cp != 0; see qconv_u8s8.h) */
+    size_t o_hp, o_wp, o_cp, o_pt, o_pl;
 } tc__lowp_grid;
 
 static inline tc__lowp_grid tc__lowp_grid_of(size_t oh, size_t ow, size_t sh, size_t sw, size_t hp, size_t wp,
                                              size_t cp, size_t cout, uint8_t out_layout) {
-    tc__lowp_grid g = {oh, ow, sh, sw, hp, wp, cp, cout, out_layout, (cout + 15) / 16, 0, 0};
+    tc__lowp_grid g = {oh, ow, sh, sw, hp, wp, cp, cout, out_layout, (cout + 15) / 16, 0, 0, 0, 0, 0, 0, 0};
     g.groups = (g.nblocks + TC__LOWP_GROUP_BLOCKS - 1) / TC__LOWP_GROUP_BLOCKS;
     g.strips = (oh * ow + TC__LOWP_STRIP - 1) / TC__LOWP_STRIP;
     return g;
@@ -46,6 +48,7 @@ typedef struct tc__lowp_out {
     const float *res;
     size_t ps, bs, ls;
     size_t oc0; /* the tile's first output channel */
+    size_t qoff[TC__LOWP_MR]; /* INT8 chain: byte offset of pixel i's channel oc0 in the output image */
 } tc__lowp_out;
 
 /* The lane offsets l * ls of a scattered (NCHW) store. */
@@ -109,6 +112,7 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
         size_t xoff[TC__LOWP_MR];
         for (int i = 0; i < mr; i++) {
             xoff[i] = img + (r * g->sh * g->wp + c * g->sw) * g->cp;
+            if (g->o_cp) o.qoff[i] = ((n * g->o_hp + g->o_pt + r) * g->o_wp + g->o_pl + c) * g->o_cp + oc0;
             if (++c == g->ow) c = 0, r++;
         }
         o.y = y + base + p * o.ps;
@@ -129,7 +133,7 @@ static inline void tc__lowp_run(pthreadpool_t pool, const tc__lowp_grid *g, size
         for (size_t t = 0; t < tasks; t++)
             for (size_t u = 0; u < g->groups; u++) compute(job, t, u);
     } else {
-        pthreadpool_parallelize_1d(pool, convert, job, n_rows, 0);
+        if (n_rows > 0) pthreadpool_parallelize_1d(pool, convert, job, n_rows, 0);
         pthreadpool_parallelize_2d(pool, compute, job, tasks, g->groups, 0);
     }
 }

@@ -53,6 +53,12 @@ typedef struct tc__qconv_geom {
     uint8_t in_layout, out_layout; /* tc__lowp_layout */
     float x_scale;          /* sx */
     uint8_t zero_point, lo; /* z and the lowest code (see above) */
+    /* The INT8 chain (core/quant_attr.h): X is already this operator's padded u8 image (in_image), or Y is
+     * written as the next layer's padded image [N][o_hp][o_wp][o_cp], codes of y / o_scale + o_zp (out_image). */
+    bool in_image, out_image;
+    size_t o_hp, o_wp, o_cp, o_pt, o_pl;
+    uint8_t o_zp, o_lo;
+    float o_scale;
 } tc__qconv_geom;
 
 /* Bytes of the packed weight (int8 part + mult + comp). */

@@ -23,6 +23,8 @@ typedef struct q_job {
     float *y;
     tc__vact act;
     float inv_scale;
+    uint8_t *yq;   /* INT8 chain: the output image (else NULL) */
+    float o_inv;   /* its 1 / scale */
     tc__lowp_grid grid;
 } q_job;
 
@@ -83,8 +85,25 @@ static void q_quantize_row(void *arg, size_t task) {
 static inline __attribute__((always_inline)) void q_store(const q_job *j, const tc__lowp_out *o, int i, int b,
                                                           __m512i acc, __mmask16 mask, __m512i lanes) {
     const size_t oc = o->oc0 + (size_t)b * 16;
-    const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(j->comp + oc)));
-    tc__lowp_store(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
+    __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(j->comp + oc)));
+    if (j->yq == NULL) {
+        tc__lowp_store(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
+        return;
+    }
+    /* INT8 chain: the FP32 value (as tc__lowp_store computes it), then the next layer's code, as its
+     * quantization pass would (q_codes16) */
+    const __m512 bv = j->bias ? _mm512_maskz_loadu_ps(mask, j->bias + oc) : _mm512_setzero_ps();
+    v = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(mask, j->mult + oc), bv);
+    if (o->res) {
+        const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
+        v = _mm512_add_ps(v, o->ls == 1 ? _mm512_maskz_loadu_ps(mask, o->res + off)
+                                        : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
+    }
+    v = tc__vact_f32_avx512(v, &j->act);
+    const tc__qconv_geom *g = j->g;
+    _mm_mask_storeu_epi8(j->yq + o->qoff[i] + (size_t)b * 16, mask,
+                         q_codes16(v, _mm512_set1_ps(j->o_inv), _mm512_set1_ps((float)g->o_zp),
+                                   _mm512_set1_ps((float)g->o_lo)));
 }
 
 /*
@@ -182,13 +201,20 @@ tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_ge
     const size_t img = g->batch * g->hp * g->wp * g->cp;
     unsigned char *scratch = tc__kernel_alloc(ctx, tc__qconv_scratch(g));
     if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
-    j.xq = scratch;
+    j.xq = g->in_image ? (uint8_t *)x->data : scratch; /* the INT8 chain: X is already the image */
     size_t *tap_off = (size_t *)(scratch + (img + 63) / 64 * 64);
     for (size_t a = 0; a < g->kh; a++)
         for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.tap_off = tap_off;
     j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
-    tc__lowp_run(ctx->pool, &j.grid, g->batch, g->batch * g->hp, q_quantize_row, q_compute, &j);
+    if (g->out_image) { /* the next layer's image: border and padding channels hold its zero point */
+        j.yq = (uint8_t *)y->data;
+        j.o_inv = 1.0f / g->o_scale;
+        j.grid.o_hp = g->o_hp, j.grid.o_wp = g->o_wp, j.grid.o_cp = g->o_cp, j.grid.o_pt = g->o_pt;
+        j.grid.o_pl = g->o_pl;
+        memset(j.yq, g->o_zp, g->batch * g->o_hp * g->o_wp * g->o_cp);
+    }
+    tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, q_quantize_row, q_compute, &j);
     tc__kernel_free(ctx, scratch);
     return TC_STATUS_OK;
 }

@@ -32,6 +32,31 @@ static bool q_finish(tc__qconv_geom *g) {
     return tc__int8_weight_fits((int64_t)g->cout, (int64_t)g->cin, (int64_t)(g->kh * g->kw));
 }
 
+/* The INT8 chain's attributes (core/quant_attr.h), checked against the shapes: the images must fit in the
+ * FP32 tensors' bytes. */
+static bool q_chain(const tc__step_desc *d, tc__qconv_geom *g) {
+    const bool conv = strcmp(d->op_type, "Conv") == 0;
+    g->in_image = tc__attr_int(d->attrs, TC__ATTR_INT8_IN_IMAGE, 0) == 1;
+    const int64_t *v = NULL;
+    const size_t n = tc__attr_ints(d->attrs, TC__ATTR_INT8_OUT_IMAGE, &v);
+    g->out_image = n > 0;
+    if ((g->in_image || g->out_image) && !conv) return false;
+    if (g->in_image && g->batch * g->hp * g->wp * g->cp > (size_t)tc__tensor_numel(d->in[0]) * 4) return false;
+    if (!g->out_image) return true;
+    const float s = tc__attr_float(d->attrs, TC__ATTR_INT8_OUT_SCALE, 0.0f);
+    if (n != 7 || !isfinite(s) || !(s > 0.0f)) return false;
+    for (int i = 0; i < 7; i++)
+        if (v[i] < 0 || v[i] > ((int64_t)1 << 24)) return false;
+    g->o_hp = (size_t)v[0], g->o_wp = (size_t)v[1], g->o_cp = (size_t)v[2], g->o_pt = (size_t)v[3];
+    g->o_pl = (size_t)v[4], g->o_zp = (uint8_t)v[5], g->o_lo = (uint8_t)v[6], g->o_scale = s;
+    if (v[5] > 255 || v[6] > 1 || g->o_cp % 4 != 0 || g->o_cp < g->cout || g->o_hp < g->o_pt + g->oh ||
+        g->o_wp < g->o_pl + g->ow)
+        return false;
+    const size_t lim = (size_t)1 << 31, img = g->o_hp * g->o_wp;
+    return img <= lim / g->o_cp && img * g->o_cp <= lim / g->batch &&
+           g->batch * img * g->o_cp <= (size_t)tc__tensor_numel(d->out[0]) * 4;
+}
+
 bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     memset(g, 0, sizeof *g);
     const float sx = q_scale(d->attrs);
@@ -44,7 +69,7 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     if (z > 255 || z < -1) return false;
     g->zero_point = z < 0 ? 128 : (uint8_t)z;
     g->lo = z < 0 ? 1 : 0;
-    return q_finish(g);
+    return q_finish(g) && q_chain(d, g);
 }
 
 /* Which step this tactic family takes: the geometry, the weight constant, the layouts, the epilogue. */
