@@ -327,7 +327,8 @@ typedef struct tc_step_info {
     int runs_at_reshape;   /* 1 for shape arithmetic evaluated when input shapes are set */
     char output_shape[96]; /* first output's shape, e.g. "batchx64x56x56" */
     const char *layout;    /* first output's memory layout: "nchw16c" (blocked) or "" (as the model
-                              says); "nchw16c->nchw" for a reorder the layout pass inserted */
+                              says); "nchw16c->nchw" for a reorder the layout pass inserted; "u8-chain"
+                              for an INT8 step that writes the next INT8 step's u8 input (TC_PASS_INT8_CHAIN) */
     int is_reorder;        /* 1 for such a reorder */
     const char *output;    /* name of the first output tensor ("" if none): what tc_context_tensor reads
                               after a run with tc_context_keep_tensors; a fused step's output is that of

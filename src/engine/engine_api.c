@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/layout.h"
+#include "core/quant_attr.h"
 #include "engine/engine.h"
 #include "engine/model.h"
 #include "engine/plan_format.h"
@@ -231,7 +232,10 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
     const tc__node *n = &e->g->nodes[s->node];
     info->is_reorder = strcmp(n->op_type, "Identity") == 0 && tc__layout_in_blocked(&n->attrs, 0) &&
                        !tc__layout_out_blocked(&n->attrs);
-    info->layout = info->is_reorder ? "nchw16c->nchw" : tc__layout_out_blocked(&n->attrs) ? "nchw16c" : "";
+    info->layout = info->is_reorder                                ? "nchw16c->nchw"
+                   : tc__attr_has(&n->attrs, TC__ATTR_INT8_OUT_IMAGE) ? "u8-chain"
+                   : tc__layout_out_blocked(&n->attrs)               ? "nchw16c"
+                                                                      : "";
     info->output_shape[0] = '\0';
     info->output = "";
     if (n->n_out > 0 && n->out[0] >= 0) {

@@ -245,7 +245,6 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     if (st == TC_STATUS_OK && o->int8_chain && n_profiles == 1) {
         int chained = 0;
         st = tc__int8_chain(g, steps, &s[0], &chained, err);
-        if (getenv("TC_DEBUG_CHAIN")) fprintf(stderr, "int8 chain: %d pairs\n", chained);
     }
     if (st == TC_STATUS_OK && cache && cache_dirty) st = tc__timing_cache_save(cache, o->cache_path, err);
     if (pool) pthreadpool_destroy(pool);
