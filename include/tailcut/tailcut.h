@@ -236,9 +236,9 @@ enum {
     TC_PASS_ELIMINATE_DEAD = 1u << 7,
     TC_PASS_LAYOUT = 1u << 8, /* keep activations in NCHW16c between blocked kernels (AVX-512 targets) */
     TC_PASS_FOLD_QDQ = 1u << 9, /* QDQ models: quantized layers take their input's scale (INT8 where faster) */
-    /* After tactic choice (one static profile): an INT8 Conv read only by another INT8 Conv writes that one's
-     * u8 input directly (no FP32 tensor, no quantization pass between them) */
-    TC_PASS_INT8_CHAIN = 1u << 10,
+    /* After tactic choice (one static profile): an INT8 (FP16, BF16) Conv read only by another Conv of the same
+     * precision writes that one's input image directly in that type (no FP32 tensor, no conversion pass) */
+    TC_PASS_LOWP_CHAIN = 1u << 10,
 };
 
 typedef struct tc_engine tc_engine;
@@ -328,7 +328,8 @@ typedef struct tc_step_info {
     char output_shape[96]; /* first output's shape, e.g. "batchx64x56x56" */
     const char *layout;    /* first output's memory layout: "nchw16c" (blocked) or "" (as the model
                               says); "nchw16c->nchw" for a reorder the layout pass inserted; "u8-chain"
-                              for an INT8 step that writes the next INT8 step's u8 input (TC_PASS_INT8_CHAIN) */
+                              ("f16-chain", "bf16-chain") for a step that writes the next step's input in its
+                              reduced type (TC_PASS_LOWP_CHAIN) */
     int is_reorder;        /* 1 for such a reorder */
     const char *output;    /* name of the first output tensor ("" if none): what tc_context_tensor reads
                               after a run with tc_context_keep_tensors; a fused step's output is that of

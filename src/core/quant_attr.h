@@ -16,7 +16,7 @@
 #define TC__ATTR_INT8_ZERO_POINT "tc.int8_zero_point"
 
 /*
- * Consecutive INT8 layers (the engine's INT8 chain, src/engine/int8_chain.c): a Conv whose INT8 output is read
+ * Consecutive INT8 layers (the engine's reduced-precision chain, src/engine/lowp_chain.c): a Conv whose INT8 output is read
  * only by another INT8 Conv writes that reader's padded u8 input image itself (tc.int8_out_image: ints
  * [Hp, Wp, Cp, pad top, pad left, zero point, lowest code] of the reader's image, tc.int8_out_scale: the
  * reader's input scale) into the tensor's buffer, and the reader (tc.int8_in_image = 1) takes it as is: no
@@ -25,6 +25,10 @@
 #define TC__ATTR_INT8_OUT_IMAGE "tc.int8_out_image"
 #define TC__ATTR_INT8_OUT_SCALE "tc.int8_out_scale"
 #define TC__ATTR_INT8_IN_IMAGE "tc.int8_in_image"
+/* The same for FP16 and BF16 Convs (src/engine/lowp_chain.c): tc.half_out_image: ints [Hp, Wp, Cp, pad top, pad
+ * left] of the reader's 16-bit image (border and padding channels 0); tc.half_in_image = 1 on the reader. */
+#define TC__ATTR_HALF_OUT_IMAGE "tc.half_out_image"
+#define TC__ATTR_HALF_IN_IMAGE "tc.half_in_image"
 
 /* FP16 / BF16 (--fp16, --bf16): the precision pass (src/passes/precision_half.c) gives the layers that may
  * run in that type the int attribute tc.fp16 = 1 / tc.bf16 = 1; the fp16 / bf16 tactics

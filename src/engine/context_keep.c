@@ -148,10 +148,12 @@ tc_status tc__ctx_keep_tensor(tc_context *c, int32_t v, tc__tensor *t) {
     if (val->init != NULL)
         return tc__fail(&c->err, TC_STATUS_INVALID_ARGUMENT,
                         "'%s' is a constant of the engine (weights), not a tensor a step computes", val->name);
-    if (val->producer >= 0 && tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_INT8_OUT_IMAGE))
+    if (val->producer >= 0 && (tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_INT8_OUT_IMAGE) ||
+                               tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_HALF_OUT_IMAGE)))
         return tc__fail(&c->err, TC_STATUS_INVALID_ARGUMENT,
-                        "'%s' holds INT8 codes that its producer hands to the next INT8 layer, not floats (build with "
-                        "the int8_chain pass disabled to read it)", val->name);
+                        "'%s' holds INT8 codes or 16-bit floats that its producer hands to the next layer, not FP32 "
+                        "values (build with "
+                        "the lowp_chain pass disabled to read it)", val->name);
     if (c->prof->offset[v] == TC__NOT_IN_ARENA)
         return tc__fail(&c->err, TC_STATUS_INVALID_ARGUMENT, "tensor '%s' has no data in this engine", val->name);
     if (!c->keeping)

@@ -303,7 +303,7 @@ static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options 
             fixed_shapes = memcmp(profiles[0].ranges[i].min, profiles[0].ranges[i].max,
                                   sizeof(int64_t) * (size_t)profiles[0].ranges[i].rank) == 0;
         tc__tactic_opts to = {.fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED),
-                              .int8_chain = fixed_shapes && !(o && (o->disabled_passes & TC_PASS_INT8_CHAIN)),
+                              .lowp_chain = fixed_shapes && !(o && (o->disabled_passes & TC_PASS_LOWP_CHAIN)),
                               .cache_path = o ? o->timing_cache : NULL,
                               .threads = o ? o->threads : 0};
         const tc__range *pr[TC__MAX_TUNE_PROFILES];

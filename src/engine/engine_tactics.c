@@ -242,9 +242,9 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             if (ds[0].in_const[i] && win->packs_input != NULL && win->packs_input(&ds[0].d, i))
                 st = pack_input(g, step->node, i, win, &ds[0].d, err);
     }
-    if (st == TC_STATUS_OK && o->int8_chain && n_profiles == 1) {
+    if (st == TC_STATUS_OK && o->lowp_chain && n_profiles == 1) {
         int chained = 0;
-        st = tc__int8_chain(g, steps, &s[0], &chained, err);
+        st = tc__lowp_chain(g, steps, &s[0], &chained, err);
     }
     if (st == TC_STATUS_OK && cache && cache_dirty) st = tc__timing_cache_save(cache, o->cache_path, err);
     if (pool) pthreadpool_destroy(pool);

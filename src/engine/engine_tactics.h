@@ -34,7 +34,8 @@ void tc__desc_build(const tc__graph *g, const tc__node *node, const tc__shapes *
 
 typedef struct tc__tactic_opts {
     bool fixed;                 /* heuristic choice: the first supported fast tactic, no timing */
-    bool int8_chain;            /* chain consecutive INT8 convolutions (int8_chain.c): one static profile only */
+    bool lowp_chain;            /* chain consecutive INT8 / FP16 / BF16 convolutions (lowp_chain.c): one static
+                                   profile only */
     const char *cache_path;     /* timing cache file or NULL */
     int threads;
 } tc__tactic_opts;
@@ -51,11 +52,11 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
                                     tc__err *err);
 
 /*
- * The INT8 chain (int8_chain.c): marks every pair of INT8 Conv steps where the second is the only reader of the
- * first's output (shapes s: the one static profile's), so that the first writes the second's u8 input image.
- * *chained receives the number of pairs.
+ * The reduced-precision chain (lowp_chain.c): marks every pair of INT8 (or FP16, or BF16) Conv steps where the
+ * second is the only reader of the first's output (shapes s: the one static profile's), so that the first
+ * writes the second's padded input image in that type. *chained receives the number of pairs.
  */
-tc_status tc__int8_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
+tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
 
 /* Scratch bytes a step needs at the shapes in s (the tactic's own figure, or a bound for `ref`). */
 uint64_t tc__step_scratch_bytes(const tc__graph *g, const tc__step *step, const tc__shapes *s);

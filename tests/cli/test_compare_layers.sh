@@ -48,7 +48,7 @@ for k in range(3):
 EOF
 # (the INT8 chain is off here: a chained layer's output holds the next layer's codes, not floats; see below)
 "$tailcut" build "$work/r.onnx" -o "$work/int8.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
-  --disable-pass int8_chain >/dev/null 2>&1 || fail "build --int8"
+  --disable-pass lowp_chain >/dev/null 2>&1 || fail "build --int8"
 "$tailcut" build "$work/r.onnx" -o "$work/int8_chain.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
   >/dev/null 2>&1 || fail "build --int8 (chained)"
 "$tailcut" build "$work/r.onnx" -o "$work/fp32.plan" --batch 1 --tactics-fixed >/dev/null || fail "build fp32"

@@ -6,6 +6,8 @@
  * range). Also: heuristic builds run the convolutions and the classifier in INT8, FP32 layers named in
  * the build options stay FP32, and bad calibration input (no cache, another model's cache, an unknown
  * layer, samples of the wrong count or shape, saving before any sample) is refused with a reason.
+ * The reduced-precision chain (consecutive INT8, FP16 or BF16 convolutions hand each other their input
+ * images) gives outputs bit-identical to the unchained engine's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -256,7 +258,7 @@ static void test_int8_chain(void **state) {
     for (int layout = 0; layout < 2; layout++)
         for (int threads = 1; threads <= 2; threads++) {
             const uint32_t off = layout ? 0 : TC_PASS_LAYOUT;
-            tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off | TC_PASS_INT8_CHAIN, threads, 0, NULL);
+            tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off | TC_PASS_LOWP_CHAIN, threads, 0, NULL);
             tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off, threads, 0, NULL);
             assert_false(node_has(plain, "mid", TC__ATTR_INT8_OUT_IMAGE));
             assert_true(node_has(chained, "mid", TC__ATTR_INT8_OUT_IMAGE));
@@ -279,8 +281,46 @@ static void test_int8_chain(void **state) {
     tc_model_destroy(m);
 }
 
+/* The FP16 and BF16 chain: mid writes proj's 16-bit input image; outputs bit-identical to the unchained
+ * engine's, in both layouts, with 1 and 2 threads. */
+static void test_half_chain(void **state) {
+    (void)state;
+    tc_model *m = itm_model(0x999);
+    tc_tensor x = itm_input();
+    const struct {
+        uint32_t flag;
+        uint64_t isa;
+    } kinds[2] = {{TC_BUILD_FP16, TC__ISA_AVX512FP16}, {TC_BUILD_BF16, TC__ISA_AVX512BF16}};
+    for (int kind = 0; kind < 2; kind++) {
+        if (!(tc__cpu_get()->isa & kinds[kind].isa)) continue;
+        for (int layout = 0; layout < 2; layout++)
+            for (int threads = 1; threads <= 2; threads++) {
+                tc_build_options o = {.struct_size = sizeof o, .threads = threads,
+                                      .flags = kinds[kind].flag | TC_BUILD_TACTICS_FIXED,
+                                      .disabled_passes = layout ? 0 : TC_PASS_LAYOUT};
+                tc_engine *chained = NULL, *plain = NULL;
+                tc_error err;
+                if (tc_engine_build(m, &o, &chained, &err)) fail_msg("build: %s", err.message);
+                o.disabled_passes |= TC_PASS_LOWP_CHAIN;
+                if (tc_engine_build(m, &o, &plain, &err)) fail_msg("build: %s", err.message);
+                assert_true(node_has(chained, "mid", TC__ATTR_HALF_OUT_IMAGE));
+                assert_true(node_has(chained, "proj", TC__ATTR_HALF_IN_IMAGE));
+                assert_false(node_has(plain, "mid", TC__ATTR_HALF_OUT_IMAGE));
+                tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
+                if (memcmp(a.data, b.data, a.nbytes) != 0)
+                    fail_msg("%s, layout %d, %d thread(s): chained output differs", kind ? "bf16" : "fp16", layout, threads);
+                tc_tensor_free(&a), tc_tensor_free(&b);
+                tc_engine_destroy(plain);
+                tc_engine_destroy(chained);
+            }
+    }
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_half_chain),
         cmocka_unit_test(test_int8_end_to_end),
         cmocka_unit_test(test_int8_chain),
         cmocka_unit_test(test_int8_errors),

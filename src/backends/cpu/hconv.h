@@ -43,6 +43,10 @@ typedef struct tc__hconv_geom {
     size_t cp;     /* C_in rounded up to 2 */
     size_t cout16; /* C_out rounded up to 16 */
     bool bf16;     /* BF16 (else FP16) */
+    /* The reduced-precision chain (core/quant_attr.h): X is already this operator's padded 16-bit image
+     * (in_image), or Y is written as the next layer's padded image [N][o_hp][o_wp][o_cp] (out_image). */
+    bool in_image, out_image;
+    size_t o_hp, o_wp, o_cp, o_pt, o_pl;
 } tc__hconv_geom;
 
 /* 16-bit values of the packed weight. */

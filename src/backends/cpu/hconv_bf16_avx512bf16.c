@@ -21,6 +21,7 @@ typedef struct b_job {
     const float *bias, *res;
     float *y;
     tc__vact act;
+    uint16_t *ych; /* the reduced-precision chain: the output image (else NULL) */
     tc__lowp_grid grid;
 } b_job;
 
@@ -67,6 +68,18 @@ static void b_convert_row(void *arg, size_t task) {
     }
 }
 
+/* The epilogue of pixel i, block b: stored as FP32, or (the chain) converted and stored into the next layer's
+ * image as its own conversion pass would. */
+static inline __attribute__((always_inline)) void b_out(const b_job *j, const tc__lowp_out *o, int i, int b, __m512 v,
+                                                        __mmask16 mask, __m512i lanes) {
+    if (j->ych == NULL) {
+        tc__lowp_store(&j->act, NULL, j->bias, o, i, b, v, mask, lanes);
+        return;
+    }
+    v = tc__lowp_value(&j->act, NULL, j->bias, o, i, b, v, mask, lanes);
+    _mm256_mask_storeu_epi16(j->ych + o->qoff[i] + (size_t)b * 16, mask, (__m256i)_mm512_cvtneps_pbh(v));
+}
+
 /*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
  * accumulated in FP32 over every tap and pair of input channels, then stored.
@@ -103,8 +116,7 @@ static inline __attribute__((always_inline)) void b_tile(const b_job *j, const u
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
         for (int b = 0; b < NB; b++)
-            tc__lowp_store(&j->act, NULL, j->bias, o, i, b, acc[i][b], b == NB - 1 ? last_mask : (__mmask16)0xffff,
-                           lanes);
+            b_out(j, o, i, b, acc[i][b], b == NB - 1 ? last_mask : (__mmask16)0xffff, lanes);
 }
 
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */
@@ -162,13 +174,19 @@ tc_status tc__hconv_run_avx512bf16(const tc__kernel_ctx *ctx, const tc__hconv_ge
     const size_t img_bytes = s->batch * s->hp * s->wp * g->cp * sizeof(uint16_t);
     unsigned char *scratch = tc__kernel_alloc(ctx, tc__hconv_scratch(g));
     if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the bf16 image", ctx->op_type);
-    j.xh = (uint16_t *)scratch;
+    j.xh = g->in_image ? (uint16_t *)x->data : (uint16_t *)scratch; /* the chain: X is already the image */
     size_t *tap_off = (size_t *)(scratch + (img_bytes + 63) / 64 * 64);
     for (size_t a = 0; a < s->kh; a++)
         for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
     j.tap_off = tap_off;
     j.grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
-    tc__lowp_run(ctx->pool, &j.grid, s->batch, s->batch * s->hp, b_convert_row, b_compute, &j);
+    if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
+        j.ych = (uint16_t *)y->data;
+        j.grid.o_hp = g->o_hp, j.grid.o_wp = g->o_wp, j.grid.o_cp = g->o_cp, j.grid.o_pt = g->o_pt;
+        j.grid.o_pl = g->o_pl;
+        memset(j.ych, 0, s->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j.ych);
+    }
+    tc__lowp_run(ctx->pool, &j.grid, s->batch, g->in_image ? 0 : s->batch * s->hp, b_convert_row, b_compute, &j);
     tc__kernel_free(ctx, scratch);
     return TC_STATUS_OK;
 }

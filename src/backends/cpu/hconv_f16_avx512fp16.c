@@ -20,6 +20,7 @@ typedef struct h_job {
     const float *bias, *res;
     float *y;
     tc__vact act;
+    uint16_t *ych; /* the reduced-precision chain: the output image (else NULL) */
     tc__lowp_grid grid;
 } h_job;
 
@@ -74,6 +75,18 @@ static inline __m512 h_half(__m512h v, int h) {
     return _mm512_cvtph_ps(h ? _mm512_extracti64x4_epi64(b, 1) : _mm512_castsi512_si256(b));
 }
 
+/* The epilogue of pixel i, block b: stored as FP32, or (the chain) converted and stored into the next layer's
+ * image as its own conversion pass would. */
+static inline __attribute__((always_inline)) void h_out(const h_job *j, const tc__lowp_out *o, int i, int b, __m512 v,
+                                                        __mmask16 mask, __m512i lanes) {
+    if (j->ych == NULL) {
+        tc__lowp_store(&j->act, NULL, j->bias, o, i, b, v, mask, lanes);
+        return;
+    }
+    v = tc__lowp_value(&j->act, NULL, j->bias, o, i, b, v, mask, lanes);
+    _mm256_mask_storeu_epi16(j->ych + o->qoff[i] + (size_t)b * 16, mask, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
 /* Block b of pixel i: the two parities' partial sums (lanes 2k, 2k + 1 of lo:hi hold channel k) added, then
  * the epilogue. */
 static inline __attribute__((always_inline)) void h_store(const h_job *j, const tc__lowp_out *o, int i, int b,
@@ -81,7 +94,7 @@ static inline __attribute__((always_inline)) void h_store(const h_job *j, const 
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     const __m512 v = _mm512_add_ps(_mm512_permutex2var_ps(lo, even, hi), _mm512_permutex2var_ps(lo, odd, hi));
-    tc__lowp_store(&j->act, NULL, j->bias, o, i, b, v, mask, lanes);
+    h_out(j, o, i, b, v, mask, lanes);
 }
 
 /*
@@ -198,13 +211,19 @@ tc_status tc__hconv_run_avx512fp16(const tc__kernel_ctx *ctx, const tc__hconv_ge
     const size_t img_bytes = s->batch * s->hp * s->wp * g->cp * sizeof(_Float16);
     unsigned char *scratch = tc__kernel_alloc(ctx, tc__hconv_scratch(g));
     if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the fp16 image", ctx->op_type);
-    j.xh = (_Float16 *)scratch;
+    j.xh = g->in_image ? (_Float16 *)x->data : (_Float16 *)scratch; /* the chain: X is already the image */
     size_t *tap_off = (size_t *)(scratch + (img_bytes + 63) / 64 * 64);
     for (size_t a = 0; a < s->kh; a++)
         for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
     j.tap_off = tap_off;
     j.grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
-    tc__lowp_run(ctx->pool, &j.grid, s->batch, s->batch * s->hp, h_convert_row, h_compute, &j);
+    if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
+        j.ych = (uint16_t *)y->data;
+        j.grid.o_hp = g->o_hp, j.grid.o_wp = g->o_wp, j.grid.o_cp = g->o_cp, j.grid.o_pt = g->o_pt;
+        j.grid.o_pl = g->o_pl;
+        memset(j.ych, 0, s->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j.ych);
+    }
+    tc__lowp_run(ctx->pool, &j.grid, s->batch, g->in_image ? 0 : s->batch * s->hp, h_convert_row, h_compute, &j);
     tc__kernel_free(ctx, scratch);
     return TC_STATUS_OK;
 }

@@ -12,6 +12,29 @@
 #define H_ISA_FP16 (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512FP16)
 #define H_ISA_BF16 (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512BF16)
 
+/* The chain's attributes (core/quant_attr.h), checked against the shapes: the 16-bit images must fit in the
+ * FP32 tensors' bytes. */
+static bool h_chain(const tc__step_desc *d, tc__hconv_geom *g) {
+    const tc__lowp_shape *s = &g->s;
+    const bool conv = strcmp(d->op_type, "Conv") == 0;
+    g->in_image = tc__attr_int(d->attrs, TC__ATTR_HALF_IN_IMAGE, 0) == 1;
+    const int64_t *v = NULL;
+    const size_t n = tc__attr_ints(d->attrs, TC__ATTR_HALF_OUT_IMAGE, &v);
+    g->out_image = n > 0;
+    if ((g->in_image || g->out_image) && !conv) return false;
+    if (g->in_image && s->batch * s->hp * s->wp * g->cp * 2 > (size_t)tc__tensor_numel(d->in[0]) * 4) return false;
+    if (!g->out_image) return true;
+    if (n != 5) return false;
+    for (int i = 0; i < 5; i++)
+        if (v[i] < 0 || v[i] > ((int64_t)1 << 24)) return false;
+    g->o_hp = (size_t)v[0], g->o_wp = (size_t)v[1], g->o_cp = (size_t)v[2], g->o_pt = (size_t)v[3];
+    g->o_pl = (size_t)v[4];
+    if (g->o_cp % 2 != 0 || g->o_cp < s->cout || g->o_hp < g->o_pt + s->oh || g->o_wp < g->o_pl + s->ow) return false;
+    const size_t lim = (size_t)1 << 31, img = g->o_hp * g->o_wp;
+    return img <= lim / g->o_cp && img * g->o_cp <= lim / s->batch &&
+           s->batch * img * g->o_cp * 2 <= (size_t)tc__tensor_numel(d->out[0]) * 4;
+}
+
 bool tc__hconv_geometry(const tc__step_desc *d, bool bf16, tc__hconv_geom *g) {
     memset(g, 0, sizeof *g);
     if (tc__attr_int(d->attrs, bf16 ? TC__ATTR_BF16 : TC__ATTR_FP16, 0) != 1 || !tc__lowp_shape_of(d, &g->s))
@@ -26,7 +49,7 @@ bool tc__hconv_geometry(const tc__step_desc *d, bool bf16, tc__hconv_geom *g) {
     if (img > lim / g->cp || img * g->cp > lim / s->batch) return false;
     if (s->oh * s->ow > lim / 16 || taps > lim / g->cp || g->cout16 > lim / (taps * g->cp)) return false;
     /* the packing contract: Cpad16 * taps * Cp 16-bit values within C_out * taps * C_in floats */
-    return g->cout16 * g->cp <= 2 * s->cout * s->cin;
+    return g->cout16 * g->cp <= 2 * s->cout * s->cin && h_chain(d, g);
 }
 
 /* Which step this tactic family takes: the geometry, the weight constant, the layouts, the epilogue. */

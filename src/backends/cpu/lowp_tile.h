@@ -57,8 +57,23 @@ static inline __m512i tc__lowp_lanes(size_t ls) {
                               _mm512_set1_epi32((int32_t)ls));
 }
 
-/* Pixel i, block b of a tile: v * mult[oc] (when mult) + bias[oc] (when bias) + residual, activation,
- * stored on the mask's lanes. */
+/* Pixel i, block b of a tile: v * mult[oc] (when mult) + bias[oc] (when bias) + residual, activation: the
+ * FP32 value the step outputs (for a chained step: what the next layer's image is made from). */
+static inline __attribute__((always_inline)) __m512 tc__lowp_value(const tc__vact *act, const float *mult,
+                                                                   const float *bias, const tc__lowp_out *o, int i,
+                                                                   int b, __m512 v, __mmask16 mask, __m512i lanes) {
+    const size_t oc = o->oc0 + (size_t)b * 16;
+    const __m512 bv = bias ? _mm512_maskz_loadu_ps(mask, bias + oc) : _mm512_setzero_ps();
+    v = mult ? _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(mask, mult + oc), bv) : _mm512_add_ps(v, bv);
+    if (o->res) {
+        const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
+        v = _mm512_add_ps(v, o->ls == 1 ? _mm512_maskz_loadu_ps(mask, o->res + off)
+                                        : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
+    }
+    return tc__vact_f32_avx512(v, act);
+}
+
+/* tc__lowp_value, stored on the mask's lanes. */
 static inline __attribute__((always_inline)) void tc__lowp_store(const tc__vact *act, const float *mult,
                                                                  const float *bias, const tc__lowp_out *o, int i,
                                                                  int b, __m512 v, __mmask16 mask, __m512i lanes) {

@@ -90,16 +90,8 @@ static inline __attribute__((always_inline)) void q_store(const q_job *j, const 
         tc__lowp_store(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
         return;
     }
-    /* INT8 chain: the FP32 value (as tc__lowp_store computes it), then the next layer's code, as its
-     * quantization pass would (q_codes16) */
-    const __m512 bv = j->bias ? _mm512_maskz_loadu_ps(mask, j->bias + oc) : _mm512_setzero_ps();
-    v = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(mask, j->mult + oc), bv);
-    if (o->res) {
-        const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
-        v = _mm512_add_ps(v, o->ls == 1 ? _mm512_maskz_loadu_ps(mask, o->res + off)
-                                        : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
-    }
-    v = tc__vact_f32_avx512(v, &j->act);
+    /* INT8 chain: the FP32 value, then the next layer's code, as its quantization pass would (q_codes16) */
+    v = tc__lowp_value(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
     const tc__qconv_geom *g = j->g;
     _mm_mask_storeu_epi8(j->yq + o->qoff[i] + (size_t)b * 16, mask,
                          q_codes16(v, _mm512_set1_ps(j->o_inv), _mm512_set1_ps((float)g->o_zp),

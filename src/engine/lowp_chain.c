@@ -1,0 +1,140 @@
+/*
+ * lowp_chain.c - consecutive reduced-precision layers stay reduced (after the tactics are chosen): where an
+ * INT8 (FP16, BF16) Conv's output is read by nothing but another Conv of the same precision, the producer's
+ * epilogue writes the reader's padded input image in that type into the tensor's buffer (INT8: quantized
+ * with the reader's scale and zero point), and the reader takes that image as is: the FP32 tensor between
+ * them and the reader's conversion pass disappear (core/quant_attr.h: tc.int8_out_image, tc.int8_out_scale,
+ * tc.int8_in_image; tc.half_out_image, tc.half_in_image). The codes or 16-bit values are the ones the
+ * reader's own pass would compute from the FP32 values, so the results do not change, bit for bit.
+ *
+ * Only for engines of one profile with static shapes: the image's geometry is fixed at build. The image
+ * always fits in the FP32 tensor's bytes (checked), so the memory plan does not change.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cpu/hconv.h"
+#include "backends/cpu/qconv_u8s8.h"
+#include "engine/engine_tactics.h"
+#include "passes/pattern.h"
+
+enum { FAM_NONE = 0, FAM_INT8, FAM_FP16, FAM_BF16 };
+
+/* Which chainable convolution family step st's tactic belongs to. */
+static int family(const tc__step *st) {
+    if (st->kind != TC__STEP_COMPUTE) return FAM_NONE;
+    static const struct {
+        const char *name;
+        int fam;
+    } k[] = {{"conv_int8_avx512vnni", FAM_INT8},   {"conv_nchw16c_int8_avx512vnni", FAM_INT8},
+             {"conv_fp16_avx512fp16", FAM_FP16},   {"conv_nchw16c_fp16_avx512fp16", FAM_FP16},
+             {"conv_bf16_avx512bf16", FAM_BF16},   {"conv_nchw16c_bf16_avx512bf16", FAM_BF16}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strcmp(st->tactic, k[i].name) == 0) return k[i].fam;
+    return FAM_NONE;
+}
+
+/* Readers of value v: node inputs (epilogue operands included) and graph outputs. */
+static int readers(const tc__graph *g, int32_t v) {
+    int n = 0;
+    for (int k = 0; k < g->n_nodes; k++)
+        for (int i = 0; i < g->nodes[k].n_in; i++) n += !g->nodes[k].removed && g->nodes[k].in[i] == v;
+    for (int o = 0; o < g->n_outputs; o++) n += g->outputs[o] == v;
+    return n;
+}
+
+/* The step description of node k at shapes s; constant inputs are the graph's initializers (the weights were
+ * packed into new initializers after s was computed). */
+static void desc_of(const tc__graph *g, int32_t k, const tc__shapes *s, tc__desc_store *ds) {
+    const tc__node *node = &g->nodes[k];
+    tc__desc_build(g, node, s, ds);
+    for (int i = 0; i < ds->d.n_in; i++)
+        if (node->in[i] >= 0 && g->values[node->in[i]].init != NULL) ds->in[i] = g->values[node->in[i]].init;
+}
+
+/* The geometry of node k's INT8 / FP16 / BF16 step at shapes s. */
+static bool geometry(const tc__graph *g, int32_t k, const tc__shapes *s, tc__qconv_geom *q) {
+    tc__desc_store ds;
+    desc_of(g, k, s, &ds);
+    return tc__qconv_geometry(&ds.d, q);
+}
+static bool half_geometry(const tc__graph *g, int32_t k, const tc__shapes *s, bool bf16, tc__hconv_geom *h) {
+    tc__desc_store ds;
+    desc_of(g, k, s, &ds);
+    return tc__hconv_geometry(&ds.d, bf16, h);
+}
+
+/* The attributes of an INT8 pair (producer p, reader c), or false when they do not chain. */
+static bool int8_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes *s, const tc__tensor *vt,
+                      int64_t img[7], float *scale) {
+    tc__qconv_geom qc, qp;
+    if (!geometry(g, c, s, &qc) || !geometry(g, p, s, &qp)) return false;
+    if (qp.cout != qc.cin || qp.oh != qc.ih || qp.ow != qc.iw || qp.batch != qc.batch || qc.in_image) return false;
+    if (qc.batch * qc.hp * qc.wp * qc.cp > (size_t)tc__tensor_numel(vt) * 4) return false;
+    const int64_t v[7] = {(int64_t)qc.hp, (int64_t)qc.wp, (int64_t)qc.cp, (int64_t)qc.pt, (int64_t)qc.pl,
+                          qc.zero_point, qc.lo};
+    memcpy(img, v, sizeof v);
+    *scale = qc.x_scale;
+    return true;
+}
+
+/* The same for an FP16 or BF16 pair. */
+static bool half_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes *s, const tc__tensor *vt, bool bf16,
+                      int64_t img[5]) {
+    tc__hconv_geom hc, hp;
+    if (!half_geometry(g, c, s, bf16, &hc) || !half_geometry(g, p, s, bf16, &hp)) return false;
+    if (hp.s.cout != hc.s.cin || hp.s.oh != hc.s.ih || hp.s.ow != hc.s.iw || hp.s.batch != hc.s.batch || hc.in_image)
+        return false;
+    if (hc.s.batch * hc.s.hp * hc.s.wp * hc.cp * 2 > (size_t)tc__tensor_numel(vt) * 4) return false;
+    const int64_t v[5] = {(int64_t)hc.s.hp, (int64_t)hc.s.wp, (int64_t)hc.cp, (int64_t)hc.s.pt, (int64_t)hc.s.pl};
+    memcpy(img, v, sizeof v);
+    return true;
+}
+
+/* True when the tactic of step st still takes its node with the new attributes. */
+static bool still_supported(const tc__graph *g, const tc__step *st, const tc__shapes *s) {
+    const tc__tactic *t = tc__tactic_find(st->tactic, g->nodes[st->node].op_type);
+    tc__desc_store ds;
+    desc_of(g, st->node, s, &ds);
+    return t != NULL && t->supports(&ds.d);
+}
+
+tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err) {
+    *chained = 0;
+    int32_t *step_of = malloc(sizeof *step_of * (size_t)(g->n_nodes + 1));
+    if (step_of == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int k = 0; k < g->n_nodes; k++) step_of[k] = -1;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (steps[k].node >= 0 && steps[k].node < g->n_nodes) step_of[steps[k].node] = k;
+    tc_status st = TC_STATUS_OK;
+    for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
+        const tc__step *cs = &steps[k];
+        const int fam = family(cs);
+        if (fam == FAM_NONE) continue;
+        const int32_t c = cs->node, v = g->nodes[c].in[0];
+        const int32_t p = v >= 0 ? g->values[v].producer : -1;
+        if (p < 0 || step_of[p] < 0 || family(&steps[step_of[p]]) != fam || g->nodes[p].out[0] != v) continue;
+        if (readers(g, v) != 1 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_INT8_OUT_IMAGE) ||
+            tc__attr_has(&g->nodes[p].attrs, TC__ATTR_HALF_OUT_IMAGE))
+            continue;
+        int64_t img[7];
+        float scale = 0.0f;
+        if (fam == FAM_INT8 ? !int8_pair(g, p, c, s, &s->t[v], img, &scale)
+                            : !half_pair(g, p, c, s, &s->t[v], fam == FAM_BF16, img))
+            continue;
+        const tc__attr out_img = {.name = fam == FAM_INT8 ? TC__ATTR_INT8_OUT_IMAGE : TC__ATTR_HALF_OUT_IMAGE,
+                                  .kind = TC__ATTR_INTS, .n = fam == FAM_INT8 ? 7 : 5, .ints = img};
+        const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
+        const tc__attr in_img = {.name = fam == FAM_INT8 ? TC__ATTR_INT8_IN_IMAGE : TC__ATTR_HALF_IN_IMAGE,
+                                 .kind = TC__ATTR_INT, .i = 1};
+        st = tc__pat_set_attr(g, p, &out_img, err);
+        if (st == TC_STATUS_OK && fam == FAM_INT8) st = tc__pat_set_attr(g, p, &out_scale, err);
+        if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, c, &in_img, err);
+        if (st == TC_STATUS_OK && (!still_supported(g, &steps[step_of[p]], s) || !still_supported(g, cs, s)))
+            st = tc__fail(err, TC_STATUS_INTERNAL, "reduced-precision chain %s -> %s: the tactics refuse the chained step",
+                          g->nodes[p].name, g->nodes[c].name);
+        if (st == TC_STATUS_OK) ++*chained;
+    }
+    free(step_of);
+    return st;
+}
