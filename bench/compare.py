@@ -62,7 +62,8 @@ class TcBuildOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("threads", ctypes.c_int32), ("num_profiles", ctypes.c_int32),
                 ("profiles", ctypes.POINTER(TcProfile)), ("disabled_passes", ctypes.c_uint32),
                 ("flags", ctypes.c_uint32), ("timing_cache", ctypes.c_char_p), ("calib_cache", ctypes.c_char_p),
-                ("num_fp32_layers", ctypes.c_int32), ("fp32_layers", ctypes.POINTER(ctypes.c_char_p))]
+                ("num_fp32_layers", ctypes.c_int32), ("fp32_layers", ctypes.POINTER(ctypes.c_char_p)),
+                ("num_no_int8_layers", ctypes.c_int32), ("no_int8_layers", ctypes.POINTER(ctypes.c_char_p))]
 
 
 class TcError(ctypes.Structure):

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -118,10 +119,19 @@ tc_status tc_engine_build(const tc_model *model, const tc_build_options *options
         return export_fail(&err, error);
     }
     *engine = NULL;
-    if (options != NULL && options->struct_size < sizeof(tc_build_options)) {
-        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_build_options.struct_size is %u, expected %zu", options->struct_size,
-                 sizeof(tc_build_options));
+    /* A caller built against an older header passes a shorter struct: the fields it lacks are zero. */
+    const size_t min_size = offsetof(tc_build_options, flags) + sizeof(uint32_t);
+    if (options != NULL && (options->struct_size < min_size || options->struct_size > sizeof(tc_build_options))) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_build_options.struct_size is %u, expected %zu..%zu",
+                 options->struct_size, min_size, sizeof(tc_build_options));
         return export_fail(&err, error);
+    }
+    tc_build_options full;
+    if (options != NULL) {
+        memset(&full, 0, sizeof full);
+        memcpy(&full, options, options->struct_size);
+        full.struct_size = sizeof full;
+        options = &full;
     }
     if (!model->runnable) {
         tc__fail(&err, TC_STATUS_UNSUPPORTED, "the model has unsupported nodes (see tailcut inspect)");

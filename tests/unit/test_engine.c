@@ -115,6 +115,19 @@ static void test_profile_bounds_and_binding_errors(void **state) {
     tc_build_options none = {.struct_size = sizeof none};
     assert_int_equal(tc_engine_build(m, &none, &e2, &err), TC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "dynamic"));
+    /* struct_size: a caller built against an older, shorter tc_build_options still builds (the fields it
+     * lacks are zero); too short or longer than this library knows is refused. */
+    r.min[2] = r.opt[2] = r.max[2] = 8;
+    o.struct_size = (uint32_t)offsetof(tc_build_options, num_no_int8_layers);
+    assert_int_equal(tc_engine_build(m, &o, &e2, &err), TC_STATUS_OK);
+    tc_engine_destroy(e2);
+    e2 = NULL;
+    o.struct_size = 8;
+    assert_int_equal(tc_engine_build(m, &o, &e2, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "struct_size"));
+    o.struct_size = sizeof o + 8;
+    assert_int_equal(tc_engine_build(m, &o, &e2, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_null(e2);
     tc_context_destroy(c);
     tc_engine_destroy(e);
     tc_model_destroy(m);
