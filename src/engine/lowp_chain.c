@@ -1,6 +1,7 @@
 /*
  * lowp_chain.c - consecutive reduced-precision layers stay reduced (after the tactics are chosen): where an
- * INT8 (FP16, BF16) Conv's output is read by nothing but another Conv of the same precision, the producer's
+ * INT8 (FP16, BF16) Conv's output is read by nothing but another Conv of the same precision (or a MatMul/Gemm's
+ * by another MatMul/Gemm, e.g. a transformer's two feed-forward layers), the producer's
  * epilogue writes the reader's padded input image in that type into the tensor's buffer (INT8: quantized
  * with the reader's scale and zero point), and the reader takes that image as is: the FP32 tensor between
  * them and the reader's conversion pass disappear (core/quant_attr.h: tc.int8_out_image, tc.int8_out_scale,
@@ -19,16 +20,26 @@
 #include "passes/pattern.h"
 
 enum { FAM_NONE = 0, FAM_INT8, FAM_FP16, FAM_BF16 };
+#define FAM_DENSE 8 /* added to a MatMul/Gemm tactic's family: dense layers chain only with dense layers */
 
-/* Which chainable convolution family step st's tactic belongs to. */
+/* Which chainable family step st's tactic belongs to (+ FAM_DENSE for MatMul/Gemm). */
 static int family(const tc__step *st) {
     if (st->kind != TC__STEP_COMPUTE) return FAM_NONE;
     static const struct {
         const char *name;
         int fam;
-    } k[] = {{"conv_int8_avx512vnni", FAM_INT8},   {"conv_nchw16c_int8_avx512vnni", FAM_INT8},
-             {"conv_fp16_avx512fp16", FAM_FP16},   {"conv_nchw16c_fp16_avx512fp16", FAM_FP16},
-             {"conv_bf16_avx512bf16", FAM_BF16},   {"conv_nchw16c_bf16_avx512bf16", FAM_BF16}};
+    } k[] = {{"conv_int8_avx512vnni", FAM_INT8},
+             {"conv_nchw16c_int8_avx512vnni", FAM_INT8},
+             {"matmul_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
+             {"gemm_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
+             {"conv_fp16_avx512fp16", FAM_FP16},
+             {"conv_nchw16c_fp16_avx512fp16", FAM_FP16},
+             {"matmul_fp16_avx512fp16", FAM_FP16 + FAM_DENSE},
+             {"gemm_fp16_avx512fp16", FAM_FP16 + FAM_DENSE},
+             {"conv_bf16_avx512bf16", FAM_BF16},
+             {"conv_nchw16c_bf16_avx512bf16", FAM_BF16},
+             {"matmul_bf16_avx512bf16", FAM_BF16 + FAM_DENSE},
+             {"gemm_bf16_avx512bf16", FAM_BF16 + FAM_DENSE}};
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (strcmp(st->tactic, k[i].name) == 0) return k[i].fam;
     return FAM_NONE;
@@ -69,6 +80,7 @@ static bool int8_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes
                       int64_t img[7], float *scale) {
     tc__qconv_geom qc, qp;
     if (!geometry(g, c, s, &qc) || !geometry(g, p, s, &qp)) return false;
+    /* (a MatMul/Gemm is one image of one row: its pixels are the rows) */
     if (qp.cout != qc.cin || qp.oh != qc.ih || qp.ow != qc.iw || qp.batch != qc.batch || qc.in_image) return false;
     if (qc.batch * qc.hp * qc.wp * qc.cp > (size_t)tc__tensor_numel(vt) * 4) return false;
     const int64_t v[7] = {(int64_t)qc.hp, (int64_t)qc.wp, (int64_t)qc.cp, (int64_t)qc.pt, (int64_t)qc.pl,
@@ -109,11 +121,11 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
     tc_status st = TC_STATUS_OK;
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
         const tc__step *cs = &steps[k];
-        const int fam = family(cs);
+        const int fam_dense = family(cs), fam = fam_dense % FAM_DENSE;
         if (fam == FAM_NONE) continue;
         const int32_t c = cs->node, v = g->nodes[c].in[0];
         const int32_t p = v >= 0 ? g->values[v].producer : -1;
-        if (p < 0 || step_of[p] < 0 || family(&steps[step_of[p]]) != fam || g->nodes[p].out[0] != v) continue;
+        if (p < 0 || step_of[p] < 0 || family(&steps[step_of[p]]) != fam_dense || g->nodes[p].out[0] != v) continue;
         if (readers(g, v) != 1 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_INT8_OUT_IMAGE) ||
             tc__attr_has(&g->nodes[p].attrs, TC__ATTR_HALF_OUT_IMAGE))
             continue;

@@ -318,8 +318,74 @@ static void test_half_chain(void **state) {
     tc_model_destroy(m);
 }
 
+/* x[1,6,20] -> MatMul [20,48] -> Relu -> MatMul [48,16] -> y[1,6,16]: a feed-forward pair. */
+static tc_model *mlp_model(void) {
+    etm_rng = 0x5151;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 3, (const char *[]){"1", "6", "20"}));
+    b_output(b, b_vi(b, "y", 1, 3, (const char *[]){"1", "6", "16"}));
+    etm_weight(b, "fc1", 2, (int64_t[]){20, 48}, 0.0f);
+    etm_weight(b, "fc2", 2, (int64_t[]){48, 16}, 0.0f);
+    b_node(b, "ffn1", "MatMul", "x,fc1", "h");
+    b_node(b, "ffn1_relu", "Relu", "h", "hr");
+    b_node(b, "ffn2", "MatMul", "hr,fc2", "y");
+    size_t len;
+    uint8_t *bytes = b_pack(b, &len);
+    tc_model *m = NULL;
+    tc_error err;
+    if (tc_model_load_buffer(bytes, len, NULL, NULL, &m, &err)) fail_msg("model load: %s", err.message);
+    b_free(b);
+    return m;
+}
+
+/* The chain between two MatMuls (the image is the rows): INT8 (calibrated), FP16 and BF16, bit-identical to
+ * the unchained engines. */
+static void test_dense_chain(void **state) {
+    (void)state;
+    tc_model *m = mlp_model();
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 3, (int64_t[]){1, 6, 20}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform();
+    char cache[128];
+    temp_path(cache, sizeof cache, "mlp_cache");
+    tc_calibrator *cal = NULL;
+    tc_error err;
+    assert_int_equal(tc_calibrator_create(m, &cal, &err), TC_STATUS_OK);
+    const char *names[1] = {"x"};
+    for (int s = 0; s < 4; s++) assert_int_equal(tc_calibrator_add(cal, 1, names, &x, &err), TC_STATUS_OK);
+    assert_int_equal(tc_calibrator_save(cal, TC_CALIB_MINMAX, 0, cache, &err), TC_STATUS_OK);
+    tc_calibrator_destroy(cal);
+    const struct {
+        uint32_t flag;
+        uint64_t isa;
+        const char *attr;
+    } kinds[3] = {{TC_BUILD_INT8, TC__ISA_AVX512VNNI, TC__ATTR_INT8_OUT_IMAGE},
+                  {TC_BUILD_FP16, TC__ISA_AVX512FP16, TC__ATTR_HALF_OUT_IMAGE},
+                  {TC_BUILD_BF16, TC__ISA_AVX512BF16, TC__ATTR_HALF_OUT_IMAGE}};
+    for (int kind = 0; kind < 3; kind++) {
+        if (!(tc__cpu_get()->isa & kinds[kind].isa)) continue;
+        tc_build_options o = {.struct_size = sizeof o, .threads = 2, .flags = kinds[kind].flag | TC_BUILD_TACTICS_FIXED,
+                              .calib_cache = cache};
+        tc_engine *chained = NULL, *plain = NULL;
+        if (tc_engine_build(m, &o, &chained, &err)) fail_msg("build: %s", err.message);
+        o.disabled_passes = TC_PASS_LOWP_CHAIN;
+        if (tc_engine_build(m, &o, &plain, &err)) fail_msg("build: %s", err.message);
+        assert_true(node_has(chained, "ffn1", kinds[kind].attr));
+        assert_false(node_has(plain, "ffn1", kinds[kind].attr));
+        tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
+        if (memcmp(a.data, b.data, a.nbytes) != 0) fail_msg("kind %d: chained MatMul output differs", kind);
+        tc_tensor_free(&a), tc_tensor_free(&b);
+        tc_engine_destroy(plain);
+        tc_engine_destroy(chained);
+    }
+    unlink(cache);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dense_chain),
         cmocka_unit_test(test_half_chain),
         cmocka_unit_test(test_int8_end_to_end),
         cmocka_unit_test(test_int8_chain),

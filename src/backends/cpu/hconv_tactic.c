@@ -16,12 +16,10 @@
  * FP32 tensors' bytes. */
 static bool h_chain(const tc__step_desc *d, tc__hconv_geom *g) {
     const tc__lowp_shape *s = &g->s;
-    const bool conv = strcmp(d->op_type, "Conv") == 0;
     g->in_image = tc__attr_int(d->attrs, TC__ATTR_HALF_IN_IMAGE, 0) == 1;
     const int64_t *v = NULL;
     const size_t n = tc__attr_ints(d->attrs, TC__ATTR_HALF_OUT_IMAGE, &v);
     g->out_image = n > 0;
-    if ((g->in_image || g->out_image) && !conv) return false;
     if (g->in_image && s->batch * s->hp * s->wp * g->cp * 2 > (size_t)tc__tensor_numel(d->in[0]) * 4) return false;
     if (!g->out_image) return true;
     if (n != 5) return false;

@@ -35,12 +35,10 @@ static bool q_finish(tc__qconv_geom *g) {
 /* The INT8 chain's attributes (core/quant_attr.h), checked against the shapes: the images must fit in the
  * FP32 tensors' bytes. */
 static bool q_chain(const tc__step_desc *d, tc__qconv_geom *g) {
-    const bool conv = strcmp(d->op_type, "Conv") == 0;
     g->in_image = tc__attr_int(d->attrs, TC__ATTR_INT8_IN_IMAGE, 0) == 1;
     const int64_t *v = NULL;
     const size_t n = tc__attr_ints(d->attrs, TC__ATTR_INT8_OUT_IMAGE, &v);
     g->out_image = n > 0;
-    if ((g->in_image || g->out_image) && !conv) return false;
     if (g->in_image && g->batch * g->hp * g->wp * g->cp > (size_t)tc__tensor_numel(d->in[0]) * 4) return false;
     if (!g->out_image) return true;
     const float s = tc__attr_float(d->attrs, TC__ATTR_INT8_OUT_SCALE, 0.0f);
