@@ -278,6 +278,9 @@ static tc_status read_values(const reader *r, tc__graph *g, const tc__tensor *te
     tc_status st = str_at(r, gh->name, "graph", 0, &g->name);
     if (!st) st = str_at(r, gh->producer_name, "graph", 0, &g->producer_name);
     if (st) return st;
+    if (gh->opset <= 0) /* the writer's rule too: a plan's graph has a default-domain opset */
+        return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan graph has no default-domain opset (got %lld)",
+                        (long long)gh->opset);
     g->opset = gh->opset;
     g->ir_version = gh->ir_version;
 

@@ -723,7 +723,7 @@ static void test_bad_records(void **state) {
         CASE(((tc__plan_attr *)table(buf, TC__PLAN_TABLE_ATTRS))[5].n = 1ull << 61, "lie outside");
         CASE(((tc__plan_graph *)section(buf, TC__PLAN_SECTION_GRAPH, NULL))->tables[1].stride = 8, "records");
         CASE(((tc__plan_graph *)section(buf, TC__PLAN_SECTION_GRAPH, NULL))->tables[4].count = 1u << 30, "lies outside");
-        CASE(((tc__plan_graph *)section(buf, TC__PLAN_SECTION_GRAPH, NULL))->opset = 0, "default ONNX domain");
+        CASE(((tc__plan_graph *)section(buf, TC__PLAN_SECTION_GRAPH, NULL))->opset = 0, "default-domain opset");
         CASE(section(buf, TC__PLAN_SECTION_STRINGS, NULL)[ssize - 1] = 'z', "NUL");
         /* Node 0 (MatMul) writes the graph input x. */
         CASE(((tc__plan_index *)table(buf, TC__PLAN_TABLE_NODE_IO))[3].value = 0, "writes 'x'");
