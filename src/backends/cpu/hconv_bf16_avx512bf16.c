@@ -1,11 +1,13 @@
 /*
  * hconv_bf16_avx512bf16.c - the BF16 operator of hconv.h on AVX512-BF16: conversion of X into the padded
- * channels-last BF16 image (vcvtneps2bf16; the plain-layout path converts with tc__f32_to_bf16, which
- * differs only in keeping denormals, which vdpbf16ps flushes anyway), the vdpbf16ps microkernels (MR
- * output pixels x NB blocks of 16 output channels in FP32 accumulators, each lane adding the products
- * of a pair of input channels), the FP32 epilogue (bias, residual, activation) and the threaded driver.
+ * channels-last BF16 image (vcvtneps2bf16, and the same rounding in scalar code for the plain layout), the
+ * vdpbf16ps microkernels (MR output pixels x NB blocks of 16 output channels in FP32 accumulators, each lane
+ * adding the products of a pair of input channels), the FP32 epilogue (bias, residual, activation) and the
+ * threaded driver.
  */
+#include <float.h>
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include "backends/cpu/hconv.h"
@@ -24,6 +26,12 @@ typedef struct b_job {
     uint16_t *ych; /* the reduced-precision chain: the output image (else NULL) */
     tc__lowp_grid grid;
 } b_job;
+
+/* One float to BF16 as vcvtneps2bf16 does it (nearest even, denormals flushed to a signed zero), so that every
+ * layout (and the chain, which converts with the vector instruction) gives the same bits. */
+static inline uint16_t b_scalar(float x) {
+    return tc__f32_to_bf16(fabsf(x) < FLT_MIN ? copysignf(0.0f, x) : x);
+}
 
 /* Converts padded row r of image n: the border is 0. */
 static void b_convert_row(void *arg, size_t task) {
@@ -61,7 +69,7 @@ static void b_convert_row(void *arg, size_t task) {
         const size_t plane = s->ih * s->iw;
         for (size_t c = 0; c < s->cin; c++) {
             const float *src = j->x + (n * s->cin + c) * plane + h * s->iw;
-            for (size_t w = 0; w < s->iw; w++) dst[w * cp + c] = tc__f32_to_bf16(src[w]);
+            for (size_t w = 0; w < s->iw; w++) dst[w * cp + c] = b_scalar(src[w]);
         }
         if (cp > s->cin)
             for (size_t w = 0; w < s->iw; w++) dst[w * cp + s->cin] = 0;
