@@ -10,22 +10,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "backends/cpu/hconv.h"
-#include "backends/cpu/lowp_tile.h"
+#include "backends/cpu/hconv_job.h"
 #include "core/tensor.h"
 
-typedef struct b_job {
-    const tc__hconv_geom *g;
-    const float *x;
-    uint16_t *xh;
-    const size_t *tap_off; /* element offset of each tap in the padded image */
-    const uint16_t *w;
-    const float *bias, *res;
-    float *y;
-    tc__vact act;
-    uint16_t *ych; /* the reduced-precision chain: the output image (else NULL) */
-    tc__lowp_grid grid;
-} b_job;
+typedef tc__hconv_job b_job;
 
 /* One float to BF16 as vcvtneps2bf16 does it (nearest even, denormals flushed to a signed zero), so that every
  * layout (and the chain, which converts with the vector instruction) gives the same bits. */
@@ -166,35 +154,5 @@ static void b_compute(void *arg, size_t strip_task, size_t group) {
 }
 
 tc_status tc__hconv_run_avx512bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g) {
-    const tc__lowp_shape *s = &g->s;
-    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
-    tc__tensor *y = ctx->out[0];
-    if (x->data == NULL || w->data == NULL || y->data == NULL)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
-    b_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .act = {TC__VACT_NONE, 0, 0, 0}};
-    const tc__tensor *b = tc__lowp_bias(ctx, s->cout);
-    j.bias = b ? b->data : NULL;
-    if (ctx->epi != NULL) {
-        tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &j.res);
-        if (st != TC_STATUS_OK) return st;
-        j.act = tc__vact_from_epilogue(ctx->epi);
-    }
-    const size_t img_bytes = s->batch * s->hp * s->wp * g->cp * sizeof(uint16_t);
-    unsigned char *scratch = tc__kernel_alloc(ctx, tc__hconv_scratch(g));
-    if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the bf16 image", ctx->op_type);
-    j.xh = g->in_image ? (uint16_t *)x->data : (uint16_t *)scratch; /* the chain: X is already the image */
-    size_t *tap_off = (size_t *)(scratch + (img_bytes + 63) / 64 * 64);
-    for (size_t a = 0; a < s->kh; a++)
-        for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
-    j.tap_off = tap_off;
-    j.grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
-    if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
-        j.ych = (uint16_t *)y->data;
-        j.grid.o_hp = g->o_hp, j.grid.o_wp = g->o_wp, j.grid.o_cp = g->o_cp, j.grid.o_pt = g->o_pt;
-        j.grid.o_pl = g->o_pl;
-        memset(j.ych, 0, s->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j.ych);
-    }
-    tc__lowp_run(ctx->pool, &j.grid, s->batch, g->in_image ? 0 : s->batch * s->hp, b_convert_row, b_compute, &j);
-    tc__kernel_free(ctx, scratch);
-    return TC_STATUS_OK;
+    return tc__hconv_job_run(ctx, g, b_convert_row, b_compute, "bf16");
 }

@@ -8,21 +8,9 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "backends/cpu/hconv.h"
-#include "backends/cpu/lowp_tile.h"
+#include "backends/cpu/hconv_job.h"
 
-typedef struct h_job {
-    const tc__hconv_geom *g;
-    const float *x;
-    _Float16 *xh;
-    const size_t *tap_off; /* element offset of each tap in the padded image */
-    const _Float16 *w;
-    const float *bias, *res;
-    float *y;
-    tc__vact act;
-    uint16_t *ych; /* the reduced-precision chain: the output image (else NULL) */
-    tc__lowp_grid grid;
-} h_job;
+typedef tc__hconv_job h_job;
 
 #define H_ROUND (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 
@@ -31,7 +19,7 @@ static void h_convert_row(void *arg, size_t task) {
     const h_job *j = arg;
     const tc__lowp_shape *s = &j->g->s;
     const size_t n = task / s->hp, r = task % s->hp, cp = j->g->cp;
-    _Float16 *row = j->xh + (n * s->hp + r) * s->wp * cp;
+    _Float16 *row = (_Float16 *)j->xh + (n * s->hp + r) * s->wp * cp;
     if (r < s->pt || r >= s->pt + s->ih) {
         memset(row, 0, s->wp * cp * sizeof *row);
         return;
@@ -186,7 +174,7 @@ static void h_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *
     const tc__lowp_shape *s = &j->g->s;
     const size_t wbs = s->kh * s->kw * j->g->cp * 16; /* 16-bit values per block of 16 channels */
     const h_tile_fn *tiles = nb == 4 ? h_tiles_nb4 : nb == 3 ? h_tiles_nb3 : nb == 2 ? h_tiles_nb2 : h_tiles_nb1;
-    tiles[mr - 1](j, j->xh, xoff, j->w + b0 * wbs, wbs, o, last_mask);
+    tiles[mr - 1](j, (const _Float16 *)j->xh, xoff, (const _Float16 *)j->w + b0 * wbs, wbs, o, last_mask);
 }
 
 static void h_compute(void *arg, size_t strip_task, size_t group) {
@@ -195,35 +183,5 @@ static void h_compute(void *arg, size_t strip_task, size_t group) {
 }
 
 tc_status tc__hconv_run_avx512fp16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g) {
-    const tc__lowp_shape *s = &g->s;
-    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
-    tc__tensor *y = ctx->out[0];
-    if (x->data == NULL || w->data == NULL || y->data == NULL)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
-    h_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .act = {TC__VACT_NONE, 0, 0, 0}};
-    const tc__tensor *b = tc__lowp_bias(ctx, s->cout);
-    j.bias = b ? b->data : NULL;
-    if (ctx->epi != NULL) {
-        tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &j.res);
-        if (st != TC_STATUS_OK) return st;
-        j.act = tc__vact_from_epilogue(ctx->epi);
-    }
-    const size_t img_bytes = s->batch * s->hp * s->wp * g->cp * sizeof(_Float16);
-    unsigned char *scratch = tc__kernel_alloc(ctx, tc__hconv_scratch(g));
-    if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the fp16 image", ctx->op_type);
-    j.xh = g->in_image ? (_Float16 *)x->data : (_Float16 *)scratch; /* the chain: X is already the image */
-    size_t *tap_off = (size_t *)(scratch + (img_bytes + 63) / 64 * 64);
-    for (size_t a = 0; a < s->kh; a++)
-        for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
-    j.tap_off = tap_off;
-    j.grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
-    if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
-        j.ych = (uint16_t *)y->data;
-        j.grid.o_hp = g->o_hp, j.grid.o_wp = g->o_wp, j.grid.o_cp = g->o_cp, j.grid.o_pt = g->o_pt;
-        j.grid.o_pl = g->o_pl;
-        memset(j.ych, 0, s->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j.ych);
-    }
-    tc__lowp_run(ctx->pool, &j.grid, s->batch, g->in_image ? 0 : s->batch * s->hp, h_convert_row, h_compute, &j);
-    tc__kernel_free(ctx, scratch);
-    return TC_STATUS_OK;
+    return tc__hconv_job_run(ctx, g, h_convert_row, h_compute, "fp16");
 }

@@ -77,19 +77,10 @@ static inline __attribute__((always_inline)) __m512 tc__lowp_value(const tc__vac
 static inline __attribute__((always_inline)) void tc__lowp_store(const tc__vact *act, const float *mult,
                                                                  const float *bias, const tc__lowp_out *o, int i,
                                                                  int b, __m512 v, __mmask16 mask, __m512i lanes) {
-    const size_t oc = o->oc0 + (size_t)b * 16;
-    const __m512 bv = bias ? _mm512_maskz_loadu_ps(mask, bias + oc) : _mm512_setzero_ps();
-    v = mult ? _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(mask, mult + oc), bv) : _mm512_add_ps(v, bv);
+    v = tc__lowp_value(act, mult, bias, o, i, b, v, mask, lanes);
     const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
-    if (o->ls == 1) {
-        if (o->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, o->res + off));
-        v = tc__vact_f32_avx512(v, act);
-        _mm512_mask_storeu_ps(o->y + off, mask, v);
-    } else {
-        if (o->res) v = _mm512_add_ps(v, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
-        v = tc__vact_f32_avx512(v, act);
-        _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
-    }
+    if (o->ls == 1) _mm512_mask_storeu_ps(o->y + off, mask, v);
+    else _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
 }
 
 /* The kernel's tile: mr pixels whose windows start at xoff[0..mr) (elements of the padded image, the image's

@@ -1,0 +1,68 @@
+/*
+ * hconv_job.h - the run of a 16-bit float operator (hconv.h) that the FP16 and BF16 kernels share: the job
+ * they read (inputs, the padded image in scratch or, chained, the input itself, the taps' offsets, the
+ * epilogue, the chained output image) and the driver that sets it up and runs the conversion and the tiles
+ * (lowp_tile.h). The kernels differ only in their conversion and microkernels. Static inline: include only
+ * from files compiled for AVX-512.
+ */
+#ifndef TC_BACKENDS_CPU_HCONV_JOB_H
+#define TC_BACKENDS_CPU_HCONV_JOB_H
+
+#include <string.h>
+
+#include "backends/cpu/hconv.h"
+#include "backends/cpu/lowp_tile.h"
+
+typedef struct tc__hconv_job {
+    const tc__hconv_geom *g;
+    const float *x;
+    uint16_t *xh;           /* the padded 16-bit image (FP16 or BF16 bits) */
+    const size_t *tap_off;  /* element offset of each tap in the padded image */
+    const uint16_t *w;      /* the packed weight */
+    const float *bias, *res;
+    float *y;
+    tc__vact act;
+    uint16_t *ych;          /* the reduced-precision chain: the output image (else NULL) */
+    tc__lowp_grid grid;
+} tc__hconv_job;
+
+/* Runs the operator: convert(job, row) fills the image rows (unless chained in), compute(job, task, group) runs
+ * the tiles; prec names the type in errors. */
+static inline tc_status tc__hconv_job_run(const tc__kernel_ctx *ctx, const tc__hconv_geom *g,
+                                          void (*convert)(void *, size_t), void (*compute)(void *, size_t, size_t),
+                                          const char *prec) {
+    const tc__lowp_shape *s = &g->s;
+    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
+    tc__tensor *y = ctx->out[0];
+    if (x->data == NULL || w->data == NULL || y->data == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
+    tc__hconv_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .act = {TC__VACT_NONE, 0, 0, 0}};
+    const tc__tensor *b = tc__lowp_bias(ctx, s->cout);
+    j.bias = b ? b->data : NULL;
+    if (ctx->epi != NULL) {
+        tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &j.res);
+        if (st != TC_STATUS_OK) return st;
+        j.act = tc__vact_from_epilogue(ctx->epi);
+    }
+    const size_t img_bytes = s->batch * s->hp * s->wp * g->cp * sizeof(uint16_t);
+    unsigned char *scratch = tc__kernel_alloc(ctx, tc__hconv_scratch(g));
+    if (scratch == NULL)
+        return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the %s image", ctx->op_type, prec);
+    j.xh = g->in_image ? (uint16_t *)x->data : (uint16_t *)scratch; /* the chain: X is already the image */
+    size_t *tap_off = (size_t *)(scratch + (img_bytes + 63) / 64 * 64);
+    for (size_t a = 0; a < s->kh; a++)
+        for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
+    j.tap_off = tap_off;
+    j.grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
+    if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
+        j.ych = (uint16_t *)y->data;
+        j.grid.o_hp = g->o_hp, j.grid.o_wp = g->o_wp, j.grid.o_cp = g->o_cp, j.grid.o_pt = g->o_pt;
+        j.grid.o_pl = g->o_pl;
+        memset(j.ych, 0, s->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j.ych);
+    }
+    tc__lowp_run(ctx->pool, &j.grid, s->batch, g->in_image ? 0 : s->batch * s->hp, convert, compute, &j);
+    tc__kernel_free(ctx, scratch);
+    return TC_STATUS_OK;
+}
+
+#endif
