@@ -5,7 +5,6 @@
  * fastest, so a layer runs in FP16 or BF16 only where that is faster. Layers named in the exclusion list
  * (--layer-precision NAME:fp32) keep FP32.
  */
-#include <string.h>
 
 #include "core/quant_attr.h"
 #include "passes/passes.h"
@@ -18,9 +17,7 @@ tc_status tc__pass_precision_half(tc__pass_ctx *ctx, const char *attr, const cha
         const tc__node *n = &g->nodes[k];
         tc__qlayer q;
         if (!tc__quantizable_layer(g, n, false, &q) || tc__attr_has(&n->attrs, attr)) continue;
-        bool excluded = false;
-        for (int i = 0; i < n_exclude && !excluded; i++) excluded = strcmp(exclude[i], n->name) == 0;
-        if (excluded) continue;
+        if (tc__layer_listed(n->name, exclude, n_exclude)) continue;
         tc__attr a = {.name = attr, .kind = TC__ATTR_INT, .i = 1};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
         if (st) return st;

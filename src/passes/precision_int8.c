@@ -5,19 +5,12 @@
  * against the FP32 tactics, so each layer runs in INT8 only where that is faster. Layers named in
  * the exclusion list (--layer-precision NAME:fp32) keep FP32.
  */
-#include <string.h>
 
 #include "core/quant_attr.h"
 #include "passes/passes.h"
 #include "passes/pattern.h"
 #include "quant/calib_cache.h"
 #include "quant/quantizable.h"
-
-static bool excluded(const char *name, const char *const *exclude, int n_exclude) {
-    for (int i = 0; i < n_exclude; i++)
-        if (strcmp(exclude[i], name) == 0) return true;
-    return false;
-}
 
 tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cache, const char *const *exclude,
                                   int n_exclude) {
@@ -27,7 +20,7 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
         float scale;
         tc__qlayer q;
         if (!tc__quantizable_layer(g, n, false, &q) || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE)) continue;
-        if (excluded(n->name, exclude, n_exclude)) continue;
+        if (tc__layer_listed(n->name, exclude, n_exclude)) continue;
         if (!tc__calib_cache_find(cache, g->values[n->in[0]].name, &scale)) continue;
         tc__attr a = {.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);

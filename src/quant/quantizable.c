@@ -30,3 +30,9 @@ bool tc__quantizable_layer(const tc__graph *g, const tc__node *n, bool constant_
     *out = (tc__qlayer){n->in[0], dim_of(g, w, tb ? 0 : 1), dim_of(g, w, tb ? 1 : 0), 1};
     return true;
 }
+
+bool tc__layer_listed(const char *name, const char *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (names[i] != NULL && strcmp(names[i], name) == 0) return true;
+    return false;
+}

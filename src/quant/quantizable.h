@@ -24,4 +24,7 @@ typedef struct tc__qlayer {
  */
 bool tc__quantizable_layer(const tc__graph *g, const tc__node *n, bool constant_nodes, tc__qlayer *out);
 
+/* True when name is one of names[0..n) (the precision passes' lists of layers kept out). */
+bool tc__layer_listed(const char *name, const char *const *names, int n);
+
 #endif

@@ -18,36 +18,7 @@
 
 #include "core/cpu.h"
 #include "engine_test_model.h"
-
-static int counting;
-static long allocations;
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-void *__real_aligned_alloc(size_t a, size_t n);
-int __real_posix_memalign(void **p, size_t a, size_t n);
-
-void *__wrap_malloc(size_t n) {
-    allocations += counting;
-    return __real_malloc(n);
-}
-void *__wrap_calloc(size_t a, size_t b) {
-    allocations += counting;
-    return __real_calloc(a, b);
-}
-void *__wrap_realloc(void *p, size_t n) {
-    allocations += counting;
-    return __real_realloc(p, n);
-}
-void *__wrap_aligned_alloc(size_t a, size_t n) {
-    allocations += counting;
-    return __real_aligned_alloc(a, n);
-}
-int __wrap_posix_memalign(void **p, size_t a, size_t n) {
-    allocations += counting;
-    return __real_posix_memalign(p, a, n);
-}
+#include "alloc_count.h"
 
 #define HW 10
 #define N_CHECKED 4
@@ -152,14 +123,14 @@ static void check_engine(const tc_engine *e, const char *what, const tc_tensor *
     assert_int_equal(tc_context_keep_tensors(c, 1), TC_STATUS_OK);
     assert_int_equal(tc_context_keep_tensors(c, 1), TC_STATUS_OK); /* again: nothing changes */
     tc_tensor got[N_CHECKED];
-    allocations = 0;
-    counting = 1;
+    alloc_count = 0;
+    alloc_counting = 1;
     tc_status run_st = tc_context_run(c);
     for (int i = 0; i < N_CHECKED; i++)
         if (tc_context_tensor(c, checked[i], &got[i]) != TC_STATUS_OK) fail_msg("%s: %s", what, tc_context_error(c));
-    counting = 0;
+    alloc_counting = 0;
     assert_int_equal(run_st, TC_STATUS_OK);
-    assert_int_equal(allocations, 0);
+    assert_int_equal(alloc_count, 0);
     assert_ptr_equal(got[0].data, y_buf); /* the bound output buffer stays bound */
     for (int i = 0; i < N_CHECKED; i++) {
         char name[96];
@@ -179,12 +150,12 @@ static void check_engine(const tc_engine *e, const char *what, const tc_tensor *
 
     assert_int_equal(tc_context_keep_tensors(c, 0), TC_STATUS_OK);
     memset(y_buf, 0, sizeof y_buf);
-    allocations = 0;
-    counting = 1;
+    alloc_count = 0;
+    alloc_counting = 1;
     run_st = tc_context_run(c);
-    counting = 0;
+    alloc_counting = 0;
     assert_int_equal(run_st, TC_STATUS_OK);
-    assert_int_equal(allocations, 0);
+    assert_int_equal(alloc_count, 0);
     assert_int_equal(tc_context_tensor(c, "y", &t), TC_STATUS_OK);
     assert_ptr_equal(t.data, y_buf);
     expect_close(what, &t, &want[0]);
@@ -205,13 +176,13 @@ static void test_keep_tensors(void **state) {
     tc_error err;
     if (tc_model_run_reference(m_ref, 1, names, &x, want, &err)) fail_msg("reference: %s", err.message);
 
-    /* The wrapper must see the library's allocations at all (a test that cannot fail is no test). */
-    counting = 1;
-    allocations = 0;
+    /* The wrapper must see the library's alloc_count at all (a test that cannot fail is no test). */
+    alloc_counting = 1;
+    alloc_count = 0;
     tc_tensor probe;
     assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 1, (int64_t[]){4}, &probe, NULL), TC_STATUS_OK);
-    counting = 0;
-    assert_true(allocations > 0);
+    alloc_counting = 0;
+    assert_true(alloc_count > 0);
     tc_tensor_free(&probe);
 
     tc_build_options o = {.struct_size = sizeof o, .threads = 1, .flags = TC_BUILD_TACTICS_FIXED};

@@ -14,36 +14,7 @@
 
 #include "core/cpu.h"
 #include "int8_test_model.h"
-
-static int counting;
-static long allocations;
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-void *__real_aligned_alloc(size_t a, size_t n);
-int __real_posix_memalign(void **p, size_t a, size_t n);
-
-void *__wrap_malloc(size_t n) {
-    allocations += counting;
-    return __real_malloc(n);
-}
-void *__wrap_calloc(size_t a, size_t b) {
-    allocations += counting;
-    return __real_calloc(a, b);
-}
-void *__wrap_realloc(void *p, size_t n) {
-    allocations += counting;
-    return __real_realloc(p, n);
-}
-void *__wrap_aligned_alloc(size_t a, size_t n) {
-    allocations += counting;
-    return __real_aligned_alloc(a, n);
-}
-int __wrap_posix_memalign(void **p, size_t a, size_t n) {
-    allocations += counting;
-    return __real_posix_memalign(p, a, n);
-}
+#include "alloc_count.h"
 
 static void test_run_allocates_nothing(void **state) {
     (void)state;
@@ -54,34 +25,59 @@ static void test_run_allocates_nothing(void **state) {
     tc_tensor x = etm_input(4);
     float y[20];
     etm_run(c, &x, y); /* first run: shapes propagated */
-    /* The wrapper must see the library's allocations at all (a test that cannot fail is no test). */
-    long before = allocations;
-    counting = 1;
+    /* The wrapper must see the library's alloc_count at all (a test that cannot fail is no test). */
+    long before = alloc_count;
+    alloc_counting = 1;
     tc_tensor probe = etm_input(1);
-    counting = 0;
-    assert_true(allocations > before);
+    alloc_counting = 0;
+    assert_true(alloc_count > before);
     tc_tensor_free(&probe);
 
-    allocations = 0;
-    counting = 1;
+    alloc_count = 0;
+    alloc_counting = 1;
     for (int i = 0; i < 10; i++) assert_int_equal(tc_context_run(c), TC_STATUS_OK);
-    counting = 0;
-    assert_int_equal(allocations, 0);
+    alloc_counting = 0;
+    assert_int_equal(alloc_count, 0);
 
     /* Changing the shape re-propagates shapes: still no allocation, in reshape or run. */
     int64_t dims[4] = {1, 3, 8, 8};
-    counting = 1;
+    alloc_counting = 1;
     assert_int_equal(tc_context_set_input_shape(c, "x", 4, dims), TC_STATUS_OK);
     assert_int_equal(tc_context_run(c), TC_STATUS_OK);
     dims[0] = 3;
     assert_int_equal(tc_context_set_input_shape(c, "x", 4, dims), TC_STATUS_OK);
     assert_int_equal(tc_context_run(c), TC_STATUS_OK);
-    counting = 0;
-    assert_int_equal(allocations, 0);
+    alloc_counting = 0;
+    assert_int_equal(alloc_count, 0);
     tc_tensor_free(&x);
     tc_context_destroy(c);
     tc_engine_destroy(e);
     tc_model_destroy(m);
+}
+
+/* Steps of engine e that run in precision prec. */
+static int steps_in(const tc_engine *e, const char *prec) {
+    int n = 0;
+    for (int k = 0; k < tc_engine_num_steps(e); k++) {
+        tc_step_info si;
+        tc_engine_step_info(e, k, &si);
+        n += strcmp(si.precision, prec) == 0;
+    }
+    return n;
+}
+
+/* After a first run of e on x (input "x", 2 threads), ten more runs allocate nothing. */
+static void assert_runs_allocate_nothing(const tc_engine *e, const tc_tensor *x) {
+    tc_context *c = NULL;
+    assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
+    assert_int_equal(tc_context_set_tensor(c, "x", x->data, x->nbytes), TC_STATUS_OK);
+    assert_int_equal(tc_context_run(c), TC_STATUS_OK);
+    alloc_count = 0;
+    alloc_counting = 1;
+    for (int i = 0; i < 10; i++) assert_int_equal(tc_context_run(c), TC_STATUS_OK);
+    alloc_counting = 0;
+    assert_int_equal(alloc_count, 0);
+    tc_context_destroy(c);
 }
 
 static void test_int8_run_allocates_nothing(void **state) {
@@ -102,23 +98,8 @@ static void test_int8_run_allocates_nothing(void **state) {
     tc_engine *e = NULL;
     if (tc_engine_build(m, &o, &e, &err)) fail_msg("int8 build: %s", err.message);
     unlink(cache);
-    int int8 = 0;
-    for (int k = 0; k < tc_engine_num_steps(e); k++) {
-        tc_step_info si;
-        tc_engine_step_info(e, k, &si);
-        int8 += strcmp(si.precision, "int8") == 0;
-    }
-    if (tc__cpu_get()->isa & TC__ISA_AVX512VNNI) assert_int_equal(int8, 4);
-    tc_context *c = NULL;
-    assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
-    assert_int_equal(tc_context_set_tensor(c, "x", x.data, x.nbytes), TC_STATUS_OK);
-    assert_int_equal(tc_context_run(c), TC_STATUS_OK);
-    allocations = 0;
-    counting = 1;
-    for (int i = 0; i < 10; i++) assert_int_equal(tc_context_run(c), TC_STATUS_OK);
-    counting = 0;
-    assert_int_equal(allocations, 0);
-    tc_context_destroy(c);
+    if (tc__cpu_get()->isa & TC__ISA_AVX512VNNI) assert_int_equal(steps_in(e, "int8"), 4);
+    assert_runs_allocate_nothing(e, &x);
     tc_engine_destroy(e);
     tc_tensor_free(&x);
     tc_model_destroy(m);
@@ -132,24 +113,9 @@ static void test_fp16_run_allocates_nothing(void **state) {
     tc_build_options o = {.struct_size = sizeof o, .threads = 2, .flags = TC_BUILD_FP16 | TC_BUILD_TACTICS_FIXED};
     tc_engine *e = NULL;
     if (tc_engine_build(m, &o, &e, &err)) fail_msg("fp16 build: %s", err.message);
-    int fp16 = 0;
-    for (int k = 0; k < tc_engine_num_steps(e); k++) {
-        tc_step_info si;
-        tc_engine_step_info(e, k, &si);
-        fp16 += strcmp(si.precision, "fp16") == 0;
-    }
-    if (tc__cpu_get()->isa & TC__ISA_AVX512FP16) assert_true(fp16 >= 2);
+    if (tc__cpu_get()->isa & TC__ISA_AVX512FP16) assert_true(steps_in(e, "fp16") >= 2);
     tc_tensor x = itm_input();
-    tc_context *c = NULL;
-    assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
-    assert_int_equal(tc_context_set_tensor(c, "x", x.data, x.nbytes), TC_STATUS_OK);
-    assert_int_equal(tc_context_run(c), TC_STATUS_OK);
-    allocations = 0;
-    counting = 1;
-    for (int i = 0; i < 10; i++) assert_int_equal(tc_context_run(c), TC_STATUS_OK);
-    counting = 0;
-    assert_int_equal(allocations, 0);
-    tc_context_destroy(c);
+    assert_runs_allocate_nothing(e, &x);
     tc_engine_destroy(e);
     tc_tensor_free(&x);
     tc_model_destroy(m);

@@ -215,10 +215,10 @@ static int fp32_layer_names(const cli_build_args *a, tc_build_options *o, char *
     return 0;
 }
 
-/* The INT8 build options: the calibration cache (calibrated now on --calib-data, into --calib-cache or a
- * temporary file whose name goes to tmp_cache) and the FP32 layers (names copied into fp32[]). */
-static int int8_options(const tc_model *model, const cli_build_args *a, tc_build_options *o, char **fp32,
-                        char *tmp_cache, tc_calibrator **keep, const char *cmd) {
+/* The reduced-precision build options: for INT8 the calibration cache (calibrated now on --calib-data, into
+ * --calib-cache or a temporary file whose name goes to tmp_cache); the FP32 layers (names copied into fp32[]). */
+static int precision_options(const tc_model *model, const cli_build_args *a, tc_build_options *o, char **fp32,
+                             char *tmp_cache, tc_calibrator **keep, const char *cmd) {
     if (a->n_fp32_layers && !(a->flags & (TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16))) {
         fprintf(stderr, "tailcut %s: --layer-precision needs --int8, --fp16 or --bf16\n", cmd);
         return 2;
@@ -400,7 +400,7 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
     char tmp_cache[64] = "";
     char *fp32[CLI_MAX_FP32_LAYERS];
     tc_calibrator *calibrator = NULL;
-    int rc = int8_options(model, a, &o, fp32, tmp_cache, &calibrator, cmd);
+    int rc = precision_options(model, a, &o, fp32, tmp_cache, &calibrator, cmd);
     if (rc) {
         if (tmp_cache[0]) unlink(tmp_cache);
         tc_model_destroy(model);
