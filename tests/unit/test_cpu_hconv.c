@@ -307,8 +307,8 @@ static void test_conversion_layouts_agree(void **state) {
     tc__tensor_free(&x), tc__tensor_free(&xb), tc__tensor_free(&w), tc__tensor_free(&y);
 }
 
-/* Steps the tactics must refuse: no tc.fp16 mark, group 2, weights computed at run time, C_out too small
- * for the packing to fit. */
+/* Steps the tactics must refuse: no tc.fp16 mark, group 2, weights computed at run time, a bad chain image
+ * attribute, C_out too small for the packing to fit. */
 static void test_rejects(void **state) {
     (void)state;
     dtu_rng r = {7};
@@ -339,6 +339,21 @@ static void test_rejects(void **state) {
     in_const[1] = false; /* weights computed at run time */
     assert_false(t->supports(&d));
     in_const[1] = true;
+    /* The chain's image attribute (it comes from a plan file): [Hp, Wp, Cp, pad top, pad left] must hold the 3x3
+     * output of 32 channels and fit in the output's 1152 bytes. */
+    const int64_t good[5] = {3, 3, 32, 0, 0}, odd_cp[5] = {3, 3, 33, 0, 0}, few_cp[5] = {3, 3, 30, 0, 0},
+                  short_h[5] = {2, 3, 32, 0, 0}, big[5] = {5, 5, 32, 1, 1}, neg[5] = {3, 3, 32, -1, 0};
+    const int64_t *const bad[5] = {odd_cp, few_cp, short_h, big, neg};
+    attrs[1] = dtu_attr_ints(TC__ATTR_HALF_OUT_IMAGE, good, 5);
+    as.n = 2;
+    assert_true(t->supports(&d));
+    attrs[1] = dtu_attr_ints(TC__ATTR_HALF_OUT_IMAGE, good, 4); /* 4 values */
+    assert_false(t->supports(&d));
+    for (int k = 0; k < 5; k++) {
+        attrs[1] = dtu_attr_ints(TC__ATTR_HALF_OUT_IMAGE, bad[k], 5);
+        if (t->supports(&d)) fail_msg("chain image %d accepted", k);
+    }
+    as.n = 1;
     in[1] = &wsmall, out[0] = &ysmall; /* 7 channels: 16 padded halves per tap and channel do not fit in 7 floats */
     assert_false(t->supports(&d));
     tc__tensor_free(&wsmall), tc__tensor_free(&ysmall);

@@ -290,6 +290,28 @@ static void test_rejects(void **state) {
     in_const[1] = false; /* weights computed at run time */
     assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
     in_const[1] = true;
+    /* The chain's image attributes (they come from a plan file): [Hp, Wp, Cp, pad top, pad left, zero point,
+     * lowest code] for the 3x3 output of 8 channels, and the next layer's scale. */
+    const int64_t good[7] = {3, 3, 8, 0, 0, 128, 1}, cp6[7] = {3, 3, 6, 0, 0, 128, 1}, zp[7] = {3, 3, 8, 0, 0, 256, 1},
+                  lo[7] = {3, 3, 8, 0, 0, 128, 2}, wide[7] = {3, 2, 8, 0, 0, 128, 1};
+    attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, good, 7);
+    attrs[2] = dtu_attr_float(TC__ATTR_INT8_OUT_SCALE, 0.02f);
+    as.n = 3;
+    assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    as.n = 2; /* no scale */
+    assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    as.n = 3;
+    const int64_t *const bad[4] = {cp6, zp, lo, wide};
+    for (int k = 0; k < 4; k++) {
+        attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, bad[k], 7);
+        if (tc__tactic_conv_int8_avx512vnni.supports(&d)) fail_msg("chain image %d accepted", k);
+    }
+    attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, good, 5); /* too few values */
+    assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, good, 7);
+    attrs[2] = dtu_attr_float(TC__ATTR_INT8_OUT_SCALE, -1.0f);
+    assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    as.n = 1;
     /* C_in 1, 1x1, C_out 16: 64 FP32 bytes cannot hold 16 * 4 int8 bytes plus 128 bytes of scales */
     const int64_t x1d[4] = {1, 1, 5, 5}, y1d[4] = {1, 16, 5, 5};
     tc__tensor x1 = vtu_random(&r, 4, x1d, -1, 1), y1 = dtu_tensor(TC_DTYPE_FLOAT32, 4, y1d);

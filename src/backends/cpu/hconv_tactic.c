@@ -17,20 +17,13 @@
 static bool h_chain(const tc__step_desc *d, tc__hconv_geom *g) {
     const tc__lowp_shape *s = &g->s;
     g->in_image = tc__attr_int(d->attrs, TC__ATTR_HALF_IN_IMAGE, 0) == 1;
-    const int64_t *v = NULL;
-    const size_t n = tc__attr_ints(d->attrs, TC__ATTR_HALF_OUT_IMAGE, &v);
-    g->out_image = n > 0;
-    if (g->in_image && s->batch * s->hp * s->wp * g->cp * 2 > (size_t)tc__tensor_numel(d->in[0]) * 4) return false;
-    if (!g->out_image) return true;
-    if (n != 5) return false;
-    for (int i = 0; i < 5; i++)
-        if (v[i] < 0 || v[i] > ((int64_t)1 << 24)) return false;
-    g->o_hp = (size_t)v[0], g->o_wp = (size_t)v[1], g->o_cp = (size_t)v[2], g->o_pt = (size_t)v[3];
-    g->o_pl = (size_t)v[4];
-    if (g->o_cp % 2 != 0 || g->o_cp < s->cout || g->o_hp < g->o_pt + s->oh || g->o_wp < g->o_pl + s->ow) return false;
-    const size_t lim = (size_t)1 << 31, img = g->o_hp * g->o_wp;
-    return img <= lim / g->o_cp && img * g->o_cp <= lim / s->batch &&
-           s->batch * img * g->o_cp * 2 <= (size_t)tc__tensor_numel(d->out[0]) * 4;
+    if (g->in_image && !tc__lowp_in_image_fits(d, s->batch, s->hp, s->wp, g->cp, 2)) return false;
+    tc__lowp_image im;
+    const int r = tc__lowp_out_image(d, TC__ATTR_HALF_OUT_IMAGE, 0, 2, 2, s->batch, s->oh, s->ow, s->cout, &im, NULL);
+    g->out_image = r == 1;
+    if (r <= 0) return r == 0;
+    g->o_hp = im.hp, g->o_wp = im.wp, g->o_cp = im.cp, g->o_pt = im.pt, g->o_pl = im.pl;
+    return true;
 }
 
 bool tc__hconv_geometry(const tc__step_desc *d, bool bf16, tc__hconv_geom *g) {

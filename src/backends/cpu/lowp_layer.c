@@ -128,3 +128,25 @@ bool tc__lowp_ctx_desc(const tc__kernel_ctx *ctx, const tc__tensor *in[3], bool 
                          .bias = ctx->bias, .residual = ctx->residual};
     return true;
 }
+
+int tc__lowp_out_image(const tc__step_desc *d, const char *attr, int n_extra, size_t align, size_t elem, size_t batch,
+                       size_t oh, size_t ow, size_t cout, tc__lowp_image *img, int64_t *extra) {
+    const int64_t *v = NULL;
+    const size_t n = tc__attr_ints(d->attrs, attr, &v);
+    if (n == 0) return 0;
+    if (n != (size_t)(5 + n_extra)) return -1;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < 0 || v[i] > ((int64_t)1 << 24)) return -1;
+    *img = (tc__lowp_image){(size_t)v[0], (size_t)v[1], (size_t)v[2], (size_t)v[3], (size_t)v[4]};
+    for (int i = 0; i < n_extra; i++) extra[i] = v[5 + i];
+    if (img->cp % align != 0 || img->cp < cout || img->hp < img->pt + oh || img->wp < img->pl + ow) return -1;
+    const size_t lim = (size_t)1 << 31, plane = img->hp * img->wp;
+    return plane <= lim / img->cp && plane * img->cp <= lim / batch &&
+                   batch * plane * img->cp * elem <= (size_t)tc__tensor_numel(d->out[0]) * 4
+               ? 1
+               : -1;
+}
+
+bool tc__lowp_in_image_fits(const tc__step_desc *d, size_t batch, size_t hp, size_t wp, size_t cp, size_t elem) {
+    return batch * hp * wp * cp * elem <= (size_t)tc__tensor_numel(d->in[0]) * 4;
+}

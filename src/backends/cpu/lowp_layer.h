@@ -54,4 +54,21 @@ const tc__tensor *tc__lowp_bias(const tc__kernel_ctx *ctx, size_t cout);
 bool tc__lowp_ctx_desc(const tc__kernel_ctx *ctx, const tc__tensor *in[3], bool in_const[3], const tc__tensor *out[1],
                        tc__epilogue *none, tc__step_desc *d);
 
+/* The reduced-precision chain's padded image of a step (core/quant_attr.h): [N][hp][wp][cp] values. */
+typedef struct tc__lowp_image {
+    size_t hp, wp, cp, pt, pl;
+} tc__lowp_image;
+
+/*
+ * Reads the output-image attribute attr of step d: ints [Hp, Wp, Cp, pad top, pad left] and n_extra more
+ * (into extra), each in [0, 2^24]. Returns 0 when absent; 1 when it fits an output of batch images of
+ * oh x ow pixels and cout channels (Cp a multiple of align and >= cout, the interior inside the image, fewer
+ * than 2^31 values of elem bytes, within the FP32 output's bytes); -1 otherwise.
+ */
+int tc__lowp_out_image(const tc__step_desc *d, const char *attr, int n_extra, size_t align, size_t elem, size_t batch,
+                       size_t oh, size_t ow, size_t cout, tc__lowp_image *img, int64_t *extra);
+
+/* True when an input image of batch x hp x wp x cp values of elem bytes fits in the FP32 input's bytes. */
+bool tc__lowp_in_image_fits(const tc__step_desc *d, size_t batch, size_t hp, size_t wp, size_t cp, size_t elem);
+
 #endif

@@ -36,23 +36,17 @@ static bool q_finish(tc__qconv_geom *g) {
  * FP32 tensors' bytes. */
 static bool q_chain(const tc__step_desc *d, tc__qconv_geom *g) {
     g->in_image = tc__attr_int(d->attrs, TC__ATTR_INT8_IN_IMAGE, 0) == 1;
-    const int64_t *v = NULL;
-    const size_t n = tc__attr_ints(d->attrs, TC__ATTR_INT8_OUT_IMAGE, &v);
-    g->out_image = n > 0;
-    if (g->in_image && g->batch * g->hp * g->wp * g->cp > (size_t)tc__tensor_numel(d->in[0]) * 4) return false;
-    if (!g->out_image) return true;
+    if (g->in_image && !tc__lowp_in_image_fits(d, g->batch, g->hp, g->wp, g->cp, 1)) return false;
+    tc__lowp_image im;
+    int64_t zp_lo[2];
+    const int r = tc__lowp_out_image(d, TC__ATTR_INT8_OUT_IMAGE, 2, 4, 1, g->batch, g->oh, g->ow, g->cout, &im, zp_lo);
+    g->out_image = r == 1;
+    if (r <= 0) return r == 0;
     const float s = tc__attr_float(d->attrs, TC__ATTR_INT8_OUT_SCALE, 0.0f);
-    if (n != 7 || !isfinite(s) || !(s > 0.0f)) return false;
-    for (int i = 0; i < 7; i++)
-        if (v[i] < 0 || v[i] > ((int64_t)1 << 24)) return false;
-    g->o_hp = (size_t)v[0], g->o_wp = (size_t)v[1], g->o_cp = (size_t)v[2], g->o_pt = (size_t)v[3];
-    g->o_pl = (size_t)v[4], g->o_zp = (uint8_t)v[5], g->o_lo = (uint8_t)v[6], g->o_scale = s;
-    if (v[5] > 255 || v[6] > 1 || g->o_cp % 4 != 0 || g->o_cp < g->cout || g->o_hp < g->o_pt + g->oh ||
-        g->o_wp < g->o_pl + g->ow)
-        return false;
-    const size_t lim = (size_t)1 << 31, img = g->o_hp * g->o_wp;
-    return img <= lim / g->o_cp && img * g->o_cp <= lim / g->batch &&
-           g->batch * img * g->o_cp <= (size_t)tc__tensor_numel(d->out[0]) * 4;
+    if (!isfinite(s) || !(s > 0.0f) || zp_lo[0] > 255 || zp_lo[1] > 1) return false;
+    g->o_hp = im.hp, g->o_wp = im.wp, g->o_cp = im.cp, g->o_pt = im.pt, g->o_pl = im.pl;
+    g->o_zp = (uint8_t)zp_lo[0], g->o_lo = (uint8_t)zp_lo[1], g->o_scale = s;
+    return true;
 }
 
 bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
