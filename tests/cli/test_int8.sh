@@ -2,8 +2,9 @@
 # test_int8.sh - INT8 from the command line: `tailcut calibrate` with the three methods (cache files,
 # --verbose ranges), `build --int8 --calib-cache` and the one-step `--calib-data`, `--layer-precision
 # NAME:fp32`, `--accuracy-threshold` (cosine and top-1), the INT8 plans' outputs against the FP32 plan's (cosine, top-1), a BERT-like model with
-# two inputs (samples named <input>.<k>.npy), a plan with INT8 steps refused on a CPU without VNNI
-# (TAILCUT_MAX_ISA=avx512) and built there without them, and the errors: --int8 without scales, an
+# two inputs (samples named <input>.<k>.npy), a VNNI plan refused on a CPU without VNNI
+# (TAILCUT_MAX_ISA=avx512) and built there with the AVX2 INT8 variant, an AVX2 INT8 plan refused without
+# AVX2 (TAILCUT_MAX_ISA=ref) and built there in FP32, and the errors: --int8 without scales, an
 # unknown method, another model's cache, a corrupt cache, a bad --layer-precision.
 #
 # usage: tests/cli/test_int8.sh [BUILD_DIR] [PYTHON]
@@ -15,8 +16,9 @@ tailcut="$build/tailcut"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tc_int8.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "test_int8: FAIL: $*" >&2; exit 1; }
-vnni=0
+vnni=0 int8=0 # INT8 tactics: AVX512-VNNI, or the AVX2 variant (16-bit codes) on CPUs without it
 grep -qw avx512_vnni /proc/cpuinfo && vnni=1
+if [ $vnni = 1 ] || { grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; }; then int8=1; fi
 
 "$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r.onnx" --width-div 4 --blocks 1,1,1,1 --image 32 >/dev/null
 "$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r2.onnx" --width-div 4 --blocks 1,1,1,1 --image 32 \
@@ -50,7 +52,7 @@ done
   fail "calibrate --verbose"
 grep -q "amax" "$work/v.out" && grep -q "on 4 samples" "$work/v.out" || fail "calibrate --verbose: $(cat "$work/v.out")"
 
-# Build: FP32, INT8 from a cache (heuristic tactics: every conv INT8 where VNNI exists), INT8 in one step.
+# Build: FP32, INT8 from a cache (heuristic tactics: every conv INT8 where VNNI or AVX2 exists), INT8 in one step.
 "$tailcut" build "$work/r.onnx" -o "$work/fp32.plan" --batch 1 >/dev/null || fail "fp32 build"
 "$tailcut" build "$work/r.onnx" -o "$work/int8.plan" --batch 1 --int8 --calib-cache "$work/entropy.cache" \
   --tactics-fixed >/dev/null || fail "int8 build"
@@ -65,7 +67,7 @@ import json, sys; j = json.load(sys.stdin); s = {x["name"]: x["precision"] for x
 print(sum(p == "int8" for p in s.values()), s.get(sys.argv[1], "-"))' "${2:-/conv1/Conv}"; }
 read -r n8 stem < <(count_int8 "$work/int8.plan")
 read -r n8fb stemfb < <(count_int8 "$work/int8_fb.plan")
-if [ $vnni = 1 ]; then
+if [ $int8 = 1 ]; then
   [ "$n8" -ge 6 ] && [ "$stem" = int8 ] || fail "int8 plan: $n8 INT8 steps, stem $stem"
   [ "$stemfb" = fp32 ] && [ "$n8fb" = $((n8 - 1)) ] || fail "--layer-precision: stem $stemfb, $n8fb INT8 steps"
   grep -q "int8" <("$tailcut" inspect "$work/int8.plan") || fail "inspect does not show int8"
@@ -97,9 +99,9 @@ PY
 for p in exported e8; do
   "$tailcut" run "$work/$p.plan" --input "$work/eval/x0.npy" -o "$work/out_$p" >/dev/null || fail "run $p"
 done
-"$py" - "$work" $vnni <<'PY' || fail "the exported QDQ model"
+"$py" - "$work" <<'PY' || fail "the exported QDQ model"
 import sys, collections, numpy as np, onnx, onnxruntime as ort
-w, vnni = sys.argv[1], sys.argv[2] == "1"
+w = sys.argv[1]
 m = onnx.load(f"{w}/exported.onnx"); onnx.checker.check_model(m)
 ops = collections.Counter(n.op_type for n in m.graph.node)
 assert ops["QuantizeLinear"] >= 10 and ops["DequantizeLinear"] >= 2 * ops["QuantizeLinear"], ops
@@ -114,13 +116,13 @@ print(f"export: onnxruntime vs fp32 cosine {cos(q, f):.5f}; tailcut on the expor
 assert cos(a, b) > 0.999, cos(a, b)
 assert cos(a, q) > 0.97, cos(a, q)
 PY
-if [ $vnni = 1 ]; then
+if [ $int8 = 1 ]; then
   read -r nex _ < <(count_int8 "$work/exported.plan")
   [ "$nex" -ge 6 ] || fail "the exported QDQ model's plan has $nex INT8 steps"
 fi
 
 # --accuracy-threshold: layers move to FP32 (noisiest input first) until the outputs agree on the samples.
-if [ $vnni = 1 ]; then
+if [ $int8 = 1 ]; then
   "$tailcut" build "$work/r.onnx" -o "$work/acc.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
     --accuracy-threshold 0.9995 >/dev/null 2>"$work/acc.err" || fail "--accuracy-threshold: $(cat "$work/acc.err")"
   last=$(grep "^accuracy:" "$work/acc.err" | tail -1)
@@ -139,7 +141,7 @@ fi
 "$tailcut" build "$work/b.onnx" -o "$work/b8.plan" --shapes input_ids:1x16,attention_mask:1x16 --int8 \
   --calib-data "$work/bcal" --tactics-fixed >/dev/null 2>&1 || fail "bert int8 build"
 read -r nb8 q < <(count_int8 "$work/b8.plan" /encoder/layer.0/attention/self/query/MatMul)
-if [ $vnni = 1 ]; then [ "$nb8" -ge 4 ] && [ "$q" = int8 ] || fail "bert: $nb8 INT8 steps, query $q"; fi
+if [ $int8 = 1 ]; then [ "$nb8" -ge 4 ] && [ "$q" = int8 ] || fail "bert: $nb8 INT8 steps, query $q"; fi
 # Samples of several sequence lengths calibrate one dynamic-shape model (a profile for the plan).
 "$tailcut" calibrate "$work/b.onnx" --data "$work/bvar" -o "$work/bvar.cache" --samples 9 >"$work/bvar.out" 2>&1 ||
   fail "calibrate on varying sequence lengths: $(cat "$work/bvar.out")"
@@ -150,17 +152,36 @@ grep -q "on 9 samples" "$work/bvar.out" || fail "calibrate on varying lengths: $
 "$tailcut" run "$work/b8.plan" --input input_ids="$work/bcal/input_ids.0.npy" \
   --input attention_mask="$work/bcal/attention_mask.0.npy" -o "$work/b8out" >/dev/null || fail "bert int8 run"
 
-# A CPU without VNNI: the INT8 plan is refused clearly; a build there keeps FP32.
+# A CPU without VNNI: the VNNI plan is refused clearly; a build there takes the AVX2 INT8 variant. Without AVX2
+# (TAILCUT_MAX_ISA=ref) that plan is refused in turn, and a build keeps FP32.
+count_tactic() { "$tailcut" inspect "$1" --json | "$py" -c '
+import json, sys; print(sum(x["tactic"].endswith(sys.argv[1]) for x in json.load(sys.stdin)["steps"]))' "$2"; }
 if [ $vnni = 1 ]; then
   if TAILCUT_MAX_ISA=avx512 "$tailcut" run "$work/int8.plan" --input "$work/eval/x0.npy" -o "$work/no" 2>"$work/err"; then
     fail "an INT8 plan ran under TAILCUT_MAX_ISA=avx512"
   fi
   grep -q "avx512vnni" "$work/err" || fail "refusal does not name the missing ISA: $(cat "$work/err")"
 fi
-TAILCUT_MAX_ISA=avx512 "$tailcut" build "$work/r.onnx" -o "$work/capped.plan" --batch 1 --int8 \
-  --calib-cache "$work/entropy.cache" --tactics-fixed >/dev/null || fail "int8 build without VNNI"
-read -r ncap _ < <(TAILCUT_MAX_ISA=avx512 count_int8 "$work/capped.plan")
-[ "$ncap" = 0 ] || fail "a build without VNNI has $ncap INT8 steps"
+if [ $int8 = 1 ]; then
+  TAILCUT_MAX_ISA=avx512 "$tailcut" build "$work/r.onnx" -o "$work/avx2.plan" --batch 1 --int8 \
+    --calib-cache "$work/entropy.cache" --tactics-fixed >/dev/null || fail "int8 build without VNNI"
+  read -r na2 _ < <(TAILCUT_MAX_ISA=avx512 count_int8 "$work/avx2.plan")
+  nt2=$(TAILCUT_MAX_ISA=avx512 count_tactic "$work/avx2.plan" _int8_avx2)
+  [ "$na2" -ge 6 ] && [ "$nt2" = "$na2" ] || fail "a build without VNNI: $na2 INT8 steps, $nt2 of the AVX2 variant"
+  TAILCUT_MAX_ISA=avx512 "$tailcut" run "$work/avx2.plan" --input "$work/eval/x0.npy" -o "$work/out_avx2" >/dev/null ||
+    fail "run the AVX2 INT8 plan"
+  "$py" -c 'import sys, numpy as np; a, b = (np.load(f"{d}/logits.npy").ravel() for d in sys.argv[1:]);
+c = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)); assert c > 0.99, c' "$work/out_avx2" "$work/out_fp32/0" ||
+    fail "the AVX2 INT8 plan's output differs from FP32"
+  if TAILCUT_MAX_ISA=ref "$tailcut" run "$work/avx2.plan" --input "$work/eval/x0.npy" -o "$work/no" 2>"$work/err"; then
+    fail "an AVX2 INT8 plan ran under TAILCUT_MAX_ISA=ref"
+  fi
+  grep -q "avx2" "$work/err" || fail "refusal does not name the missing ISA: $(cat "$work/err")"
+fi
+TAILCUT_MAX_ISA=ref "$tailcut" build "$work/r.onnx" -o "$work/capped.plan" --batch 1 --int8 \
+  --calib-cache "$work/entropy.cache" --tactics-fixed >/dev/null || fail "int8 build without AVX2"
+read -r ncap _ < <(TAILCUT_MAX_ISA=ref count_int8 "$work/capped.plan")
+[ "$ncap" = 0 ] || fail "a build without AVX2 has $ncap INT8 steps"
 
 # Errors.
 expect_fail() { # $1 = expected text, then the command

@@ -5,7 +5,8 @@
  * exact, so the only differences are float rounding. Cases cover edge sizes (1, primes, channel
  * counts that are not multiples of 4 or 16, planes narrower than a tile), strides, dilations,
  * padding, every fused activation with and without residual and bias; 1 thread and a 2-thread pool
- * must give identical bits; the scratch bound is exact; and the steps supports() must reject.
+ * must give identical bits; the scratch bound is exact; and the steps supports() must reject. The AVX2
+ * variant (16-bit codes) runs the same cases in plain layouts and must agree with the VNNI one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,6 +62,11 @@ static tc__tensor q_dequant_w(const tc__tensor *w, int64_t cout, bool k_major) {
         }
     }
     return d;
+}
+
+/* The same for the AVX2 variant's 16-bit packing. */
+static bool q_fits_s16(int64_t cin, int64_t cout, int64_t k) {
+    return cin * cout * k * k * 4 >= (cout + 15) / 16 * 16 * (k * k * ((cin + 3) / 4 * 4) * 2 + 4);
 }
 
 static void check_case(uint64_t seed, const q_case *c, const char *what) {
@@ -124,32 +130,46 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
     }
     const tc__attrs as = {na, attrs};
-    const tc__tactic *t = conv ? (blk_out ? &tc__tactic_conv_nchw16c_int8_avx512vnni : &tc__tactic_conv_int8_avx512vnni)
-                          : gemm ? &tc__tactic_gemm_int8_avx512vnni
-                                 : &tc__tactic_matmul_int8_avx512vnni;
+    const tc__tactic *vnni = conv ? (blk_out ? &tc__tactic_conv_nchw16c_int8_avx512vnni : &tc__tactic_conv_int8_avx512vnni)
+                             : gemm ? &tc__tactic_gemm_int8_avx512vnni
+                                    : &tc__tactic_matmul_int8_avx512vnni;
+    const tc__tactic *avx2 = conv ? &tc__tactic_conv_int8_avx2 : gemm ? &tc__tactic_gemm_int8_avx2 : &tc__tactic_matmul_int8_avx2;
     tc__tensor xt = blk_in ? vtu_reorder_nchw16c(&x, true) : x, rt = c->residual && blk_out ? vtu_reorder_nchw16c(&res, true) : res;
     tc__tensor wp = dtu_tensor(w.dtype, w.rank, w.dims);
     const tc__tensor *tin[5] = {&xt, &w, own_bias ? &b : NULL, NULL, NULL}, *outs[1] = {&ref};
     const bool in_const[3] = {false, true, true};
     tc__step_desc d = {c->op, 13, &as, n_op, tin, in_const, 1, outs, &epi, epi_bias ? &b : NULL,
                        c->residual ? &rt : NULL};
-    if (!vtu_isa_ok(t)) goto done;
-    if (!t->supports(&d)) fail_msg("%s: not supported", what);
-    assert_true(t->packs_input(&d, 1));
-    if (t->pack(&d, 1, w.data, wp.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", what, err.msg);
-    tin[1] = &wp;
-    if (epi_bias) tin[epi.bias_input] = &b;
-    if (c->residual) tin[epi.residual_input] = &rt;
-    tc__tensor y1 = vtu_run_desc(t, &d, n_ctx, tin, &ref, NULL), y2 = vtu_run_desc(t, &d, n_ctx, tin, &ref, vtu_pool);
-    if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s: 1 and 2 threads differ", what);
-    tc__tensor y = blk_out ? vtu_reorder_nchw16c(&y1, false) : y1;
-    char msg[200];
-    snprintf(msg, sizeof msg, "%s [%s]", what, t->name);
-    vtu_assert_close(&y, &ref, Q_TOL * sqrt((double)(c->cin * c->k * c->k)), msg);
-    if (blk_out) tc__tensor_free(&y);
-    tc__tensor_free(&y1);
-    tc__tensor_free(&y2);
-done:
+    /* Both variants where this CPU runs them (the AVX2 one takes plain layouts only); same codes, same bits. */
+    tc__tensor prev = {0};
+    for (int v = 0; v < 2; v++) {
+        const tc__tactic *t = v == 0 ? vnni : avx2;
+        if (!vtu_isa_ok(t) || (v == 1 && blk_out)) continue;
+        tin[1] = &w;
+        if (!t->supports(&d)) {
+            if (v == 1 && !q_fits_s16(c->cin, c->cout, c->k)) continue; /* its 16-bit packing does not fit */
+            fail_msg("%s [%s]: not supported", what, t->name);
+        }
+        assert_true(t->packs_input(&d, 1));
+        if (t->pack(&d, 1, w.data, wp.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", what, err.msg);
+        tin[1] = &wp;
+        if (epi_bias) tin[epi.bias_input] = &b;
+        if (c->residual) tin[epi.residual_input] = &rt;
+        tc__tensor y1 = vtu_run_desc(t, &d, n_ctx, tin, &ref, NULL), y2 = vtu_run_desc(t, &d, n_ctx, tin, &ref, vtu_pool);
+        if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s [%s]: 1 and 2 threads differ", what, t->name);
+        tc__tensor y = blk_out ? vtu_reorder_nchw16c(&y1, false) : y1;
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s [%s]", what, t->name);
+        vtu_assert_close(&y, &ref, Q_TOL * sqrt((double)(c->cin * c->k * c->k)), msg);
+        /* the integer sums are exact in both, the epilogue the same FMA: only the activations' vector
+         * implementations may differ in the last bit */
+        if (prev.data != NULL) vtu_assert_close(&y, &prev, c->act == TC__ACT_NONE || c->act == TC__ACT_RELU ? 0.0 : 1e-6, msg);
+        if (blk_out) tc__tensor_free(&y);
+        tc__tensor_free(&y2);
+        tc__tensor_free(&prev);
+        prev = y1;
+    }
+    tc__tensor_free(&prev);
     if (blk_in) tc__tensor_free(&xt);
     if (c->residual && blk_out) tc__tensor_free(&rt);
     tc__tensor_free(&res);
@@ -276,6 +296,8 @@ static void test_rejects(void **state) {
     const tc__epilogue e = tc__epilogue_none();
     tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &e, NULL, NULL};
     assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    /* the AVX2 variant's 16-bit packing (16 channels per block) does not fit 8 channels' FP32 weight */
+    assert_false(tc__tactic_conv_int8_avx2.supports(&d));
     assert_false(tc__tactic_conv_nchw16c_int8_avx512vnni.supports(&d)); /* no layout attributes */
     d.attrs = &none; /* no scale: FP32 only */
     assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
@@ -317,6 +339,22 @@ static void test_rejects(void **state) {
     tc__tensor x1 = vtu_random(&r, 4, x1d, -1, 1), y1 = dtu_tensor(TC_DTYPE_FLOAT32, 4, y1d);
     in[0] = &x1, in[1] = &wsmall, out[0] = &y1;
     assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    assert_false(tc__tactic_conv_int8_avx2.supports(&d));
+    /* 16 output channels: the AVX2 variant takes it, but not with a chain image (it does not chain) */
+    const int64_t w16d[4] = {16, 8, 3, 3}, y16d[4] = {1, 16, 3, 3}, img16[7] = {3, 3, 16, 0, 0, 128, 1};
+    tc__tensor w16 = vtu_random(&r, 4, w16d, -1, 1), y16 = dtu_tensor(TC_DTYPE_FLOAT32, 4, y16d);
+    in[0] = &x, in[1] = &w16, out[0] = &y16;
+    assert_true(tc__tactic_conv_int8_avx2.supports(&d));
+    attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, img16, 7);
+    attrs[2] = dtu_attr_float(TC__ATTR_INT8_OUT_SCALE, 0.02f);
+    as.n = 3;
+    assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    assert_false(tc__tactic_conv_int8_avx2.supports(&d));
+    attrs[1] = dtu_attr_int(TC__ATTR_INT8_IN_IMAGE, 1);
+    as.n = 2;
+    assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    assert_false(tc__tactic_conv_int8_avx2.supports(&d));
+    tc__tensor_free(&w16), tc__tensor_free(&y16);
     tc__tensor_free(&x1), tc__tensor_free(&y1), tc__tensor_free(&wsmall);
     tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);
 }

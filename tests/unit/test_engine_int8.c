@@ -25,6 +25,11 @@
 #define SAMPLES 32
 
 static bool have_vnni(void) { return (tc__cpu_get()->isa & TC__ISA_AVX512VNNI) != 0; }
+/* An INT8 tactic runs here: VNNI, or the AVX2 variant. */
+static bool have_int8(void) {
+    const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
+    return have_vnni() || (tc__cpu_get()->isa & avx2) == avx2;
+}
 
 /* Calibrates m on SAMPLES random inputs and writes the cache to path by method. */
 static void calibrate(const tc_model *m, tc_calib_method method, const char *path) {
@@ -113,7 +118,7 @@ static void temp_path(char *buf, size_t size, const char *what) {
 
 static void test_int8_end_to_end(void **state) {
     (void)state;
-    if (!have_vnni()) skip();
+    if (!have_int8()) skip();
     tc_model *m = itm_model(0x1234);
     char cache[128], plan[128];
     temp_path(cache, sizeof cache, "cache");

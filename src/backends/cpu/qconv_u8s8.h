@@ -82,11 +82,30 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g);
 #define TC__QCONV_WEIGHT_INPUT 1
 
 /* Quantizes and packs the FP32 weight (ONNX layout: Conv [C_out][C_in][KH][KW], MatMul [K][N], Gemm
- * [K][N] or [N][K] with transB) into dst (tc__qconv_packed_bytes; the rest of the FP32 size is zeroed). */
-void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, void *dst);
+ * [K][N] or [N][K] with transB) into dst (tc__qconv_packed_bytes, or with s16 the AVX2 variant's
+ * tc__qconv_s16_packed_bytes). */
+void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, void *dst);
 
 /* Runs the operator on a step its tactic supports (needs AVX512-VNNI). */
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
+
+/*
+ * The AVX2 variant (qconv_s16_avx2.c), for CPUs without VNNI: the same codes and weights, in 16 bits so
+ * that vpmaddwd (s16 x s16 products summed in pairs into s32) is exact: vpmaddubsw on u8 x s8 would
+ * saturate its 16-bit pair sums. The image holds u - z (in [-255, 255]; border and padding channels 0), so
+ * no zero-point correction is needed: y[oc] = act(acc * sx * sw[oc] + bias[oc] + residual), the value the
+ * VNNI kernel computes. Packed weight, in the FP32 weight's bytes (no chain attributes):
+ *   int16 [Cpad16 / 16][KH * KW][Cp / 2][16][2]   then   float mult[Cpad16]
+ */
+static inline size_t tc__qconv_s16_weight_elems(const tc__qconv_geom *g) { return g->cout16 * g->kh * g->kw * g->cp; }
+static inline size_t tc__qconv_s16_packed_bytes(const tc__qconv_geom *g) {
+    return tc__qconv_s16_weight_elems(g) * 2 + 4 * g->cout16;
+}
+static inline size_t tc__qconv_s16_scratch(const tc__qconv_geom *g) {
+    return g->batch * g->hp * g->wp * g->cp * 2 + g->kh * g->kw * sizeof(size_t) + 256;
+}
+/* Runs the AVX2 variant on a step its tactic supports, with the weight packed for it. */
+tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 
 /* Quantizes one float: round(x / scale) clamped to [-127, 127] (the weights' definition). */
 static inline int8_t tc__q_round(float x, float inv_scale) {

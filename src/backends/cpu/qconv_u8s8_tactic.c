@@ -1,7 +1,8 @@
 /*
  * qconv_u8s8_tactic.c - the int8 tactics of Conv (NCHW and NCHW16c), MatMul and Gemm with constant
  * weights (qconv_u8s8.h): which steps they take, the weight quantization and packing done at build,
- * and the tactic tables. The VNNI kernels are in qconv_u8s8_avx512vnni.c.
+ * and the tactic tables. The VNNI kernels are in qconv_u8s8_avx512vnni.c, the AVX2 ones (16-bit codes,
+ * vpmaddwd) in qconv_s16_avx2.c.
  */
 #include <math.h>
 #include <string.h>
@@ -71,6 +72,12 @@ static bool q_supports(const tc__step_desc *d, bool blocked) {
     return tc__qconv_geometry(d, &g) && tc__lowp_shape_of(d, &s) && tc__lowp_step_ok(d, &s, blocked);
 }
 static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, false); }
+/* The AVX2 variant: plain layouts, no chain, and its 16-bit packing within the FP32 weight's bytes. */
+static bool q_supports_s16(const tc__step_desc *d) {
+    tc__qconv_geom g;
+    return q_supports(d, false) && tc__qconv_geometry(d, &g) && !g.in_image && !g.out_image &&
+           tc__qconv_s16_packed_bytes(&g) <= (size_t)tc__tensor_numel(d->in[1]) * sizeof(float);
+}
 static bool q_supports_blocked(const tc__step_desc *d) { return q_supports(d, true); }
 
 static bool q_packs_input(const tc__step_desc *d, int index) {
@@ -105,12 +112,13 @@ static float q_tensor_grid(const tc__qconv_geom *g, const float *w, bool k_major
     return (float)s;
 }
 
-void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, void *dst) {
-    const size_t taps = g->kh * g->kw, c4 = g->cp / 4;
+void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, void *dst) {
+    const size_t taps = g->kh * g->kw, c4 = g->cp / 4, c2 = g->cp / 2;
     int8_t *qw = dst;
-    float *mult = (float *)(qw + tc__qconv_weight_bytes(g));
+    int16_t *qw16 = dst;
+    float *mult = s16 ? (float *)(qw16 + tc__qconv_s16_weight_elems(g)) : (float *)(qw + tc__qconv_weight_bytes(g));
     int32_t *comp = (int32_t *)(mult + g->cout16);
-    memset(dst, 0, tc__qconv_packed_bytes(g));
+    memset(dst, 0, s16 ? tc__qconv_s16_packed_bytes(g) : tc__qconv_packed_bytes(g));
     const float grid = q_tensor_grid(g, w, k_major);
     for (size_t oc = 0; oc < g->cout; oc++) {
         double amax = 0.0;
@@ -126,49 +134,82 @@ void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major
             for (size_t t = 0; t < taps; t++) {
                 int8_t q = tc__q_round(q_w(g, w, k_major, oc, c, t), inv);
                 sum += q;
-                qw[((oc / 16 * taps + t) * c4 + c / 4) * 64 + oc % 16 * 4 + c % 4] = q;
+                if (s16) qw16[((oc / 16 * taps + t) * c2 + c / 2) * 32 + oc % 16 * 2 + c % 2] = q;
+                else qw[((oc / 16 * taps + t) * c4 + c / 4) * 64 + oc % 16 * 4 + c % 4] = q;
             }
         mult[oc] = g->x_scale * sw;
-        comp[oc] = (int32_t)g->zero_point * sum;
+        if (!s16) comp[oc] = (int32_t)g->zero_point * sum;
     }
 }
 
-static tc_status q_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+static tc_status q_pack_as(const tc__step_desc *d, int index, const void *src, void *dst, bool s16, tc__err *err) {
     tc__qconv_geom g;
     if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the int8 tactics pack only the weight of a step they take");
     const bool k_major = tc__lowp_weight_k_major(d);
     memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
-    tc__qconv_pack_weight(&g, src, k_major, dst);
+    tc__qconv_pack_weight(&g, src, k_major, s16, dst);
     return TC_STATUS_OK;
+}
+static tc_status q_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+    return q_pack_as(d, index, src, dst, false, err);
+}
+static tc_status q_pack_s16(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+    return q_pack_as(d, index, src, dst, true, err);
 }
 
 static size_t q_scratch(const tc__step_desc *d) {
     tc__qconv_geom g;
     return tc__qconv_geometry(d, &g) ? tc__qconv_scratch(&g) : 0;
 }
+static size_t q_scratch_s16(const tc__step_desc *d) {
+    tc__qconv_geom g;
+    return tc__qconv_geometry(d, &g) ? tc__qconv_s16_scratch(&g) : 0;
+}
 
-static tc_status q_run(const tc__kernel_ctx *ctx) {
+/* The geometry of the step a kernel context runs. */
+static tc_status q_ctx_geometry(const tc__kernel_ctx *ctx, tc__qconv_geom *g) {
     const tc__tensor *in[3], *out[1];
     bool in_const[3];
     tc__epilogue none;
     tc__step_desc d;
     if (!tc__lowp_ctx_desc(ctx, in, in_const, out, &none, &d))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: inputs the int8 tactic does not take", ctx->op_type);
-    tc__qconv_geom g;
-    if (!tc__qconv_geometry(&d, &g))
+    if (!tc__qconv_geometry(&d, g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: shapes or attributes the int8 tactic does not take",
                         ctx->op_type);
-    return tc__qconv_run_avx512vnni(ctx, &g);
+    return TC_STATUS_OK;
+}
+static tc_status q_run(const tc__kernel_ctx *ctx) {
+    tc__qconv_geom g;
+    tc_status st = q_ctx_geometry(ctx, &g);
+    return st != TC_STATUS_OK ? st : tc__qconv_run_avx512vnni(ctx, &g);
+}
+static tc_status q_run_s16(const tc__kernel_ctx *ctx) {
+    tc__qconv_geom g;
+    tc_status st = q_ctx_geometry(ctx, &g);
+    if (st == TC_STATUS_OK && (g.in_image || g.out_image))
+        st = tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 tactic takes no chained image", ctx->op_type);
+    return st != TC_STATUS_OK ? st : tc__qconv_run_s16_avx2(ctx, &g);
 }
 
-#define Q_TACTIC(var, tname, op, flag, sup)                                                                           \
-    const tc__tactic var = {.name = tname, .op_type = op, .isa = Q_ISA,                                                \
+#define Q_TACTIC(var, tname, op, isa_bits, flag, sup, pk, scr, rn)                                                \
+    const tc__tactic var = {.name = tname, .op_type = op, .isa = isa_bits,                                             \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
-                            .packs_input = q_packs_input, .pack = q_pack, .scratch_bytes = q_scratch, .run = q_run};
+                            .packs_input = q_packs_input, .pack = pk, .scratch_bytes = scr, .run = rn};
 
-Q_TACTIC(tc__tactic_conv_int8_avx512vnni, "conv_int8_avx512vnni", "Conv", 0, q_supports_plain)
-Q_TACTIC(tc__tactic_conv_nchw16c_int8_avx512vnni, "conv_nchw16c_int8_avx512vnni", "Conv", TC__TACTIC_BLOCKED,
-         q_supports_blocked)
-Q_TACTIC(tc__tactic_matmul_int8_avx512vnni, "matmul_int8_avx512vnni", "MatMul", 0, q_supports_plain)
-Q_TACTIC(tc__tactic_gemm_int8_avx512vnni, "gemm_int8_avx512vnni", "Gemm", 0, q_supports_plain)
+Q_TACTIC(tc__tactic_conv_int8_avx512vnni, "conv_int8_avx512vnni", "Conv", Q_ISA, 0, q_supports_plain, q_pack, q_scratch,
+         q_run)
+Q_TACTIC(tc__tactic_conv_nchw16c_int8_avx512vnni, "conv_nchw16c_int8_avx512vnni", "Conv", Q_ISA, TC__TACTIC_BLOCKED,
+         q_supports_blocked, q_pack, q_scratch, q_run)
+Q_TACTIC(tc__tactic_matmul_int8_avx512vnni, "matmul_int8_avx512vnni", "MatMul", Q_ISA, 0, q_supports_plain, q_pack,
+         q_scratch, q_run)
+Q_TACTIC(tc__tactic_gemm_int8_avx512vnni, "gemm_int8_avx512vnni", "Gemm", Q_ISA, 0, q_supports_plain, q_pack, q_scratch,
+         q_run)
+/* The AVX2 variant (vpmaddwd on 16-bit codes) for CPUs without VNNI. */
+Q_TACTIC(tc__tactic_conv_int8_avx2, "conv_int8_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_s16, q_pack_s16,
+         q_scratch_s16, q_run_s16)
+Q_TACTIC(tc__tactic_matmul_int8_avx2, "matmul_int8_avx2", "MatMul", TC__VEC_ISA_AVX2, 0, q_supports_s16, q_pack_s16,
+         q_scratch_s16, q_run_s16)
+Q_TACTIC(tc__tactic_gemm_int8_avx2, "gemm_int8_avx2", "Gemm", TC__VEC_ISA_AVX2, 0, q_supports_s16, q_pack_s16,
+         q_scratch_s16, q_run_s16)

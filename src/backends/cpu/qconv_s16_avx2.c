@@ -1,0 +1,225 @@
+/*
+ * qconv_s16_avx2.c - the INT8 operator of qconv_u8s8.h on AVX2, for CPUs without VNNI: X quantized into
+ * a padded channels-last image of 16-bit centred codes (u - z), the vpmaddwd microkernel (up to 6 output
+ * pixels x 16 output channels in ymm accumulators, a channel pair per step, exact in 32 bits), the
+ * dequantizing epilogue (bias, residual, activation) into NCHW or row-major output, on lowp_grid.h's
+ * task loop. The codes, weights and FP32 epilogue are the VNNI kernel's, so both give the same values.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "backends/cpu/lowp_grid.h"
+#include "backends/cpu/qconv_u8s8.h"
+#include "backends/cpu/vact_f32_avx2.h"
+
+#define S16_MR 6 /* output pixels per microkernel */
+
+typedef struct s16_job {
+    const tc__qconv_geom *g;
+    const float *x;
+    int16_t *xq;
+    const size_t *tap_off; /* element offset of each tap in the padded image */
+    const int16_t *w;
+    const float *mult;
+    const float *bias, *res;
+    float *y;
+    tc__vact act;
+    float inv_scale;
+    tc__lowp_grid grid;
+} s16_job;
+
+/* 8 floats to 8 centred codes (u - z) in 32-bit lanes, u = round(x / s) + z clamped to [lo, 255] (NaN: lo). */
+static inline __m256i s16_codes8(__m256 v, __m256 inv, __m256 z, __m256 lo) {
+    v = _mm256_fmadd_ps(v, inv, z);
+    v = _mm256_max_ps(v, lo); /* a NaN in v gives the second operand */
+    v = _mm256_min_ps(v, _mm256_set1_ps(255.0f));
+    return _mm256_sub_epi32(_mm256_cvtps_epi32(v), _mm256_cvtps_epi32(z));
+}
+
+/* The 8 32-bit lanes of c as 8 int16 values (they are in [-255, 255]). */
+static inline __m128i s16_narrow(__m256i c) {
+    return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packs_epi32(c, c), 0x08));
+}
+
+/* Quantizes padded row r of image n: the border and padding channels get 0 (x = 0). */
+static void s16_quantize_row(void *arg, size_t task) {
+    const s16_job *j = arg;
+    const tc__qconv_geom *g = j->g;
+    const size_t n = task / g->hp, r = task % g->hp, cp = g->cp;
+    int16_t *row = j->xq + (n * g->hp + r) * g->wp * cp;
+    if (r < g->pt || r >= g->pt + g->ih) {
+        memset(row, 0, g->wp * cp * sizeof *row);
+        return;
+    }
+    const size_t h = r - g->pt;
+    memset(row, 0, g->pl * cp * sizeof *row);
+    memset(row + (g->pl + g->iw) * cp, 0, (g->wp - g->pl - g->iw) * cp * sizeof *row);
+    int16_t *dst = row + g->pl * cp;
+    const __m256 inv = _mm256_set1_ps(j->inv_scale), z = _mm256_set1_ps((float)g->zero_point);
+    const __m256 lo = _mm256_set1_ps((float)g->lo);
+    const int zp = g->zero_point;
+    if (g->in_layout == TC__Q_ROWS) {
+        const size_t c8 = g->cin / 8 * 8;
+        for (size_t w = 0; w < g->iw; w++) {
+            const float *src = j->x + w * g->cin;
+            int16_t *o = dst + w * cp;
+            for (size_t c = 0; c < c8; c += 8)
+                _mm_storeu_si128((__m128i *)(o + c), s16_narrow(s16_codes8(_mm256_loadu_ps(src + c), inv, z, lo)));
+            for (size_t c = c8; c < g->cin; c++) o[c] = (int16_t)(tc__q_code(src[c], j->inv_scale, g->zero_point, g->lo) - zp);
+            for (size_t c = g->cin; c < cp; c++) o[c] = 0;
+        }
+        return;
+    }
+    /* NCHW: 8 pixels of one channel at a time, transposed into the channels-last row */
+    const size_t plane = g->ih * g->iw, w8 = g->iw / 8 * 8;
+    for (size_t c = 0; c < g->cin; c++) {
+        const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
+        for (size_t w = 0; w < w8; w += 8) {
+            int32_t q[8];
+            _mm256_storeu_si256((__m256i *)q, s16_codes8(_mm256_loadu_ps(src + w), inv, z, lo));
+            for (int k = 0; k < 8; k++) dst[(w + (size_t)k) * cp + c] = (int16_t)q[k];
+        }
+        for (size_t w = w8; w < g->iw; w++)
+            dst[w * cp + c] = (int16_t)(tc__q_code(src[w], j->inv_scale, g->zero_point, g->lo) - zp);
+    }
+    for (size_t w = 0; w < g->iw; w++)
+        for (size_t c = g->cin; c < cp; c++) dst[w * cp + c] = 0;
+}
+
+/* The first n (1..8) lanes of p (contiguous), the others 0, without reading past them. */
+static inline __m256 s16_load_n(const float *p, int n) {
+    if (n == 8) return _mm256_loadu_ps(p);
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx));
+}
+
+/*
+ * Output pixel i, channels oc .. oc + n (n <= 8) of a tile whose elements live at o (see lowp_grid.h): the
+ * accumulator dequantized, bias, residual, activation, stored. NCHW (ls > 1) goes through a small buffer.
+ */
+static inline __attribute__((always_inline)) void s16_store(const s16_job *j, const tc__lowp_out *o, int i, size_t oc,
+                                                            __m256i acc, int n) {
+    const size_t off = (size_t)i * o->ps + (oc - o->oc0) / 16 * o->bs + (oc - o->oc0) % 16 * o->ls;
+    __m256 v = _mm256_cvtepi32_ps(acc);
+    const __m256 bv = j->bias ? s16_load_n(j->bias + oc, n) : _mm256_setzero_ps();
+    v = _mm256_fmadd_ps(v, _mm256_loadu_ps(j->mult + oc), bv); /* mult has C_out rounded up to 16 entries */
+    if (o->ls == 1) {
+        if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, n));
+        v = tc__vact_f32_avx2(v, &j->act);
+        if (n == 8) _mm256_storeu_ps(o->y + off, v);
+        else _mm256_maskstore_ps(o->y + off, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), v);
+        return;
+    }
+    float buf[8] = {0};
+    if (o->res) {
+        for (int l = 0; l < n; l++) buf[l] = o->res[off + (size_t)l * o->ls];
+        v = _mm256_add_ps(v, _mm256_loadu_ps(buf));
+    }
+    _mm256_storeu_ps(buf, tc__vact_f32_avx2(v, &j->act));
+    for (int l = 0; l < n; l++) o->y[off + (size_t)l * o->ls] = buf[l];
+}
+
+/*
+ * The microkernel: MR pixels (image offsets xoff[0..MR)) x 16 output channels (block weights w0, channel
+ * oc), accumulated over every tap and every input-channel pair, then stored (n valid channels). Pixel
+ * indices in o start at i0.
+ */
+static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, const size_t *xoff, const int16_t *w0,
+                                                           const tc__lowp_out *o, int i0, size_t oc, int n, const int MR) {
+    const tc__qconv_geom *g = j->g;
+    const size_t taps = g->kh * g->kw, c2 = g->cp / 2;
+    __m256i acc[S16_MR][2];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+    const int16_t *wp = w0;
+    for (size_t t = 0; t < taps; t++) {
+        const int16_t *xt = j->xq + j->tap_off[t];
+        for (size_t c = 0; c < c2; c++, wp += 32, xt += 2) {
+            const __m256i w_lo = _mm256_loadu_si256((const __m256i *)wp);
+            const __m256i w_hi = _mm256_loadu_si256((const __m256i *)(wp + 16));
+#pragma GCC unroll 6
+            for (int i = 0; i < MR; i++) {
+                int32_t pair;
+                memcpy(&pair, xt + xoff[i], sizeof pair);
+                const __m256i xb = _mm256_set1_epi32(pair);
+                acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(xb, w_lo));
+                acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(xb, w_hi));
+            }
+        }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) {
+        s16_store(j, o, i0 + i, oc, acc[i][0], n < 8 ? n : 8);
+        if (n > 8) s16_store(j, o, i0 + i, oc + 8, acc[i][1], n - 8);
+    }
+}
+
+#define S16_FN(MR)                                                                                                    \
+    static void s16_tile_##MR(const s16_job *j, const size_t *xoff, const int16_t *w0, const tc__lowp_out *o, int i0, \
+                              size_t oc, int n) {                                                                       \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR);                                                                        \
+    }
+S16_FN(1)
+S16_FN(2)
+S16_FN(3)
+S16_FN(4)
+S16_FN(5)
+S16_FN(6)
+
+typedef void (*s16_tile_fn)(const s16_job *, const size_t *, const int16_t *, const tc__lowp_out *, int, size_t, int);
+static const s16_tile_fn s16_tiles[S16_MR] = {s16_tile_1, s16_tile_2, s16_tile_3, s16_tile_4, s16_tile_5, s16_tile_6};
+
+/* The tile of lowp_grid.h's task loop: each block of 16 channels, in runs of up to S16_MR pixels. */
+static void s16_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *xoff, const tc__lowp_out *o,
+                        uint16_t last_mask) {
+    const s16_job *j = job;
+    const tc__qconv_geom *g = j->g;
+    const size_t wbs = g->kh * g->kw * g->cp * 16; /* elements per block of 16 channels */
+    const int last_n = __builtin_popcount(last_mask);
+    for (int b = 0; b < nb; b++) {
+        const int16_t *w0 = j->w + (b0 + (size_t)b) * wbs;
+        const size_t oc = o->oc0 + (size_t)b * 16;
+        const int n = b == nb - 1 ? last_n : 16;
+        for (int i = 0; i < mr; i += S16_MR) {
+            const int m = mr - i < S16_MR ? mr - i : S16_MR;
+            s16_tiles[m - 1](j, xoff + i, w0, o, i, oc, n);
+        }
+    }
+}
+
+static void s16_compute(void *arg, size_t strip_task, size_t group) {
+    const s16_job *j = arg;
+    tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, s16_tile_at, j);
+}
+
+tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
+    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
+    tc__tensor *y = ctx->out[0];
+    if (x->data == NULL || w->data == NULL || y->data == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
+    if (g->in_image || g->out_image || g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
+                        ctx->op_type);
+    s16_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .inv_scale = 1.0f / g->x_scale,
+                 .act = {TC__VACT_NONE, 0, 0, 0}};
+    j.mult = (const float *)(j.w + tc__qconv_s16_weight_elems(g));
+    const tc__tensor *b = tc__lowp_bias(ctx, g->cout);
+    j.bias = b ? b->data : NULL;
+    if (ctx->epi != NULL) {
+        tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &j.res);
+        if (st != TC_STATUS_OK) return st;
+        j.act = tc__vact_from_epilogue(ctx->epi);
+    }
+    const size_t img = g->batch * g->hp * g->wp * g->cp;
+    unsigned char *scratch = tc__kernel_alloc(ctx, tc__qconv_s16_scratch(g));
+    if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
+    j.xq = (int16_t *)scratch;
+    size_t *tap_off = (size_t *)(scratch + (img * 2 + 63) / 64 * 64);
+    for (size_t a = 0; a < g->kh; a++)
+        for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
+    j.tap_off = tap_off;
+    j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
+    tc__lowp_run(ctx->pool, &j.grid, g->batch, g->batch * g->hp, s16_quantize_row, s16_compute, &j);
+    tc__kernel_free(ctx, scratch);
+    return TC_STATUS_OK;
+}
