@@ -1,6 +1,7 @@
 /*
  * lowp_chain.c - consecutive reduced-precision layers stay reduced (after the tactics are chosen): where an
- * INT8 (FP16, BF16) Conv's output is read by nothing but another Conv of the same precision (or a MatMul/Gemm's
+ * INT8 (FP16, BF16) Conv's output is read by nothing but another Conv of the same precision and ISA variant
+ * (INT8: VNNI u8 codes, or the AVX2 variant's 16-bit centred codes) (or a MatMul/Gemm's
  * by another MatMul/Gemm, e.g. a transformer's two feed-forward layers), the producer's
  * epilogue writes the reader's padded input image in that type into the tensor's buffer (INT8: quantized
  * with the reader's scale and zero point), and the reader takes that image as is: the FP32 tensor between
@@ -19,7 +20,7 @@
 #include "engine/engine_tactics.h"
 #include "passes/pattern.h"
 
-enum { FAM_NONE = 0, FAM_INT8, FAM_FP16, FAM_BF16 };
+enum { FAM_NONE = 0, FAM_INT8, FAM_FP16, FAM_BF16, FAM_INT8_S16 /* the AVX2 variant: 16-bit centred codes */ };
 #define FAM_DENSE 8 /* added to a MatMul/Gemm tactic's family: dense layers chain only with dense layers */
 
 /* Which chainable family step st's tactic belongs to (+ FAM_DENSE for MatMul/Gemm). */
@@ -32,6 +33,9 @@ static int family(const tc__step *st) {
              {"conv_nchw16c_int8_avx512vnni", FAM_INT8},
              {"matmul_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
              {"gemm_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
+             {"conv_int8_avx2", FAM_INT8_S16},
+             {"matmul_int8_avx2", FAM_INT8_S16 + FAM_DENSE},
+             {"gemm_int8_avx2", FAM_INT8_S16 + FAM_DENSE},
              {"conv_fp16_avx512fp16", FAM_FP16},
              {"conv_nchw16c_fp16_avx512fp16", FAM_FP16},
              {"matmul_fp16_avx512fp16", FAM_FP16 + FAM_DENSE},
@@ -75,14 +79,14 @@ static bool half_geometry(const tc__graph *g, int32_t k, const tc__shapes *s, bo
     return tc__hconv_geometry(&ds.d, bf16, h);
 }
 
-/* The attributes of an INT8 pair (producer p, reader c), or false when they do not chain. */
-static bool int8_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes *s, const tc__tensor *vt,
+/* The attributes of an INT8 pair (producer p, reader c; codes of elem bytes), or false when they do not chain. */
+static bool int8_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes *s, const tc__tensor *vt, size_t elem,
                       int64_t img[7], float *scale) {
     tc__qconv_geom qc, qp;
     if (!geometry(g, c, s, &qc) || !geometry(g, p, s, &qp)) return false;
     /* (a MatMul/Gemm is one image of one row: its pixels are the rows) */
     if (qp.cout != qc.cin || qp.oh != qc.ih || qp.ow != qc.iw || qp.batch != qc.batch || qc.in_image) return false;
-    if (qc.batch * qc.hp * qc.wp * qc.cp > (size_t)tc__tensor_numel(vt) * 4) return false;
+    if (qc.batch * qc.hp * qc.wp * qc.cp * elem > (size_t)tc__tensor_numel(vt) * 4) return false;
     const int64_t v[7] = {(int64_t)qc.hp, (int64_t)qc.wp, (int64_t)qc.cp, (int64_t)qc.pt, (int64_t)qc.pl,
                           qc.zero_point, qc.lo};
     memcpy(img, v, sizeof v);
@@ -131,16 +135,17 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
             continue;
         int64_t img[7];
         float scale = 0.0f;
-        if (fam == FAM_INT8 ? !int8_pair(g, p, c, s, &s->t[v], img, &scale)
-                            : !half_pair(g, p, c, s, &s->t[v], fam == FAM_BF16, img))
+        const bool int8 = fam == FAM_INT8 || fam == FAM_INT8_S16;
+        if (int8 ? !int8_pair(g, p, c, s, &s->t[v], fam == FAM_INT8_S16 ? 2 : 1, img, &scale)
+                 : !half_pair(g, p, c, s, &s->t[v], fam == FAM_BF16, img))
             continue;
-        const tc__attr out_img = {.name = fam == FAM_INT8 ? TC__ATTR_INT8_OUT_IMAGE : TC__ATTR_HALF_OUT_IMAGE,
-                                  .kind = TC__ATTR_INTS, .n = fam == FAM_INT8 ? 7 : 5, .ints = img};
+        const tc__attr out_img = {.name = int8 ? TC__ATTR_INT8_OUT_IMAGE : TC__ATTR_HALF_OUT_IMAGE,
+                                  .kind = TC__ATTR_INTS, .n = int8 ? 7 : 5, .ints = img};
         const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
-        const tc__attr in_img = {.name = fam == FAM_INT8 ? TC__ATTR_INT8_IN_IMAGE : TC__ATTR_HALF_IN_IMAGE,
+        const tc__attr in_img = {.name = int8 ? TC__ATTR_INT8_IN_IMAGE : TC__ATTR_HALF_IN_IMAGE,
                                  .kind = TC__ATTR_INT, .i = 1};
         st = tc__pat_set_attr(g, p, &out_img, err);
-        if (st == TC_STATUS_OK && fam == FAM_INT8) st = tc__pat_set_attr(g, p, &out_scale, err);
+        if (st == TC_STATUS_OK && int8) st = tc__pat_set_attr(g, p, &out_scale, err);
         if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, c, &in_img, err);
         if (st == TC_STATUS_OK && (!still_supported(g, &steps[step_of[p]], s) || !still_supported(g, cs, s)))
             st = tc__fail(err, TC_STATUS_INTERNAL, "reduced-precision chain %s -> %s: the tactics refuse the chained step",

@@ -173,6 +173,18 @@ if [ $int8 = 1 ]; then
   "$py" -c 'import sys, numpy as np; a, b = (np.load(f"{d}/logits.npy").ravel() for d in sys.argv[1:]);
 c = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)); assert c > 0.99, c' "$work/out_avx2" "$work/out_fp32/0" ||
     fail "the AVX2 INT8 plan's output differs from FP32"
+  # its chain (16-bit codes between consecutive INT8 convolutions, 3x3 padding included) changes no bit
+  nchain=$(TAILCUT_MAX_ISA=avx512 "$tailcut" inspect "$work/avx2.plan" | grep -c "s16-chain" || true)
+  [ "$nchain" -ge 4 ] || fail "the AVX2 INT8 plan has $nchain s16-chain steps"
+  TAILCUT_MAX_ISA=avx512 "$tailcut" build "$work/r.onnx" -o "$work/avx2_nochain.plan" --batch 1 --int8 \
+    --calib-cache "$work/entropy.cache" --tactics-fixed --disable-pass lowp_chain >/dev/null || fail "build without chain"
+  for k in 0 1 2; do
+    for p in avx2 avx2_nochain; do
+      TAILCUT_MAX_ISA=avx512 "$tailcut" run "$work/$p.plan" --input "$work/eval/x$k.npy" -o "$work/c_$p" >/dev/null ||
+        fail "run $p"
+    done
+    cmp -s "$work/c_avx2/logits.npy" "$work/c_avx2_nochain/logits.npy" || fail "the s16 chain changed the output ($k)"
+  done
   if TAILCUT_MAX_ISA=ref "$tailcut" run "$work/avx2.plan" --input "$work/eval/x0.npy" -o "$work/no" 2>"$work/err"; then
     fail "an AVX2 INT8 plan ran under TAILCUT_MAX_ISA=ref"
   fi

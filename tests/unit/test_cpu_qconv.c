@@ -340,8 +340,10 @@ static void test_rejects(void **state) {
     in[0] = &x1, in[1] = &wsmall, out[0] = &y1;
     assert_false(tc__tactic_conv_int8_avx512vnni.supports(&d));
     assert_false(tc__tactic_conv_int8_avx2.supports(&d));
-    /* 16 output channels: the AVX2 variant takes it, but not with a chain image (it does not chain) */
-    const int64_t w16d[4] = {16, 8, 3, 3}, y16d[4] = {1, 16, 3, 3}, img16[7] = {3, 3, 16, 0, 0, 128, 1};
+    /* 16 output channels: the AVX2 variant takes it, with chain images of 16-bit codes that fit in the FP32
+     * tensors' bytes (a 4 x 6 x 16 image fits as u8 codes, not as 16-bit ones) */
+    const int64_t w16d[4] = {16, 8, 3, 3}, y16d[4] = {1, 16, 3, 3}, img16[7] = {3, 3, 16, 0, 0, 128, 1},
+                  big16[7] = {4, 6, 16, 0, 0, 128, 1};
     tc__tensor w16 = vtu_random(&r, 4, w16d, -1, 1), y16 = dtu_tensor(TC_DTYPE_FLOAT32, 4, y16d);
     in[0] = &x, in[1] = &w16, out[0] = &y16;
     assert_true(tc__tactic_conv_int8_avx2.supports(&d));
@@ -349,11 +351,14 @@ static void test_rejects(void **state) {
     attrs[2] = dtu_attr_float(TC__ATTR_INT8_OUT_SCALE, 0.02f);
     as.n = 3;
     assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
+    assert_true(tc__tactic_conv_int8_avx2.supports(&d));
+    attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, big16, 7);
+    assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
     assert_false(tc__tactic_conv_int8_avx2.supports(&d));
     attrs[1] = dtu_attr_int(TC__ATTR_INT8_IN_IMAGE, 1);
     as.n = 2;
     assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
-    assert_false(tc__tactic_conv_int8_avx2.supports(&d));
+    assert_true(tc__tactic_conv_int8_avx2.supports(&d));
     tc__tensor_free(&w16), tc__tensor_free(&y16);
     tc__tensor_free(&x1), tc__tensor_free(&y1), tc__tensor_free(&wsmall);
     tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);

@@ -4,6 +4,8 @@
  * pixels x 16 output channels in ymm accumulators, a channel pair per step, exact in 32 bits), the
  * dequantizing epilogue (bias, residual, activation) into NCHW or row-major output, on lowp_grid.h's
  * task loop. The codes, weights and FP32 epilogue are the VNNI kernel's, so both give the same values.
+ * In the INT8 chain (engine/lowp_chain.c) X is already this image, or Y is written as the next layer's
+ * image of centred codes (its scale and zero point).
  */
 #include <immintrin.h>
 #include <string.h>
@@ -25,6 +27,8 @@ typedef struct s16_job {
     float *y;
     tc__vact act;
     float inv_scale;
+    int16_t *yq; /* INT8 chain: the next layer's image (centred codes), else NULL */
+    float o_inv; /* its 1 / scale */
     tc__lowp_grid grid;
 } s16_job;
 
@@ -96,6 +100,7 @@ static inline __m256 s16_load_n(const float *p, int n) {
 /*
  * Output pixel i, channels oc .. oc + n (n <= 8) of a tile whose elements live at o (see lowp_grid.h): the
  * accumulator dequantized, bias, residual, activation, stored. NCHW (ls > 1) goes through a small buffer.
+ * A chained step stores the next layer's centred codes instead, as its quantization pass would.
  */
 static inline __attribute__((always_inline)) void s16_store(const s16_job *j, const tc__lowp_out *o, int i, size_t oc,
                                                             __m256i acc, int n) {
@@ -103,6 +108,21 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
     __m256 v = _mm256_cvtepi32_ps(acc);
     const __m256 bv = j->bias ? s16_load_n(j->bias + oc, n) : _mm256_setzero_ps();
     v = _mm256_fmadd_ps(v, _mm256_loadu_ps(j->mult + oc), bv); /* mult has C_out rounded up to 16 entries */
+    if (j->yq != NULL) {
+        const tc__qconv_geom *g = j->g;
+        if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, n)); /* chained outputs are never NCHW16c */
+        v = tc__vact_f32_avx2(v, &j->act);
+        const __m128i q = s16_narrow(s16_codes8(v, _mm256_set1_ps(j->o_inv), _mm256_set1_ps((float)g->o_zp),
+                                                _mm256_set1_ps((float)g->o_lo)));
+        int16_t *dst = j->yq + o->qoff[i] + (oc - o->oc0);
+        if (n == 8) _mm_storeu_si128((__m128i *)dst, q);
+        else {
+            int16_t buf[8];
+            _mm_storeu_si128((__m128i *)buf, q);
+            memcpy(dst, buf, (size_t)n * sizeof *dst);
+        }
+        return;
+    }
     if (o->ls == 1) {
         if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, n));
         v = tc__vact_f32_avx2(v, &j->act);
@@ -197,7 +217,7 @@ tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom
     tc__tensor *y = ctx->out[0];
     if (x->data == NULL || w->data == NULL || y->data == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
-    if (g->in_image || g->out_image || g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
+    if (g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
                         ctx->op_type);
     s16_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .inv_scale = 1.0f / g->x_scale,
@@ -213,13 +233,20 @@ tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom
     const size_t img = g->batch * g->hp * g->wp * g->cp;
     unsigned char *scratch = tc__kernel_alloc(ctx, tc__qconv_s16_scratch(g));
     if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
-    j.xq = (int16_t *)scratch;
+    j.xq = g->in_image ? (int16_t *)x->data : (int16_t *)scratch; /* the INT8 chain: X is already the image */
     size_t *tap_off = (size_t *)(scratch + (img * 2 + 63) / 64 * 64);
     for (size_t a = 0; a < g->kh; a++)
         for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.tap_off = tap_off;
     j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
-    tc__lowp_run(ctx->pool, &j.grid, g->batch, g->batch * g->hp, s16_quantize_row, s16_compute, &j);
+    if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
+        j.yq = (int16_t *)y->data;
+        j.o_inv = 1.0f / g->o_scale;
+        j.grid.o_hp = g->o_hp, j.grid.o_wp = g->o_wp, j.grid.o_cp = g->o_cp, j.grid.o_pt = g->o_pt;
+        j.grid.o_pl = g->o_pl;
+        memset(j.yq, 0, g->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j.yq);
+    }
+    tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, s16_quantize_row, s16_compute, &j);
     tc__kernel_free(ctx, scratch);
     return TC_STATUS_OK;
 }

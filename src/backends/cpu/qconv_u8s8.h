@@ -94,7 +94,8 @@ tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_ge
  * that vpmaddwd (s16 x s16 products summed in pairs into s32) is exact: vpmaddubsw on u8 x s8 would
  * saturate its 16-bit pair sums. The image holds u - z (in [-255, 255]; border and padding channels 0), so
  * no zero-point correction is needed: y[oc] = act(acc * sx * sw[oc] + bias[oc] + residual), the value the
- * VNNI kernel computes. Packed weight, in the FP32 weight's bytes (no chain attributes):
+ * VNNI kernel computes. In the INT8 chain the images hold these 16-bit centred codes (the attributes are the
+ * same; the border and padding channels hold 0). Packed weight, in the FP32 weight's bytes:
  *   int16 [Cpad16 / 16][KH * KW][Cp / 2][16][2]   then   float mult[Cpad16]
  */
 static inline size_t tc__qconv_s16_weight_elems(const tc__qconv_geom *g) { return g->cout16 * g->kh * g->kw * g->cp; }

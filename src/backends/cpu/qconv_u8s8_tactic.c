@@ -72,11 +72,15 @@ static bool q_supports(const tc__step_desc *d, bool blocked) {
     return tc__qconv_geometry(d, &g) && tc__lowp_shape_of(d, &s) && tc__lowp_step_ok(d, &s, blocked);
 }
 static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, false); }
-/* The AVX2 variant: plain layouts, no chain, and its 16-bit packing within the FP32 weight's bytes. */
+/* The AVX2 variant: plain layouts, its 16-bit packing within the FP32 weight's bytes, and chain images of 16-bit
+ * codes within the FP32 tensors' bytes. */
 static bool q_supports_s16(const tc__step_desc *d) {
     tc__qconv_geom g;
-    return q_supports(d, false) && tc__qconv_geometry(d, &g) && !g.in_image && !g.out_image &&
-           tc__qconv_s16_packed_bytes(&g) <= (size_t)tc__tensor_numel(d->in[1]) * sizeof(float);
+    if (!q_supports(d, false) || !tc__qconv_geometry(d, &g)) return false;
+    if (g.in_image && !tc__lowp_in_image_fits(d, g.batch, g.hp, g.wp, g.cp, 2)) return false;
+    if (g.out_image && g.batch * g.o_hp * g.o_wp * g.o_cp * 2 > (size_t)tc__tensor_numel(d->out[0]) * sizeof(float))
+        return false;
+    return tc__qconv_s16_packed_bytes(&g) <= (size_t)tc__tensor_numel(d->in[1]) * sizeof(float);
 }
 static bool q_supports_blocked(const tc__step_desc *d) { return q_supports(d, true); }
 
@@ -188,8 +192,6 @@ static tc_status q_run(const tc__kernel_ctx *ctx) {
 static tc_status q_run_s16(const tc__kernel_ctx *ctx) {
     tc__qconv_geom g;
     tc_status st = q_ctx_geometry(ctx, &g);
-    if (st == TC_STATUS_OK && (g.in_image || g.out_image))
-        st = tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 tactic takes no chained image", ctx->op_type);
     return st != TC_STATUS_OK ? st : tc__qconv_run_s16_avx2(ctx, &g);
 }
 
