@@ -7,7 +7,7 @@
  * AVX512-BF16 (--only bf16), the BF16 GEMM operator (FP32 accumulation, one thread) next to the FP32
  * 14x32 one on the same shapes. Prints medians of repeated runs in GFLOP/s.
  *
- * usage: gemm_peak [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|vnni|gemm|conv|matmul|bf16]
+ * usage: gemm_peak [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|vnni|avx2peak|gemm|conv|matmul|bf16]
  *                  [--threads 1|2]
  */
 #include <immintrin.h>
@@ -112,6 +112,52 @@ static void bench_peak_vnni(int reps) {
     }
     printf("INT8 peak, registers only (24 zmm vpdpbusd chains): %.1f GMAC/s per core (median of %d)\n", median(g, reps),
            reps);
+}
+
+/* AVX2: 12 independent ymm FMA chains (2 * 8 * 12 flops per iteration), and 12 chains of vpmaddwd + vpaddd (the
+ * AVX2 INT8 kernel's inner step, qconv_s16_avx2.c: 8 * 2 * 12 multiply-adds per iteration). In asm, as above. */
+#define AVX2_12(op) op(4) op(5) op(6) op(7) op(8) op(9) op(10) op(11) op(12) op(13) op(14) op(15)
+#define AVX2_FMA(i) "vfmadd231ps %%ymm1, %%ymm0, %%ymm" #i "\n\t"
+#define AVX2_MADD(i) "vpmaddwd %%ymm1, %%ymm0, %%ymm3\n\tvpaddd %%ymm3, %%ymm" #i ", %%ymm" #i "\n\t"
+__attribute__((target("avx2,fma"), noinline)) static void peak_loop_avx2(long iters, int madd) {
+    if (madd)
+        __asm__ volatile("vmovd %[x], %%xmm0\n\tvpbroadcastd %%xmm0, %%ymm0\n\tvmovd %[y], %%xmm1\n\tvpbroadcastd %%xmm1, %%ymm1\n\t"
+                         "1:\n\t" AVX2_12(AVX2_MADD) "dec %[n]\n\tjnz 1b\n\t"
+                         : [n] "+r"(iters)
+                         : [x] "r"(0x00030004), [y] "r"(0x00050006)
+                         : "xmm0", "xmm1", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+                           "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+    else
+        __asm__ volatile("vmovd %[x], %%xmm0\n\tvpbroadcastd %%xmm0, %%ymm0\n\tvmovd %[y], %%xmm1\n\tvpbroadcastd %%xmm1, %%ymm1\n\t"
+                         "1:\n\t" AVX2_12(AVX2_FMA) "dec %[n]\n\tjnz 1b\n\t"
+                         : [n] "+r"(iters)
+                         : [x] "r"(0x3f800001), [y] "r"(0x3f7ffffe)
+                         : "xmm0", "xmm1", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+                           "xmm13", "xmm14", "xmm15", "cc");
+}
+
+/* The AVX2 FP32 and 16-bit integer multiply-add peaks (the AVX2 INT8 kernel's ceiling against FP32's). */
+static void bench_peak_avx2(int reps) {
+    tc__cpu cpu;
+    tc__cpu_detect(NULL, &cpu);
+    if ((cpu.isa & (TC__ISA_AVX2 | TC__ISA_FMA)) != (TC__ISA_AVX2 | TC__ISA_FMA)) {
+        printf("AVX2 peak: no AVX2/FMA on this CPU\n");
+        return;
+    }
+    const long iters = 4000000;
+    double f[64], m[64];
+    peak_loop_avx2(iters / 10, 0); /* warm-up (clock ramp) */
+    for (int r = 0; r < reps; r++) { /* interleaved */
+        double t = now_s();
+        peak_loop_avx2(iters, 0);
+        f[r] = 8.0 * 12 * (double)iters / (now_s() - t) * 1e-9;
+        t = now_s();
+        peak_loop_avx2(iters, 1);
+        m[r] = 16.0 * 12 * (double)iters / (now_s() - t) * 1e-9;
+    }
+    const double fm = median(f, reps), mm = median(m, reps);
+    printf("AVX2 peak, registers only (12 ymm chains): FP32 FMA %.1f GFMA/s, vpmaddwd+vpaddd %.1f GMAC/s per core "
+           "(x%.2f; medians of %d)\n", fm, mm, mm / fm, reps);
 }
 
 static void bench_peak(int reps) {
@@ -463,7 +509,7 @@ int main(int argc, char **argv) {
             threads = atoi(argv[++i]);
         } else {
             fprintf(stderr,
-                    "usage: %s [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|vnni|gemm|conv|matmul|bf16] "
+                    "usage: %s [--reps N] [--isa avx512|avx512_8x48|avx2|scalar] [--only peak|vnni|avx2peak|gemm|conv|matmul|bf16] "
                     "[--threads 1|2]\n",
                     argv[0]);
             return 2;
@@ -484,6 +530,7 @@ int main(int argc, char **argv) {
         bench_ukernel(cfg, reps);
     }
     if (all || strcmp(only, "vnni") == 0) bench_peak_vnni(reps);
+    if (all || strcmp(only, "avx2peak") == 0) bench_peak_avx2(reps);
     const shape shapes[] = {
         {"resnet50 conv3x3 (im2col)", 64, 3136, 576, true, false},
         {"resnet50 conv1x1 expand", 256, 3136, 64, true, false},

@@ -45,6 +45,25 @@ static inline __m128i s16_narrow(__m256i c) {
     return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packs_epi32(c, c), 0x08));
 }
 
+/* Transposes 8 x 8 int32 values: r[i] lane j becomes lane i of r[j]. */
+static inline void s16_transpose8(__m256i r[8]) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+        u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+        u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+        u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
+    }
+}
+
 /* Quantizes padded row r of image n: the border and padding channels get 0 (x = 0). */
 static void s16_quantize_row(void *arg, size_t task) {
     const s16_job *j = arg;
@@ -74,11 +93,21 @@ static void s16_quantize_row(void *arg, size_t task) {
         }
         return;
     }
-    /* NCHW: 8 pixels of one channel at a time, transposed into the channels-last row */
-    const size_t plane = g->ih * g->iw, w8 = g->iw / 8 * 8;
-    for (size_t c = 0; c < g->cin; c++) {
+    /* NCHW: blocks of 8 channels x 8 pixels transposed into the channels-last row, then the rest one channel at
+     * a time */
+    const size_t plane = g->ih * g->iw, w8 = g->iw / 8 * 8, c8 = g->cin / 8 * 8;
+    for (size_t c = 0; c < c8; c += 8) {
         const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
         for (size_t w = 0; w < w8; w += 8) {
+            __m256i q[8];
+            for (int k = 0; k < 8; k++) q[k] = s16_codes8(_mm256_loadu_ps(src + (size_t)k * plane + w), inv, z, lo);
+            s16_transpose8(q);
+            for (int k = 0; k < 8; k++) _mm_storeu_si128((__m128i *)(dst + (w + (size_t)k) * cp + c), s16_narrow(q[k]));
+        }
+    }
+    for (size_t c = 0; c < g->cin; c++) {
+        const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
+        for (size_t w = c < c8 ? w8 : 0; w < w8; w += 8) {
             int32_t q[8];
             _mm256_storeu_si256((__m256i *)q, s16_codes8(_mm256_loadu_ps(src + w), inv, z, lo));
             for (int k = 0; k < 8; k++) dst[(w + (size_t)k) * cp + c] = (int16_t)q[k];
