@@ -86,6 +86,16 @@ static const char *step_precision(const tc_engine *e, const char *name) {
     return "";
 }
 
+/* Ops of the step named name ("" when absent). */
+static const char *step_ops(const tc_engine *e, const char *name) {
+    for (int k = 0; k < tc_engine_num_steps(e); k++) {
+        tc_step_info si;
+        assert_int_equal(tc_engine_step_info(e, k, &si), TC_STATUS_OK);
+        if (strcmp(si.name, name) == 0) return si.ops;
+    }
+    return "";
+}
+
 /* Runs e on x; y must be close to want: cosine >= 0.995 and every element within 5% of the output's range. */
 static void check_close(const tc_engine *e, const tc_tensor *x, const tc_tensor *want, const char *what) {
     tc_context *ctx = NULL;
@@ -389,6 +399,62 @@ static void test_dense_chain(void **state) {
     tc_model_destroy(m);
 }
 
+/* x[1,16,9,9] -> 3x3 Conv + x (residual) -> Relu -> 1x1 Conv -> y[1,24,9,9]: a chained producer whose epilogue
+ * adds a residual (in NCHW, lanes a plane apart). */
+static tc_model *residual_model(void) {
+    etm_rng = 0x4242;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "9", "9"}));
+    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "24", "9", "9"}));
+    etm_weight(b, "w1", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
+    etm_weight(b, "w2", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
+    itm_conv(b, "c1", "x,w1", "c", 3);
+    b_node(b, "add", "Add", "c,x", "a");
+    b_node(b, "relu", "Relu", "a", "r");
+    itm_conv(b, "c2", "r,w2", "y", 1);
+    size_t len;
+    uint8_t *bytes = b_pack(b, &len);
+    tc_model *m = NULL;
+    tc_error err;
+    if (tc_model_load_buffer(bytes, len, NULL, NULL, &m, &err)) fail_msg("model load: %s", err.message);
+    b_free(b);
+    return m;
+}
+
+/* The INT8 chain from a Conv with a fused residual Add: bit-identical to the unchained engine, both layouts. */
+static void test_residual_chain(void **state) {
+    (void)state;
+    if (!have_int8()) skip();
+    tc_model *m = residual_model();
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 9, 9}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
+    char cache[128];
+    temp_path(cache, sizeof cache, "res_cache");
+    tc_calibrator *cal = NULL;
+    tc_error err;
+    assert_int_equal(tc_calibrator_create(m, &cal, &err), TC_STATUS_OK);
+    const char *names[1] = {"x"};
+    for (int s = 0; s < 4; s++) assert_int_equal(tc_calibrator_add(cal, 1, names, &x, &err), TC_STATUS_OK);
+    assert_int_equal(tc_calibrator_save(cal, TC_CALIB_MINMAX, 0, cache, &err), TC_STATUS_OK);
+    tc_calibrator_destroy(cal);
+    for (int layout = 0; layout < 2; layout++) {
+        const uint32_t off = layout ? 0 : TC_PASS_LAYOUT;
+        tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off | TC_PASS_LOWP_CHAIN, 2, 0, NULL);
+        tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off, 2, 0, NULL);
+        assert_true(node_has(chained, "c1", TC__ATTR_INT8_OUT_IMAGE));
+        assert_true(strstr(step_ops(chained, "c1"), "Add") != NULL);
+        tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
+        if (memcmp(a.data, b.data, a.nbytes) != 0) fail_msg("layout %d: chained output differs", layout);
+        tc_tensor_free(&a), tc_tensor_free(&b);
+        tc_engine_destroy(plain);
+        tc_engine_destroy(chained);
+    }
+    unlink(cache);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_chain),
@@ -396,6 +462,7 @@ int main(void) {
         cmocka_unit_test(test_int8_end_to_end),
         cmocka_unit_test(test_int8_chain),
         cmocka_unit_test(test_int8_errors),
+        cmocka_unit_test(test_residual_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

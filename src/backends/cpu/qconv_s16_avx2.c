@@ -126,10 +126,58 @@ static inline __m256 s16_load_n(const float *p, int n) {
     return _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx));
 }
 
+/* Stores the first n (1..8) lanes of v at p. */
+static inline void s16_store_n(float *p, __m256 v, int n) {
+    if (n == 8) {
+        _mm256_storeu_ps(p, v);
+        return;
+    }
+    __m128 h = _mm256_castps256_ps128(v);
+    if (n >= 4) {
+        _mm_storeu_ps(p, h);
+        p += 4, n -= 4;
+        h = _mm256_extractf128_ps(v, 1);
+    }
+    if (n >= 2) {
+        _mm_storel_pi((__m64 *)p, h);
+        p += 2, n -= 2;
+        h = _mm_movehl_ps(h, h);
+    }
+    if (n == 1) _mm_store_ss(p, h);
+}
+
 /*
- * Output pixel i, channels oc .. oc + n (n <= 8) of a tile whose elements live at o (see lowp_grid.h): the
- * accumulator dequantized, bias, residual, activation, stored. NCHW (ls > 1) goes through a small buffer.
- * A chained step stores the next layer's centred codes instead, as its quantization pass would.
+ * NCHW output (pixels i0 .. i0 + mr consecutive in each channel's plane): the tile's accumulators of one half
+ * block (channels oc .. oc + n, n <= 8) transposed to channel rows of mr pixels, then the epilogue per channel
+ * (scale, bias, residual, activation) and contiguous stores.
+ */
+static inline __attribute__((always_inline)) void s16_store_nchw(const s16_job *j, const tc__lowp_out *o, int i0,
+                                                                 int mr, size_t oc, const __m256i acc[8], int n) {
+    __m256i rows[8];
+    for (int i = 0; i < 8; i++) rows[i] = i < mr ? acc[i] : _mm256_setzero_si256();
+    s16_transpose8(rows);
+    const size_t rel = oc - o->oc0, off0 = (size_t)i0 * o->ps + rel / 16 * o->bs + rel % 16 * o->ls;
+    for (int c = 0; c < n; c++) {
+        const size_t off = off0 + (size_t)c * o->ls;
+        const __m256 bv = _mm256_set1_ps(j->bias ? j->bias[oc + (size_t)c] : 0.0f);
+        __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows[c]), _mm256_set1_ps(j->mult[oc + (size_t)c]), bv);
+        if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, mr));
+        s16_store_n(o->y + off, tc__vact_f32_avx2(v, &j->act), mr);
+    }
+}
+
+/* The residual of n (1..8) channels at element off, lanes ls apart. */
+static inline __m256 s16_residual(const tc__lowp_out *o, size_t off, int n) {
+    if (o->ls == 1) return s16_load_n(o->res + off, n);
+    float buf[8] = {0};
+    for (int l = 0; l < n; l++) buf[l] = o->res[off + (size_t)l * o->ls];
+    return _mm256_loadu_ps(buf);
+}
+
+/*
+ * Output pixel i, channels oc .. oc + n (n <= 8) of a tile whose elements live at o (see lowp_grid.h), for row-major
+ * output or a chained step: the accumulator dequantized, bias, residual, activation, stored; a chained step
+ * stores the next layer's centred codes instead, as its quantization pass would. (NCHW: s16_store_nchw.)
  */
 static inline __attribute__((always_inline)) void s16_store(const s16_job *j, const tc__lowp_out *o, int i, size_t oc,
                                                             __m256i acc, int n) {
@@ -137,35 +185,22 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
     __m256 v = _mm256_cvtepi32_ps(acc);
     const __m256 bv = j->bias ? s16_load_n(j->bias + oc, n) : _mm256_setzero_ps();
     v = _mm256_fmadd_ps(v, _mm256_loadu_ps(j->mult + oc), bv); /* mult has C_out rounded up to 16 entries */
-    if (j->yq != NULL) {
-        const tc__qconv_geom *g = j->g;
-        if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, n)); /* chained outputs are never NCHW16c */
-        v = tc__vact_f32_avx2(v, &j->act);
-        const __m128i q = s16_narrow(s16_codes8(v, _mm256_set1_ps(j->o_inv), _mm256_set1_ps((float)g->o_zp),
-                                                _mm256_set1_ps((float)g->o_lo)));
-        int16_t *dst = j->yq + o->qoff[i] + (oc - o->oc0);
-        if (n == 8) _mm_storeu_si128((__m128i *)dst, q);
-        else {
-            int16_t buf[8];
-            _mm_storeu_si128((__m128i *)buf, q);
-            memcpy(dst, buf, (size_t)n * sizeof *dst);
-        }
+    if (o->res) v = _mm256_add_ps(v, s16_residual(o, off, n));
+    v = tc__vact_f32_avx2(v, &j->act);
+    if (j->yq == NULL) {
+        s16_store_n(o->y + off, v, n);
         return;
     }
-    if (o->ls == 1) {
-        if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, n));
-        v = tc__vact_f32_avx2(v, &j->act);
-        if (n == 8) _mm256_storeu_ps(o->y + off, v);
-        else _mm256_maskstore_ps(o->y + off, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), v);
-        return;
+    const tc__qconv_geom *g = j->g;
+    const __m128i q = s16_narrow(s16_codes8(v, _mm256_set1_ps(j->o_inv), _mm256_set1_ps((float)g->o_zp),
+                                            _mm256_set1_ps((float)g->o_lo)));
+    int16_t *dst = j->yq + o->qoff[i] + (oc - o->oc0);
+    if (n == 8) _mm_storeu_si128((__m128i *)dst, q);
+    else {
+        int16_t buf[8];
+        _mm_storeu_si128((__m128i *)buf, q);
+        memcpy(dst, buf, (size_t)n * sizeof *dst);
     }
-    float buf[8] = {0};
-    if (o->res) {
-        for (int l = 0; l < n; l++) buf[l] = o->res[off + (size_t)l * o->ls];
-        v = _mm256_add_ps(v, _mm256_loadu_ps(buf));
-    }
-    _mm256_storeu_ps(buf, tc__vact_f32_avx2(v, &j->act));
-    for (int l = 0; l < n; l++) o->y[off + (size_t)l * o->ls] = buf[l];
 }
 
 /*
@@ -195,6 +230,14 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
                 acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(xb, w_hi));
             }
         }
+    }
+    if (o->ls != 1 && j->yq == NULL) { /* NCHW: transposed */
+        __m256i half[8];
+        for (int h = 0; h < 2 && n > 8 * h; h++) {
+            for (int i = 0; i < MR; i++) half[i] = acc[i][h];
+            s16_store_nchw(j, o, i0, MR, oc + 8 * (size_t)h, half, n - 8 * h < 8 ? n - 8 * h : 8);
+        }
+        return;
     }
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++) {
