@@ -63,16 +63,22 @@ static inline uint8_t *etm_build(B *b, size_t *len) {
     return b_pack(b, len);
 }
 
+/* Loads the model built in b (frees b). */
+static inline tc_model *etm_load(B *b) {
+    size_t len;
+    uint8_t *bytes = b_pack(b, &len);
+    tc_model *m = NULL;
+    tc_error err;
+    if (tc_model_load_buffer(bytes, len, NULL, NULL, &m, &err)) fail_msg("model load: %s", err.message);
+    b_free(b);
+    return m;
+}
+
 static inline tc_model *etm_model(void) {
     B *b = b_new(17);
     size_t len;
-    uint8_t *bytes = etm_build(b, &len);
-    tc_model *m = NULL;
-    tc_error err;
-    tc_status st = tc_model_load_buffer(bytes, len, NULL, NULL, &m, &err);
-    if (st) fail_msg("model load: %s", err.message);
-    b_free(b);
-    return m;
+    etm_build(b, &len);
+    return etm_load(b);
 }
 
 static inline tc_engine *etm_engine_cached(const tc_model *m, int64_t min_b, int64_t opt_b, int64_t max_b,

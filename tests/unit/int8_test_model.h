@@ -47,13 +47,7 @@ static inline tc_model *itm_model(uint64_t seed) {
     b_node(b, "gap", "GlobalAveragePool", "r3", "g");
     b_node(b, "flat", "Flatten", "g", "f");
     b_node(b, "classifier", "MatMul", "f,fc", "y");
-    size_t len;
-    uint8_t *bytes = b_pack(b, &len);
-    tc_model *m = NULL;
-    tc_error err;
-    if (tc_model_load_buffer(bytes, len, NULL, NULL, &m, &err)) fail_msg("model load: %s", err.message);
-    b_free(b);
-    return m;
+    return etm_load(b);
 }
 
 static inline tc_tensor itm_input(void) {

@@ -234,6 +234,11 @@ static void test_conv_edge_sizes(void **state) {
     c.d = 2;
     c.pad = 2;
     check_case(200, &c, "dilation 2");
+    c = conv_case(8, 32, 12, 3, 1, Q_PLAIN); /* plain: the AVX2 variant too (one tap per run with dilation) */
+    c.d = 2;
+    c.pad = 2;
+    c.residual = true;
+    check_case(202, &c, "dilation 2 plain");
     c = conv_case(32, 48, 6, 5, 1, Q_BLOCKED);
     c.n = 3;
     c.residual = true;

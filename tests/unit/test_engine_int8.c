@@ -334,6 +334,17 @@ static void test_half_chain(void **state) {
     tc_model_destroy(m);
 }
 
+/* Calibrates m (one input, "x") on 4 copies of x and writes a min-max cache to path. */
+static void calibrate_on(const tc_model *m, const tc_tensor *x, const char *path) {
+    tc_calibrator *cal = NULL;
+    tc_error err;
+    assert_int_equal(tc_calibrator_create(m, &cal, &err), TC_STATUS_OK);
+    const char *names[1] = {"x"};
+    for (int s = 0; s < 4; s++) assert_int_equal(tc_calibrator_add(cal, 1, names, x, &err), TC_STATUS_OK);
+    assert_int_equal(tc_calibrator_save(cal, TC_CALIB_MINMAX, 0, path, &err), TC_STATUS_OK);
+    tc_calibrator_destroy(cal);
+}
+
 /* x[1,6,20] -> MatMul [20,48] -> Relu -> MatMul [48,16] -> y[1,6,16]: a feed-forward pair. */
 static tc_model *mlp_model(void) {
     etm_rng = 0x5151;
@@ -345,13 +356,7 @@ static tc_model *mlp_model(void) {
     b_node(b, "ffn1", "MatMul", "x,fc1", "h");
     b_node(b, "ffn1_relu", "Relu", "h", "hr");
     b_node(b, "ffn2", "MatMul", "hr,fc2", "y");
-    size_t len;
-    uint8_t *bytes = b_pack(b, &len);
-    tc_model *m = NULL;
-    tc_error err;
-    if (tc_model_load_buffer(bytes, len, NULL, NULL, &m, &err)) fail_msg("model load: %s", err.message);
-    b_free(b);
-    return m;
+    return etm_load(b);
 }
 
 /* The chain between two MatMuls (the image is the rows): INT8 (calibrated), FP16 and BF16, bit-identical to
@@ -364,13 +369,8 @@ static void test_dense_chain(void **state) {
     for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform();
     char cache[128];
     temp_path(cache, sizeof cache, "mlp_cache");
-    tc_calibrator *cal = NULL;
+    calibrate_on(m, &x, cache);
     tc_error err;
-    assert_int_equal(tc_calibrator_create(m, &cal, &err), TC_STATUS_OK);
-    const char *names[1] = {"x"};
-    for (int s = 0; s < 4; s++) assert_int_equal(tc_calibrator_add(cal, 1, names, &x, &err), TC_STATUS_OK);
-    assert_int_equal(tc_calibrator_save(cal, TC_CALIB_MINMAX, 0, cache, &err), TC_STATUS_OK);
-    tc_calibrator_destroy(cal);
     const struct {
         uint32_t flag;
         uint64_t isa;
@@ -412,13 +412,7 @@ static tc_model *residual_model(void) {
     b_node(b, "add", "Add", "c,x", "a");
     b_node(b, "relu", "Relu", "a", "r");
     itm_conv(b, "c2", "r,w2", "y", 1);
-    size_t len;
-    uint8_t *bytes = b_pack(b, &len);
-    tc_model *m = NULL;
-    tc_error err;
-    if (tc_model_load_buffer(bytes, len, NULL, NULL, &m, &err)) fail_msg("model load: %s", err.message);
-    b_free(b);
-    return m;
+    return etm_load(b);
 }
 
 /* The INT8 chain from a Conv with a fused residual Add: bit-identical to the unchained engine, both layouts. */
@@ -431,13 +425,7 @@ static void test_residual_chain(void **state) {
     for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
     char cache[128];
     temp_path(cache, sizeof cache, "res_cache");
-    tc_calibrator *cal = NULL;
-    tc_error err;
-    assert_int_equal(tc_calibrator_create(m, &cal, &err), TC_STATUS_OK);
-    const char *names[1] = {"x"};
-    for (int s = 0; s < 4; s++) assert_int_equal(tc_calibrator_add(cal, 1, names, &x, &err), TC_STATUS_OK);
-    assert_int_equal(tc_calibrator_save(cal, TC_CALIB_MINMAX, 0, cache, &err), TC_STATUS_OK);
-    tc_calibrator_destroy(cal);
+    calibrate_on(m, &x, cache);
     for (int layout = 0; layout < 2; layout++) {
         const uint32_t off = layout ? 0 : TC_PASS_LAYOUT;
         tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off | TC_PASS_LOWP_CHAIN, 2, 0, NULL);

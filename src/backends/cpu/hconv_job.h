@@ -32,32 +32,23 @@ static inline tc_status tc__hconv_job_run(const tc__kernel_ctx *ctx, const tc__h
                                           void (*convert)(void *, size_t), void (*compute)(void *, size_t, size_t),
                                           const char *prec) {
     const tc__lowp_shape *s = &g->s;
-    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
-    tc__tensor *y = ctx->out[0];
-    if (x->data == NULL || w->data == NULL || y->data == NULL)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
-    tc__hconv_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .act = {TC__VACT_NONE, 0, 0, 0}};
-    const tc__tensor *b = tc__lowp_bias(ctx, s->cout);
-    j.bias = b ? b->data : NULL;
-    if (ctx->epi != NULL) {
-        tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &j.res);
-        if (st != TC_STATUS_OK) return st;
-        j.act = tc__vact_from_epilogue(ctx->epi);
-    }
+    tc__lowp_io io;
+    tc_status st = tc__lowp_io_of(ctx, s->cout, &io);
+    if (st != TC_STATUS_OK) return st;
+    tc__hconv_job j = {.g = g, .x = io.x, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act};
     const size_t img_bytes = s->batch * s->hp * s->wp * g->cp * sizeof(uint16_t);
     unsigned char *scratch = tc__kernel_alloc(ctx, tc__hconv_scratch(g));
     if (scratch == NULL)
         return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the %s image", ctx->op_type, prec);
-    j.xh = g->in_image ? (uint16_t *)x->data : (uint16_t *)scratch; /* the chain: X is already the image */
+    j.xh = g->in_image ? (uint16_t *)io.x : (uint16_t *)scratch; /* the chain: X is already the image */
     size_t *tap_off = (size_t *)(scratch + (img_bytes + 63) / 64 * 64);
     for (size_t a = 0; a < s->kh; a++)
         for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
     j.tap_off = tap_off;
     j.grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
-        j.ych = (uint16_t *)y->data;
-        j.grid.o_hp = g->o_hp, j.grid.o_wp = g->o_wp, j.grid.o_cp = g->o_cp, j.grid.o_pt = g->o_pt;
-        j.grid.o_pl = g->o_pl;
+        j.ych = (uint16_t *)io.y;
+        tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
         memset(j.ych, 0, s->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j.ych);
     }
     tc__lowp_run(ctx->pool, &j.grid, s->batch, g->in_image ? 0 : s->batch * s->hp, convert, compute, &j);

@@ -38,6 +38,11 @@ static inline tc__lowp_grid tc__lowp_grid_of(size_t oh, size_t ow, size_t sh, si
     return g;
 }
 
+/* Makes the grid's output the next layer's padded channels-last image (the reduced-precision chain). */
+static inline void tc__lowp_grid_out_image(tc__lowp_grid *g, size_t hp, size_t wp, size_t cp, size_t pt, size_t pl) {
+    g->o_hp = hp, g->o_wp = wp, g->o_cp = cp, g->o_pt = pt, g->o_pl = pl;
+}
+
 /* Where output element (pixel i, block b, lane l) of a tile lives: y + i * ps + b * bs + l * ls. */
 typedef struct tc__lowp_out {
     float *y;

@@ -115,6 +115,22 @@ const tc__tensor *tc__lowp_bias(const tc__kernel_ctx *ctx, size_t cout) {
     return b != NULL && lp_bias_ok(b, cout) && b->data != NULL ? b : NULL;
 }
 
+tc_status tc__lowp_io_of(const tc__kernel_ctx *ctx, size_t cout, tc__lowp_io *io) {
+    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
+    tc__tensor *y = ctx->out[0];
+    if (x->data == NULL || w->data == NULL || y->data == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
+    *io = (tc__lowp_io){.x = x->data, .w = w->data, .y = y->data, .act = {TC__VACT_NONE, 0, 0, 0}};
+    const tc__tensor *b = tc__lowp_bias(ctx, cout);
+    io->bias = b ? b->data : NULL;
+    if (ctx->epi != NULL) {
+        tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &io->res);
+        if (st != TC_STATUS_OK) return st;
+        io->act = tc__vact_from_epilogue(ctx->epi);
+    }
+    return TC_STATUS_OK;
+}
+
 bool tc__lowp_ctx_desc(const tc__kernel_ctx *ctx, const tc__tensor *in[3], bool in_const[3], const tc__tensor *out[1],
                        tc__epilogue *none, tc__step_desc *d) {
     const int n_op = lp_op_inputs(ctx);

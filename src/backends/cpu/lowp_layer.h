@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/cpu/vact_f32.h"
 #include "tactics/tactic.h"
 
 /* Memory layouts of X and Y. */
@@ -48,6 +49,19 @@ bool tc__lowp_step_ok(const tc__step_desc *d, const tc__lowp_shape *s, bool bloc
 /* The bias the step adds per output channel (Conv's B, Gemm's C, a fused bias over the last dim), or
  * NULL; checked to have cout float32 values. */
 const tc__tensor *tc__lowp_bias(const tc__kernel_ctx *ctx, size_t cout);
+
+/* What a reduced-precision run needs of its kernel context: X, W and Y (with data), and its fused epilogue's bias
+ * (NULL when none), residual (NULL when none) and activation. */
+typedef struct tc__lowp_io {
+    const void *x, *w;
+    void *y;
+    const float *bias, *res;
+    tc__vact act;
+} tc__lowp_io;
+
+/* Fills io for a layer of cout output channels; an error (on ctx->err) when a tensor has no data or the
+ * residual does not match Y. */
+tc_status tc__lowp_io_of(const tc__kernel_ctx *ctx, size_t cout, tc__lowp_io *io);
 
 /* The step description of ctx (the op's own inputs; the epilogue's operands are ctx's). Storage for the
  * arrays is the caller's. False when the op's inputs are not 2 or 3 or there is no output. */

@@ -20,7 +20,10 @@ typedef struct s16_job {
     const tc__qconv_geom *g;
     const float *x;
     int16_t *xq;
-    const size_t *tap_off; /* element offset of each tap in the padded image */
+    /* The taps as runs of values contiguous in both the padded image and the packed weight: with dilation 1 along
+     * the width, a kernel row's taps are adjacent pixels, so a run is a kernel row (kw * Cp values), else one tap */
+    const size_t *run_off; /* element offset of each run in the padded image */
+    size_t runs, run_pairs; /* runs, and channel pairs per run */
     const int16_t *w;
     const float *mult;
     const float *bias, *res;
@@ -210,15 +213,14 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
  */
 static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, const size_t *xoff, const int16_t *w0,
                                                            const tc__lowp_out *o, int i0, size_t oc, int n, const int MR) {
-    const tc__qconv_geom *g = j->g;
-    const size_t taps = g->kh * g->kw, c2 = g->cp / 2;
+    const size_t runs = j->runs, pairs = j->run_pairs;
     __m256i acc[S16_MR][2];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
     const int16_t *wp = w0;
-    for (size_t t = 0; t < taps; t++) {
-        const int16_t *xt = j->xq + j->tap_off[t];
-        for (size_t c = 0; c < c2; c++, wp += 32, xt += 2) {
+    for (size_t t = 0; t < runs; t++) {
+        const int16_t *xt = j->xq + j->run_off[t];
+        for (size_t c = 0; c < pairs; c++, wp += 32, xt += 2) {
             const __m256i w_lo = _mm256_loadu_si256((const __m256i *)wp);
             const __m256i w_hi = _mm256_loadu_si256((const __m256i *)(wp + 16));
 #pragma GCC unroll 6
@@ -285,37 +287,32 @@ static void s16_compute(void *arg, size_t strip_task, size_t group) {
 }
 
 tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
-    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
-    tc__tensor *y = ctx->out[0];
-    if (x->data == NULL || w->data == NULL || y->data == NULL)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
     if (g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
                         ctx->op_type);
-    s16_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .inv_scale = 1.0f / g->x_scale,
-                 .act = {TC__VACT_NONE, 0, 0, 0}};
+    tc__lowp_io io;
+    tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
+    if (st != TC_STATUS_OK) return st;
+    s16_job j = {.g = g, .x = io.x, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act,
+                 .inv_scale = 1.0f / g->x_scale};
     j.mult = (const float *)(j.w + tc__qconv_s16_weight_elems(g));
-    const tc__tensor *b = tc__lowp_bias(ctx, g->cout);
-    j.bias = b ? b->data : NULL;
-    if (ctx->epi != NULL) {
-        tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &j.res);
-        if (st != TC_STATUS_OK) return st;
-        j.act = tc__vact_from_epilogue(ctx->epi);
-    }
     const size_t img = g->batch * g->hp * g->wp * g->cp;
     unsigned char *scratch = tc__kernel_alloc(ctx, tc__qconv_s16_scratch(g));
     if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
-    j.xq = g->in_image ? (int16_t *)x->data : (int16_t *)scratch; /* the INT8 chain: X is already the image */
-    size_t *tap_off = (size_t *)(scratch + (img * 2 + 63) / 64 * 64);
+    j.xq = g->in_image ? (int16_t *)io.x : (int16_t *)scratch; /* the INT8 chain: X is already the image */
+    size_t *run_off = (size_t *)(scratch + (img * 2 + 63) / 64 * 64);
+    const bool rows = g->dw == 1;
+    j.runs = rows ? g->kh : g->kh * g->kw;
+    j.run_pairs = (rows ? g->kw : 1) * g->cp / 2;
     for (size_t a = 0; a < g->kh; a++)
-        for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
-    j.tap_off = tap_off;
+        for (size_t c = 0; c < (rows ? 1 : g->kw); c++)
+            run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
+    j.run_off = run_off;
     j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
-        j.yq = (int16_t *)y->data;
+        j.yq = (int16_t *)io.y;
         j.o_inv = 1.0f / g->o_scale;
-        j.grid.o_hp = g->o_hp, j.grid.o_wp = g->o_wp, j.grid.o_cp = g->o_cp, j.grid.o_pt = g->o_pt;
-        j.grid.o_pl = g->o_pl;
+        tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
         memset(j.yq, 0, g->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j.yq);
     }
     tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, s16_quantize_row, s16_compute, &j);

@@ -175,35 +175,26 @@ static void q_compute(void *arg, size_t strip_task, size_t group) {
 }
 
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
-    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
-    tc__tensor *y = ctx->out[0];
-    if (x->data == NULL || w->data == NULL || y->data == NULL)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: tensors need data", ctx->op_type);
-    q_job j = {.g = g, .x = x->data, .w = w->data, .y = y->data, .inv_scale = 1.0f / g->x_scale,
-               .act = {TC__VACT_NONE, 0, 0, 0}};
+    tc__lowp_io io;
+    tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
+    if (st != TC_STATUS_OK) return st;
+    q_job j = {.g = g, .x = io.x, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act,
+               .inv_scale = 1.0f / g->x_scale};
     j.mult = (const float *)(j.w + tc__qconv_weight_bytes(g));
     j.comp = (const int32_t *)(j.mult + g->cout16);
-    const tc__tensor *b = tc__lowp_bias(ctx, g->cout);
-    j.bias = b ? b->data : NULL;
-    if (ctx->epi != NULL) {
-        tc_status st = tc__vact_residual(ctx, tc__tensor_numel(y), &j.res);
-        if (st != TC_STATUS_OK) return st;
-        j.act = tc__vact_from_epilogue(ctx->epi);
-    }
     const size_t img = g->batch * g->hp * g->wp * g->cp;
     unsigned char *scratch = tc__kernel_alloc(ctx, tc__qconv_scratch(g));
     if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
-    j.xq = g->in_image ? (uint8_t *)x->data : scratch; /* the INT8 chain: X is already the image */
+    j.xq = g->in_image ? (uint8_t *)io.x : scratch; /* the INT8 chain: X is already the image */
     size_t *tap_off = (size_t *)(scratch + (img + 63) / 64 * 64);
     for (size_t a = 0; a < g->kh; a++)
         for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.tap_off = tap_off;
     j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
     if (g->out_image) { /* the next layer's image: border and padding channels hold its zero point */
-        j.yq = (uint8_t *)y->data;
+        j.yq = (uint8_t *)io.y;
         j.o_inv = 1.0f / g->o_scale;
-        j.grid.o_hp = g->o_hp, j.grid.o_wp = g->o_wp, j.grid.o_cp = g->o_cp, j.grid.o_pt = g->o_pt;
-        j.grid.o_pl = g->o_pl;
+        tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
         memset(j.yq, g->o_zp, g->batch * g->o_hp * g->o_wp * g->o_cp);
     }
     tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, q_quantize_row, q_compute, &j);
