@@ -14,6 +14,10 @@
  * does. Absent: symmetric calibration, codes q + 128 with q clamped to [-127, 127].
  */
 #define TC__ATTR_INT8_ZERO_POINT "tc.int8_zero_point"
+/* The precision pass's tc.int8_nonneg = 1: the data input cannot be negative (its producer ends in Relu, a Clip
+ * with min >= 0, Sigmoid or HardSigmoid, possibly through pooling or reshaping), so its symmetric codes q are
+ * in [0, 127] and the AVX2 INT8 kernel may multiply them as unsigned bytes (qconv_u8s8.h). */
+#define TC__ATTR_INT8_NONNEG "tc.int8_nonneg"
 
 /*
  * Consecutive INT8 layers (the engine's reduced-precision chain, src/engine/lowp_chain.c): a Conv whose INT8 output is read

@@ -243,7 +243,9 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
     info->is_reorder = strcmp(n->op_type, "Identity") == 0 && tc__layout_in_blocked(&n->attrs, 0) &&
                        !tc__layout_out_blocked(&n->attrs);
     info->layout = info->is_reorder                                ? "nchw16c->nchw"
-                   : tc__attr_has(&n->attrs, TC__ATTR_INT8_OUT_IMAGE) ? (strstr(s->tactic, "_avx2") ? "s16-chain" : "u8-chain")
+                   : tc__attr_has(&n->attrs, TC__ATTR_INT8_OUT_IMAGE) ? (strstr(s->tactic, "_u7_")     ? "u7-chain"
+                                                                      : strstr(s->tactic, "_avx2") ? "s16-chain"
+                                                                                                   : "u8-chain")
                    : tc__attr_has(&n->attrs, TC__ATTR_HALF_OUT_IMAGE) ? (strcmp(info->precision, "bf16") == 0 ? "bf16-chain"
                                                                                                              : "f16-chain")
                    : tc__layout_out_blocked(&n->attrs)               ? "nchw16c"

@@ -1,7 +1,7 @@
 /*
  * lowp_chain.c - consecutive reduced-precision layers stay reduced (after the tactics are chosen): where an
  * INT8 (FP16, BF16) Conv's output is read by nothing but another Conv of the same precision and ISA variant
- * (INT8: VNNI u8 codes, or the AVX2 variant's 16-bit centred codes) (or a MatMul/Gemm's
+ * (INT8: VNNI u8 codes, the AVX2 variant's 16-bit centred codes, or its u7 variant's bytes) (or a MatMul/Gemm's
  * by another MatMul/Gemm, e.g. a transformer's two feed-forward layers), the producer's
  * epilogue writes the reader's padded input image in that type into the tensor's buffer (INT8: quantized
  * with the reader's scale and zero point), and the reader takes that image as is: the FP32 tensor between
@@ -20,7 +20,14 @@
 #include "engine/engine_tactics.h"
 #include "passes/pattern.h"
 
-enum { FAM_NONE = 0, FAM_INT8, FAM_FP16, FAM_BF16, FAM_INT8_S16 /* the AVX2 variant: 16-bit centred codes */ };
+enum {
+    FAM_NONE = 0,
+    FAM_INT8,
+    FAM_FP16,
+    FAM_BF16,
+    FAM_INT8_S16, /* the AVX2 variant: 16-bit centred codes */
+    FAM_INT8_U7   /* the AVX2 variant for non-negative inputs: bytes of 7-bit codes */
+};
 #define FAM_DENSE 8 /* added to a MatMul/Gemm tactic's family: dense layers chain only with dense layers */
 
 /* Which chainable family step st's tactic belongs to (+ FAM_DENSE for MatMul/Gemm). */
@@ -34,6 +41,9 @@ static int family(const tc__step *st) {
              {"matmul_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
              {"gemm_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
              {"conv_int8_avx2", FAM_INT8_S16},
+             {"conv_int8_u7_avx2", FAM_INT8_U7},
+             {"matmul_int8_u7_avx2", FAM_INT8_U7 + FAM_DENSE},
+             {"gemm_int8_u7_avx2", FAM_INT8_U7 + FAM_DENSE},
              {"matmul_int8_avx2", FAM_INT8_S16 + FAM_DENSE},
              {"gemm_int8_avx2", FAM_INT8_S16 + FAM_DENSE},
              {"conv_fp16_avx512fp16", FAM_FP16},
@@ -135,7 +145,7 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
             continue;
         int64_t img[7];
         float scale = 0.0f;
-        const bool int8 = fam == FAM_INT8 || fam == FAM_INT8_S16;
+        const bool int8 = fam == FAM_INT8 || fam == FAM_INT8_S16 || fam == FAM_INT8_U7;
         if (int8 ? !int8_pair(g, p, c, s, &s->t[v], fam == FAM_INT8_S16 ? 2 : 1, img, &scale)
                  : !half_pair(g, p, c, s, &s->t[v], fam == FAM_BF16, img))
             continue;

@@ -3,14 +3,36 @@
  * MatMul and Gemm whose weight is constant and whose data input has a calibrated scale the node
  * attribute tc.int8_scale. The int8 tactics take only such nodes; the tuner then times them
  * against the FP32 tactics, so each layer runs in INT8 only where that is faster. Layers named in
- * the exclusion list (--layer-precision NAME:fp32) keep FP32.
+ * the exclusion list (--layer-precision NAME:fp32) keep FP32. A layer whose data input cannot be
+ * negative also gets tc.int8_nonneg = 1 (core/quant_attr.h).
  */
+
+#include <string.h>
 
 #include "core/quant_attr.h"
 #include "passes/passes.h"
 #include "passes/pattern.h"
 #include "quant/calib_cache.h"
 #include "quant/quantizable.h"
+
+/* True when value v cannot be negative (NaN aside): its producer's epilogue ends in an activation with
+ * non-negative outputs, or it is a Relu, or pooling/reshaping of such a value (depth: levels left to follow). */
+static bool nonneg_value(const tc__graph *g, int32_t v, int depth) {
+    const int32_t p = v >= 0 ? g->values[v].producer : -1;
+    if (p < 0 || depth <= 0) return false;
+    const tc__node *n = &g->nodes[p];
+    const tc__epilogue *e = &n->epi;
+    if (e->act == TC__ACT_RELU || e->act == TC__ACT_SIGMOID || e->act == TC__ACT_HARDSIGMOID ||
+        (e->act == TC__ACT_CLIP && e->alpha >= 0.0f))
+        return true;
+    if (!tc__epilogue_is_none(e) || n->n_op_in < 1) return false;
+    if (strcmp(n->op_type, "Relu") == 0) return true;
+    static const char *const through[] = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+                                          "Flatten", "Reshape", "Identity"};
+    for (size_t i = 0; i < sizeof through / sizeof through[0]; i++)
+        if (strcmp(n->op_type, through[i]) == 0) return nonneg_value(g, n->in[0], depth - 1);
+    return false;
+}
 
 tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cache, const char *const *exclude,
                                   int n_exclude) {
@@ -25,6 +47,11 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
         tc__attr a = {.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
         if (st) return st;
+        if (nonneg_value(g, g->nodes[k].in[0], 4)) {
+            const tc__attr nn = {.name = TC__ATTR_INT8_NONNEG, .kind = TC__ATTR_INT, .i = 1};
+            st = tc__pat_set_attr(g, k, &nn, ctx->err);
+            if (st) return st;
+        }
         ctx->changes++;
     }
     return TC_STATUS_OK;

@@ -152,10 +152,12 @@ grep -q "on 9 samples" "$work/bvar.out" || fail "calibrate on varying lengths: $
 "$tailcut" run "$work/b8.plan" --input input_ids="$work/bcal/input_ids.0.npy" \
   --input attention_mask="$work/bcal/attention_mask.0.npy" -o "$work/b8out" >/dev/null || fail "bert int8 run"
 
-# A CPU without VNNI: the VNNI plan is refused clearly; a build there takes the AVX2 INT8 variant. Without AVX2
+# A CPU without VNNI: the VNNI plan is refused clearly; a build there takes the AVX2 INT8 variants (u7 where the
+# input is a Relu's output). Without AVX2
 # (TAILCUT_MAX_ISA=ref) that plan is refused in turn, and a build keeps FP32.
 count_tactic() { "$tailcut" inspect "$1" --json | "$py" -c '
-import json, sys; print(sum(x["tactic"].endswith(sys.argv[1]) for x in json.load(sys.stdin)["steps"]))' "$2"; }
+import json, sys; print(sum(x["precision"] == "int8" and x["tactic"].endswith(sys.argv[1])
+                            for x in json.load(sys.stdin)["steps"]))' "$2"; }
 if [ $vnni = 1 ]; then
   if TAILCUT_MAX_ISA=avx512 "$tailcut" run "$work/int8.plan" --input "$work/eval/x0.npy" -o "$work/no" 2>"$work/err"; then
     fail "an INT8 plan ran under TAILCUT_MAX_ISA=avx512"
@@ -166,16 +168,19 @@ if [ $int8 = 1 ]; then
   TAILCUT_MAX_ISA=avx512 "$tailcut" build "$work/r.onnx" -o "$work/avx2.plan" --batch 1 --int8 \
     --calib-cache "$work/entropy.cache" --tactics-fixed >/dev/null || fail "int8 build without VNNI"
   read -r na2 _ < <(TAILCUT_MAX_ISA=avx512 count_int8 "$work/avx2.plan")
-  nt2=$(TAILCUT_MAX_ISA=avx512 count_tactic "$work/avx2.plan" _int8_avx2)
-  [ "$na2" -ge 6 ] && [ "$nt2" = "$na2" ] || fail "a build without VNNI: $na2 INT8 steps, $nt2 of the AVX2 variant"
+  nt2=$(TAILCUT_MAX_ISA=avx512 count_tactic "$work/avx2.plan" _avx2)
+  nu7=$(TAILCUT_MAX_ISA=avx512 count_tactic "$work/avx2.plan" _int8_u7_avx2)
+  [ "$na2" -ge 6 ] && [ "$nt2" = "$na2" ] && [ "$nu7" -ge 4 ] ||
+    fail "a build without VNNI: $na2 INT8 steps, $nt2 AVX2 steps, $nu7 of the u7 variant"
   TAILCUT_MAX_ISA=avx512 "$tailcut" run "$work/avx2.plan" --input "$work/eval/x0.npy" -o "$work/out_avx2" >/dev/null ||
     fail "run the AVX2 INT8 plan"
   "$py" -c 'import sys, numpy as np; a, b = (np.load(f"{d}/logits.npy").ravel() for d in sys.argv[1:]);
 c = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)); assert c > 0.99, c' "$work/out_avx2" "$work/out_fp32/0" ||
     fail "the AVX2 INT8 plan's output differs from FP32"
-  # its chain (16-bit codes between consecutive INT8 convolutions, 3x3 padding included) changes no bit
-  nchain=$(TAILCUT_MAX_ISA=avx512 "$tailcut" inspect "$work/avx2.plan" | grep -c "s16-chain" || true)
-  [ "$nchain" -ge 4 ] || fail "the AVX2 INT8 plan has $nchain s16-chain steps"
+  # its chain (codes between consecutive INT8 convolutions, 3x3 padding included; u7 bytes after a Relu) changes
+  # no bit
+  nchain=$(TAILCUT_MAX_ISA=avx512 "$tailcut" inspect "$work/avx2.plan" | grep -cE "(s16|u7)-chain" || true)
+  [ "$nchain" -ge 4 ] || fail "the AVX2 INT8 plan has $nchain chained steps"
   TAILCUT_MAX_ISA=avx512 "$tailcut" build "$work/r.onnx" -o "$work/avx2_nochain.plan" --batch 1 --int8 \
     --calib-cache "$work/entropy.cache" --tactics-fixed --disable-pass lowp_chain >/dev/null || fail "build without chain"
   for k in 0 1 2; do

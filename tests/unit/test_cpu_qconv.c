@@ -35,6 +35,7 @@ typedef struct q_case {
     tc__act act;
     int layout;
     int zp; /* tc.int8_zero_point, or -1: symmetric (none) */
+    bool nonneg; /* X in [0, 2) with tc.int8_nonneg: the AVX2 u7 variant runs too */
 } q_case;
 
 /* X dequantized as the kernel sees it (zero point zp, or symmetric when zp < 0). */
@@ -85,7 +86,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
         else xd[0] = c->n, xd[1] = c->h, xd[2] = c->cin;
         wd[0] = k_major ? c->cin : c->cout, wd[1] = k_major ? c->cout : c->cin;
     }
-    tc__tensor x = vtu_random(&r, xr, xd, -2.0, 2.0), w = vtu_random(&r, wr, wd, -1.0, 1.0);
+    tc__tensor x = vtu_random(&r, xr, xd, c->nonneg ? 0.0 : -2.0, 2.0), w = vtu_random(&r, wr, wd, -1.0, 1.0);
     tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0);
     const float sx = 1.7f / 127.0f; /* |x| up to 2: the tails saturate */
     tc__tensor xq = q_dequant_x(&x, sx, c->zp), wq = q_dequant_w(&w, c->cout, k_major);
@@ -125,6 +126,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     const bool blk_out = conv && c->layout != Q_PLAIN, blk_in = conv && c->layout == Q_BLOCKED;
     attrs[na++] = dtu_attr_float(TC__ATTR_INT8_SCALE, sx);
     if (c->zp >= 0) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_ZERO_POINT, c->zp);
+    if (c->nonneg) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_NONNEG, 1);
     if (blk_out) {
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_IN, (blk_in ? 1 : 0) | (c->residual ? (int64_t)1 << epi.residual_input : 0));
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
@@ -134,17 +136,21 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
                              : gemm ? &tc__tactic_gemm_int8_avx512vnni
                                     : &tc__tactic_matmul_int8_avx512vnni;
     const tc__tactic *avx2 = conv ? &tc__tactic_conv_int8_avx2 : gemm ? &tc__tactic_gemm_int8_avx2 : &tc__tactic_matmul_int8_avx2;
+    const tc__tactic *u7 = conv ? &tc__tactic_conv_int8_u7_avx2 : gemm ? &tc__tactic_gemm_int8_u7_avx2
+                                                                     : &tc__tactic_matmul_int8_u7_avx2;
     tc__tensor xt = blk_in ? vtu_reorder_nchw16c(&x, true) : x, rt = c->residual && blk_out ? vtu_reorder_nchw16c(&res, true) : res;
     tc__tensor wp = dtu_tensor(w.dtype, w.rank, w.dims);
     const tc__tensor *tin[5] = {&xt, &w, own_bias ? &b : NULL, NULL, NULL}, *outs[1] = {&ref};
     const bool in_const[3] = {false, true, true};
     tc__step_desc d = {c->op, 13, &as, n_op, tin, in_const, 1, outs, &epi, epi_bias ? &b : NULL,
                        c->residual ? &rt : NULL};
-    /* Both variants where this CPU runs them (the AVX2 one takes plain layouts only); same codes, same bits. */
+    /* Every variant this CPU runs (the AVX2 ones take plain layouts only, u7 a non-negative symmetric X); same codes,
+     * same bits. */
     tc__tensor prev = {0};
-    for (int v = 0; v < 2; v++) {
-        const tc__tactic *t = v == 0 ? vnni : avx2;
-        if (!vtu_isa_ok(t) || (v == 1 && blk_out)) continue;
+    if (!(c->nonneg && c->zp < 0 && !blk_out) && u7->supports(&d)) fail_msg("%s: u7 takes the step", what);
+    for (int v = 0; v < 3; v++) {
+        const tc__tactic *t = v == 0 ? vnni : v == 1 ? avx2 : u7;
+        if (!vtu_isa_ok(t) || (v >= 1 && blk_out) || (v == 2 && !(c->nonneg && c->zp < 0))) continue;
         tin[1] = &w;
         if (!t->supports(&d)) {
             if (v == 1 && !q_fits_s16(c->cin, c->cout, c->k)) continue; /* its 16-bit packing does not fit */
@@ -188,7 +194,7 @@ static bool q_fits(int64_t cin, int64_t cout, int64_t k) {
 }
 
 static q_case conv_case(int64_t cin, int64_t cout, int64_t hw, int64_t k, int64_t s, int layout) {
-    return (q_case){"Conv", 1, cin, cout, hw, hw, k, s, 1, k / 2, true, false, false, TC__ACT_RELU, layout, -1};
+    return (q_case){"Conv", 1, cin, cout, hw, hw, k, s, 1, k / 2, true, false, false, TC__ACT_RELU, layout, -1, false};
 }
 
 /* ResNet-50-like layers in the three layouts, with residuals. */
@@ -264,6 +270,44 @@ static void test_zero_points(void **state) {
     }
 }
 
+/* A non-negative X (tc.int8_nonneg): the AVX2 u7 variant (vpmaddubsw on 7-bit codes) against the reference and
+ * the other variants, edge sizes, strides, dilation, residuals, MatMul and Gemm. */
+static void test_nonneg(void **state) {
+    (void)state;
+    const int64_t cins[] = {1, 3, 5, 17, 64}, couts[] = {1, 16, 33}, hws[] = {1, 5, 13};
+    uint64_t seed = 500;
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 3; b++)
+            for (size_t h = 0; h < 3; h++) {
+                q_case c = conv_case(cins[a], couts[b], hws[h], (int64_t)(1 + 2 * ((a + b + h) % 3)),
+                                     1 + (int64_t)((a + h) % 2), Q_PLAIN);
+                c.nonneg = true;
+                c.residual = (b + h) % 2 == 1;
+                c.act = (tc__act)(seed % TC__ACT_FAKE_QUANT);
+                if (!q_fits(c.cin, c.cout, c.k)) continue;
+                char what[96];
+                snprintf(what, sizeof what, "nonneg cin %lld cout %lld hw %lld k %lld", (long long)c.cin,
+                         (long long)c.cout, (long long)c.h, (long long)c.k);
+                check_case(seed++, &c, what);
+            }
+    q_case c = conv_case(8, 32, 12, 3, 1, Q_PLAIN);
+    c.d = 2, c.pad = 2, c.nonneg = true;
+    check_case(560, &c, "nonneg dilation 2");
+    c = conv_case(64, 256, 7, 1, 1, Q_PLAIN);
+    c.residual = true, c.nonneg = true;
+    check_case(561, &c, "nonneg 1x1 +res");
+    const int64_t ks[] = {4, 7, 129, 768}, ns[] = {3, 17, 256};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 3; b++) {
+            q_case m = {"MatMul", 1, ks[a], ns[b], 13, 1, 1, 1, 1, 0, a % 2 == 0, b % 2 == 1, false,
+                        (tc__act)((a + b) % TC__ACT_FAKE_QUANT), Q_PLAIN, -1, true};
+            if (!q_fits(m.cin, m.cout, 1)) continue;
+            check_case(570 + a * 3 + b, &m, "nonneg matmul");
+            m.op = "Gemm", m.trans_b = b % 2 == 0;
+            check_case(590 + a * 3 + b, &m, "nonneg gemm");
+        }
+}
+
 /* MatMul [N, M, K] x [K, N] with fused bias, residual and activations; Gemm with transB and C. */
 static void test_dense(void **state) {
     (void)state;
@@ -274,7 +318,7 @@ static void test_dense(void **state) {
             for (size_t m = 0; m < 4; m++) {
                 q_case c = {"MatMul", 1 + (int64_t)(m % 2), ks[a], ns[b], ms[m], 1, 1, 1, 1, 0,
                             (a + m) % 2 == 0, (b + m) % 2 == 1, false, (tc__act)(seed % TC__ACT_FAKE_QUANT), Q_PLAIN,
-                            m == 2 ? 37 : -1};
+                            m == 2 ? 37 : -1, false};
                 if (!q_fits(c.cin, c.cout, 1)) continue;
                 char what[96];
                 snprintf(what, sizeof what, "matmul k %lld n %lld m %lld", (long long)c.cin, (long long)c.cout,
@@ -470,6 +514,7 @@ int main(void) {
         cmocka_unit_test(test_conv_resnet_shapes),
         cmocka_unit_test(test_conv_edge_sizes),
         cmocka_unit_test(test_dense),
+        cmocka_unit_test(test_nonneg),
         cmocka_unit_test(test_zero_points),
         cmocka_unit_test(test_qdq_tactics),
         cmocka_unit_test(test_fake_quant_act),

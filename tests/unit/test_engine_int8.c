@@ -86,14 +86,21 @@ static const char *step_precision(const tc_engine *e, const char *name) {
     return "";
 }
 
-/* Ops of the step named name ("" when absent). */
-static const char *step_ops(const tc_engine *e, const char *name) {
+/* Ops (what = 0) or tactic (what = 1) of the step named name ("" when absent). */
+static const char *step_field(const tc_engine *e, const char *name, int what) {
     for (int k = 0; k < tc_engine_num_steps(e); k++) {
         tc_step_info si;
         assert_int_equal(tc_engine_step_info(e, k, &si), TC_STATUS_OK);
-        if (strcmp(si.name, name) == 0) return si.ops;
+        if (strcmp(si.name, name) == 0) return what ? si.tactic : si.ops;
     }
     return "";
+}
+static const char *step_ops(const tc_engine *e, const char *name) { return step_field(e, name, 0); }
+
+/* Without VNNI, step name of e must run the AVX2 tactic want (the u7 variant where its input is non-negative). */
+static void expect_avx2_tactic(const tc_engine *e, const char *name, const char *want) {
+    if (!have_vnni() && strcmp(step_field(e, name, 1), want) != 0)
+        fail_msg("%s runs %s, not %s", name, step_field(e, name, 1), want);
 }
 
 /* Runs e on x; y must be close to want: cosine >= 0.995 and every element within 5% of the output's range. */
@@ -280,6 +287,9 @@ static void test_int8_chain(void **state) {
             assert_true(node_has(chained, "mid", TC__ATTR_INT8_OUT_IMAGE));
             assert_true(node_has(chained, "proj", TC__ATTR_INT8_IN_IMAGE));
             assert_false(node_has(chained, "stem", TC__ATTR_INT8_OUT_IMAGE));
+            expect_avx2_tactic(chained, "stem", "conv_int8_avx2");
+            expect_avx2_tactic(chained, "mid", "conv_int8_u7_avx2");
+            expect_avx2_tactic(chained, "proj", "conv_int8_u7_avx2");
             tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
             if (memcmp(a.data, b.data, a.nbytes) != 0) fail_msg("layout %d, %d thread(s): chained output differs", layout, threads);
             assert_int_equal(tc_engine_save(chained, plan, &err), TC_STATUS_OK);
@@ -345,7 +355,8 @@ static void calibrate_on(const tc_model *m, const tc_tensor *x, const char *path
     tc_calibrator_destroy(cal);
 }
 
-/* x[1,6,20] -> MatMul [20,48] -> Relu -> MatMul [48,16] -> y[1,6,16]: a feed-forward pair. */
+/* x[1,6,20] -> Relu -> MatMul [20,48] -> Relu -> MatMul [48,16] -> y[1,6,16]: a feed-forward pair (both inputs
+ * non-negative: on AVX2 the u7 variant). */
 static tc_model *mlp_model(void) {
     etm_rng = 0x5151;
     B *b = b_new(17);
@@ -353,7 +364,8 @@ static tc_model *mlp_model(void) {
     b_output(b, b_vi(b, "y", 1, 3, (const char *[]){"1", "6", "16"}));
     etm_weight(b, "fc1", 2, (int64_t[]){20, 48}, 0.0f);
     etm_weight(b, "fc2", 2, (int64_t[]){48, 16}, 0.0f);
-    b_node(b, "ffn1", "MatMul", "x,fc1", "h");
+    b_node(b, "in_relu", "Relu", "x", "xr");
+    b_node(b, "ffn1", "MatMul", "xr,fc1", "h");
     b_node(b, "ffn1_relu", "Relu", "h", "hr");
     b_node(b, "ffn2", "MatMul", "hr,fc2", "y");
     return etm_load(b);
@@ -387,6 +399,8 @@ static void test_dense_chain(void **state) {
         o.disabled_passes = TC_PASS_LOWP_CHAIN;
         if (tc_engine_build(m, &o, &plain, &err)) fail_msg("build: %s", err.message);
         assert_true(node_has(chained, "ffn1", kinds[kind].attr));
+        if (kind == 0) expect_avx2_tactic(chained, "ffn1", "matmul_int8_u7_avx2");
+        if (kind == 0) expect_avx2_tactic(chained, "ffn2", "matmul_int8_u7_avx2");
         assert_false(node_has(plain, "ffn1", kinds[kind].attr));
         tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
         if (memcmp(a.data, b.data, a.nbytes) != 0) fail_msg("kind %d: chained MatMul output differs", kind);
@@ -399,8 +413,8 @@ static void test_dense_chain(void **state) {
     tc_model_destroy(m);
 }
 
-/* x[1,16,9,9] -> 3x3 Conv + x (residual) -> Relu -> 1x1 Conv -> y[1,24,9,9]: a chained producer whose epilogue
- * adds a residual (in NCHW, lanes a plane apart). */
+/* x[1,16,9,9] -> 3x3 Conv + x (residual) -> 1x1 Conv -> y[1,24,9,9]: a chained producer whose epilogue adds a
+ * residual (in NCHW, lanes a plane apart); no input is known non-negative (on AVX2: the 16-bit variant). */
 static tc_model *residual_model(void) {
     etm_rng = 0x4242;
     B *b = b_new(17);
@@ -410,8 +424,7 @@ static tc_model *residual_model(void) {
     etm_weight(b, "w2", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
     itm_conv(b, "c1", "x,w1", "c", 3);
     b_node(b, "add", "Add", "c,x", "a");
-    b_node(b, "relu", "Relu", "a", "r");
-    itm_conv(b, "c2", "r,w2", "y", 1);
+    itm_conv(b, "c2", "a,w2", "y", 1);
     return etm_load(b);
 }
 
@@ -432,6 +445,8 @@ static void test_residual_chain(void **state) {
         tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off, 2, 0, NULL);
         assert_true(node_has(chained, "c1", TC__ATTR_INT8_OUT_IMAGE));
         assert_true(strstr(step_ops(chained, "c1"), "Add") != NULL);
+        expect_avx2_tactic(chained, "c1", "conv_int8_avx2");
+        expect_avx2_tactic(chained, "c2", "conv_int8_avx2");
         tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
         if (memcmp(a.data, b.data, a.nbytes) != 0) fail_msg("layout %d: chained output differs", layout);
         tc_tensor_free(&a), tc_tensor_free(&b);

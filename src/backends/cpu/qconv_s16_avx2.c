@@ -5,7 +5,9 @@
  * dequantizing epilogue (bias, residual, activation) into NCHW or row-major output, on lowp_grid.h's
  * task loop. The codes, weights and FP32 epilogue are the VNNI kernel's, so both give the same values.
  * In the INT8 chain (engine/lowp_chain.c) X is already this image, or Y is written as the next layer's
- * image of centred codes (its scale and zero point).
+ * image of centred codes (its scale and zero point). The u7 variant (a non-negative X, qconv_u8s8.h) shares all
+ * of it but the image's element (bytes of max(q, 0)) and the inner step (vpmaddubsw on 4 channels, then vpmaddwd
+ * with ones), on the VNNI packing.
  */
 #include <immintrin.h>
 #include <string.h>
@@ -19,18 +21,22 @@
 typedef struct s16_job {
     const tc__qconv_geom *g;
     const float *x;
-    int16_t *xq;
+    bool u7;      /* the u7 variant: 1-byte image elements and VNNI-packed weights */
+    int16_t *xq;  /* the image (16-bit elements) */
+    uint8_t *xq8; /* the same, u7 */
     /* The taps as runs of values contiguous in both the padded image and the packed weight: with dilation 1 along
      * the width, a kernel row's taps are adjacent pixels, so a run is a kernel row (kw * Cp values), else one tap */
     const size_t *run_off; /* element offset of each run in the padded image */
-    size_t runs, run_pairs; /* runs, and channel pairs per run */
+    size_t runs, run_pairs; /* runs, and channel pairs (u7: quads) per run */
     const int16_t *w;
+    const int8_t *w8; /* u7 */
     const float *mult;
     const float *bias, *res;
     float *y;
     tc__vact act;
     float inv_scale;
-    int16_t *yq; /* INT8 chain: the next layer's image (centred codes), else NULL */
+    int16_t *yq;  /* INT8 chain: the next layer's image (centred codes), else NULL */
+    uint8_t *yq8; /* the same, u7 */
     float o_inv; /* its 1 / scale */
     tc__lowp_grid grid;
 } s16_job;
@@ -46,6 +52,22 @@ static inline __m256i s16_codes8(__m256 v, __m256 inv, __m256 z, __m256 lo) {
 /* The 8 32-bit lanes of c as 8 int16 values (they are in [-255, 255]). */
 static inline __m128i s16_narrow(__m256i c) {
     return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packs_epi32(c, c), 0x08));
+}
+
+/* The 8 32-bit lanes of c as 8 bytes max(c, 0) (c <= 127) in the low half. */
+static inline __m128i u7_narrow(__m256i c) {
+    const __m256i b = _mm256_packus_epi16(_mm256_packus_epi32(c, c), _mm256_setzero_si256());
+    return _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+}
+
+/* Stores 8 centred codes (32-bit lanes of c) as image elements at element at: int16, or (u7) bytes of max(q, 0). */
+static inline void img_store8(const s16_job *j, size_t at, __m256i c) {
+    if (j->u7) _mm_storel_epi64((__m128i *)(j->xq8 + at), u7_narrow(c));
+    else _mm_storeu_si128((__m128i *)(j->xq + at), s16_narrow(c));
+}
+static inline void img_store1(const s16_job *j, size_t at, int q) {
+    if (j->u7) j->xq8[at] = (uint8_t)(q > 0 ? q : 0);
+    else j->xq[at] = (int16_t)q;
 }
 
 /* Transposes 8 x 8 int32 values: r[i] lane j becomes lane i of r[j]. */
@@ -71,16 +93,17 @@ static inline void s16_transpose8(__m256i r[8]) {
 static void s16_quantize_row(void *arg, size_t task) {
     const s16_job *j = arg;
     const tc__qconv_geom *g = j->g;
-    const size_t n = task / g->hp, r = task % g->hp, cp = g->cp;
-    int16_t *row = j->xq + (n * g->hp + r) * g->wp * cp;
+    const size_t n = task / g->hp, r = task % g->hp, cp = g->cp, esz = j->u7 ? 1 : 2;
+    const size_t row = (n * g->hp + r) * g->wp * cp; /* element index */
+    unsigned char *bytes = j->u7 ? (unsigned char *)j->xq8 : (unsigned char *)j->xq;
     if (r < g->pt || r >= g->pt + g->ih) {
-        memset(row, 0, g->wp * cp * sizeof *row);
+        memset(bytes + row * esz, 0, g->wp * cp * esz);
         return;
     }
     const size_t h = r - g->pt;
-    memset(row, 0, g->pl * cp * sizeof *row);
-    memset(row + (g->pl + g->iw) * cp, 0, (g->wp - g->pl - g->iw) * cp * sizeof *row);
-    int16_t *dst = row + g->pl * cp;
+    memset(bytes + row * esz, 0, g->pl * cp * esz);
+    memset(bytes + (row + (g->pl + g->iw) * cp) * esz, 0, (g->wp - g->pl - g->iw) * cp * esz);
+    const size_t dst = row + g->pl * cp;
     const __m256 inv = _mm256_set1_ps(j->inv_scale), z = _mm256_set1_ps((float)g->zero_point);
     const __m256 lo = _mm256_set1_ps((float)g->lo);
     const int zp = g->zero_point;
@@ -88,11 +111,11 @@ static void s16_quantize_row(void *arg, size_t task) {
         const size_t c8 = g->cin / 8 * 8;
         for (size_t w = 0; w < g->iw; w++) {
             const float *src = j->x + w * g->cin;
-            int16_t *o = dst + w * cp;
-            for (size_t c = 0; c < c8; c += 8)
-                _mm_storeu_si128((__m128i *)(o + c), s16_narrow(s16_codes8(_mm256_loadu_ps(src + c), inv, z, lo)));
-            for (size_t c = c8; c < g->cin; c++) o[c] = (int16_t)(tc__q_code(src[c], j->inv_scale, g->zero_point, g->lo) - zp);
-            for (size_t c = g->cin; c < cp; c++) o[c] = 0;
+            const size_t o = dst + w * cp;
+            for (size_t c = 0; c < c8; c += 8) img_store8(j, o + c, s16_codes8(_mm256_loadu_ps(src + c), inv, z, lo));
+            for (size_t c = c8; c < g->cin; c++)
+                img_store1(j, o + c, tc__q_code(src[c], j->inv_scale, g->zero_point, g->lo) - zp);
+            for (size_t c = g->cin; c < cp; c++) img_store1(j, o + c, 0);
         }
         return;
     }
@@ -105,7 +128,7 @@ static void s16_quantize_row(void *arg, size_t task) {
             __m256i q[8];
             for (int k = 0; k < 8; k++) q[k] = s16_codes8(_mm256_loadu_ps(src + (size_t)k * plane + w), inv, z, lo);
             s16_transpose8(q);
-            for (int k = 0; k < 8; k++) _mm_storeu_si128((__m128i *)(dst + (w + (size_t)k) * cp + c), s16_narrow(q[k]));
+            for (int k = 0; k < 8; k++) img_store8(j, dst + (w + (size_t)k) * cp + c, q[k]);
         }
     }
     for (size_t c = 0; c < g->cin; c++) {
@@ -113,13 +136,13 @@ static void s16_quantize_row(void *arg, size_t task) {
         for (size_t w = c < c8 ? w8 : 0; w < w8; w += 8) {
             int32_t q[8];
             _mm256_storeu_si256((__m256i *)q, s16_codes8(_mm256_loadu_ps(src + w), inv, z, lo));
-            for (int k = 0; k < 8; k++) dst[(w + (size_t)k) * cp + c] = (int16_t)q[k];
+            for (int k = 0; k < 8; k++) img_store1(j, dst + (w + (size_t)k) * cp + c, q[k]);
         }
         for (size_t w = w8; w < g->iw; w++)
-            dst[w * cp + c] = (int16_t)(tc__q_code(src[w], j->inv_scale, g->zero_point, g->lo) - zp);
+            img_store1(j, dst + w * cp + c, tc__q_code(src[w], j->inv_scale, g->zero_point, g->lo) - zp);
     }
     for (size_t w = 0; w < g->iw; w++)
-        for (size_t c = g->cin; c < cp; c++) dst[w * cp + c] = 0;
+        for (size_t c = g->cin; c < cp; c++) img_store1(j, dst + w * cp + c, 0);
 }
 
 /* The first n (1..8) lanes of p (contiguous), the others 0, without reading past them. */
@@ -190,19 +213,22 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
     v = _mm256_fmadd_ps(v, _mm256_loadu_ps(j->mult + oc), bv); /* mult has C_out rounded up to 16 entries */
     if (o->res) v = _mm256_add_ps(v, s16_residual(o, off, n));
     v = tc__vact_f32_avx2(v, &j->act);
-    if (j->yq == NULL) {
+    if (j->yq == NULL && j->yq8 == NULL) {
         s16_store_n(o->y + off, v, n);
         return;
     }
     const tc__qconv_geom *g = j->g;
-    const __m128i q = s16_narrow(s16_codes8(v, _mm256_set1_ps(j->o_inv), _mm256_set1_ps((float)g->o_zp),
-                                            _mm256_set1_ps((float)g->o_lo)));
-    int16_t *dst = j->yq + o->qoff[i] + (oc - o->oc0);
-    if (n == 8) _mm_storeu_si128((__m128i *)dst, q);
-    else {
-        int16_t buf[8];
-        _mm_storeu_si128((__m128i *)buf, q);
-        memcpy(dst, buf, (size_t)n * sizeof *dst);
+    const __m256i c = s16_codes8(v, _mm256_set1_ps(j->o_inv), _mm256_set1_ps((float)g->o_zp), _mm256_set1_ps((float)g->o_lo));
+    const size_t at = o->qoff[i] + (oc - o->oc0);
+    int16_t buf[8];
+    if (j->u7) {
+        _mm_storel_epi64((__m128i *)buf, u7_narrow(c));
+        memcpy(j->yq8 + at, buf, (size_t)n);
+    } else if (n == 8) {
+        _mm_storeu_si128((__m128i *)(j->yq + at), s16_narrow(c));
+    } else {
+        _mm_storeu_si128((__m128i *)buf, s16_narrow(c));
+        memcpy(j->yq + at, buf, (size_t)n * sizeof *buf);
     }
 }
 
@@ -211,14 +237,32 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
  * oc), accumulated over every tap and every input-channel pair, then stored (n valid channels). Pixel
  * indices in o start at i0.
  */
-static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, const size_t *xoff, const int16_t *w0,
-                                                           const tc__lowp_out *o, int i0, size_t oc, int n, const int MR) {
+static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, const size_t *xoff, const void *w0,
+                                                           const tc__lowp_out *o, int i0, size_t oc, int n, const int MR,
+                                                           const bool U7) {
     const size_t runs = j->runs, pairs = j->run_pairs;
     __m256i acc[S16_MR][2];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
     const int16_t *wp = w0;
-    for (size_t t = 0; t < runs; t++) {
+    const int8_t *wq = w0;
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (size_t t = 0; t < runs && U7; t++) { /* u7: 4 channels per step, u8 x s8 pairs, then pairs of pairs */
+        const uint8_t *xt = j->xq8 + j->run_off[t];
+        for (size_t c = 0; c < pairs; c++, wq += 64, xt += 4) {
+            const __m256i w_lo = _mm256_loadu_si256((const __m256i *)wq);
+            const __m256i w_hi = _mm256_loadu_si256((const __m256i *)(wq + 32));
+#pragma GCC unroll 6
+            for (int i = 0; i < MR; i++) {
+                int32_t quad;
+                memcpy(&quad, xt + xoff[i], sizeof quad);
+                const __m256i xb = _mm256_set1_epi32(quad);
+                acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(_mm256_maddubs_epi16(xb, w_lo), ones));
+                acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(xb, w_hi), ones));
+            }
+        }
+    }
+    for (size_t t = 0; t < runs && !U7; t++) {
         const int16_t *xt = j->xq + j->run_off[t];
         for (size_t c = 0; c < pairs; c++, wp += 32, xt += 2) {
             const __m256i w_lo = _mm256_loadu_si256((const __m256i *)wp);
@@ -233,7 +277,7 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
             }
         }
     }
-    if (o->ls != 1 && j->yq == NULL) { /* NCHW: transposed */
+    if (o->ls != 1 && j->yq == NULL && j->yq8 == NULL) { /* NCHW: transposed */
         __m256i half[8];
         for (int h = 0; h < 2 && n > 8 * h; h++) {
             for (int i = 0; i < MR; i++) half[i] = acc[i][h];
@@ -249,9 +293,13 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
 }
 
 #define S16_FN(MR)                                                                                                    \
-    static void s16_tile_##MR(const s16_job *j, const size_t *xoff, const int16_t *w0, const tc__lowp_out *o, int i0, \
+    static void s16_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,    \
                               size_t oc, int n) {                                                                       \
-        s16_tile(j, xoff, w0, o, i0, oc, n, MR);                                                                        \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, false);                                                                 \
+    }                                                                                                                   \
+    static void u7_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,     \
+                             size_t oc, int n) {                                                                        \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, true);                                                                  \
     }
 S16_FN(1)
 S16_FN(2)
@@ -260,8 +308,9 @@ S16_FN(4)
 S16_FN(5)
 S16_FN(6)
 
-typedef void (*s16_tile_fn)(const s16_job *, const size_t *, const int16_t *, const tc__lowp_out *, int, size_t, int);
+typedef void (*s16_tile_fn)(const s16_job *, const size_t *, const void *, const tc__lowp_out *, int, size_t, int);
 static const s16_tile_fn s16_tiles[S16_MR] = {s16_tile_1, s16_tile_2, s16_tile_3, s16_tile_4, s16_tile_5, s16_tile_6};
+static const s16_tile_fn u7_tiles[S16_MR] = {u7_tile_1, u7_tile_2, u7_tile_3, u7_tile_4, u7_tile_5, u7_tile_6};
 
 /* The tile of lowp_grid.h's task loop: each block of 16 channels, in runs of up to S16_MR pixels. */
 static void s16_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *xoff, const tc__lowp_out *o,
@@ -270,13 +319,15 @@ static void s16_tile_at(const void *job, int mr, int nb, size_t b0, const size_t
     const tc__qconv_geom *g = j->g;
     const size_t wbs = g->kh * g->kw * g->cp * 16; /* elements per block of 16 channels */
     const int last_n = __builtin_popcount(last_mask);
+    const s16_tile_fn *tiles = j->u7 ? u7_tiles : s16_tiles;
     for (int b = 0; b < nb; b++) {
-        const int16_t *w0 = j->w + (b0 + (size_t)b) * wbs;
+        const size_t at = (b0 + (size_t)b) * wbs;
+        const void *w0 = j->u7 ? (const void *)(j->w8 + at) : (const void *)(j->w + at);
         const size_t oc = o->oc0 + (size_t)b * 16;
         const int n = b == nb - 1 ? last_n : 16;
         for (int i = 0; i < mr; i += S16_MR) {
             const int m = mr - i < S16_MR ? mr - i : S16_MR;
-            s16_tiles[m - 1](j, xoff + i, w0, o, i, oc, n);
+            tiles[m - 1](j, xoff + i, w0, o, i, oc, n);
         }
     }
 }
@@ -286,36 +337,49 @@ static void s16_compute(void *arg, size_t strip_task, size_t group) {
     tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, s16_tile_at, j);
 }
 
-tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
+/* Both variants: the image of esz-byte elements (scratch of scratch_bytes), the weight's scales after w_bytes. */
+static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7) {
     if (g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
                         ctx->op_type);
     tc__lowp_io io;
     tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
     if (st != TC_STATUS_OK) return st;
-    s16_job j = {.g = g, .x = io.x, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act,
-                 .inv_scale = 1.0f / g->x_scale};
-    j.mult = (const float *)(j.w + tc__qconv_s16_weight_elems(g));
+    s16_job j = {.g = g, .x = io.x, .u7 = u7, .w = io.w, .w8 = io.w, .y = io.y, .bias = io.bias, .res = io.res,
+                 .act = io.act, .inv_scale = 1.0f / g->x_scale};
+    const size_t esz = u7 ? 1 : 2;
+    j.mult = (const float *)((const char *)io.w + (u7 ? tc__qconv_weight_bytes(g) : tc__qconv_s16_weight_elems(g) * 2));
     const size_t img = g->batch * g->hp * g->wp * g->cp;
-    unsigned char *scratch = tc__kernel_alloc(ctx, tc__qconv_s16_scratch(g));
+    unsigned char *scratch = tc__kernel_alloc(ctx, u7 ? tc__qconv_scratch(g) : tc__qconv_s16_scratch(g));
     if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
-    j.xq = g->in_image ? (int16_t *)io.x : (int16_t *)scratch; /* the INT8 chain: X is already the image */
-    size_t *run_off = (size_t *)(scratch + (img * 2 + 63) / 64 * 64);
+    void *image = g->in_image ? (void *)io.x : (void *)scratch; /* the INT8 chain: X is already the image */
+    j.xq = image, j.xq8 = image;
+    size_t *run_off = (size_t *)(scratch + (img * esz + 63) / 64 * 64);
     const bool rows = g->dw == 1;
     j.runs = rows ? g->kh : g->kh * g->kw;
-    j.run_pairs = (rows ? g->kw : 1) * g->cp / 2;
+    j.run_pairs = (rows ? g->kw : 1) * g->cp / (u7 ? 4 : 2);
     for (size_t a = 0; a < g->kh; a++)
         for (size_t c = 0; c < (rows ? 1 : g->kw); c++)
             run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.run_off = run_off;
     j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
-        j.yq = (int16_t *)io.y;
+        if (u7) j.yq8 = io.y;
+        else j.yq = io.y;
         j.o_inv = 1.0f / g->o_scale;
         tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
-        memset(j.yq, 0, g->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j.yq);
+        memset(io.y, 0, g->batch * g->o_hp * g->o_wp * g->o_cp * esz);
     }
     tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, s16_quantize_row, s16_compute, &j);
     tc__kernel_free(ctx, scratch);
     return TC_STATUS_OK;
+}
+
+tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) { return s16_run(ctx, g, false); }
+
+tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
+    if (!g->nonneg || g->zero_point != 128 || g->lo != 1 || (g->out_image && (g->o_zp != 128 || g->o_lo != 1)))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u7 int8 kernel needs a non-negative symmetric input",
+                        ctx->op_type);
+    return s16_run(ctx, g, true);
 }

@@ -53,6 +53,7 @@ typedef struct tc__qconv_geom {
     uint8_t in_layout, out_layout; /* tc__lowp_layout */
     float x_scale;          /* sx */
     uint8_t zero_point, lo; /* z and the lowest code (see above) */
+    bool nonneg;            /* tc.int8_nonneg: X cannot be negative */
     /* The INT8 chain (core/quant_attr.h): X is already this operator's padded u8 image (in_image), or Y is
      * written as the next layer's padded image [N][o_hp][o_wp][o_cp], codes of y / o_scale + o_zp (out_image). */
     bool in_image, out_image;
@@ -107,6 +108,16 @@ static inline size_t tc__qconv_s16_scratch(const tc__qconv_geom *g) {
 }
 /* Runs the AVX2 variant on a step its tactic supports, with the weight packed for it. */
 tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
+
+/*
+ * The AVX2 variant for a non-negative X with symmetric codes (tc.int8_nonneg, z = 128, lo = 1; qconv_s16_avx2.c
+ * too): q = u - 128 is in [0, 127], so vpmaddubsw (u8 x s8 pairs summed into s16) is exact (|pair| <= 2 * 127 *
+ * 127 < 2^15) and vpmaddwd with ones sums the pairs: fewer instructions per multiply-add than 16-bit codes. The
+ * image holds q as bytes (padded channels-last, Cp % 4 == 0, border 0; max(q, 0), so a NaN, whose code is 1, gives 0
+ * here and -127 in the other variants), the weight the VNNI packing (its comp part unused); in the chain the images
+ * hold such bytes.
+ */
+tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 
 /* Quantizes one float: round(x / scale) clamped to [-127, 127] (the weights' definition). */
 static inline int8_t tc__q_round(float x, float inv_scale) {

@@ -62,6 +62,7 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     if (z > 255 || z < -1) return false;
     g->zero_point = z < 0 ? 128 : (uint8_t)z;
     g->lo = z < 0 ? 1 : 0;
+    g->nonneg = tc__attr_int(d->attrs, TC__ATTR_INT8_NONNEG, 0) == 1;
     return q_finish(g) && q_chain(d, g);
 }
 
@@ -184,6 +185,13 @@ static tc_status q_ctx_geometry(const tc__kernel_ctx *ctx, tc__qconv_geom *g) {
                         ctx->op_type);
     return TC_STATUS_OK;
 }
+/* The AVX2 variant on unsigned 7-bit codes: a non-negative X with symmetric codes (the VNNI packing and image size). */
+static bool q_supports_u7(const tc__step_desc *d) {
+    tc__qconv_geom g;
+    return q_supports(d, false) && tc__qconv_geometry(d, &g) && g.nonneg && g.zero_point == 128 && g.lo == 1 &&
+           (!g.out_image || (g.o_zp == 128 && g.o_lo == 1));
+}
+
 static tc_status q_run(const tc__kernel_ctx *ctx) {
     tc__qconv_geom g;
     tc_status st = q_ctx_geometry(ctx, &g);
@@ -193,6 +201,11 @@ static tc_status q_run_s16(const tc__kernel_ctx *ctx) {
     tc__qconv_geom g;
     tc_status st = q_ctx_geometry(ctx, &g);
     return st != TC_STATUS_OK ? st : tc__qconv_run_s16_avx2(ctx, &g);
+}
+static tc_status q_run_u7(const tc__kernel_ctx *ctx) {
+    tc__qconv_geom g;
+    tc_status st = q_ctx_geometry(ctx, &g);
+    return st != TC_STATUS_OK ? st : tc__qconv_run_u7_avx2(ctx, &g);
 }
 
 #define Q_TACTIC(var, tname, op, isa_bits, flag, sup, pk, scr, rn)                                                \
@@ -208,7 +221,14 @@ Q_TACTIC(tc__tactic_matmul_int8_avx512vnni, "matmul_int8_avx512vnni", "MatMul", 
          q_scratch, q_run)
 Q_TACTIC(tc__tactic_gemm_int8_avx512vnni, "gemm_int8_avx512vnni", "Gemm", Q_ISA, 0, q_supports_plain, q_pack, q_scratch,
          q_run)
-/* The AVX2 variant (vpmaddwd on 16-bit codes) for CPUs without VNNI. */
+/* The AVX2 variants for CPUs without VNNI: vpmaddubsw on unsigned 7-bit codes (a non-negative X), else vpmaddwd on
+ * 16-bit codes. */
+Q_TACTIC(tc__tactic_conv_int8_u7_avx2, "conv_int8_u7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u7, q_pack,
+         q_scratch, q_run_u7)
+Q_TACTIC(tc__tactic_matmul_int8_u7_avx2, "matmul_int8_u7_avx2", "MatMul", TC__VEC_ISA_AVX2, 0, q_supports_u7, q_pack,
+         q_scratch, q_run_u7)
+Q_TACTIC(tc__tactic_gemm_int8_u7_avx2, "gemm_int8_u7_avx2", "Gemm", TC__VEC_ISA_AVX2, 0, q_supports_u7, q_pack,
+         q_scratch, q_run_u7)
 Q_TACTIC(tc__tactic_conv_int8_avx2, "conv_int8_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_s16, q_pack_s16,
          q_scratch_s16, q_run_s16)
 Q_TACTIC(tc__tactic_matmul_int8_avx2, "matmul_int8_avx2", "MatMul", TC__VEC_ISA_AVX2, 0, q_supports_s16, q_pack_s16,
