@@ -287,6 +287,12 @@ static void test_int8_chain(void **state) {
             assert_true(node_has(chained, "mid", TC__ATTR_INT8_OUT_IMAGE));
             assert_true(node_has(chained, "proj", TC__ATTR_INT8_IN_IMAGE));
             assert_false(node_has(chained, "stem", TC__ATTR_INT8_OUT_IMAGE));
+            /* the precision pass marks the layers whose input cannot be negative: after a Relu, or a Relu pooled
+             * and flattened (classifier); not the stem, which reads the graph input */
+            assert_false(node_has(chained, "stem", TC__ATTR_INT8_NONNEG));
+            assert_true(node_has(chained, "mid", TC__ATTR_INT8_NONNEG));
+            assert_true(node_has(chained, "proj", TC__ATTR_INT8_NONNEG));
+            assert_true(node_has(chained, "classifier", TC__ATTR_INT8_NONNEG));
             expect_avx2_tactic(chained, "stem", "conv_int8_avx2");
             expect_avx2_tactic(chained, "mid", "conv_int8_u7_avx2");
             expect_avx2_tactic(chained, "proj", "conv_int8_u7_avx2");
@@ -445,6 +451,7 @@ static void test_residual_chain(void **state) {
         tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off, 2, 0, NULL);
         assert_true(node_has(chained, "c1", TC__ATTR_INT8_OUT_IMAGE));
         assert_true(strstr(step_ops(chained, "c1"), "Add") != NULL);
+        assert_false(node_has(chained, "c2", TC__ATTR_INT8_NONNEG)); /* conv + residual, no activation */
         expect_avx2_tactic(chained, "c1", "conv_int8_avx2");
         expect_avx2_tactic(chained, "c2", "conv_int8_avx2");
         tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
