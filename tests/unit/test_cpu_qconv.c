@@ -296,6 +296,11 @@ static void test_nonneg(void **state) {
     c = conv_case(64, 256, 7, 1, 1, Q_PLAIN);
     c.residual = true, c.nonneg = true;
     check_case(561, &c, "nonneg 1x1 +res");
+    c = conv_case(24, 40, 6, 5, 1, Q_PLAIN); /* a batch of 3 images, both AVX2 variants */
+    c.n = 3, c.residual = true, c.act = TC__ACT_SILU;
+    check_case(562, &c, "batch 3 5x5 plain");
+    c.nonneg = true;
+    check_case(563, &c, "nonneg batch 3 5x5");
     const int64_t ks[] = {4, 7, 129, 768}, ns[] = {3, 17, 256};
     for (size_t a = 0; a < 4; a++)
         for (size_t b = 0; b < 3; b++) {
