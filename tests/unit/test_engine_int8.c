@@ -350,6 +350,15 @@ static void test_half_chain(void **state) {
     tc_model_destroy(m);
 }
 
+/* Runs both engines on x; their outputs must be the same bits (what names the case); destroys both. */
+static void expect_same_and_destroy(tc_engine *plain, tc_engine *chained, const tc_tensor *x, const char *what) {
+    tc_tensor a = run_copy(plain, x), b = run_copy(chained, x);
+    if (memcmp(a.data, b.data, a.nbytes) != 0) fail_msg("%s: chained output differs", what);
+    tc_tensor_free(&a), tc_tensor_free(&b);
+    tc_engine_destroy(plain);
+    tc_engine_destroy(chained);
+}
+
 /* Calibrates m (one input, "x") on 4 copies of x and writes a min-max cache to path. */
 static void calibrate_on(const tc_model *m, const tc_tensor *x, const char *path) {
     tc_calibrator *cal = NULL;
@@ -408,11 +417,7 @@ static void test_dense_chain(void **state) {
         if (kind == 0) expect_avx2_tactic(chained, "ffn1", "matmul_int8_u7_avx2");
         if (kind == 0) expect_avx2_tactic(chained, "ffn2", "matmul_int8_u7_avx2");
         assert_false(node_has(plain, "ffn1", kinds[kind].attr));
-        tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
-        if (memcmp(a.data, b.data, a.nbytes) != 0) fail_msg("kind %d: chained MatMul output differs", kind);
-        tc_tensor_free(&a), tc_tensor_free(&b);
-        tc_engine_destroy(plain);
-        tc_engine_destroy(chained);
+        expect_same_and_destroy(plain, chained, &x, kind == 0 ? "int8 MatMul" : kind == 1 ? "fp16 MatMul" : "bf16 MatMul");
     }
     unlink(cache);
     tc_tensor_free(&x);
@@ -454,11 +459,7 @@ static void test_residual_chain(void **state) {
         assert_false(node_has(chained, "c2", TC__ATTR_INT8_NONNEG)); /* conv + residual, no activation */
         expect_avx2_tactic(chained, "c1", "conv_int8_avx2");
         expect_avx2_tactic(chained, "c2", "conv_int8_avx2");
-        tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
-        if (memcmp(a.data, b.data, a.nbytes) != 0) fail_msg("layout %d: chained output differs", layout);
-        tc_tensor_free(&a), tc_tensor_free(&b);
-        tc_engine_destroy(plain);
-        tc_engine_destroy(chained);
+        expect_same_and_destroy(plain, chained, &x, layout ? "residual, layout pass" : "residual, NCHW");
     }
     unlink(cache);
     tc_tensor_free(&x);

@@ -2,7 +2,8 @@
  * lowp_grid.h - the task loop that the reduced-precision Conv/MatMul/Gemm kernels share (INT8
  * qconv_u8s8_avx512vnni.c and qconv_s16_avx2.c, FP16 hconv_f16_avx512fp16.c, BF16 hconv_bf16_avx512bf16.c),
  * without vector code, so any ISA's kernel can use it. A task is a strip of TC__LOWP_STRIP output pixels of
- * one image, in row-major order (so a strip may span output rows and small planes still fill whole tiles),
+ * one image, in row-major order (so a strip may span output rows and small planes still fill whole tiles; the
+ * strips of a plane and the tiles of a strip are of equal sizes, so no tile is much smaller than the others),
  * x a group of up to TC__LOWP_GROUP_BLOCKS blocks of 16 output channels; a tile is up to 6 pixels (3 or 4
  * blocks) or 12 pixels (1 or 2 blocks); the kernel's tile function reads each pixel's window at an offset
  * into the padded channels-last input image and stores into NCHW, NCHW16c or row-major output.
@@ -61,8 +62,9 @@ typedef void (*tc__lowp_tile_fn)(const void *job, int mr, int nb, size_t b0, con
 static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size_t group, float *y, const float *res,
                                  tc__lowp_tile_fn tile, const void *job) {
     const size_t plane = g->oh * g->ow;
-    const size_t n = strip_task / g->strips, p0 = strip_task % g->strips * TC__LOWP_STRIP;
-    const size_t p1 = p0 + TC__LOWP_STRIP < plane ? p0 + TC__LOWP_STRIP : plane;
+    /* strips of equal length (49 pixels: 25 + 24, not 48 + 1) */
+    const size_t n = strip_task / g->strips, s = strip_task % g->strips;
+    const size_t p0 = s * plane / g->strips, p1 = (s + 1) * plane / g->strips;
     const size_t b0 = group * TC__LOWP_GROUP_BLOCKS;
     const int nb = (int)(g->nblocks - b0 < TC__LOWP_GROUP_BLOCKS ? g->nblocks - b0 : TC__LOWP_GROUP_BLOCKS);
     const size_t oc0 = b0 * 16, last_ch = g->cout - (b0 + (size_t)nb - 1) * 16;
@@ -82,8 +84,9 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
     }
     const size_t img = n * g->hp * g->wp * g->cp;
     size_t r = p0 / g->ow, c = p0 % g->ow; /* output pixel p as row and column */
-    for (size_t p = p0; p < p1;) {
-        const int mr = (int)(p1 - p < (size_t)mr_max ? p1 - p : (size_t)mr_max);
+    size_t tiles = (p1 - p0 + (size_t)mr_max - 1) / (size_t)mr_max; /* tiles of equal size (25: 5 x 5, not 4 x 6 + 1) */
+    for (size_t p = p0; p < p1; tiles--) {
+        const int mr = (int)((p1 - p + tiles - 1) / tiles);
         size_t xoff[TC__LOWP_MR];
         for (int i = 0; i < mr; i++) {
             xoff[i] = img + (r * g->sh * g->wp + c * g->sw) * g->cp;

@@ -325,9 +325,10 @@ static void s16_tile_at(const void *job, int mr, int nb, size_t b0, const size_t
         const void *w0 = j->u7 ? (const void *)(j->w8 + at) : (const void *)(j->w + at);
         const size_t oc = o->oc0 + (size_t)b * 16;
         const int n = b == nb - 1 ? last_n : 16;
-        for (int i = 0; i < mr; i += S16_MR) {
-            const int m = mr - i < S16_MR ? mr - i : S16_MR;
+        for (int i = 0, left = (mr + S16_MR - 1) / S16_MR; i < mr; left--) { /* runs of equal size (7: 4 + 3) */
+            const int m = (mr - i + left - 1) / left;
             tiles[m - 1](j, xoff + i, w0, o, i, oc, n);
+            i += m;
         }
     }
 }
