@@ -12,6 +12,7 @@
 #include "core/layout.h"
 #include "core/quant_attr.h"
 #include "engine/engine.h"
+#include "engine/engine_tactics.h"
 #include "engine/model.h"
 #include "engine/plan_format.h"
 #include "tactics/tactic.h"
@@ -243,11 +244,8 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
     info->is_reorder = strcmp(n->op_type, "Identity") == 0 && tc__layout_in_blocked(&n->attrs, 0) &&
                        !tc__layout_out_blocked(&n->attrs);
     info->layout = info->is_reorder                                ? "nchw16c->nchw"
-                   : tc__attr_has(&n->attrs, TC__ATTR_INT8_OUT_IMAGE) ? (strstr(s->tactic, "_u7_")     ? "u7-chain"
-                                                                      : strstr(s->tactic, "_avx2") ? "s16-chain"
-                                                                                                   : "u8-chain")
-                   : tc__attr_has(&n->attrs, TC__ATTR_HALF_OUT_IMAGE) ? (strcmp(info->precision, "bf16") == 0 ? "bf16-chain"
-                                                                                                             : "f16-chain")
+                   : tc__attr_has(&n->attrs, TC__ATTR_INT8_OUT_IMAGE) || tc__attr_has(&n->attrs, TC__ATTR_HALF_OUT_IMAGE)
+                       ? tc__lowp_chain_label(s->tactic)
                    : tc__layout_out_blocked(&n->attrs)               ? "nchw16c"
                                                                       : "";
     info->output_shape[0] = '\0';

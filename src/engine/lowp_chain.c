@@ -20,19 +20,32 @@
 #include "engine/engine_tactics.h"
 #include "passes/pattern.h"
 
+/* The chainable families: a chain links a producer and a reader of the same one. */
 enum {
     FAM_NONE = 0,
-    FAM_INT8,
+    FAM_INT8,     /* VNNI: u8 codes */
     FAM_FP16,
     FAM_BF16,
     FAM_INT8_S16, /* the AVX2 variant: 16-bit centred codes */
-    FAM_INT8_U7   /* the AVX2 variant for non-negative inputs: bytes of 7-bit codes */
+    FAM_INT8_U7,  /* the AVX2 variant for non-negative inputs: bytes of 7-bit codes */
+    FAM_COUNT_
 };
 #define FAM_DENSE 8 /* added to a MatMul/Gemm tactic's family: dense layers chain only with dense layers */
 
-/* Which chainable family step st's tactic belongs to (+ FAM_DENSE for MatMul/Gemm). */
-static int family(const tc__step *st) {
-    if (st->kind != TC__STEP_COMPUTE) return FAM_NONE;
+/* Per family: INT8 codes or 16-bit floats, bytes per image element, the layout `inspect` shows. */
+static const struct {
+    bool int8;
+    size_t elem;
+    const char *label;
+} kFam[FAM_COUNT_] = {[FAM_NONE] = {false, 0, ""},
+                      [FAM_INT8] = {true, 1, "u8-chain"},
+                      [FAM_FP16] = {false, 2, "f16-chain"},
+                      [FAM_BF16] = {false, 2, "bf16-chain"},
+                      [FAM_INT8_S16] = {true, 2, "s16-chain"},
+                      [FAM_INT8_U7] = {true, 1, "u7-chain"}};
+
+/* Which chainable family a tactic belongs to (+ FAM_DENSE for MatMul/Gemm). */
+static int tactic_family(const char *tactic) {
     static const struct {
         const char *name;
         int fam;
@@ -54,10 +67,15 @@ static int family(const tc__step *st) {
              {"conv_nchw16c_bf16_avx512bf16", FAM_BF16},
              {"matmul_bf16_avx512bf16", FAM_BF16 + FAM_DENSE},
              {"gemm_bf16_avx512bf16", FAM_BF16 + FAM_DENSE}};
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-        if (strcmp(st->tactic, k[i].name) == 0) return k[i].fam;
+    for (size_t i = 0; tactic != NULL && i < sizeof k / sizeof k[0]; i++)
+        if (strcmp(tactic, k[i].name) == 0) return k[i].fam;
     return FAM_NONE;
 }
+
+/* The family of step st (+ FAM_DENSE). */
+static int family(const tc__step *st) { return st->kind == TC__STEP_COMPUTE ? tactic_family(st->tactic) : FAM_NONE; }
+
+const char *tc__lowp_chain_label(const char *tactic) { return kFam[tactic_family(tactic) % FAM_DENSE].label; }
 
 /* Readers of value v: node inputs (epilogue operands included) and graph outputs. */
 static int readers(const tc__graph *g, int32_t v) {
@@ -145,8 +163,8 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
             continue;
         int64_t img[7];
         float scale = 0.0f;
-        const bool int8 = fam == FAM_INT8 || fam == FAM_INT8_S16 || fam == FAM_INT8_U7;
-        if (int8 ? !int8_pair(g, p, c, s, &s->t[v], fam == FAM_INT8_S16 ? 2 : 1, img, &scale)
+        const bool int8 = kFam[fam].int8;
+        if (int8 ? !int8_pair(g, p, c, s, &s->t[v], kFam[fam].elem, img, &scale)
                  : !half_pair(g, p, c, s, &s->t[v], fam == FAM_BF16, img))
             continue;
         const tc__attr out_img = {.name = int8 ? TC__ATTR_INT8_OUT_IMAGE : TC__ATTR_HALF_OUT_IMAGE,

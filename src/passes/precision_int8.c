@@ -6,9 +6,6 @@
  * the exclusion list (--layer-precision NAME:fp32) keep FP32. A layer whose data input cannot be
  * negative also gets tc.int8_nonneg = 1 (core/quant_attr.h).
  */
-
-#include <string.h>
-
 #include "core/quant_attr.h"
 #include "passes/passes.h"
 #include "passes/pattern.h"
@@ -18,19 +15,19 @@
 /* True when value v cannot be negative (NaN aside): its producer's epilogue ends in an activation with
  * non-negative outputs, or it is a Relu, or pooling/reshaping of such a value (depth: levels left to follow). */
 static bool nonneg_value(const tc__graph *g, int32_t v, int depth) {
-    const int32_t p = v >= 0 ? g->values[v].producer : -1;
+    const int32_t p = tc__pat_producer(g, v, NULL);
     if (p < 0 || depth <= 0) return false;
     const tc__node *n = &g->nodes[p];
     const tc__epilogue *e = &n->epi;
     if (e->act == TC__ACT_RELU || e->act == TC__ACT_SIGMOID || e->act == TC__ACT_HARDSIGMOID ||
         (e->act == TC__ACT_CLIP && e->alpha >= 0.0f))
         return true;
-    if (!tc__epilogue_is_none(e) || n->n_op_in < 1) return false;
-    if (strcmp(n->op_type, "Relu") == 0) return true;
+    if (!tc__pat_plain(n) || n->n_op_in < 1) return false;
+    if (tc__pat_is(n, "Relu")) return true;
     static const char *const through[] = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
                                           "Flatten", "Reshape", "Identity"};
     for (size_t i = 0; i < sizeof through / sizeof through[0]; i++)
-        if (strcmp(n->op_type, through[i]) == 0) return nonneg_value(g, n->in[0], depth - 1);
+        if (tc__pat_is(n, through[i])) return nonneg_value(g, n->in[0], depth - 1);
     return false;
 }
 

@@ -66,18 +66,21 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     return q_finish(g) && q_chain(d, g);
 }
 
-/* Which step this tactic family takes: the geometry, the weight constant, the layouts, the epilogue. */
+/* Which step this tactic family takes: the geometry (into g), the weight constant, the layouts, the epilogue. */
+static bool q_takes(const tc__step_desc *d, bool blocked, tc__qconv_geom *g) {
+    tc__lowp_shape s;
+    return tc__qconv_geometry(d, g) && tc__lowp_shape_of(d, &s) && tc__lowp_step_ok(d, &s, blocked);
+}
 static bool q_supports(const tc__step_desc *d, bool blocked) {
     tc__qconv_geom g;
-    tc__lowp_shape s;
-    return tc__qconv_geometry(d, &g) && tc__lowp_shape_of(d, &s) && tc__lowp_step_ok(d, &s, blocked);
+    return q_takes(d, blocked, &g);
 }
 static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, false); }
 /* The AVX2 variant: plain layouts, its 16-bit packing within the FP32 weight's bytes, and chain images of 16-bit
  * codes within the FP32 tensors' bytes. */
 static bool q_supports_s16(const tc__step_desc *d) {
     tc__qconv_geom g;
-    if (!q_supports(d, false) || !tc__qconv_geometry(d, &g)) return false;
+    if (!q_takes(d, false, &g)) return false;
     if (g.in_image && !tc__lowp_in_image_fits(d, g.batch, g.hp, g.wp, g.cp, 2)) return false;
     if (g.out_image && g.batch * g.o_hp * g.o_wp * g.o_cp * 2 > (size_t)tc__tensor_numel(d->out[0]) * sizeof(float))
         return false;
@@ -188,25 +191,19 @@ static tc_status q_ctx_geometry(const tc__kernel_ctx *ctx, tc__qconv_geom *g) {
 /* The AVX2 variant on unsigned 7-bit codes: a non-negative X with symmetric codes (the VNNI packing and image size). */
 static bool q_supports_u7(const tc__step_desc *d) {
     tc__qconv_geom g;
-    return q_supports(d, false) && tc__qconv_geometry(d, &g) && g.nonneg && g.zero_point == 128 && g.lo == 1 &&
+    return q_takes(d, false, &g) && g.nonneg && g.zero_point == 128 && g.lo == 1 &&
            (!g.out_image || (g.o_zp == 128 && g.o_lo == 1));
 }
 
-static tc_status q_run(const tc__kernel_ctx *ctx) {
+/* Runs kernel on the step of ctx. */
+static tc_status q_run_with(const tc__kernel_ctx *ctx, tc_status (*kernel)(const tc__kernel_ctx *, const tc__qconv_geom *)) {
     tc__qconv_geom g;
     tc_status st = q_ctx_geometry(ctx, &g);
-    return st != TC_STATUS_OK ? st : tc__qconv_run_avx512vnni(ctx, &g);
+    return st != TC_STATUS_OK ? st : kernel(ctx, &g);
 }
-static tc_status q_run_s16(const tc__kernel_ctx *ctx) {
-    tc__qconv_geom g;
-    tc_status st = q_ctx_geometry(ctx, &g);
-    return st != TC_STATUS_OK ? st : tc__qconv_run_s16_avx2(ctx, &g);
-}
-static tc_status q_run_u7(const tc__kernel_ctx *ctx) {
-    tc__qconv_geom g;
-    tc_status st = q_ctx_geometry(ctx, &g);
-    return st != TC_STATUS_OK ? st : tc__qconv_run_u7_avx2(ctx, &g);
-}
+static tc_status q_run(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_avx512vnni); }
+static tc_status q_run_s16(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_s16_avx2); }
+static tc_status q_run_u7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u7_avx2); }
 
 #define Q_TACTIC(var, tname, op, isa_bits, flag, sup, pk, scr, rn)                                                \
     const tc__tactic var = {.name = tname, .op_type = op, .isa = isa_bits,                                             \
