@@ -21,22 +21,20 @@
 typedef struct s16_job {
     const tc__qconv_geom *g;
     const float *x;
-    bool u7;      /* the u7 variant: 1-byte image elements and VNNI-packed weights */
-    int16_t *xq;  /* the image (16-bit elements) */
-    uint8_t *xq8; /* the same, u7 */
+    bool u7;     /* the u7 variant: 1-byte image elements (else int16) and VNNI-packed weights (else int16) */
+    size_t esz;  /* bytes per image and weight element: 1 (u7) or 2 */
+    void *img;   /* the padded input image */
     /* The taps as runs of values contiguous in both the padded image and the packed weight: with dilation 1 along
      * the width, a kernel row's taps are adjacent pixels, so a run is a kernel row (kw * Cp values), else one tap */
     const size_t *run_off; /* element offset of each run in the padded image */
     size_t runs, run_pairs; /* runs, and channel pairs (u7: quads) per run */
-    const int16_t *w;
-    const int8_t *w8; /* u7 */
+    const void *w; /* the packed weight */
     const float *mult;
     const float *bias, *res;
     float *y;
     tc__vact act;
     float inv_scale;
-    int16_t *yq;  /* INT8 chain: the next layer's image (centred codes), else NULL */
-    uint8_t *yq8; /* the same, u7 */
+    void *oimg;  /* INT8 chain: the next layer's image (elements as img's), else NULL */
     float o_inv; /* its 1 / scale */
     tc__lowp_grid grid;
 } s16_job;
@@ -62,12 +60,12 @@ static inline __m128i u7_narrow(__m256i c) {
 
 /* Stores 8 centred codes (32-bit lanes of c) as image elements at element at: int16, or (u7) bytes of max(q, 0). */
 static inline void img_store8(const s16_job *j, size_t at, __m256i c) {
-    if (j->u7) _mm_storel_epi64((__m128i *)(j->xq8 + at), u7_narrow(c));
-    else _mm_storeu_si128((__m128i *)(j->xq + at), s16_narrow(c));
+    if (j->u7) _mm_storel_epi64((__m128i *)((uint8_t *)j->img + at), u7_narrow(c));
+    else _mm_storeu_si128((__m128i *)((int16_t *)j->img + at), s16_narrow(c));
 }
 static inline void img_store1(const s16_job *j, size_t at, int q) {
-    if (j->u7) j->xq8[at] = (uint8_t)(q > 0 ? q : 0);
-    else j->xq[at] = (int16_t)q;
+    if (j->u7) ((uint8_t *)j->img)[at] = (uint8_t)(q > 0 ? q : 0);
+    else ((int16_t *)j->img)[at] = (int16_t)q;
 }
 
 /* Transposes 8 x 8 int32 values: r[i] lane j becomes lane i of r[j]. */
@@ -95,7 +93,7 @@ static void s16_quantize_row(void *arg, size_t task) {
     const tc__qconv_geom *g = j->g;
     const size_t n = task / g->hp, r = task % g->hp, cp = g->cp, esz = j->u7 ? 1 : 2;
     const size_t row = (n * g->hp + r) * g->wp * cp; /* element index */
-    unsigned char *bytes = j->u7 ? (unsigned char *)j->xq8 : (unsigned char *)j->xq;
+    unsigned char *bytes = j->img;
     if (r < g->pt || r >= g->pt + g->ih) {
         memset(bytes + row * esz, 0, g->wp * cp * esz);
         return;
@@ -213,7 +211,7 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
     v = _mm256_fmadd_ps(v, _mm256_loadu_ps(j->mult + oc), bv); /* mult has C_out rounded up to 16 entries */
     if (o->res) v = _mm256_add_ps(v, s16_residual(o, off, n));
     v = tc__vact_f32_avx2(v, &j->act);
-    if (j->yq == NULL && j->yq8 == NULL) {
+    if (j->oimg == NULL) {
         s16_store_n(o->y + off, v, n);
         return;
     }
@@ -223,12 +221,12 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
     int16_t buf[8];
     if (j->u7) {
         _mm_storel_epi64((__m128i *)buf, u7_narrow(c));
-        memcpy(j->yq8 + at, buf, (size_t)n);
+        memcpy((uint8_t *)j->oimg + at, buf, (size_t)n);
     } else if (n == 8) {
-        _mm_storeu_si128((__m128i *)(j->yq + at), s16_narrow(c));
+        _mm_storeu_si128((__m128i *)((int16_t *)j->oimg + at), s16_narrow(c));
     } else {
         _mm_storeu_si128((__m128i *)buf, s16_narrow(c));
-        memcpy(j->yq + at, buf, (size_t)n * sizeof *buf);
+        memcpy((int16_t *)j->oimg + at, buf, (size_t)n * sizeof *buf);
     }
 }
 
@@ -248,7 +246,7 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
     const int8_t *wq = w0;
     const __m256i ones = _mm256_set1_epi16(1);
     for (size_t t = 0; t < runs && U7; t++) { /* u7: 4 channels per step, u8 x s8 pairs, then pairs of pairs */
-        const uint8_t *xt = j->xq8 + j->run_off[t];
+        const uint8_t *xt = (const uint8_t *)j->img + j->run_off[t];
         for (size_t c = 0; c < pairs; c++, wq += 64, xt += 4) {
             const __m256i w_lo = _mm256_loadu_si256((const __m256i *)wq);
             const __m256i w_hi = _mm256_loadu_si256((const __m256i *)(wq + 32));
@@ -263,7 +261,7 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
         }
     }
     for (size_t t = 0; t < runs && !U7; t++) {
-        const int16_t *xt = j->xq + j->run_off[t];
+        const int16_t *xt = (const int16_t *)j->img + j->run_off[t];
         for (size_t c = 0; c < pairs; c++, wp += 32, xt += 2) {
             const __m256i w_lo = _mm256_loadu_si256((const __m256i *)wp);
             const __m256i w_hi = _mm256_loadu_si256((const __m256i *)(wp + 16));
@@ -277,7 +275,7 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
             }
         }
     }
-    if (o->ls != 1 && j->yq == NULL && j->yq8 == NULL) { /* NCHW: transposed */
+    if (o->ls != 1 && j->oimg == NULL) { /* NCHW: transposed */
         __m256i half[8];
         for (int h = 0; h < 2 && n > 8 * h; h++) {
             for (int i = 0; i < MR; i++) half[i] = acc[i][h];
@@ -322,7 +320,7 @@ static void s16_tile_at(const void *job, int mr, int nb, size_t b0, const size_t
     const s16_tile_fn *tiles = j->u7 ? u7_tiles : s16_tiles;
     for (int b = 0; b < nb; b++) {
         const size_t at = (b0 + (size_t)b) * wbs;
-        const void *w0 = j->u7 ? (const void *)(j->w8 + at) : (const void *)(j->w + at);
+        const void *w0 = (const char *)j->w + at * j->esz;
         const size_t oc = o->oc0 + (size_t)b * 16;
         const int n = b == nb - 1 ? last_n : 16;
         for (int i = 0, left = (mr + S16_MR - 1) / S16_MR; i < mr; left--) { /* runs of equal size (7: 4 + 3) */
@@ -338,7 +336,7 @@ static void s16_compute(void *arg, size_t strip_task, size_t group) {
     tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, s16_tile_at, j);
 }
 
-/* Both variants: the image of esz-byte elements (scratch of scratch_bytes), the weight's scales after w_bytes. */
+/* Runs either variant (u7: byte images and the VNNI packing; else 16-bit images and weights). */
 static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7) {
     if (g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
@@ -346,27 +344,26 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
     tc__lowp_io io;
     tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
     if (st != TC_STATUS_OK) return st;
-    s16_job j = {.g = g, .x = io.x, .u7 = u7, .w = io.w, .w8 = io.w, .y = io.y, .bias = io.bias, .res = io.res,
+    s16_job j = {.g = g, .x = io.x, .u7 = u7, .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res,
                  .act = io.act, .inv_scale = 1.0f / g->x_scale};
-    const size_t esz = u7 ? 1 : 2;
-    j.mult = (const float *)((const char *)io.w + (u7 ? tc__qconv_weight_bytes(g) : tc__qconv_s16_weight_elems(g) * 2));
+    const size_t esz = j.esz;
+    /* the weight holds Cpad16 * taps * Cp elements of esz bytes (both packings), then the scales */
+    j.mult = (const float *)((const char *)io.w + tc__qconv_s16_weight_elems(g) * esz);
     const size_t img = g->batch * g->hp * g->wp * g->cp;
     unsigned char *scratch = tc__kernel_alloc(ctx, u7 ? tc__qconv_scratch(g) : tc__qconv_s16_scratch(g));
     if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
-    void *image = g->in_image ? (void *)io.x : (void *)scratch; /* the INT8 chain: X is already the image */
-    j.xq = image, j.xq8 = image;
+    j.img = g->in_image ? (void *)io.x : (void *)scratch; /* the INT8 chain: X is already the image */
     size_t *run_off = (size_t *)(scratch + (img * esz + 63) / 64 * 64);
     const bool rows = g->dw == 1;
     j.runs = rows ? g->kh : g->kh * g->kw;
-    j.run_pairs = (rows ? g->kw : 1) * g->cp / (u7 ? 4 : 2);
+    j.run_pairs = (rows ? g->kw : 1) * g->cp / (4 / esz); /* 4-byte steps: channel pairs, or (u7) quads */
     for (size_t a = 0; a < g->kh; a++)
         for (size_t c = 0; c < (rows ? 1 : g->kw); c++)
             run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.run_off = run_off;
     j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
-        if (u7) j.yq8 = io.y;
-        else j.yq = io.y;
+        j.oimg = io.y;
         j.o_inv = 1.0f / g->o_scale;
         tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
         memset(io.y, 0, g->batch * g->o_hp * g->o_wp * g->o_cp * esz);
