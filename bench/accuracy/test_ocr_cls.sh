@@ -32,7 +32,8 @@ MODEL=$("$PY" -c "import sys; sys.path.insert(0, '$HERE'); import ocr_cls_common
     --model "ort:$MODEL" --model "$WORK/cls_b1.plan" --model "$WORK/cls_dyn.plan" --model "$WORK/cls_int8.plan" \
     --model "$WORK/cls_fp16.plan" --model "$WORK/cls_bf16.plan"
 n_int8=$("$TAILCUT" inspect "$WORK/cls_int8.plan" | grep -c " int8 " || true)
-if { grep -qw avx512_vnni /proc/cpuinfo || grep -qw avx2 /proc/cpuinfo; } && [ "$n_int8" -lt 30 ]; then
+. "$HERE/../../tests/cli/int8_cpu.sh" # vnni, int8
+if [ "$int8" = 1 ] && [ "$n_int8" -lt 30 ]; then
     echo "ocr_cls: the INT8 plan has only $n_int8 INT8 steps" >&2
     exit 1
 fi

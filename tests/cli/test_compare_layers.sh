@@ -26,9 +26,7 @@ fail() { echo "test_compare_layers: FAIL: $*" >&2; exit 1; }
 step() { echo "test_compare_layers: $*"; }
 
 [ -x "$tailcut" ] || fail "no tailcut binary in $build"
-vnni=0 int8=0 # INT8 tactics: AVX512-VNNI (which also chains), or the AVX2 variant
-grep -qw avx512_vnni /proc/cpuinfo && vnni=1
-if [ $vnni = 1 ] || { grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; }; then int8=1; fi
+. "$repo/tests/cli/int8_cpu.sh" # vnni, int8
 
 step "generating a model, calibration and evaluation samples"
 "$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r.onnx" --width-div 4 --blocks 1,1,1,1 --image 32 \

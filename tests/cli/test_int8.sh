@@ -16,9 +16,7 @@ tailcut="$build/tailcut"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tc_int8.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "test_int8: FAIL: $*" >&2; exit 1; }
-vnni=0 int8=0 # INT8 tactics: AVX512-VNNI, or the AVX2 variant (16-bit codes) on CPUs without it
-grep -qw avx512_vnni /proc/cpuinfo && vnni=1
-if [ $vnni = 1 ] || { grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; }; then int8=1; fi
+. "$repo/tests/cli/int8_cpu.sh" # vnni, int8
 
 "$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r.onnx" --width-div 4 --blocks 1,1,1,1 --image 32 >/dev/null
 "$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r2.onnx" --width-div 4 --blocks 1,1,1,1 --image 32 \

@@ -13,14 +13,14 @@ py=${2:-$repo/.venv/bin/python}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tc_qdq.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 "$py" "$repo/tools/modelgen/modelgen.py" resnet50 -o "$work/r.onnx" --width-div 4 --blocks 1,1,1,1 --image 32 >/dev/null
-int8=--expect-fp32 avx2=0
-grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && avx2=1
-if grep -qw avx512_vnni /proc/cpuinfo || [ $avx2 = 1 ]; then int8=--expect-int8; fi
+. "$repo/tests/cli/int8_cpu.sh" # vnni, int8
+expect=--expect-fp32
+[ $int8 = 1 ] && expect=--expect-int8
 check() { "$py" "$repo/tests/cli/qdq_check.py" --tailcut "$build/tailcut" --model "$work/r.onnx" "$@" 2>&1 |
   grep -v "pre-processing\|WARNING" ; }
-check --work "$work/pc" --per-channel $int8
-check --work "$work/pt" $int8 --min-cosine 0.998
-check --work "$work/s8" --per-channel --activation s8 $int8
-if [ $avx2 = 1 ]; then TAILCUT_MAX_ISA=avx512 check --work "$work/novnni" --per-channel --expect-int8; fi
+check --work "$work/pc" --per-channel $expect
+check --work "$work/pt" $expect --min-cosine 0.998
+check --work "$work/s8" --per-channel --activation s8 $expect
+if [ $int8 = 1 ]; then TAILCUT_MAX_ISA=avx512 check --work "$work/novnni" --per-channel --expect-int8; fi
 TAILCUT_MAX_ISA=ref check --work "$work/ref" --per-channel --expect-fp32
 echo "test_qdq: ok"
