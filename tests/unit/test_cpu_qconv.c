@@ -413,6 +413,17 @@ static void test_rejects(void **state) {
     as.n = 2;
     assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
     assert_true(tc__tactic_conv_int8_avx2.supports(&d));
+    /* the u7 variant: only with tc.int8_nonneg = 1 and symmetric codes (no QDQ zero point), chained or not */
+    assert_false(tc__tactic_conv_int8_u7_avx2.supports(&d));
+    attrs[1] = dtu_attr_int(TC__ATTR_INT8_NONNEG, 1);
+    assert_true(tc__tactic_conv_int8_u7_avx2.supports(&d));
+    attrs[1] = dtu_attr_int(TC__ATTR_INT8_NONNEG, 2);
+    assert_false(tc__tactic_conv_int8_u7_avx2.supports(&d));
+    attrs[1] = dtu_attr_int(TC__ATTR_INT8_NONNEG, 1);
+    attrs[2] = dtu_attr_int(TC__ATTR_INT8_ZERO_POINT, 0);
+    as.n = 3;
+    assert_false(tc__tactic_conv_int8_u7_avx2.supports(&d));
+    assert_true(tc__tactic_conv_int8_avx2.supports(&d));
     tc__tensor_free(&w16), tc__tensor_free(&y16);
     tc__tensor_free(&x1), tc__tensor_free(&y1), tc__tensor_free(&wsmall);
     tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);
