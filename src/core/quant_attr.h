@@ -27,6 +27,11 @@
  * FP32 tensor and no quantization pass between them. The tensor's bytes then hold codes, not floats.
  */
 #define TC__ATTR_INT8_OUT_IMAGE "tc.int8_out_image"
+/* An optional 8th int of tc.int8_out_image: the reader's image elements when they differ from the producer's own
+ * (the AVX2 variants chain with each other: a 16-bit-code layer may write a u7 reader's bytes and back). */
+#define TC__INT8_IMG_OWN 0 /* absent: the producer's own (VNNI u8 codes; AVX2: 16-bit centred codes or u7 bytes) */
+#define TC__INT8_IMG_U7 1  /* bytes of max(q, 0) (the AVX2 u7 variant) */
+#define TC__INT8_IMG_S16 2 /* 16-bit centred codes u - z (the AVX2 16-bit variant) */
 #define TC__ATTR_INT8_OUT_SCALE "tc.int8_out_scale"
 #define TC__ATTR_INT8_IN_IMAGE "tc.int8_in_image"
 /* The same for FP16 and BF16 Convs (src/engine/lowp_chain.c): tc.half_out_image: ints [Hp, Wp, Cp, pad top, pad

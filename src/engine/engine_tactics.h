@@ -58,9 +58,9 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
  */
 tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
 
-/* The layout `inspect` shows for a chained step of this tactic ("u8-chain", "s16-chain", "u7-chain", "f16-chain",
- * "bf16-chain"; "" when the tactic does not chain). */
-const char *tc__lowp_chain_label(const char *tactic);
+/* The layout `inspect` shows for a chained step of this tactic with these attributes: its out image's ("u8-chain",
+ * "s16-chain", "u7-chain", "f16-chain", "bf16-chain"; "" when the tactic does not chain). */
+const char *tc__lowp_chain_label(const tc__attrs *attrs, const char *tactic);
 
 /* Scratch bytes a step needs at the shapes in s (the tactic's own figure, or a bound for `ref`). */
 uint64_t tc__step_scratch_bytes(const tc__graph *g, const tc__step *step, const tc__shapes *s);

@@ -32,17 +32,27 @@ enum {
 };
 #define FAM_DENSE 8 /* added to a MatMul/Gemm tactic's family: dense layers chain only with dense layers */
 
-/* Per family: INT8 codes or 16-bit floats, bytes per image element, the layout `inspect` shows. */
+/* Per family: INT8 codes or 16-bit floats, bytes per image element, the layout `inspect` shows, the image format
+ * (the 8th int of tc.int8_out_image, core/quant_attr.h) when a producer of another family writes it. */
 static const struct {
     bool int8;
     size_t elem;
     const char *label;
-} kFam[FAM_COUNT_] = {[FAM_NONE] = {false, 0, ""},
-                      [FAM_INT8] = {true, 1, "u8-chain"},
-                      [FAM_FP16] = {false, 2, "f16-chain"},
-                      [FAM_BF16] = {false, 2, "bf16-chain"},
-                      [FAM_INT8_S16] = {true, 2, "s16-chain"},
-                      [FAM_INT8_U7] = {true, 1, "u7-chain"}};
+    int64_t fmt;
+} kFam[FAM_COUNT_] = {[FAM_NONE] = {false, 0, "", 0},
+                      [FAM_INT8] = {true, 1, "u8-chain", TC__INT8_IMG_OWN},
+                      [FAM_FP16] = {false, 2, "f16-chain", 0},
+                      [FAM_BF16] = {false, 2, "bf16-chain", 0},
+                      [FAM_INT8_S16] = {true, 2, "s16-chain", TC__INT8_IMG_S16},
+                      [FAM_INT8_U7] = {true, 1, "u7-chain", TC__INT8_IMG_U7}};
+
+/* True when a producer of family p (+ FAM_DENSE) can write the image a reader of family c reads: the same family, or
+ * the two AVX2 INT8 variants (their epilogue writes either image), dense with dense. */
+static bool chains_with(int p, int c) {
+    const bool avx2_p = p % FAM_DENSE == FAM_INT8_S16 || p % FAM_DENSE == FAM_INT8_U7;
+    const bool avx2_c = c % FAM_DENSE == FAM_INT8_S16 || c % FAM_DENSE == FAM_INT8_U7;
+    return p == c || (avx2_p && avx2_c && p / FAM_DENSE == c / FAM_DENSE);
+}
 
 /* Which chainable family a tactic belongs to (+ FAM_DENSE for MatMul/Gemm). */
 static int tactic_family(const char *tactic) {
@@ -59,6 +69,8 @@ static int tactic_family(const char *tactic) {
              {"gemm_int8_u7_avx2", FAM_INT8_U7 + FAM_DENSE},
              {"matmul_int8_avx2", FAM_INT8_S16 + FAM_DENSE},
              {"gemm_int8_avx2", FAM_INT8_S16 + FAM_DENSE},
+             {"dwconv_int8_avx2", FAM_INT8_S16},
+             {"dwconv_int8_u7_avx2", FAM_INT8_U7},
              {"conv_fp16_avx512fp16", FAM_FP16},
              {"conv_nchw16c_fp16_avx512fp16", FAM_FP16},
              {"matmul_fp16_avx512fp16", FAM_FP16 + FAM_DENSE},
@@ -75,7 +87,12 @@ static int tactic_family(const char *tactic) {
 /* The family of step st (+ FAM_DENSE). */
 static int family(const tc__step *st) { return st->kind == TC__STEP_COMPUTE ? tactic_family(st->tactic) : FAM_NONE; }
 
-const char *tc__lowp_chain_label(const char *tactic) { return kFam[tactic_family(tactic) % FAM_DENSE].label; }
+const char *tc__lowp_chain_label(const tc__attrs *attrs, const char *tactic) {
+    const int64_t *v = NULL;
+    if (tc__attr_ints(attrs, TC__ATTR_INT8_OUT_IMAGE, &v) == 8) /* another family's image */
+        return v[7] == TC__INT8_IMG_U7 ? kFam[FAM_INT8_U7].label : v[7] == TC__INT8_IMG_S16 ? kFam[FAM_INT8_S16].label : "";
+    return kFam[tactic_family(tactic) % FAM_DENSE].label;
+}
 
 /* Readers of value v: node inputs (epilogue operands included) and graph outputs. */
 static int readers(const tc__graph *g, int32_t v) {
@@ -109,7 +126,7 @@ static bool half_geometry(const tc__graph *g, int32_t k, const tc__shapes *s, bo
 
 /* The attributes of an INT8 pair (producer p, reader c; codes of elem bytes), or false when they do not chain. */
 static bool int8_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes *s, const tc__tensor *vt, size_t elem,
-                      int64_t img[7], float *scale) {
+                      int64_t img[8], float *scale) {
     tc__qconv_geom qc, qp;
     if (!geometry(g, c, s, &qc) || !geometry(g, p, s, &qp)) return false;
     /* (a MatMul/Gemm is one image of one row: its pixels are the rows) */
@@ -157,18 +174,21 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
         if (fam == FAM_NONE) continue;
         const int32_t c = cs->node, v = g->nodes[c].in[0];
         const int32_t p = v >= 0 ? g->values[v].producer : -1;
-        if (p < 0 || step_of[p] < 0 || family(&steps[step_of[p]]) != fam_dense || g->nodes[p].out[0] != v) continue;
+        if (p < 0 || step_of[p] < 0 || !chains_with(family(&steps[step_of[p]]), fam_dense) || g->nodes[p].out[0] != v)
+            continue;
+        const bool cross = family(&steps[step_of[p]]) != fam_dense; /* the producer writes another family's image */
         if (readers(g, v) != 1 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_INT8_OUT_IMAGE) ||
             tc__attr_has(&g->nodes[p].attrs, TC__ATTR_HALF_OUT_IMAGE))
             continue;
-        int64_t img[7];
+        int64_t img[8];
         float scale = 0.0f;
         const bool int8 = kFam[fam].int8;
         if (int8 ? !int8_pair(g, p, c, s, &s->t[v], kFam[fam].elem, img, &scale)
                  : !half_pair(g, p, c, s, &s->t[v], fam == FAM_BF16, img))
             continue;
+        img[7] = kFam[fam].fmt;
         const tc__attr out_img = {.name = int8 ? TC__ATTR_INT8_OUT_IMAGE : TC__ATTR_HALF_OUT_IMAGE,
-                                  .kind = TC__ATTR_INTS, .n = int8 ? 7 : 5, .ints = img};
+                                  .kind = TC__ATTR_INTS, .n = int8 ? (cross ? 8 : 7) : 5, .ints = img};
         const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
         const tc__attr in_img = {.name = int8 ? TC__ATTR_INT8_IN_IMAGE : TC__ATTR_HALF_IN_IMAGE,
                                  .kind = TC__ATTR_INT, .i = 1};

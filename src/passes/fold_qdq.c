@@ -67,7 +67,8 @@ tc_status tc__pass_fold_qdq(tc__pass_ctx *ctx) {
         const tc__node *n = &g->nodes[k];
         tc__qlayer q;
         float scale, qmin;
-        if (!tc__quantizable_layer(g, n, false, &q) || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE) ||
+        /* (depthwise layers of a QDQ model stay FP32 on their fake-quantized input: not folded yet) */
+        if (!tc__quantizable_layer(g, n, false, &q) || q.depthwise || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE) ||
             !tc__int8_weight_fits(q.cout, q.cin, q.taps) || !fake_quantized(g, q.x, &scale, &qmin) || qmin > 0.0f ||
             qmin < -255.0f)
             continue;

@@ -16,7 +16,8 @@ tc_status tc__pass_precision_half(tc__pass_ctx *ctx, const char *attr, const cha
     for (int32_t k = 0; k < g->n_nodes; k++) {
         const tc__node *n = &g->nodes[k];
         tc__qlayer q;
-        if (!tc__quantizable_layer(g, n, false, &q) || tc__attr_has(&n->attrs, attr)) continue;
+        /* (no FP16/BF16 depthwise tactic: those layers stay FP32) */
+        if (!tc__quantizable_layer(g, n, false, &q) || q.depthwise || tc__attr_has(&n->attrs, attr)) continue;
         if (tc__layer_listed(n->name, exclude, n_exclude)) continue;
         tc__attr a = {.name = attr, .kind = TC__ATTR_INT, .i = 1};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);

@@ -20,14 +20,17 @@ bool tc__quantizable_layer(const tc__graph *g, const tc__node *n, bool constant_
     const int32_t rank = g->values[w].init ? g->values[w].init->rank : g->values[w].info.shape.rank;
     const bool conv = strcmp(n->op_type, "Conv") == 0, gemm = strcmp(n->op_type, "Gemm") == 0;
     if (conv) {
-        if (rank != 4 || tc__attr_int(&n->attrs, "group", 1) != 1) return false;
-        *out = (tc__qlayer){n->in[0], dim_of(g, w, 0), dim_of(g, w, 1), dim_of(g, w, 2) * dim_of(g, w, 3)};
+        if (rank != 4) return false;
+        const int64_t group = tc__attr_int(&n->attrs, "group", 1), cout = dim_of(g, w, 0);
+        const bool depthwise = group > 1 && group == cout && dim_of(g, w, 1) == 1;
+        if (group != 1 && !depthwise) return false;
+        *out = (tc__qlayer){n->in[0], cout, dim_of(g, w, 1), dim_of(g, w, 2) * dim_of(g, w, 3), depthwise};
         return true;
     }
     if ((!gemm && strcmp(n->op_type, "MatMul") != 0) || rank != 2 || (gemm && tc__attr_int(&n->attrs, "transA", 0) != 0))
         return false;
     const bool tb = gemm && tc__attr_int(&n->attrs, "transB", 0) != 0;
-    *out = (tc__qlayer){n->in[0], dim_of(g, w, tb ? 0 : 1), dim_of(g, w, tb ? 1 : 0), 1};
+    *out = (tc__qlayer){n->in[0], dim_of(g, w, tb ? 0 : 1), dim_of(g, w, tb ? 1 : 0), 1, false};
     return true;
 }
 

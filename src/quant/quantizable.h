@@ -1,5 +1,5 @@
 /*
- * quantizable.h - which nodes an INT8 layer can be: a Conv with one group (4-D weight), a MatMul, or a Gemm
+ * quantizable.h - which nodes an INT8 layer can be: a Conv with one group or depthwise (4-D weight), a MatMul, or a Gemm
  * without transA (2-D weight), reading a float32 input through a constant float32 weight. One definition
  * for the calibrator (what to observe), the precision pass and the QDQ pass (what to quantize).
  */
@@ -12,10 +12,12 @@
 #include "graph/graph.h"
 
 /* An INT8 layer's data input and its weight's output channels, input channels and taps (kernel positions;
- * 0 where the graph does not know a weight dim yet). */
+ * 0 where the graph does not know a weight dim yet); depthwise: a Conv with group = C_out and one input channel
+ * per group (weight [C, 1, KH, KW]; cin is 1). */
 typedef struct tc__qlayer {
     int32_t x;
     int64_t cout, cin, taps;
+    bool depthwise;
 } tc__qlayer;
 
 /*

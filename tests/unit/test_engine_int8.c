@@ -7,7 +7,8 @@
  * the build options stay FP32, and bad calibration input (no cache, another model's cache, an unknown
  * layer, samples of the wrong count or shape, saving before any sample) is refused with a reason.
  * The reduced-precision chain (consecutive INT8, FP16 or BF16 convolutions hand each other their input
- * images) gives outputs bit-identical to the unchained engine's.
+ * images) gives outputs bit-identical to the unchained engine's, also across the AVX2 variants and through a
+ * depthwise layer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -466,9 +467,84 @@ static void test_residual_chain(void **state) {
     tc_model_destroy(m);
 }
 
+/* x[1,16,11,11] -> 1x1 Conv (16 -> 48) -> Relu -> depthwise 3x3 (group 48, stride dw_stride) -> Relu -> 1x1 Conv
+ * (48 -> 16) -> y: a MobileNetV2 block. On AVX2 the expansion reads a signed input (16-bit variant), the depthwise
+ * and projection layers non-negative ones (u7 variant). */
+static tc_model *inverted_residual_model(int64_t dw_stride) {
+    etm_rng = 0x2727;
+    const int64_t o = dw_stride == 1 ? 11 : 6;
+    char oc[8];
+    snprintf(oc, sizeof oc, "%d", (int)o);
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "11", "11"}));
+    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "16", oc, oc}));
+    etm_weight(b, "we", 4, (int64_t[]){48, 16, 1, 1}, 0.0f);
+    etm_weight(b, "wd", 4, (int64_t[]){48, 1, 3, 3}, 0.0f);
+    etm_weight(b, "wp", 4, (int64_t[]){16, 48, 1, 1}, 0.0f);
+    itm_conv(b, "expand", "x,we", "e", 1);
+    b_node(b, "expand_relu", "Relu", "e", "er");
+    Onnx__NodeProto *n = b_node(b, "dw", "Conv", "er,wd", "d");
+    itm_ints_attr(b, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    itm_ints_attr(b, n, "strides", 2, (int64_t[]){dw_stride, dw_stride});
+    Onnx__AttributeProto *group = b_attr(b, n, "group", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    group->has_i = 1;
+    group->i = 48;
+    b_node(b, "dw_relu", "Relu", "d", "dr");
+    itm_conv(b, "project", "dr,wp", "y", 1);
+    return etm_load(b);
+}
+
+/* The depthwise INT8 layer in the chain, on AVX2: the expansion (16-bit variant) writes the depthwise layer's byte
+ * image (a chain across the two variants), which writes the projection's; the outputs equal the unchained engine's
+ * bit for bit, and stay close to FP32. */
+static void test_depthwise_chain(void **state) {
+    (void)state;
+    const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
+    if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip(); /* the depthwise INT8 kernel is AVX2's */
+    for (int64_t stride = 1; stride <= 2; stride++) {
+        tc_model *m = inverted_residual_model(stride);
+        tc_tensor x;
+        assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 11, 11}, &x, NULL), TC_STATUS_OK);
+        for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
+        char cache[128];
+        temp_path(cache, sizeof cache, "dw_cache");
+        calibrate_on(m, &x, cache);
+        tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_LOWP_CHAIN, 2, 0, NULL);
+        tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, 2, 0, NULL);
+        assert_true(node_has(chained, "dw", TC__ATTR_INT8_NONNEG));
+        assert_false(node_has(chained, "expand", TC__ATTR_INT8_NONNEG));
+        expect_avx2_tactic(chained, "expand", "conv_int8_avx2");
+        expect_avx2_tactic(chained, "dw", "dwconv_int8_u7_avx2");
+        expect_avx2_tactic(chained, "project", "conv_int8_u7_avx2");
+        expect_avx2_tactic(plain, "dw", "dwconv_int8_u7_avx2");
+        assert_true(node_has(chained, "expand", TC__ATTR_INT8_OUT_IMAGE));
+        assert_true(node_has(chained, "dw", TC__ATTR_INT8_OUT_IMAGE));
+        assert_true(node_has(chained, "dw", TC__ATTR_INT8_IN_IMAGE));
+        assert_false(node_has(plain, "expand", TC__ATTR_INT8_OUT_IMAGE));
+        tc_step_info si;
+        for (int i = 0; i < tc_engine_num_steps(chained); i++) /* the expansion writes the byte image */
+            if (tc_engine_step_info(chained, i, &si) == TC_STATUS_OK && strcmp(si.name, "expand") == 0)
+                assert_string_equal(si.layout, "u7-chain");
+        /* INT8 close to FP32 */
+        tc_engine *fp32 = NULL;
+        tc_error err;
+        tc_build_options o = {.struct_size = sizeof o, .threads = 2};
+        if (tc_engine_build(m, &o, &fp32, &err)) fail_msg("build: %s", err.message);
+        tc_tensor want = run_copy(fp32, &x);
+        check_close(chained, &x, &want, "depthwise chain");
+        tc_tensor_free(&want);
+        tc_engine_destroy(fp32);
+        expect_same_and_destroy(plain, chained, &x, stride == 1 ? "depthwise chain" : "depthwise chain, stride 2");
+        unlink(cache);
+        tc_tensor_free(&x);
+        tc_model_destroy(m);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_chain),
+        cmocka_unit_test(test_depthwise_chain),
         cmocka_unit_test(test_half_chain),
         cmocka_unit_test(test_int8_end_to_end),
         cmocka_unit_test(test_int8_chain),

@@ -13,10 +13,11 @@
 
 static bool lp_is_f32(const tc__tensor *t) { return t != NULL && t->dtype == TC_DTYPE_FLOAT32; }
 
-static bool lp_conv(const tc__step_desc *d, tc__lowp_shape *s) {
+static bool lp_conv(const tc__step_desc *d, bool depthwise, tc__lowp_shape *s) {
     const tc__tensor *x = d->in[0], *w = d->in[1], *y = d->out[0];
     tc__ref_window rw;
-    if (!tc__conv2d_window(d->attrs, x, w, y, LOWP_MAX_EXTENT, &rw) || rw.pad_begin[0] < 0 || rw.pad_begin[1] < 0)
+    if (!(depthwise ? tc__conv2d_window_dw : tc__conv2d_window)(d->attrs, x, w, y, LOWP_MAX_EXTENT, &rw) ||
+        rw.pad_begin[0] < 0 || rw.pad_begin[1] < 0)
         return false;
     *s = (tc__lowp_shape){.batch = (size_t)x->dims[0],
                           .cin = (size_t)x->dims[1],
@@ -68,10 +69,17 @@ static bool lp_dense(const tc__step_desc *d, bool gemm, tc__lowp_shape *s) {
 bool tc__lowp_shape_of(const tc__step_desc *d, tc__lowp_shape *s) {
     memset(s, 0, sizeof *s);
     if (d->n_in < 2 || d->n_out < 1 || d->in[0] == NULL || d->in[1] == NULL || d->out[0] == NULL) return false;
-    if (strcmp(d->op_type, "Conv") == 0) return d->n_in <= 3 && lp_conv(d, s);
+    if (strcmp(d->op_type, "Conv") == 0) return d->n_in <= 3 && lp_conv(d, false, s);
     if (strcmp(d->op_type, "MatMul") == 0) return d->n_in == 2 && lp_dense(d, false, s);
     if (strcmp(d->op_type, "Gemm") == 0) return d->n_in <= 3 && lp_dense(d, true, s);
     return false;
+}
+
+bool tc__lowp_dw_shape_of(const tc__step_desc *d, tc__lowp_shape *s) {
+    memset(s, 0, sizeof *s);
+    if (d->n_in < 2 || d->n_in > 3 || d->n_out < 1 || d->in[0] == NULL || d->in[1] == NULL || d->out[0] == NULL)
+        return false;
+    return strcmp(d->op_type, "Conv") == 0 && lp_conv(d, true, s);
 }
 
 bool tc__lowp_weight_k_major(const tc__step_desc *d) {

@@ -38,6 +38,9 @@ typedef struct tc__lowp_shape {
  */
 bool tc__lowp_shape_of(const tc__step_desc *d, tc__lowp_shape *s);
 
+/* The same for a depthwise Conv (group = C = C_out, W [C, 1, KH, KW]): cin = cout = C; false for any other step. */
+bool tc__lowp_dw_shape_of(const tc__step_desc *d, tc__lowp_shape *s);
+
 /* True when the constant weight is k-major ([K][N]: MatMul, Gemm without transB) rather than oc-major. */
 bool tc__lowp_weight_k_major(const tc__step_desc *d);
 

@@ -54,13 +54,20 @@ typedef struct tc__qconv_geom {
     float x_scale;          /* sx */
     uint8_t zero_point, lo; /* z and the lowest code (see above) */
     bool nonneg;            /* tc.int8_nonneg: X cannot be negative */
+    bool depthwise;         /* a depthwise Conv (group = C_in = C_out; cin = cout; Cp % 16 == 0): qdwconv_avx2.c */
     /* The INT8 chain (core/quant_attr.h): X is already this operator's padded u8 image (in_image), or Y is
      * written as the next layer's padded image [N][o_hp][o_wp][o_cp], codes of y / o_scale + o_zp (out_image). */
     bool in_image, out_image;
     size_t o_hp, o_wp, o_cp, o_pt, o_pl;
     uint8_t o_zp, o_lo;
+    uint8_t o_fmt; /* the out image's elements (core/quant_attr.h): TC__INT8_IMG_OWN, _U7 or _S16 (AVX2 variants) */
     float o_scale;
 } tc__qconv_geom;
+
+/* The bytes of an AVX2 variant's out image element (u7: the variant's own format is bytes, else 16 bits). */
+static inline size_t tc__qconv_out_elem(const tc__qconv_geom *g, bool u7) {
+    return g->o_fmt == TC__INT8_IMG_U7 || (g->o_fmt == TC__INT8_IMG_OWN && u7) ? 1 : 2;
+}
 
 /* Bytes of the packed weight (int8 part + mult + comp). */
 static inline size_t tc__qconv_packed_bytes(const tc__qconv_geom *g) {
@@ -73,11 +80,28 @@ static inline size_t tc__qconv_scratch(const tc__qconv_geom *g) {
 }
 
 /*
- * The geometry of step d (Conv, MatMul or Gemm) for this operator, with X and Y in the layouts the
+ * The depthwise INT8 Conv on AVX2 (qdwconv_avx2.c, tactics in qdwconv_tactic.c), both variants: the input image as
+ * the dense AVX2 kernels have it (16-bit centred codes, or u7 bytes widened to 16 bits), Cp = C rounded up to 16;
+ * two taps per vpmaddwd (their codes interleaved per channel), exact in 32 bits; the same FP32 epilogue. Packed
+ * weight, in the FP32 weight's bytes (C * taps floats):
+ *   int16 [Cpad16 / 16][ceil(taps / 2)][32]   then   float mult[Cpad16]
+ * where the 32 values of a block and tap pair are two vectors of 16 in vpunpck{l,h}wd order: the first holds
+ * channels 0-3 and 8-11, the second 4-7 and 12-15, each as (tap 2p, tap 2p + 1) pairs (an odd last tap pairs with 0).
+ */
+static inline size_t tc__qdw_tap_pairs(const tc__qconv_geom *g) { return (g->kh * g->kw + 1) / 2; }
+static inline size_t tc__qdw_weight_elems(const tc__qconv_geom *g) { return g->cout16 * tc__qdw_tap_pairs(g) * 2; }
+static inline size_t tc__qdw_packed_bytes(const tc__qconv_geom *g) { return tc__qdw_weight_elems(g) * 2 + 4 * g->cout16; }
+
+/*
+ * The geometry of step d (Conv, MatMul or Gemm; or a depthwise Conv, then g->depthwise) for this operator, with X and Y in the layouts the
  * node's tc.layout_* attributes give; false when the operator cannot compute it (dtypes, group, shapes,
  * a missing or bad tc.int8_scale, sizes beyond 2^31, or packed weights larger than the FP32 ones).
  */
 bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g);
+
+/* True when an AVX2 variant (u7 or not) can write g's out image: its elements fit in Y's FP32 bytes, and u7 bytes
+ * hold symmetric codes. */
+bool tc__qconv_out_image_ok(const tc__step_desc *d, const tc__qconv_geom *g, bool u7);
 
 /* The weight's input index: 1 (Conv W, MatMul B, Gemm B). */
 #define TC__QCONV_WEIGHT_INPUT 1
@@ -118,6 +142,11 @@ tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom
  * hold such bytes.
  */
 tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
+
+/* Quantizes and packs a depthwise FP32 weight [C][1][KH][KW] into dst (tc__qdw_packed_bytes). */
+void tc__qdw_pack_weight(const tc__qconv_geom *g, const float *w, void *dst);
+/* Runs the depthwise AVX2 kernel (u7: the input image holds bytes; needs a non-negative symmetric X). */
+tc_status tc__qdw_run_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7);
 
 /* Quantizes one float: round(x / scale) clamped to [-127, 127] (the weights' definition). */
 static inline int8_t tc__q_round(float x, float inv_scale) {

@@ -22,14 +22,15 @@ static float q_scale(const tc__attrs *a) {
 
 /* Fills the derived sizes and checks the whole problem stays in 2^31 and the packed weight fits. */
 static bool q_finish(tc__qconv_geom *g) {
-    g->cp = q_round_up(g->cin, 4);
+    g->cp = q_round_up(g->cin, g->depthwise ? 16 : 4);
     g->cout16 = q_round_up(g->cout, 16);
     const size_t lim = (size_t)1 << 31;
     if (g->batch > lim || g->hp > lim || g->wp > lim || g->cp > lim) return false;
     size_t img = g->hp * g->wp;
     if (img > lim / g->cp || img * g->cp > lim / g->batch) return false;
     if (g->oh * g->ow > lim / 16 || g->cout16 * g->kh * g->kw * g->cp > lim) return false; /* scatter indices */
-    /* the FP32 weight is C_out * C_in * taps floats: tc__int8_weight_fits compares the packing with it */
+    /* the FP32 weight is C_out * C_in * taps floats (depthwise: C * taps): the packing must fit in its bytes */
+    if (g->depthwise) return tc__qdw_packed_bytes(g) <= g->cout * g->kh * g->kw * 4;
     return tc__int8_weight_fits((int64_t)g->cout, (int64_t)g->cin, (int64_t)(g->kh * g->kw));
 }
 
@@ -39,22 +40,31 @@ static bool q_chain(const tc__step_desc *d, tc__qconv_geom *g) {
     g->in_image = tc__attr_int(d->attrs, TC__ATTR_INT8_IN_IMAGE, 0) == 1;
     if (g->in_image && !tc__lowp_in_image_fits(d, g->batch, g->hp, g->wp, g->cp, 1)) return false;
     tc__lowp_image im;
-    int64_t zp_lo[2];
-    const int r = tc__lowp_out_image(d, TC__ATTR_INT8_OUT_IMAGE, 2, 4, 1, g->batch, g->oh, g->ow, g->cout, &im, zp_lo);
+    int64_t ex[3] = {0, 0, TC__INT8_IMG_OWN}; /* zero point, lowest code, and optionally the element format */
+    int r = tc__lowp_out_image(d, TC__ATTR_INT8_OUT_IMAGE, 3, 4, 1, g->batch, g->oh, g->ow, g->cout, &im, ex);
+    if (r < 0) r = tc__lowp_out_image(d, TC__ATTR_INT8_OUT_IMAGE, 2, 4, 1, g->batch, g->oh, g->ow, g->cout, &im, ex);
     g->out_image = r == 1;
     if (r <= 0) return r == 0;
     const float s = tc__attr_float(d->attrs, TC__ATTR_INT8_OUT_SCALE, 0.0f);
-    if (!isfinite(s) || !(s > 0.0f) || zp_lo[0] > 255 || zp_lo[1] > 1) return false;
+    if (!isfinite(s) || !(s > 0.0f) || ex[0] > 255 || ex[1] > 1 || ex[2] > TC__INT8_IMG_S16) return false;
     g->o_hp = im.hp, g->o_wp = im.wp, g->o_cp = im.cp, g->o_pt = im.pt, g->o_pl = im.pl;
-    g->o_zp = (uint8_t)zp_lo[0], g->o_lo = (uint8_t)zp_lo[1], g->o_scale = s;
+    g->o_zp = (uint8_t)ex[0], g->o_lo = (uint8_t)ex[1], g->o_fmt = (uint8_t)ex[2], g->o_scale = s;
     return true;
+}
+
+bool tc__qconv_out_image_ok(const tc__step_desc *d, const tc__qconv_geom *g, bool u7) {
+    const size_t elem = tc__qconv_out_elem(g, u7);
+    if (elem == 1 && (g->o_zp != 128 || g->o_lo != 1)) return false; /* u7 bytes: symmetric codes */
+    return g->batch * g->o_hp * g->o_wp * g->o_cp * elem <= (size_t)tc__tensor_numel(d->out[0]) * sizeof(float);
 }
 
 bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     memset(g, 0, sizeof *g);
     const float sx = q_scale(d->attrs);
     tc__lowp_shape s;
-    if (sx == 0.0f || !tc__lowp_shape_of(d, &s)) return false;
+    bool depthwise = false;
+    if (sx == 0.0f) return false;
+    if (!tc__lowp_shape_of(d, &s) && !(depthwise = tc__lowp_dw_shape_of(d, &s))) return false;
     *g = (tc__qconv_geom){.batch = s.batch, .cin = s.cin, .cout = s.cout, .ih = s.ih, .iw = s.iw, .oh = s.oh, .ow = s.ow,
                           .kh = s.kh, .kw = s.kw, .sh = s.sh, .sw = s.sw, .dh = s.dh, .dw = s.dw, .pt = s.pt, .pl = s.pl,
                           .hp = s.hp, .wp = s.wp, .in_layout = s.in_layout, .out_layout = s.out_layout, .x_scale = sx};
@@ -63,6 +73,7 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     g->zero_point = z < 0 ? 128 : (uint8_t)z;
     g->lo = z < 0 ? 1 : 0;
     g->nonneg = tc__attr_int(d->attrs, TC__ATTR_INT8_NONNEG, 0) == 1;
+    g->depthwise = depthwise;
     return q_finish(g) && q_chain(d, g);
 }
 
@@ -71,9 +82,10 @@ static bool q_takes(const tc__step_desc *d, bool blocked, tc__qconv_geom *g) {
     tc__lowp_shape s;
     return tc__qconv_geometry(d, g) && tc__lowp_shape_of(d, &s) && tc__lowp_step_ok(d, &s, blocked);
 }
+/* VNNI: its own image format only. */
 static bool q_supports(const tc__step_desc *d, bool blocked) {
     tc__qconv_geom g;
-    return q_takes(d, blocked, &g);
+    return q_takes(d, blocked, &g) && g.o_fmt == TC__INT8_IMG_OWN;
 }
 static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, false); }
 /* The AVX2 variant: plain layouts, its 16-bit packing within the FP32 weight's bytes, and chain images of 16-bit
@@ -82,8 +94,7 @@ static bool q_supports_s16(const tc__step_desc *d) {
     tc__qconv_geom g;
     if (!q_takes(d, false, &g)) return false;
     if (g.in_image && !tc__lowp_in_image_fits(d, g.batch, g.hp, g.wp, g.cp, 2)) return false;
-    if (g.out_image && g.batch * g.o_hp * g.o_wp * g.o_cp * 2 > (size_t)tc__tensor_numel(d->out[0]) * sizeof(float))
-        return false;
+    if (g.out_image && !tc__qconv_out_image_ok(d, &g, false)) return false;
     return tc__qconv_s16_packed_bytes(&g) <= (size_t)tc__tensor_numel(d->in[1]) * sizeof(float);
 }
 static bool q_supports_blocked(const tc__step_desc *d) { return q_supports(d, true); }
@@ -192,7 +203,7 @@ static tc_status q_ctx_geometry(const tc__kernel_ctx *ctx, tc__qconv_geom *g) {
 static bool q_supports_u7(const tc__step_desc *d) {
     tc__qconv_geom g;
     return q_takes(d, false, &g) && g.nonneg && g.zero_point == 128 && g.lo == 1 &&
-           (!g.out_image || (g.o_zp == 128 && g.o_lo == 1));
+           (!g.out_image || tc__qconv_out_image_ok(d, &g, true));
 }
 
 /* Runs kernel on the step of ctx. */

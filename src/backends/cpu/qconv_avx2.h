@@ -1,0 +1,279 @@
+/*
+ * qconv_avx2.h - what the AVX2 INT8 kernels share (dense qconv_s16_avx2.c, depthwise qdwconv_avx2.c; see
+ * qconv_u8s8.h): the job, the quantization of X into the padded channels-last image of 16-bit centred codes
+ * (or, u7, bytes of max(q, 0)), the dequantizing epilogue (bias, residual, activation) into NCHW or row-major
+ * output or the next layer's image (the INT8 chain), and the run on lowp_grid.h's task loop. Included by those
+ * two files only: every function is static.
+ */
+#ifndef TC_BACKENDS_CPU_QCONV_AVX2_H
+#define TC_BACKENDS_CPU_QCONV_AVX2_H
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "backends/cpu/lowp_grid.h"
+#include "backends/cpu/qconv_u8s8.h"
+#include "backends/cpu/vact_f32_avx2.h"
+
+#define S16_MR 6 /* output pixels per microkernel */
+
+typedef struct s16_job {
+    const tc__qconv_geom *g;
+    const float *x;
+    bool u7;     /* the u7 variant: 1-byte image elements (else int16) and VNNI-packed weights (else int16) */
+    size_t esz;  /* bytes per image and weight element: 1 (u7) or 2 */
+    void *img;   /* the padded input image */
+    /* The taps as runs of values contiguous in both the padded image and the packed weight: with dilation 1 along
+     * the width, a kernel row's taps are adjacent pixels, so a run is a kernel row (kw * Cp values), else one tap */
+    const size_t *run_off; /* element offset of each run in the padded image */
+    size_t runs, run_pairs; /* runs, and channel pairs (u7: quads) per run */
+    const void *w; /* the packed weight */
+    const float *mult;
+    const float *bias, *res;
+    float *y;
+    tc__vact act;
+    float inv_scale;
+    void *oimg;  /* INT8 chain: the next layer's image, else NULL */
+    bool o_u7;   /* its elements are bytes of max(q, 0) (else 16-bit centred codes) */
+    float o_inv; /* its 1 / scale */
+    tc__lowp_grid grid;
+} s16_job;
+
+/* 8 floats to 8 centred codes (u - z) in 32-bit lanes, u = round(x / s) + z clamped to [lo, 255] (NaN: lo). */
+static inline __m256i s16_codes8(__m256 v, __m256 inv, __m256 z, __m256 lo) {
+    v = _mm256_fmadd_ps(v, inv, z);
+    v = _mm256_max_ps(v, lo); /* a NaN in v gives the second operand */
+    v = _mm256_min_ps(v, _mm256_set1_ps(255.0f));
+    return _mm256_sub_epi32(_mm256_cvtps_epi32(v), _mm256_cvtps_epi32(z));
+}
+
+/* The 8 32-bit lanes of c as 8 int16 values (they are in [-255, 255]). */
+static inline __m128i s16_narrow(__m256i c) {
+    return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packs_epi32(c, c), 0x08));
+}
+
+/* The 8 32-bit lanes of c as 8 bytes max(c, 0) (c <= 127) in the low half. */
+static inline __m128i u7_narrow(__m256i c) {
+    const __m256i b = _mm256_packus_epi16(_mm256_packus_epi32(c, c), _mm256_setzero_si256());
+    return _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+}
+
+/* Stores 8 centred codes (32-bit lanes of c) as image elements at element at: int16, or (u7) bytes of max(q, 0). */
+static inline void img_store8(const s16_job *j, size_t at, __m256i c) {
+    if (j->u7) _mm_storel_epi64((__m128i *)((uint8_t *)j->img + at), u7_narrow(c));
+    else _mm_storeu_si128((__m128i *)((int16_t *)j->img + at), s16_narrow(c));
+}
+static inline void img_store1(const s16_job *j, size_t at, int q) {
+    if (j->u7) ((uint8_t *)j->img)[at] = (uint8_t)(q > 0 ? q : 0);
+    else ((int16_t *)j->img)[at] = (int16_t)q;
+}
+
+/* Transposes 8 x 8 int32 values: r[i] lane j becomes lane i of r[j]. */
+static inline void s16_transpose8(__m256i r[8]) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+        u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+        u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+        u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
+    }
+}
+
+/* Quantizes padded row r of image n: the border and padding channels get 0 (x = 0). */
+static void s16_quantize_row(void *arg, size_t task) {
+    const s16_job *j = arg;
+    const tc__qconv_geom *g = j->g;
+    const size_t n = task / g->hp, r = task % g->hp, cp = g->cp, esz = j->u7 ? 1 : 2;
+    const size_t row = (n * g->hp + r) * g->wp * cp; /* element index */
+    unsigned char *bytes = j->img;
+    if (r < g->pt || r >= g->pt + g->ih) {
+        memset(bytes + row * esz, 0, g->wp * cp * esz);
+        return;
+    }
+    const size_t h = r - g->pt;
+    memset(bytes + row * esz, 0, g->pl * cp * esz);
+    memset(bytes + (row + (g->pl + g->iw) * cp) * esz, 0, (g->wp - g->pl - g->iw) * cp * esz);
+    const size_t dst = row + g->pl * cp;
+    const __m256 inv = _mm256_set1_ps(j->inv_scale), z = _mm256_set1_ps((float)g->zero_point);
+    const __m256 lo = _mm256_set1_ps((float)g->lo);
+    const int zp = g->zero_point;
+    if (g->in_layout == TC__Q_ROWS) {
+        const size_t c8 = g->cin / 8 * 8;
+        for (size_t w = 0; w < g->iw; w++) {
+            const float *src = j->x + w * g->cin;
+            const size_t o = dst + w * cp;
+            for (size_t c = 0; c < c8; c += 8) img_store8(j, o + c, s16_codes8(_mm256_loadu_ps(src + c), inv, z, lo));
+            for (size_t c = c8; c < g->cin; c++)
+                img_store1(j, o + c, tc__q_code(src[c], j->inv_scale, g->zero_point, g->lo) - zp);
+            for (size_t c = g->cin; c < cp; c++) img_store1(j, o + c, 0);
+        }
+        return;
+    }
+    /* NCHW: blocks of 8 channels x 8 pixels transposed into the channels-last row, then the rest one channel at
+     * a time */
+    const size_t plane = g->ih * g->iw, w8 = g->iw / 8 * 8, c8 = g->cin / 8 * 8;
+    for (size_t c = 0; c < c8; c += 8) {
+        const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
+        for (size_t w = 0; w < w8; w += 8) {
+            __m256i q[8];
+            for (int k = 0; k < 8; k++) q[k] = s16_codes8(_mm256_loadu_ps(src + (size_t)k * plane + w), inv, z, lo);
+            s16_transpose8(q);
+            for (int k = 0; k < 8; k++) img_store8(j, dst + (w + (size_t)k) * cp + c, q[k]);
+        }
+    }
+    for (size_t c = 0; c < g->cin; c++) {
+        const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
+        for (size_t w = c < c8 ? w8 : 0; w < w8; w += 8) {
+            int32_t q[8];
+            _mm256_storeu_si256((__m256i *)q, s16_codes8(_mm256_loadu_ps(src + w), inv, z, lo));
+            for (int k = 0; k < 8; k++) img_store1(j, dst + (w + (size_t)k) * cp + c, q[k]);
+        }
+        for (size_t w = w8; w < g->iw; w++)
+            img_store1(j, dst + w * cp + c, tc__q_code(src[w], j->inv_scale, g->zero_point, g->lo) - zp);
+    }
+    for (size_t w = 0; w < g->iw; w++)
+        for (size_t c = g->cin; c < cp; c++) img_store1(j, dst + w * cp + c, 0);
+}
+
+/* The first n (1..8) lanes of p (contiguous), the others 0, without reading past them. */
+static inline __m256 s16_load_n(const float *p, int n) {
+    if (n == 8) return _mm256_loadu_ps(p);
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx));
+}
+
+/* Stores the first n (1..8) lanes of v at p. */
+static inline void s16_store_n(float *p, __m256 v, int n) {
+    if (n == 8) {
+        _mm256_storeu_ps(p, v);
+        return;
+    }
+    __m128 h = _mm256_castps256_ps128(v);
+    if (n >= 4) {
+        _mm_storeu_ps(p, h);
+        p += 4, n -= 4;
+        h = _mm256_extractf128_ps(v, 1);
+    }
+    if (n >= 2) {
+        _mm_storel_pi((__m64 *)p, h);
+        p += 2, n -= 2;
+        h = _mm_movehl_ps(h, h);
+    }
+    if (n == 1) _mm_store_ss(p, h);
+}
+
+/*
+ * NCHW output (pixels i0 .. i0 + mr consecutive in each channel's plane): the tile's accumulators of one half
+ * block (channels oc .. oc + n, n <= 8) transposed to channel rows of mr pixels, then the epilogue per channel
+ * (scale, bias, residual, activation) and contiguous stores.
+ */
+static inline __attribute__((always_inline)) void s16_store_nchw(const s16_job *j, const tc__lowp_out *o, int i0,
+                                                                 int mr, size_t oc, const __m256i acc[8], int n) {
+    __m256i rows[8];
+    for (int i = 0; i < 8; i++) rows[i] = i < mr ? acc[i] : _mm256_setzero_si256();
+    s16_transpose8(rows);
+    const size_t rel = oc - o->oc0, off0 = (size_t)i0 * o->ps + rel / 16 * o->bs + rel % 16 * o->ls;
+    for (int c = 0; c < n; c++) {
+        const size_t off = off0 + (size_t)c * o->ls;
+        const __m256 bv = _mm256_set1_ps(j->bias ? j->bias[oc + (size_t)c] : 0.0f);
+        __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows[c]), _mm256_set1_ps(j->mult[oc + (size_t)c]), bv);
+        if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, mr));
+        s16_store_n(o->y + off, tc__vact_f32_avx2(v, &j->act), mr);
+    }
+}
+
+/* The residual of n (1..8) channels at element off, lanes ls apart. */
+static inline __m256 s16_residual(const tc__lowp_out *o, size_t off, int n) {
+    if (o->ls == 1) return s16_load_n(o->res + off, n);
+    float buf[8] = {0};
+    for (int l = 0; l < n; l++) buf[l] = o->res[off + (size_t)l * o->ls];
+    return _mm256_loadu_ps(buf);
+}
+
+/*
+ * Output pixel i, channels oc .. oc + n (n <= 8) of a tile whose elements live at o (see lowp_grid.h), for row-major
+ * output or a chained step: the accumulator dequantized, bias, residual, activation, stored; a chained step
+ * stores the next layer's centred codes instead, as its quantization pass would. (NCHW: s16_store_nchw.)
+ */
+static inline __attribute__((always_inline)) void s16_store(const s16_job *j, const tc__lowp_out *o, int i, size_t oc,
+                                                            __m256i acc, int n) {
+    const size_t off = (size_t)i * o->ps + (oc - o->oc0) / 16 * o->bs + (oc - o->oc0) % 16 * o->ls;
+    __m256 v = _mm256_cvtepi32_ps(acc);
+    const __m256 bv = j->bias ? s16_load_n(j->bias + oc, n) : _mm256_setzero_ps();
+    v = _mm256_fmadd_ps(v, _mm256_loadu_ps(j->mult + oc), bv); /* mult has C_out rounded up to 16 entries */
+    if (o->res) v = _mm256_add_ps(v, s16_residual(o, off, n));
+    v = tc__vact_f32_avx2(v, &j->act);
+    if (j->oimg == NULL) {
+        s16_store_n(o->y + off, v, n);
+        return;
+    }
+    const tc__qconv_geom *g = j->g;
+    const __m256i c = s16_codes8(v, _mm256_set1_ps(j->o_inv), _mm256_set1_ps((float)g->o_zp), _mm256_set1_ps((float)g->o_lo));
+    const size_t at = o->qoff[i] + (oc - o->oc0);
+    int16_t buf[8];
+    if (j->o_u7 && n == 8) {
+        _mm_storel_epi64((__m128i *)((uint8_t *)j->oimg + at), u7_narrow(c));
+    } else if (j->o_u7) {
+        _mm_storel_epi64((__m128i *)buf, u7_narrow(c));
+        memcpy((uint8_t *)j->oimg + at, buf, (size_t)n);
+    } else if (n == 8) {
+        _mm_storeu_si128((__m128i *)((int16_t *)j->oimg + at), s16_narrow(c));
+    } else {
+        _mm_storeu_si128((__m128i *)buf, s16_narrow(c));
+        memcpy((int16_t *)j->oimg + at, buf, (size_t)n * sizeof *buf);
+    }
+}
+
+/* Runs either variant (u7: byte images; else 16-bit images) of a dense (u7: VNNI packing, else 16-bit weights) or
+ * depthwise (16-bit weights, qconv_u8s8.h) layer, compute: the kernel's task (tc__lowp_task with its tile). */
+static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7,
+                         void (*compute)(void *, size_t, size_t)) {
+    if (g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
+                        ctx->op_type);
+    if (g->out_image && tc__qconv_out_elem(g, u7) == 1 && (g->o_zp != 128 || g->o_lo != 1))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: an out image of bytes needs symmetric codes",
+                        ctx->op_type);
+    tc__lowp_io io;
+    tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
+    if (st != TC_STATUS_OK) return st;
+    s16_job j = {.g = g, .x = io.x, .u7 = u7, .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res,
+                 .act = io.act, .inv_scale = 1.0f / g->x_scale};
+    const size_t esz = j.esz;
+    /* the weight holds Cpad16 * taps * Cp elements of esz bytes (both packings), then the scales */
+    j.mult = g->depthwise ? (const float *)((const int16_t *)io.w + tc__qdw_weight_elems(g))
+                          : (const float *)((const char *)io.w + tc__qconv_s16_weight_elems(g) * esz);
+    const size_t img = g->batch * g->hp * g->wp * g->cp;
+    unsigned char *scratch = tc__kernel_alloc(ctx, u7 ? tc__qconv_scratch(g) : tc__qconv_s16_scratch(g));
+    if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
+    j.img = g->in_image ? (void *)io.x : (void *)scratch; /* the INT8 chain: X is already the image */
+    size_t *run_off = (size_t *)(scratch + (img * esz + 63) / 64 * 64);
+    const bool rows = g->dw == 1 && !g->depthwise; /* depthwise: one run per tap */
+    j.runs = rows ? g->kh : g->kh * g->kw;
+    j.run_pairs = (rows ? g->kw : 1) * g->cp / (4 / esz); /* 4-byte steps: channel pairs, or (u7) quads */
+    for (size_t a = 0; a < g->kh; a++)
+        for (size_t c = 0; c < (rows ? 1 : g->kw); c++)
+            run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
+    j.run_off = run_off;
+    j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
+    if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
+        j.oimg = io.y;
+        j.o_u7 = tc__qconv_out_elem(g, u7) == 1;
+        j.o_inv = 1.0f / g->o_scale;
+        tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
+        memset(io.y, 0, g->batch * g->o_hp * g->o_wp * g->o_cp * tc__qconv_out_elem(g, u7));
+    }
+    tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, s16_quantize_row, compute, &j);
+    tc__kernel_free(ctx, scratch);
+    return TC_STATUS_OK;
+}
+
+#endif

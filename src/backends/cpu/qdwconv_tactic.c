@@ -1,0 +1,95 @@
+/*
+ * qdwconv_tactic.c - the depthwise INT8 Conv tactics for AVX2 (qconv_u8s8.h, kernel qdwconv_avx2.c): which
+ * steps they take (a depthwise Conv the precision pass gave an input scale, plain layouts, images and packed
+ * weight within the FP32 tensors' bytes), the weight quantization and packing done at build, the tactic table.
+ * Two variants, as for the dense AVX2 kernels: 16-bit centred codes, and u7 (a non-negative X, byte images).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backends/cpu/qconv_u8s8.h"
+#include "backends/cpu/vec_isa.h"
+
+/* The geometry of a depthwise step the tactics take (elem: bytes of an image element), or false. */
+static bool dw_takes(const tc__step_desc *d, bool u7, tc__qconv_geom *g) {
+    tc__lowp_shape s;
+    if (!tc__qconv_geometry(d, g) || !g->depthwise || !tc__lowp_dw_shape_of(d, &s) || !tc__lowp_step_ok(d, &s, false))
+        return false;
+    if (g->in_image && !tc__lowp_in_image_fits(d, g->batch, g->hp, g->wp, g->cp, u7 ? 1 : 2)) return false;
+    if (g->out_image && !tc__qconv_out_image_ok(d, g, u7)) return false;
+    return tc__qdw_packed_bytes(g) <= (size_t)tc__tensor_numel(d->in[1]) * sizeof(float);
+}
+
+static bool dw_supports_s16(const tc__step_desc *d) {
+    tc__qconv_geom g;
+    return dw_takes(d, false, &g);
+}
+
+/* u7: a non-negative X with symmetric codes. */
+static bool dw_supports_u7(const tc__step_desc *d) {
+    tc__qconv_geom g;
+    return dw_takes(d, true, &g) && g.nonneg && g.zero_point == 128 && g.lo == 1;
+}
+
+static bool dw_packs_input(const tc__step_desc *d, int index) {
+    (void)d;
+    return index == TC__QCONV_WEIGHT_INPUT;
+}
+
+void tc__qdw_pack_weight(const tc__qconv_geom *g, const float *w, void *dst) {
+    const size_t taps = g->kh * g->kw, pairs = tc__qdw_tap_pairs(g);
+    int16_t *qw = dst;
+    float *mult = (float *)(qw + tc__qdw_weight_elems(g));
+    memset(dst, 0, tc__qdw_packed_bytes(g));
+    for (size_t c = 0; c < g->cout; c++) {
+        const float *wc = w + c * taps;
+        double amax = 0.0;
+        for (size_t t = 0; t < taps; t++)
+            if (fabs((double)wc[t]) > amax) amax = fabs((double)wc[t]); /* NaN is skipped: it quantizes to -127 */
+        const float sw = amax > 0.0 && isfinite(amax) ? (float)(amax / 127.0) : 1.0f, inv = 1.0f / sw;
+        /* within a block's 32 values per tap pair: vector (c % 8) / 4, 128-bit lane (c % 16) / 8, pair c % 4 */
+        const size_t in_blk = c % 16, pos = (in_blk % 8) / 4 * 16 + in_blk / 8 * 8 + in_blk % 4 * 2;
+        for (size_t t = 0; t < taps; t++) qw[((c / 16) * pairs + t / 2) * 32 + pos + t % 2] = tc__q_round(wc[t], inv);
+        mult[c] = g->x_scale * sw;
+    }
+}
+
+static tc_status dw_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+    tc__qconv_geom g;
+    if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g) || !g.depthwise)
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the depthwise int8 tactics pack only the weight of a step they take");
+    memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
+    tc__qdw_pack_weight(&g, src, dst);
+    return TC_STATUS_OK;
+}
+
+static size_t dw_scratch(const tc__step_desc *d, bool u7) {
+    tc__qconv_geom g;
+    return tc__qconv_geometry(d, &g) ? (u7 ? tc__qconv_scratch(&g) : tc__qconv_s16_scratch(&g)) : 0;
+}
+static size_t dw_scratch_s16(const tc__step_desc *d) { return dw_scratch(d, false); }
+static size_t dw_scratch_u7(const tc__step_desc *d) { return dw_scratch(d, true); }
+
+static tc_status dw_run(const tc__kernel_ctx *ctx, bool u7) {
+    const tc__tensor *in[3], *out[1];
+    bool in_const[3];
+    tc__epilogue none;
+    tc__step_desc d;
+    tc__qconv_geom g;
+    if (!tc__lowp_ctx_desc(ctx, in, in_const, out, &none, &d) || !tc__qconv_geometry(&d, &g))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: shapes or attributes the depthwise int8 tactic does not take",
+                        ctx->op_type);
+    return tc__qdw_run_avx2(ctx, &g, u7);
+}
+static tc_status dw_run_s16(const tc__kernel_ctx *ctx) { return dw_run(ctx, false); }
+static tc_status dw_run_u7(const tc__kernel_ctx *ctx) { return dw_run(ctx, true); }
+
+const tc__tactic tc__tactic_dwconv_int8_u7_avx2 = {.name = "dwconv_int8_u7_avx2", .op_type = "Conv",
+                                                   .isa = TC__VEC_ISA_AVX2, .flags = TC__TACTIC_FUSES_EPILOGUE,
+                                                   .precision = "int8", .supports = dw_supports_u7,
+                                                   .packs_input = dw_packs_input, .pack = dw_pack,
+                                                   .scratch_bytes = dw_scratch_u7, .run = dw_run_u7};
+const tc__tactic tc__tactic_dwconv_int8_avx2 = {.name = "dwconv_int8_avx2", .op_type = "Conv", .isa = TC__VEC_ISA_AVX2,
+                                                .flags = TC__TACTIC_FUSES_EPILOGUE, .precision = "int8",
+                                                .supports = dw_supports_s16, .packs_input = dw_packs_input,
+                                                .pack = dw_pack, .scratch_bytes = dw_scratch_s16, .run = dw_run_s16};
