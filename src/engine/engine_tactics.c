@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "core/layout.h"
+#include "core/quant_attr.h"
+#include "engine/chain_choice.h"
 
 tc_status tc__shapes_at(const tc__graph *g, const tc__step *steps, const tc__range *ranges, int which, tc__shapes *s,
                         tc__err *err) {
@@ -165,6 +167,96 @@ static bool layout_fits(const tc__tactic *t, bool blocked, const tc__step_desc *
     return true;
 }
 
+/* A step's winner, and (tuned) its best INT8 and best other candidates with their times. */
+typedef struct step_choice {
+    const tc__tactic *win, *int8, *other;
+    uint64_t t_int8, t_other;
+    int i_int8, i_other; /* their indices in the step's tune result */
+} step_choice;
+
+static bool is_int8(const tc__tactic *t) { return t->precision != NULL && strcmp(t->precision, "int8") == 0; }
+
+/* The best INT8 and other candidates of a tuned step (cands: its n candidates, timed in res by name). */
+static void best_of(const tc__tactic *const *cands, int n, const tc__tune_result *res, step_choice *c) {
+    c->t_int8 = c->t_other = UINT64_MAX;
+    for (int j = 0; j < res->n; j++) {
+        const tc__tactic *t = NULL;
+        for (int i = 0; i < n; i++)
+            if (strcmp(cands[i]->name, res->cand[j].name) == 0) t = cands[i];
+        if (t == NULL) continue; /* ref */
+        const bool q = is_int8(t);
+        uint64_t *best = q ? &c->t_int8 : &c->t_other;
+        if (res->cand[j].min_ns < *best || (q ? c->int8 : c->other) == NULL) {
+            *best = res->cand[j].min_ns;
+            if (q) c->int8 = t, c->i_int8 = j;
+            else c->other = t, c->i_other = j;
+        }
+    }
+}
+
+/* The time of INT8 tactic t on step k when its input is already the image (tc.int8_in_image = 1). */
+static tc_status time_chained(const tc__graph *g, const tc__step *step, const tc__shapes *s, const tc__tactic *t,
+                              pthreadpool_t pool, tc__timing_cache *cache, bool *cache_dirty, uint64_t *ns,
+                              tc__err *err) {
+    const tc__node *node = &g->nodes[step->node];
+    tc__attr *items = malloc(sizeof *items * (size_t)(node->attrs.n + 1));
+    if (items == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    memcpy(items, node->attrs.items, sizeof *items * (size_t)node->attrs.n);
+    items[node->attrs.n] = (tc__attr){.name = TC__ATTR_INT8_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
+    const tc__attrs attrs = {node->attrs.n + 1, items};
+    tc__desc_store ds;
+    tc__desc_build(g, node, s, &ds);
+    ds.d.attrs = &attrs;
+    tc__tune_result r;
+    tc_status st = TC_STATUS_OK;
+    *ns = UINT64_MAX;
+    if (t->supports(&ds.d)) {
+        st = tune_at(&ds.d, &t, 1, NULL, pool, cache, cache_dirty, &r, err);
+        if (st == TC_STATUS_OK) *ns = r.cand[0].min_ns;
+    }
+    free(items);
+    return st;
+}
+
+/* Re-chooses INT8 or not for the tuned steps that have both, along the paths of steps that could chain
+ * (chain_choice.h); the tune results' winners follow. */
+static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, const tc__shapes *s, pthreadpool_t pool,
+                                     tc__timing_cache *cache, bool *cache_dirty, step_choice *choice,
+                                     tc__tune_result *results, tc__err *err) {
+    const int n = g->n_nodes;
+    tc__chain_cost *c = calloc((size_t)(n > 0 ? n : 1), sizeof *c);
+    bool *lowp = calloc((size_t)(n > 0 ? n : 1), sizeof *lowp);
+    int32_t *step_of = malloc(sizeof *step_of * (size_t)(n > 0 ? n : 1));
+    tc_status st = c && lowp && step_of ? TC_STATUS_OK : tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int k = 0; k < n && st == TC_STATUS_OK; k++) step_of[k] = -1;
+    for (int k = 0; k < n && st == TC_STATUS_OK; k++)
+        if (steps[k].node >= 0 && steps[k].node < n) step_of[steps[k].node] = k;
+    for (int k = 0; k < n && st == TC_STATUS_OK; k++) {
+        const step_choice *ch = &choice[k];
+        c[k] = (tc__chain_cost){ch->t_int8, UINT64_MAX, ch->t_other, -1};
+        if (steps[k].kind != TC__STEP_COMPUTE || ch->int8 == NULL || ch->other == NULL || g->nodes[steps[k].node].n_in < 1)
+            continue;
+        const int32_t v = g->nodes[steps[k].node].in[0], pn = v >= 0 ? g->values[v].producer : -1;
+        const int32_t p = pn >= 0 ? step_of[pn] : -1;
+        if (p < 0 || p >= k || choice[p].int8 == NULL ||
+            !tc__lowp_may_link(g, pn, choice[p].int8->name, steps[k].node, ch->int8->name))
+            continue;
+        c[k].link = p;
+        st = time_chained(g, &steps[k], s, ch->int8, pool, cache, cache_dirty, &c[k].lowp_chained, err);
+    }
+    if (st == TC_STATUS_OK) {
+        tc__chain_choose(n, c, lowp);
+        for (int k = 0; k < n; k++) {
+            step_choice *ch = &choice[k];
+            if (ch->int8 == NULL || ch->other == NULL || ch->win == NULL) continue;
+            ch->win = lowp[k] ? ch->int8 : ch->other;
+            results[k].winner = lowp[k] ? ch->i_int8 : ch->i_other;
+        }
+    }
+    free(c), free(lowp), free(step_of);
+    return st;
+}
+
 tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__range *const *ranges, int n_profiles,
                                     const tc__tactic_opts *o, tc__tune_result *results, uint64_t *required_isa,
                                     tc__err *err) {
@@ -182,6 +274,8 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     if (st == TC_STATUS_OK && !o->fixed) pool = pthreadpool_create(o->threads > 0 ? (size_t)o->threads : 0);
     const uint64_t isa = tc__cpu_get()->isa;
     bool cache_dirty = false;
+    step_choice *choice = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *choice);
+    if (choice == NULL && st == TC_STATUS_OK) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
         tc__step *step = &steps[k];
         tc__tune_result *res = &results[k];
@@ -231,17 +325,30 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             for (int c = 0; c < n; c++)
                 if (strcmp(cands[c]->name, wname) == 0) win = cands[c];
         }
+        choice[k].win = win;
+        if (!o->fixed && n > 0) best_of(cands, n, res, &choice[k]);
+    }
+    /* INT8 steps that would chain are timed with their input image, then chosen along their paths */
+    if (st == TC_STATUS_OK && !o->fixed && o->lowp_chain && n_profiles == 1)
+        st = choose_along_chains(g, steps, &s[0], pool, cache, &cache_dirty, choice, results, err);
+    for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
+        tc__step *step = &steps[k];
+        const tc__tactic *win = choice[k].win;
+        if (step->kind != TC__STEP_COMPUTE) continue;
         if (win == NULL) {
             snprintf(step->tactic, sizeof step->tactic, "ref");
             continue;
         }
+        tc__desc_store ds;
+        tc__desc_build(g, &g->nodes[step->node], &s[0], &ds);
         snprintf(step->tactic, sizeof step->tactic, "%s", win->name);
         snprintf(step->precision, sizeof step->precision, "%s", win->precision ? win->precision : "fp32");
         *required_isa |= win->isa;
-        for (int i = 0; i < ds[0].d.n_in && st == TC_STATUS_OK; i++)
-            if (ds[0].in_const[i] && win->packs_input != NULL && win->packs_input(&ds[0].d, i))
-                st = pack_input(g, step->node, i, win, &ds[0].d, err);
+        for (int i = 0; i < ds.d.n_in && st == TC_STATUS_OK; i++)
+            if (ds.in_const[i] && win->packs_input != NULL && win->packs_input(&ds.d, i))
+                st = pack_input(g, step->node, i, win, &ds.d, err);
     }
+    free(choice);
     if (st == TC_STATUS_OK && o->lowp_chain && n_profiles == 1) {
         int chained = 0;
         st = tc__lowp_chain(g, steps, &s[0], &chained, err);

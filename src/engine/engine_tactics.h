@@ -58,6 +58,10 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
  */
 tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
 
+/* True when node c (tactic c_tactic) could take node p's (tactic p_tactic) output image in the chain: families that
+ * chain, and c the only reader of p's output (the shapes are checked when the chain is made). */
+bool tc__lowp_may_link(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic);
+
 /* The layout `inspect` shows for a chained step of this tactic with these attributes: its out image's ("u8-chain",
  * "s16-chain", "u7-chain", "f16-chain", "bf16-chain"; "" when the tactic does not chain). */
 const char *tc__lowp_chain_label(const tc__attrs *attrs, const char *tactic);

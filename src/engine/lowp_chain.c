@@ -103,6 +103,13 @@ static int readers(const tc__graph *g, int32_t v) {
     return n;
 }
 
+bool tc__lowp_may_link(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic) {
+    const int fp = tactic_family(p_tactic), fc = tactic_family(c_tactic);
+    if (fp == FAM_NONE || fc == FAM_NONE || !chains_with(fp, fc) || g->nodes[c].n_in < 1) return false;
+    const int32_t v = g->nodes[c].in[0];
+    return v >= 0 && g->values[v].producer == p && g->nodes[p].out[0] == v && readers(g, v) == 1;
+}
+
 /* The step description of node k at shapes s; constant inputs are the graph's initializers (the weights were
  * packed into new initializers after s was computed). */
 static void desc_of(const tc__graph *g, int32_t k, const tc__shapes *s, tc__desc_store *ds) {

@@ -1,0 +1,25 @@
+/*
+ * chain_choice.h - chain-aware precision choice (TensorRT times reformats with each tactic; this is our narrow
+ * version of it). The tuner times each step alone: a reduced-precision (INT8) candidate then pays for quantizing
+ * its FP32 input, which the chain (lowp_chain.c) removes when its producer is reduced too. Along each path of
+ * steps that could chain (every step the only reader of the previous one's output), this picks reduced precision
+ * or not per step for the least total time, where a reduced step after a reduced one costs its chained time.
+ */
+#ifndef TC_ENGINE_CHAIN_CHOICE_H
+#define TC_ENGINE_CHAIN_CHOICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One step's times (ns; UINT64_MAX: no such candidate) and its link. */
+typedef struct tc__chain_cost {
+    uint64_t lowp;         /* the best reduced-precision candidate, alone (quantizing its input) */
+    uint64_t lowp_chained; /* the same when its input is the producer's image (used when `link` is reduced too) */
+    uint64_t other;        /* the best other candidate */
+    int32_t link;          /* the step (index < this one) whose image this one would read, or -1 */
+} tc__chain_cost;
+
+/* Sets lowp[i] for each of the n steps: the choice with the least summed time over each chained path. */
+void tc__chain_choose(int n, const tc__chain_cost *c, bool *lowp);
+
+#endif
