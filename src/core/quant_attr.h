@@ -59,4 +59,12 @@ static inline bool tc__int8_weight_fits(int64_t cout, int64_t cin, int64_t taps)
     return cout * cin * taps * 4 >= c16 * (taps * c4 + 8);
 }
 
+/* The same for a depthwise weight [C][1][KH][KW] (backends/cpu/qconv_u8s8.h): Cpad16 * ceil(taps / 2) pairs of
+ * int16 plus 4 bytes per padded channel. */
+static inline bool tc__int8_dw_weight_fits(int64_t c, int64_t taps) {
+    if (c < 1 || taps < 1 || c > (1 << 24) || taps > (1 << 20)) return false;
+    const int64_t c16 = (c + 15) / 16 * 16;
+    return c * taps * 4 >= c16 * ((taps + 1) / 2 * 4 + 4);
+}
+
 #endif

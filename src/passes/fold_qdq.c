@@ -67,9 +67,9 @@ tc_status tc__pass_fold_qdq(tc__pass_ctx *ctx) {
         const tc__node *n = &g->nodes[k];
         tc__qlayer q;
         float scale, qmin;
-        /* (depthwise layers of a QDQ model stay FP32 on their fake-quantized input: not folded yet) */
-        if (!tc__quantizable_layer(g, n, false, &q) || q.depthwise || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE) ||
-            !tc__int8_weight_fits(q.cout, q.cin, q.taps) || !fake_quantized(g, q.x, &scale, &qmin) || qmin > 0.0f ||
+        if (!tc__quantizable_layer(g, n, false, &q) || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE) ||
+            !(q.depthwise ? tc__int8_dw_weight_fits(q.cout, q.taps) : tc__int8_weight_fits(q.cout, q.cin, q.taps)) ||
+            !fake_quantized(g, q.x, &scale, &qmin) || qmin > 0.0f ||
             qmin < -255.0f)
             continue;
         const tc__attr a[2] = {{.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale},

@@ -25,13 +25,15 @@ typedef struct dw_case {
     int64_t n, c, h, w, k, s, d, pad;
     bool bias, residual, nonneg;
     tc__act act;
+    int zp; /* tc.int8_zero_point (a QDQ model's), or -1: symmetric */
 } dw_case;
 
-/* X dequantized as the kernels see it (symmetric codes). */
-static tc__tensor dw_dequant_x(const tc__tensor *x, float sx) {
+/* X dequantized as the kernels see it (zero point zp, or symmetric codes when zp < 0). */
+static tc__tensor dw_dequant_x(const tc__tensor *x, float sx, int zp) {
     tc__tensor d = dtu_tensor(x->dtype, x->rank, x->dims);
+    const uint8_t z = zp < 0 ? 128 : (uint8_t)zp, lo = zp < 0 ? 1 : 0;
     for (int64_t i = 0; i < tc__tensor_numel(x); i++)
-        ((float *)d.data)[i] = (float)((int)tc__q_code(((const float *)x->data)[i], 1.0f / sx, 128, 1) - 128) * sx;
+        ((float *)d.data)[i] = (float)((int)tc__q_code(((const float *)x->data)[i], 1.0f / sx, z, lo) - (int)z) * sx;
     return d;
 }
 
@@ -60,6 +62,7 @@ static int dw_attrs(const dw_case *c, tc__attr *a, int64_t st[2], int64_t dl[2],
     a[n++] = dtu_attr_int("group", c->c);
     if (quant) a[n++] = dtu_attr_float(TC__ATTR_INT8_SCALE, 1.7f / 127.0f);
     if (quant && c->nonneg) a[n++] = dtu_attr_int(TC__ATTR_INT8_NONNEG, 1);
+    if (quant && c->zp >= 0) a[n++] = dtu_attr_int(TC__ATTR_INT8_ZERO_POINT, c->zp);
     return n;
 }
 
@@ -69,7 +72,7 @@ static void check_case(uint64_t seed, const dw_case *c, const char *what) {
     tc__tensor x = vtu_random(&r, 4, xd, c->nonneg ? 0.0 : -2.0, 2.0), w = vtu_random(&r, 4, wd, -1.0, 1.0);
     tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0);
     const float sx = 1.7f / 127.0f; /* |x| up to 2: the tails saturate */
-    tc__tensor xq = dw_dequant_x(&x, sx), wq = dw_dequant_w(&w, c->c);
+    tc__tensor xq = dw_dequant_x(&x, sx, c->zp), wq = dw_dequant_w(&w, c->c);
     tc__attr attrs[8];
     int64_t st[2], dl[2], pd[4];
     const int ref_na = dw_attrs(c, attrs, st, dl, pd, false);
@@ -96,14 +99,14 @@ static void check_case(uint64_t seed, const dw_case *c, const char *what) {
     const bool in_const[3] = {false, true, true};
     tc__step_desc d = {"Conv", 13, &as, n_op, tin, in_const, 1, outs, &epi, NULL, c->residual ? &res : NULL};
     const tc__tactic *s16 = &tc__tactic_dwconv_int8_avx2, *u7 = &tc__tactic_dwconv_int8_u7_avx2;
-    if (!c->nonneg && u7->supports(&d)) fail_msg("%s: u7 takes a signed input", what);
+    if ((!c->nonneg || c->zp >= 0) && u7->supports(&d)) fail_msg("%s: u7 takes a signed input or a zero point", what);
     /* the dense tactics never take a depthwise step */
     if (tc__tactic_conv_int8_avx2.supports(&d) || tc__tactic_conv_int8_u7_avx2.supports(&d))
         fail_msg("%s: a dense int8 tactic takes it", what);
     tc__tensor prev = {0};
     for (int v = 0; v < 2; v++) {
         const tc__tactic *t = v == 0 ? s16 : u7;
-        if (!vtu_isa_ok(t) || (v == 1 && !c->nonneg)) continue;
+        if (!vtu_isa_ok(t) || (v == 1 && (!c->nonneg || c->zp >= 0))) continue;
         tin[1] = &w;
         const int64_t c16 = (c->c + 15) / 16 * 16, taps = c->k * c->k;
         if (c16 * ((taps + 1) / 2) * 4 + 4 * c16 > c->c * taps * 4) { /* the packing does not fit: refused */
@@ -137,7 +140,7 @@ static void check_case(uint64_t seed, const dw_case *c, const char *what) {
 }
 
 static dw_case dw(int64_t c, int64_t hw, int64_t k, int64_t s) {
-    return (dw_case){1, c, hw, hw, k, s, 1, k / 2, true, false, true, TC__ACT_CLIP};
+    return (dw_case){1, c, hw, hw, k, s, 1, k / 2, true, false, true, TC__ACT_CLIP, -1};
 }
 
 /* MobileNetV2-like layers: 3x3, strides 1 and 2, ReLU6, non-negative inputs (both variants) and signed ones. */
@@ -185,6 +188,21 @@ static void test_dw_edge_sizes(void **state) {
     check_case(201, &c, "batch 3 5x5");
 }
 
+/* Zero points of QDQ models (16-bit variant only): 0 (a ReLU range), 128 with the full [0, 255], others; the
+ * border holds the zero point. */
+static void test_dw_zero_points(void **state) {
+    (void)state;
+    const int zps[] = {0, 128, 200, 3};
+    for (int i = 0; i < 4; i++) {
+        dw_case c = dw(32, 7 + i, 3, 1 + i % 2);
+        c.zp = zps[i];
+        c.nonneg = i % 2 == 0;
+        char what[64];
+        snprintf(what, sizeof what, "zero point %d", zps[i]);
+        check_case((uint64_t)(300 + i), &c, what);
+    }
+}
+
 /* What the tactics refuse: a grouped (not depthwise) Conv, a channel multiplier, a packing that does not fit (8
  * channels of 3x3: 16 padded channels of 16-bit pairs need more bytes than 72 floats), no scale, NCHW16c tensors. */
 static void test_dw_rejects(void **state) {
@@ -228,6 +246,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dw_mobilenet_shapes),
         cmocka_unit_test(test_dw_edge_sizes),
+        cmocka_unit_test(test_dw_zero_points),
         cmocka_unit_test(test_dw_rejects),
     };
     return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);

@@ -30,7 +30,7 @@ static bool q_finish(tc__qconv_geom *g) {
     if (img > lim / g->cp || img * g->cp > lim / g->batch) return false;
     if (g->oh * g->ow > lim / 16 || g->cout16 * g->kh * g->kw * g->cp > lim) return false; /* scatter indices */
     /* the FP32 weight is C_out * C_in * taps floats (depthwise: C * taps): the packing must fit in its bytes */
-    if (g->depthwise) return tc__qdw_packed_bytes(g) <= g->cout * g->kh * g->kw * 4;
+    if (g->depthwise) return tc__int8_dw_weight_fits((int64_t)g->cout, (int64_t)(g->kh * g->kw));
     return tc__int8_weight_fits((int64_t)g->cout, (int64_t)g->cin, (int64_t)(g->kh * g->kw));
 }
 

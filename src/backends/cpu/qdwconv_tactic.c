@@ -36,17 +36,31 @@ static bool dw_packs_input(const tc__step_desc *d, int index) {
     return index == TC__QCONV_WEIGHT_INPUT;
 }
 
+/* The grid s = max|w| / 127 when every weight is on it (a QDQ model's per-tensor weight: each channel keeps s, which
+ * gives back the model's codes), else 0 (qconv_u8s8_tactic.c does the same for the dense layers). */
+static float dw_tensor_grid(const float *w, size_t n) {
+    double amax = 0.0;
+    for (size_t i = 0; i < n; i++) amax = fmax(amax, fabs((double)w[i]));
+    if (!(amax > 0.0) || !isfinite(amax)) return 0.0f;
+    const double s = amax / 127.0;
+    for (size_t i = 0; i < n; i++)
+        if (fabs((double)w[i] / s - nearbyint((double)w[i] / s)) > 1e-3) return 0.0f;
+    return (float)s;
+}
+
 void tc__qdw_pack_weight(const tc__qconv_geom *g, const float *w, void *dst) {
     const size_t taps = g->kh * g->kw, pairs = tc__qdw_tap_pairs(g);
     int16_t *qw = dst;
     float *mult = (float *)(qw + tc__qdw_weight_elems(g));
     memset(dst, 0, tc__qdw_packed_bytes(g));
+    const float grid = dw_tensor_grid(w, g->cout * taps);
     for (size_t c = 0; c < g->cout; c++) {
         const float *wc = w + c * taps;
         double amax = 0.0;
         for (size_t t = 0; t < taps; t++)
             if (fabs((double)wc[t]) > amax) amax = fabs((double)wc[t]); /* NaN is skipped: it quantizes to -127 */
-        const float sw = amax > 0.0 && isfinite(amax) ? (float)(amax / 127.0) : 1.0f, inv = 1.0f / sw;
+        const float sw = grid > 0.0f ? grid : amax > 0.0 && isfinite(amax) ? (float)(amax / 127.0) : 1.0f;
+        const float inv = 1.0f / sw;
         /* within a block's 32 values per tap pair: vector (c % 8) / 4, 128-bit lane (c % 16) / 8, pair c % 4 */
         const size_t in_blk = c % 16, pos = (in_blk % 8) / 4 * 16 + in_blk / 8 * 8 + in_blk % 4 * 2;
         for (size_t t = 0; t < taps; t++) qw[((c / 16) * pairs + t / 2) * 32 + pos + t % 2] = tc__q_round(wc[t], inv);
