@@ -1,7 +1,7 @@
 /*
  * export_qdq.c - writes a calibrated model as a standard QDQ ONNX file (the format onnxruntime's
  * quantize_static produces and TensorRT's explicit quantization reads): every calibrated activation
- * that a Conv (one group), MatMul or Gemm reads gets QuantizeLinear -> DequantizeLinear (int8, zero
+ * that a Conv (one group or depthwise), MatMul or Gemm reads gets QuantizeLinear -> DequantizeLinear (int8, zero
  * point 0, the calibrated scale), and those nodes' constant FP32 weights become int8 initializers
  * behind a DequantizeLinear (symmetric, per output channel from opset 13, per tensor before). The rest
  * of the model is written as it was read. Models with external data are refused.
@@ -228,7 +228,7 @@ tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const 
     /* Which nodes are quantized: a calibrated input 0 and a float32 initializer weight. */
     for (size_t k = 0; st == TC_STATUS_OK && k < gp->n_node; k++) {
         const Onnx__NodeProto *n = gp->node[k];
-        const bool conv = strcmp(n->op_type, "Conv") == 0 && node_int_attr(n, "group", 1) == 1;
+        const bool conv = strcmp(n->op_type, "Conv") == 0;
         const bool dense = strcmp(n->op_type, "MatMul") == 0 ||
                            (strcmp(n->op_type, "Gemm") == 0 && node_int_attr(n, "transA", 0) == 0);
         if ((n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) || (!conv && !dense) || n->n_input < 2)
@@ -236,6 +236,8 @@ tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const 
         const int32_t wv = tc__graph_find_value((tc__graph *)g, n->input[1]);
         const tc__tensor *w = wv >= 0 ? g->values[wv].init : NULL;
         if (w == NULL || w->dtype != TC_DTYPE_FLOAT32 || w->data == NULL || (conv ? w->rank != 4 : w->rank != 2)) continue;
+        const int64_t group = conv ? node_int_attr(n, "group", 1) : 1; /* one group, or depthwise [C, 1, KH, KW] */
+        if (group != 1 && !(group == w->dims[0] && w->dims[1] == 1)) continue;
         if (find_scale(names, scales, n_scales, n->input[0]) <= 0.0f) continue;
         plan[k].quantize = true;
     }
