@@ -239,6 +239,9 @@ enum {
     /* After tactic choice (one static profile): an INT8 (FP16, BF16) Conv read only by another Conv of the same
      * precision writes that one's input image directly in that type (no FP32 tensor, no conversion pass) */
     TC_PASS_LOWP_CHAIN = 1u << 10,
+    /* Part of the chain (AVX2 INT8): a value several INT8 Convs read, as input or as fused residual (ResNet's block
+     * outputs), is written once as their image; the residual readers then add its quantized values */
+    TC_PASS_INT8_RESIDUAL_IMAGE = 1u << 11,
 };
 
 typedef struct tc_engine tc_engine;

@@ -34,6 +34,11 @@
 #define TC__INT8_IMG_S16 2 /* 16-bit centred codes u - z (the AVX2 16-bit variant) */
 #define TC__ATTR_INT8_OUT_SCALE "tc.int8_out_scale"
 #define TC__ATTR_INT8_IN_IMAGE "tc.int8_in_image"
+/* An INT8 step whose fused residual is such an image (a value several AVX2 INT8 Convs read: ResNet's block outputs,
+ * read by the next block's first Conv and, as its residual, by its last): tc.int8_res_image: ints [Hp, Wp, Cp, pad
+ * top, pad left, format (TC__INT8_IMG_U7 or _S16)], tc.int8_res_scale: the scale its codes dequantize with. */
+#define TC__ATTR_INT8_RES_IMAGE "tc.int8_res_image"
+#define TC__ATTR_INT8_RES_SCALE "tc.int8_res_scale"
 /* The same for FP16 and BF16 Convs (src/engine/lowp_chain.c): tc.half_out_image: ints [Hp, Wp, Cp, pad top, pad
  * left] of the reader's 16-bit image (border and padding channels 0); tc.half_in_image = 1 on the reader. */
 #define TC__ATTR_HALF_OUT_IMAGE "tc.half_out_image"

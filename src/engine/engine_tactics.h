@@ -36,6 +36,7 @@ typedef struct tc__tactic_opts {
     bool fixed;                 /* heuristic choice: the first supported fast tactic, no timing */
     bool lowp_chain;            /* chain consecutive INT8 / FP16 / BF16 convolutions (lowp_chain.c): one static
                                    profile only */
+    bool int8_residual_image;   /* with lowp_chain: values several AVX2 INT8 Convs read become one image */
     const char *cache_path;     /* timing cache file or NULL */
     int threads;
 } tc__tactic_opts;
@@ -54,9 +55,11 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
 /*
  * The reduced-precision chain (lowp_chain.c): marks every pair of INT8 (or FP16, or BF16) Conv steps where the
  * second is the only reader of the first's output (shapes s: the one static profile's), so that the first
- * writes the second's padded input image in that type. *chained receives the number of pairs.
+ * writes the second's padded input image in that type; with residual_images also the values that several AVX2 INT8
+ * Convs read as input or fused residual. *chained receives the number of chained values.
  */
-tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
+tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images, int *chained,
+                         tc__err *err);
 
 /* True when node c (tactic c_tactic) could take node p's (tactic p_tactic) output image in the chain: families that
  * chain, and c the only reader of p's output (the shapes are checked when the chain is made). */

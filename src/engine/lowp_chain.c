@@ -167,7 +167,80 @@ static bool still_supported(const tc__graph *g, const tc__step *st, const tc__sh
     return t != NULL && t->supports(&ds.d);
 }
 
-tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err) {
+/* True when fam (+ FAM_DENSE) is an AVX2 INT8 variant's Conv (dense or depthwise, not MatMul/Gemm). */
+static bool avx2_conv(int fam) { return fam == FAM_INT8_S16 || fam == FAM_INT8_U7; }
+
+/*
+ * The output v of step k (an AVX2 INT8 Conv) when every reader is an AVX2 INT8 Conv that takes it as its input (at
+ * least one, all with the same input image, scale and variant) or as its fused residual, and there are several
+ * readers (ResNet's block outputs: the next block's first Conv and downsample Conv read it, its last Conv adds it):
+ * k writes that image, the input readers take it as is (tc.int8_in_image) and the residual readers dequantize it
+ * (tc.int8_res_image). Unlike the single-reader chain this changes results: the residual is quantized (to the
+ * readers' codes), as INT8 engines do.
+ */
+static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const int32_t *step_of, int k,
+                                    const tc__shapes *s, int *chained, tc__err *err) {
+    const tc__step *ps = &steps[k];
+    const int32_t p = ps->node;
+    if (!avx2_conv(family(ps)) || p < 0 || g->nodes[p].n_out < 1) return TC_STATUS_OK;
+    const int32_t v = g->nodes[p].out[0];
+    if (v < 0 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_INT8_OUT_IMAGE) || readers(g, v) < 2) return TC_STATUS_OK;
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o] == v) return TC_STATUS_OK;
+    int32_t data[16], res[16];
+    int n_data = 0, n_res = 0, fam = FAM_NONE;
+    tc__qconv_geom q0 = {0}, qp = {0};
+    for (int32_t r = 0; r < g->n_nodes; r++) {
+        const tc__node *rn = &g->nodes[r];
+        bool uses = false;
+        for (int i = 0; i < rn->n_in && !rn->removed; i++) uses = uses || rn->in[i] == v;
+        if (!uses) continue;
+        const int f = step_of[r] >= 0 ? family(&steps[step_of[r]]) : FAM_NONE;
+        if (!avx2_conv(f) || n_data >= 16 || n_res >= 16) return TC_STATUS_OK;
+        const int ri = rn->epi.residual_input;
+        for (int i = 1; i < rn->n_in; i++) /* v only as input 0 or as the residual, not both */
+            if (rn->in[i] == v && (i != ri || rn->in[0] == v)) return TC_STATUS_OK;
+        if (rn->in[0] != v) {
+            res[n_res++] = r;
+            continue;
+        }
+        tc__qconv_geom q;
+        if (!geometry(g, r, s, &q) || q.in_image || (fam != FAM_NONE && f != fam)) return TC_STATUS_OK;
+        if (n_data > 0 && (q.hp != q0.hp || q.wp != q0.wp || q.cp != q0.cp || q.pt != q0.pt || q.pl != q0.pl ||
+                           q.zero_point != q0.zero_point || q.lo != q0.lo || q.x_scale != q0.x_scale))
+            return TC_STATUS_OK;
+        fam = f, q0 = q, data[n_data++] = r;
+    }
+    if (n_data == 0 || !geometry(g, p, s, &qp) || qp.cout != q0.cin || qp.oh != q0.ih || qp.ow != q0.iw ||
+        qp.batch != q0.batch || q0.batch * q0.hp * q0.wp * q0.cp * kFam[fam].elem > (size_t)tc__tensor_numel(&s->t[v]) * 4)
+        return TC_STATUS_OK;
+    const int64_t img[8] = {(int64_t)q0.hp, (int64_t)q0.wp, (int64_t)q0.cp, (int64_t)q0.pt, (int64_t)q0.pl,
+                            q0.zero_point, q0.lo, kFam[fam].fmt};
+    const int64_t rimg[6] = {img[0], img[1], img[2], img[3], img[4], kFam[fam].fmt};
+    const tc__attr out_img = {.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = 8, .ints = img};
+    const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale};
+    const tc__attr in_img = {.name = TC__ATTR_INT8_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
+    const tc__attr res_img = {.name = TC__ATTR_INT8_RES_IMAGE, .kind = TC__ATTR_INTS, .n = 6, .ints = rimg};
+    const tc__attr res_scale = {.name = TC__ATTR_INT8_RES_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale};
+    tc_status st = tc__pat_set_attr(g, p, &out_img, err);
+    if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, p, &out_scale, err);
+    for (int i = 0; i < n_data && st == TC_STATUS_OK; i++) st = tc__pat_set_attr(g, data[i], &in_img, err);
+    for (int i = 0; i < n_res && st == TC_STATUS_OK; i++) {
+        st = tc__pat_set_attr(g, res[i], &res_img, err);
+        if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, res[i], &res_scale, err);
+    }
+    bool ok = st == TC_STATUS_OK && still_supported(g, ps, s);
+    for (int i = 0; i < n_data && ok; i++) ok = still_supported(g, &steps[step_of[data[i]]], s);
+    for (int i = 0; i < n_res && ok; i++) ok = still_supported(g, &steps[step_of[res[i]]], s);
+    if (st == TC_STATUS_OK && !ok)
+        st = tc__fail(err, TC_STATUS_INTERNAL, "reduced-precision chain from %s to %d readers: the tactics refuse a chained step",
+                      g->nodes[p].name, n_data + n_res);
+    if (st == TC_STATUS_OK) ++*chained;
+    return st;
+}
+
+tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images, int *chained,
+                         tc__err *err) {
     *chained = 0;
     int32_t *step_of = malloc(sizeof *step_of * (size_t)(g->n_nodes + 1));
     if (step_of == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -207,6 +280,8 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
                           g->nodes[p].name, g->nodes[c].name);
         if (st == TC_STATUS_OK) ++*chained;
     }
+    for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK && residual_images; k++)
+        st = multi_reader_chain(g, steps, step_of, k, s, chained, err);
     free(step_of);
     return st;
 }

@@ -267,7 +267,8 @@ static bool node_has(const tc_engine *e, const char *name, const char *attr) {
 /* Consecutive INT8 convolutions (mid -> proj: proj is the only reader of mid's output) hand u8 images to
  * each other: mid writes proj's input image, proj skips its quantization pass. The outputs equal the
  * unchained engine's bit for bit (same codes), in both layouts, with 1 and 2 threads, and after a plan
- * round trip; stem's output has two readers (mid and the residual Add) and is not chained. The same holds for
+ * round trip; stem's output has two readers (mid and the residual Add) and is not chained (without residual
+ * images: test_residual_image_chain). The same holds for
  * the AVX2 variant's 16-bit images on CPUs without VNNI (tests/cli/test_int8.sh covers it on VNNI CPUs). */
 static void test_int8_chain(void **state) {
     (void)state;
@@ -283,7 +284,9 @@ static void test_int8_chain(void **state) {
         for (int threads = 1; threads <= 2; threads++) {
             const uint32_t off = layout ? 0 : TC_PASS_LAYOUT;
             tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off | TC_PASS_LOWP_CHAIN, threads, 0, NULL);
-            tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off, threads, 0, NULL);
+            /* (residual images, which quantize the residual, have their own test) */
+            tc_engine *chained =
+                build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off | TC_PASS_INT8_RESIDUAL_IMAGE, threads, 0, NULL);
             assert_false(node_has(plain, "mid", TC__ATTR_INT8_OUT_IMAGE));
             assert_true(node_has(chained, "mid", TC__ATTR_INT8_OUT_IMAGE));
             assert_true(node_has(chained, "proj", TC__ATTR_INT8_IN_IMAGE));
@@ -541,6 +544,78 @@ static void test_depthwise_chain(void **state) {
     }
 }
 
+/* x[1,16,8,8] -> 3x3 Conv + Relu = t -> 1x1 Conv + Relu -> 1x1 Conv + t (residual) + Relu -> y[1,16,8,8]: a ResNet
+ * block; t has two readers (the first 1x1 Conv's input and the second's residual). */
+static tc_model *block_model(void) {
+    etm_rng = 0x6161;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "8", "8"}));
+    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "16", "8", "8"}));
+    etm_weight(b, "w0", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
+    etm_weight(b, "w1", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
+    etm_weight(b, "w2", 4, (int64_t[]){16, 24, 1, 1}, 0.0f);
+    itm_conv(b, "c0", "x,w0", "a", 3);
+    b_node(b, "r0", "Relu", "a", "t");
+    itm_conv(b, "c1", "t,w1", "u", 1);
+    b_node(b, "r1", "Relu", "u", "ur");
+    itm_conv(b, "c2", "ur,w2", "v", 1);
+    b_node(b, "add", "Add", "v,t", "s");
+    b_node(b, "r2", "Relu", "s", "y");
+    return etm_load(b);
+}
+
+/* The float attribute attr of the engine's node name. */
+static float node_float(const tc_engine *e, const char *name, const char *attr) {
+    for (int k = 0; k < e->g->n_nodes; k++)
+        if (strcmp(e->g->nodes[k].name, name) == 0) return tc__attr_float(&e->g->nodes[k].attrs, attr, 0.0f);
+    return 0.0f;
+}
+
+/* A value with several INT8 readers on AVX2 (ResNet's block outputs): its producer writes one image, the first 1x1
+ * Conv takes it as input and the second adds it, dequantized, as its residual. The residual then carries its
+ * quantization error and no more: with min-max scales (no saturation) the output moves by at most half a step of
+ * t's scale from the unchained engine's (Relu and the add are 1-Lipschitz). */
+static void test_residual_image_chain(void **state) {
+    (void)state;
+    const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
+    if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip(); /* the residual image is the AVX2 kernels' */
+    tc_model *m = block_model();
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
+    char cache[128];
+    temp_path(cache, sizeof cache, "blk_cache");
+    calibrate_on(m, &x, cache);
+    for (int threads = 1; threads <= 2; threads++) {
+        tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_LOWP_CHAIN, threads, 0, NULL);
+        tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, threads, 0, NULL);
+        expect_avx2_tactic(chained, "c0", "conv_int8_avx2");
+        expect_avx2_tactic(chained, "c1", "conv_int8_u7_avx2");
+        expect_avx2_tactic(chained, "c2", "conv_int8_u7_avx2");
+        assert_true(node_has(chained, "c0", TC__ATTR_INT8_OUT_IMAGE));
+        assert_true(node_has(chained, "c1", TC__ATTR_INT8_IN_IMAGE));
+        assert_true(node_has(chained, "c2", TC__ATTR_INT8_RES_IMAGE));
+        assert_false(node_has(chained, "c2", TC__ATTR_INT8_OUT_IMAGE)); /* y is a graph output */
+        assert_false(node_has(plain, "c2", TC__ATTR_INT8_RES_IMAGE));
+        const float st = node_float(chained, "c2", TC__ATTR_INT8_RES_SCALE);
+        assert_true(st > 0.0f && st == node_float(chained, "c1", TC__ATTR_INT8_SCALE));
+        tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
+        double worst = 0.0, moved = 0.0;
+        for (size_t i = 0; i < a.nbytes / 4; i++) {
+            const double d = fabs((double)((float *)a.data)[i] - ((float *)b.data)[i]);
+            worst = fmax(worst, d), moved += d > 0.0;
+        }
+        if (!(worst <= 0.5 * st * 1.001 + 1e-5)) fail_msg("%d thread(s): moved by %g, half a step is %g", threads, worst, 0.5 * st);
+        assert_true(moved > 0); /* the residual is quantized: some outputs move */
+        tc_tensor_free(&a), tc_tensor_free(&b);
+        tc_engine_destroy(plain);
+        tc_engine_destroy(chained);
+    }
+    unlink(cache);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_chain),
@@ -550,6 +625,7 @@ int main(void) {
         cmocka_unit_test(test_int8_chain),
         cmocka_unit_test(test_int8_errors),
         cmocka_unit_test(test_residual_chain),
+        cmocka_unit_test(test_residual_image_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@ static const struct {
     {"fuse_matmul_bias", TC_PASS_FUSE_MATMUL_BIAS}, {"fuse_residual", TC_PASS_FUSE_RESIDUAL},
     {"fuse_activation", TC_PASS_FUSE_ACTIVATION},   {"eliminate_dead", TC_PASS_ELIMINATE_DEAD},
     {"layout", TC_PASS_LAYOUT},               {"fold_qdq", TC_PASS_FOLD_QDQ},
-    {"lowp_chain", TC_PASS_LOWP_CHAIN},
+    {"lowp_chain", TC_PASS_LOWP_CHAIN},             {"int8_residual_image", TC_PASS_INT8_RESIDUAL_IMAGE},
 };
 
 const char *cli_build_usage(void) {
@@ -35,7 +35,7 @@ const char *cli_build_usage(void) {
            "  --disable-pass NAME           switch off an optimisation pass (eliminate_noops, fold_constants,\n"
            "                                fold_batchnorm, fuse_gelu, fuse_matmul_bias, fuse_residual,\n"
            "                                fuse_activation, eliminate_dead, layout, fold_qdq, lowp_chain,\n"
-           "                                or 'all')\n"
+           "                                int8_residual_image, or 'all')\n"
            "  --int8                        allow INT8 Conv/MatMul/Gemm layers where faster (needs scales:)\n"
            "  --fp16                        allow FP16 Conv/MatMul/Gemm layers where faster (AVX512-FP16)\n"
            "  --bf16                        allow BF16 Conv/MatMul/Gemm layers where faster (AVX512-BF16)\n"

@@ -29,11 +29,15 @@ typedef struct tc__lowp_grid {
     size_t strips;          /* strips per image */
     /* INT8 chain: the output is the next layer's padded channels-last image (o_cp != 0; see qconv_u8s8.h) */
     size_t o_hp, o_wp, o_cp, o_pt, o_pl;
+    /* INT8 chain: the residual is such an image (rimg != NULL), [N][r_hp][r_wp][r_cp] */
+    const void *rimg;
+    size_t r_hp, r_wp, r_cp, r_pt, r_pl;
 } tc__lowp_grid;
 
 static inline tc__lowp_grid tc__lowp_grid_of(size_t oh, size_t ow, size_t sh, size_t sw, size_t hp, size_t wp,
                                              size_t cp, size_t cout, uint8_t out_layout) {
-    tc__lowp_grid g = {oh, ow, sh, sw, hp, wp, cp, cout, out_layout, (cout + 15) / 16, 0, 0, 0, 0, 0, 0, 0};
+    tc__lowp_grid g = {oh, ow, sh, sw, hp, wp, cp, cout, out_layout, (cout + 15) / 16, 0, 0, 0, 0, 0, 0, 0,
+                       NULL, 0, 0, 0, 0, 0};
     g.groups = (g.nblocks + TC__LOWP_GROUP_BLOCKS - 1) / TC__LOWP_GROUP_BLOCKS;
     g.strips = (oh * ow + TC__LOWP_STRIP - 1) / TC__LOWP_STRIP;
     return g;
@@ -44,13 +48,21 @@ static inline void tc__lowp_grid_out_image(tc__lowp_grid *g, size_t hp, size_t w
     g->o_hp = hp, g->o_wp = wp, g->o_cp = cp, g->o_pt = pt, g->o_pl = pl;
 }
 
+/* Makes the grid's residual the image rimg (the reduced-precision chain; its elements are the kernel's business). */
+static inline void tc__lowp_grid_res_image(tc__lowp_grid *g, const void *rimg, size_t hp, size_t wp, size_t cp,
+                                           size_t pt, size_t pl) {
+    g->rimg = rimg, g->r_hp = hp, g->r_wp = wp, g->r_cp = cp, g->r_pt = pt, g->r_pl = pl;
+}
+
 /* Where output element (pixel i, block b, lane l) of a tile lives: y + i * ps + b * bs + l * ls. */
 typedef struct tc__lowp_out {
     float *y;
     const float *res;
     size_t ps, bs, ls;
     size_t oc0; /* the tile's first output channel */
-    size_t qoff[TC__LOWP_MR]; /* INT8 chain: byte offset of pixel i's channel oc0 in the output image */
+    size_t qoff[TC__LOWP_MR]; /* INT8 chain: element offset of pixel i's channel oc0 in the output image */
+    const void *rimg;         /* INT8 chain: the residual image (then res is NULL), */
+    size_t roff[TC__LOWP_MR]; /* and the element offset of pixel i's channel oc0 in it */
 } tc__lowp_out;
 
 /* The kernel's tile: mr pixels whose windows start at xoff[0..mr) (elements of the padded image, the image's
@@ -70,7 +82,7 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
     const size_t oc0 = b0 * 16, last_ch = g->cout - (b0 + (size_t)nb - 1) * 16;
     const uint16_t last_mask = last_ch >= 16 ? (uint16_t)0xffff : (uint16_t)((1u << last_ch) - 1);
     const int mr_max = nb >= 3 ? 6 : TC__LOWP_MR;
-    tc__lowp_out o = {.oc0 = oc0};
+    tc__lowp_out o = {.oc0 = oc0, .rimg = g->rimg};
     size_t base;
     if (g->out_layout == TC__LOWP_NCHW16C) {
         base = (n * (g->cout / 16) + b0) * plane * 16;
@@ -91,6 +103,7 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
         for (int i = 0; i < mr; i++) {
             xoff[i] = img + (r * g->sh * g->wp + c * g->sw) * g->cp;
             if (g->o_cp) o.qoff[i] = ((n * g->o_hp + g->o_pt + r) * g->o_wp + g->o_pl + c) * g->o_cp + oc0;
+            if (g->rimg) o.roff[i] = ((n * g->r_hp + g->r_pt + r) * g->r_wp + g->r_pl + c) * g->r_cp + oc0;
             if (++c == g->ow) c = 0, r++;
         }
         o.y = y + base + p * o.ps;

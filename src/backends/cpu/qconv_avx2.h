@@ -33,6 +33,8 @@ typedef struct s16_job {
     float *y;
     tc__vact act;
     float inv_scale;
+    bool r_u7;     /* the residual image (grid.rimg) holds bytes (else 16-bit codes), */
+    float r_scale; /* which dequantize with this scale */
     void *oimg;  /* INT8 chain: the next layer's image, else NULL */
     bool o_u7;   /* its elements are bytes of max(q, 0) (else 16-bit centred codes) */
     float o_inv; /* its 1 / scale */
@@ -186,8 +188,33 @@ static inline __attribute__((always_inline)) void s16_store_nchw(const s16_job *
         const __m256 bv = _mm256_set1_ps(j->bias ? j->bias[oc + (size_t)c] : 0.0f);
         __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows[c]), _mm256_set1_ps(j->mult[oc + (size_t)c]), bv);
         if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, mr));
+        if (o->rimg) { /* channel rel + c of the tile's pixels in the residual image */
+            float r[8] = {0};
+            for (int i = 0; i < mr; i++) {
+                const size_t at = o->roff[i0 + i] + rel + (size_t)c;
+                r[i] = (float)(j->r_u7 ? (int)((const uint8_t *)o->rimg)[at] : (int)((const int16_t *)o->rimg)[at]);
+            }
+            v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_loadu_ps(r), _mm256_set1_ps(j->r_scale))); /* as s16_res_image */
+        }
         s16_store_n(o->y + off, tc__vact_f32_avx2(v, &j->act), mr);
     }
+}
+
+/* The residual image's n (1..8) channels at element at, dequantized. */
+static inline __m256 s16_res_image(const s16_job *j, const tc__lowp_out *o, size_t at, int n) {
+    __m256i c;
+    if (j->r_u7) {
+        uint64_t b = 0;
+        memcpy(&b, (const uint8_t *)o->rimg + at, (size_t)n);
+        c = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)b));
+    } else if (n == 8) {
+        c = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)((const int16_t *)o->rimg + at)));
+    } else {
+        int16_t b[8] = {0};
+        memcpy(b, (const int16_t *)o->rimg + at, (size_t)n * sizeof *b);
+        c = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)b));
+    }
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(c), _mm256_set1_ps(j->r_scale));
 }
 
 /* The residual of n (1..8) channels at element off, lanes ls apart. */
@@ -210,6 +237,7 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
     const __m256 bv = j->bias ? s16_load_n(j->bias + oc, n) : _mm256_setzero_ps();
     v = _mm256_fmadd_ps(v, _mm256_loadu_ps(j->mult + oc), bv); /* mult has C_out rounded up to 16 entries */
     if (o->res) v = _mm256_add_ps(v, s16_residual(o, off, n));
+    if (o->rimg) v = _mm256_add_ps(v, s16_res_image(j, o, o->roff[i] + (oc - o->oc0), n));
     v = tc__vact_f32_avx2(v, &j->act);
     if (j->oimg == NULL) {
         s16_store_n(o->y + off, v, n);
@@ -270,6 +298,12 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
         j.o_inv = 1.0f / g->o_scale;
         tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
         memset(io.y, 0, g->batch * g->o_hp * g->o_wp * g->o_cp * tc__qconv_out_elem(g, u7));
+    }
+    if (g->res_image) { /* the residual is an image of codes */
+        tc__lowp_grid_res_image(&j.grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);
+        j.r_u7 = g->r_fmt == TC__INT8_IMG_U7;
+        j.r_scale = g->r_scale;
+        j.res = NULL;
     }
     tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, s16_quantize_row, compute, &j);
     tc__kernel_free(ctx, scratch);

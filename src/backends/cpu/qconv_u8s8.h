@@ -62,6 +62,12 @@ typedef struct tc__qconv_geom {
     uint8_t o_zp, o_lo;
     uint8_t o_fmt; /* the out image's elements (core/quant_attr.h): TC__INT8_IMG_OWN, _U7 or _S16 (AVX2 variants) */
     float o_scale;
+    /* The fused residual is an image of codes (AVX2 variants; tc.int8_res_image): [N][r_hp][r_wp][r_cp], elements
+     * r_fmt, values code * r_scale */
+    bool res_image;
+    size_t r_hp, r_wp, r_cp, r_pt, r_pl;
+    uint8_t r_fmt;
+    float r_scale;
 } tc__qconv_geom;
 
 /* The bytes of an AVX2 variant's out image element (u7: the variant's own format is bytes, else 16 bits). */

@@ -52,6 +52,26 @@ static bool q_chain(const tc__step_desc *d, tc__qconv_geom *g) {
     return true;
 }
 
+/* The residual image's attributes (core/quant_attr.h), checked against the output's shape (the residual's). */
+static bool q_res_image(const tc__step_desc *d, tc__qconv_geom *g) {
+    const int64_t *v = NULL;
+    if (tc__attr_ints(d->attrs, TC__ATTR_INT8_RES_IMAGE, &v) == 0) return true;
+    if (d->residual == NULL || tc__attr_ints(d->attrs, TC__ATTR_INT8_RES_IMAGE, &v) != 6 ||
+        (v[5] != TC__INT8_IMG_U7 && v[5] != TC__INT8_IMG_S16))
+        return false;
+    tc__lowp_image im;
+    int64_t fmt;
+    const size_t elem = v[5] == TC__INT8_IMG_U7 ? 1 : 2;
+    if (tc__lowp_out_image(d, TC__ATTR_INT8_RES_IMAGE, 1, 1, elem, g->batch, g->oh, g->ow, g->cout, &im, &fmt) != 1)
+        return false;
+    const float s = tc__attr_float(d->attrs, TC__ATTR_INT8_RES_SCALE, 0.0f);
+    if (!isfinite(s) || !(s > 0.0f)) return false;
+    g->res_image = true;
+    g->r_hp = im.hp, g->r_wp = im.wp, g->r_cp = im.cp, g->r_pt = im.pt, g->r_pl = im.pl;
+    g->r_fmt = (uint8_t)fmt, g->r_scale = s;
+    return true;
+}
+
 bool tc__qconv_out_image_ok(const tc__step_desc *d, const tc__qconv_geom *g, bool u7) {
     const size_t elem = tc__qconv_out_elem(g, u7);
     if (elem == 1 && (g->o_zp != 128 || g->o_lo != 1)) return false; /* u7 bytes: symmetric codes */
@@ -74,7 +94,7 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     g->lo = z < 0 ? 1 : 0;
     g->nonneg = tc__attr_int(d->attrs, TC__ATTR_INT8_NONNEG, 0) == 1;
     g->depthwise = depthwise;
-    return q_finish(g) && q_chain(d, g);
+    return q_finish(g) && q_chain(d, g) && q_res_image(d, g);
 }
 
 /* Which step this tactic family takes: the geometry (into g), the weight constant, the layouts, the epilogue. */
@@ -85,7 +105,7 @@ static bool q_takes(const tc__step_desc *d, bool blocked, tc__qconv_geom *g) {
 /* VNNI: its own image format only. */
 static bool q_supports(const tc__step_desc *d, bool blocked) {
     tc__qconv_geom g;
-    return q_takes(d, blocked, &g) && g.o_fmt == TC__INT8_IMG_OWN;
+    return q_takes(d, blocked, &g) && g.o_fmt == TC__INT8_IMG_OWN && !g.res_image;
 }
 static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, false); }
 /* The AVX2 variant: plain layouts, its 16-bit packing within the FP32 weight's bytes, and chain images of 16-bit

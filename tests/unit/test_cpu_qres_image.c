@@ -1,0 +1,174 @@
+/*
+ * test_cpu_qres_image.c - the AVX2 INT8 Conv tactics (dense 16-bit and u7, depthwise 16-bit and u7) with their fused
+ * residual given as an image of codes (tc.int8_res_image: the chain's multi-reader values, core/quant_attr.h):
+ * against the reference Conv on the dequantized operands plus the dequantized residual (codes of the residual
+ * scale, bytes of max(q, 0) or 16-bit centred codes, in a padded channels-last image with a border and padded
+ * channels); and against the same tactic with the dequantized residual as an FP32 tensor, bit for bit. Edge sizes:
+ * channel counts that are not multiples of 8 or 16, planes of 1 to 9 pixels, strides 1 and 2. Bad attributes
+ * (format, scale, an image larger than the tensor, no residual) are refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "dense_test_util.h"
+
+#include "backends/cpu/qconv_u8s8.h"
+#include "cpu_vec_test_util.h"
+
+#define RI_TOL 2e-5
+
+typedef struct ri_case {
+    bool depthwise, u7; /* the tactic; u7: a non-negative X, and the residual image in bytes */
+    int64_t cin, cout, hw, k, s;
+    tc__act act;
+} ri_case;
+
+/* x dequantized with symmetric codes of scale s (u7: max(q, 0)). */
+static float ri_dequant(float x, float s, bool u7) {
+    int q = (int)tc__q_code(x, 1.0f / s, 128, 1) - 128;
+    return (float)(u7 && q < 0 ? 0 : q) * s;
+}
+
+static void check_case(uint64_t seed, const ri_case *c, const char *what) {
+    dtu_rng r = {seed};
+    const int64_t cin = c->depthwise ? c->cout : c->cin, oh = (c->hw + 2 * (c->k / 2) - c->k) / c->s + 1;
+    const int64_t xd[4] = {1, cin, c->hw, c->hw}, wd[4] = {c->cout, c->depthwise ? 1 : cin, c->k, c->k};
+    const int64_t bd[1] = {c->cout}, yd[4] = {1, c->cout, oh, oh};
+    tc__tensor x = vtu_random(&r, 4, xd, c->u7 ? 0.0 : -2.0, 2.0), w = vtu_random(&r, 4, wd, -1.0, 1.0);
+    tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0), res = vtu_random(&r, 4, yd, c->u7 ? 0.0 : -2.0, 2.5);
+    const float sx = 1.7f / 127.0f, rs = 2.1f / 127.0f; /* the tails of x and of the residual saturate */
+    /* the residual image: channels padded to 4, 1 pixel of border on each side where it fits in the tensor */
+    const int64_t bo = oh >= 4 ? 1 : 0, hp = oh + 2 * bo, wp = oh + 2 * bo, cp = (c->cout + 3) / 4 * 4, esz = c->u7 ? 1 : 2;
+    tc__tensor rimg = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd), rdq = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd);
+    assert_true(hp * wp * cp * esz <= (int64_t)rimg.nbytes);
+    memset(rimg.data, 0x5a, rimg.nbytes); /* border and padded channels: never read */
+    for (int64_t ch = 0; ch < c->cout; ch++)
+        for (int64_t y = 0; y < oh; y++)
+            for (int64_t z = 0; z < oh; z++) {
+                const int64_t i = (ch * oh + y) * oh + z, at = ((y + bo) * wp + z + bo) * cp + ch;
+                const float v = ((const float *)res.data)[i];
+                const float dq = ri_dequant(v, rs, c->u7);
+                ((float *)rdq.data)[i] = dq;
+                const int q = (int)__builtin_lrintf(dq / rs);
+                if (c->u7) ((uint8_t *)rimg.data)[at] = (uint8_t)q;
+                else ((int16_t *)rimg.data)[at] = (int16_t)q;
+            }
+    /* the reference: Conv on the dequantized X and W, bias, + the dequantized residual, activation */
+    tc__tensor xq = dtu_tensor(x.dtype, 4, xd), wq = dtu_tensor(w.dtype, 4, wd);
+    for (int64_t i = 0; i < tc__tensor_numel(&x); i++) ((float *)xq.data)[i] = ri_dequant(((float *)x.data)[i], sx, false);
+    const int64_t per = tc__tensor_numel(&w) / c->cout;
+    for (int64_t oc = 0; oc < c->cout; oc++) {
+        double amax = 0;
+        for (int64_t i = 0; i < per; i++) amax = fmax(amax, fabs(((float *)w.data)[oc * per + i]));
+        const float sw = (float)(amax / 127.0);
+        for (int64_t i = 0; i < per; i++)
+            ((float *)wq.data)[oc * per + i] = (float)tc__q_round(((float *)w.data)[oc * per + i], 1.0f / sw) * sw;
+    }
+    int64_t st[2] = {c->s, c->s}, pd[4] = {c->k / 2, c->k / 2, c->k / 2, c->k / 2};
+    tc__attr attrs[8];
+    int na = 0;
+    attrs[na++] = dtu_attr_ints("strides", st, 2);
+    attrs[na++] = dtu_attr_ints("pads", pd, 4);
+    if (c->depthwise) attrs[na++] = dtu_attr_int("group", c->cout);
+    const tc__tensor *rin[3] = {&xq, &wq, &b};
+    tc__tensor ref;
+    dtu_run_ok(DTU_OP(Conv), 13, attrs, na, 3, rin, 1, &ref);
+    tc__epilogue epi = {-1, 3, (uint8_t)c->act, 0, 0.0f, 6.0f};
+    tc__err err = {0};
+    if (tc__ref_apply_epilogue(&epi, &ref, NULL, &rdq, &err) != TC_STATUS_OK) fail_msg("reference epilogue: %s", err.msg);
+
+    attrs[na++] = dtu_attr_float(TC__ATTR_INT8_SCALE, sx);
+    if (c->u7) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_NONNEG, 1);
+    const int plain_na = na;
+    int64_t ri[6] = {hp, wp, cp, bo, bo, c->u7 ? TC__INT8_IMG_U7 : TC__INT8_IMG_S16};
+    attrs[na++] = dtu_attr_ints(TC__ATTR_INT8_RES_IMAGE, ri, 6);
+    attrs[na++] = dtu_attr_float(TC__ATTR_INT8_RES_SCALE, rs);
+    const tc__attrs as = {na, attrs}, plain = {plain_na, attrs};
+    const tc__tactic *t = c->depthwise ? (c->u7 ? &tc__tactic_dwconv_int8_u7_avx2 : &tc__tactic_dwconv_int8_avx2)
+                                       : (c->u7 ? &tc__tactic_conv_int8_u7_avx2 : &tc__tactic_conv_int8_avx2);
+    if (!vtu_isa_ok(t)) goto done;
+    const tc__tensor *tin[4] = {&x, &w, &b, &rimg}, *outs[1] = {&ref};
+    const bool in_const[3] = {false, true, true};
+    tc__step_desc d = {"Conv", 13, &as, 3, tin, in_const, 1, outs, &epi, NULL, &rimg};
+    if (!t->supports(&d)) fail_msg("%s [%s]: not supported", what, t->name);
+    if (tc__tactic_conv_int8_avx512vnni.supports(&d)) fail_msg("%s: the VNNI tactic takes a residual image", what);
+    tc__tensor wp_ = dtu_tensor(w.dtype, w.rank, w.dims);
+    if (t->pack(&d, 1, w.data, wp_.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", what, err.msg);
+    tin[1] = &wp_;
+    tc__tensor y1 = vtu_run_desc(t, &d, 4, tin, &ref, NULL), y2 = vtu_run_desc(t, &d, 4, tin, &ref, vtu_pool);
+    if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s [%s]: 1 and 2 threads differ", what, t->name);
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s [%s]", what, t->name);
+    vtu_assert_close(&y1, &ref, RI_TOL * sqrt((double)(per)), msg);
+    /* the same tactic with the dequantized residual as FP32: the same bits */
+    d.attrs = &plain;
+    d.residual = &rdq;
+    tin[3] = &rdq;
+    tc__tensor y3 = vtu_run_desc(t, &d, 4, tin, &ref, vtu_pool);
+    vtu_assert_close(&y1, &y3, 0.0, msg);
+    tc__tensor_free(&y1), tc__tensor_free(&y2), tc__tensor_free(&y3), tc__tensor_free(&wp_);
+done:
+    tc__tensor_free(&ref), tc__tensor_free(&xq), tc__tensor_free(&wq), tc__tensor_free(&rimg), tc__tensor_free(&rdq);
+    tc__tensor_free(&res), tc__tensor_free(&b), tc__tensor_free(&w), tc__tensor_free(&x);
+}
+
+static void test_res_image(void **state) {
+    (void)state;
+    /* (24 channels of 11 x 11: tiles of up to 12 pixels, run in two parts) */
+    const int64_t couts[] = {16, 20, 33, 64, 24}, hws[] = {1, 4, 7, 9, 11};
+    uint64_t seed = 1;
+    for (int dwv = 0; dwv < 2; dwv++)
+        for (int u7 = 0; u7 < 2; u7++)
+            for (int i = 0; i < 5; i++) {
+                ri_case c = {dwv == 1, u7 == 1, 5 + 8 * i, couts[i], hws[i], i == 0 ? 1 : 3, i == 4 ? 1 : 1 + i % 2,
+                             (tc__act)(seed % TC__ACT_FAKE_QUANT)};
+                if (c.depthwise && c.k == 1) c.k = 3; /* (a 1x1 depthwise packing does not fit, nor 20 channels') */
+                if (c.depthwise && c.cout == 20) c.cout = 24;
+                char what[120];
+                snprintf(what, sizeof what, "%s %s C %lld -> %lld hw %lld k %lld s %lld", dwv ? "depthwise" : "dense",
+                         u7 ? "u7" : "s16", (long long)c.cin, (long long)c.cout, (long long)c.hw, (long long)c.k,
+                         (long long)c.s);
+                check_case(seed++, &c, what);
+            }
+}
+
+/* Residual image attributes the tactics refuse. */
+static void test_res_image_rejects(void **state) {
+    (void)state;
+    dtu_rng r = {9};
+    const int64_t xd[4] = {1, 16, 6, 6}, wd[4] = {16, 16, 3, 3};
+    tc__tensor x = vtu_random(&r, 4, xd, 0.0, 1.0), w = vtu_random(&r, 4, wd, -1.0, 1.0), y = dtu_tensor(TC_DTYPE_FLOAT32, 4, xd);
+    int64_t pads[4] = {1, 1, 1, 1};
+    const int64_t good[6] = {6, 6, 16, 0, 0, TC__INT8_IMG_S16};
+    const int64_t bad[][6] = {{6, 6, 16, 0, 0, 0}, {6, 6, 16, 0, 0, 3}, {6, 6, 12, 0, 0, TC__INT8_IMG_S16},
+                              {90, 6, 16, 0, 0, TC__INT8_IMG_S16}, {6, 6, 16, 1, 0, TC__INT8_IMG_S16}};
+    const tc__tensor *in[3] = {&x, &w, &y}, *out[1] = {&y};
+    const bool in_const[2] = {false, true};
+    tc__epilogue epi = {-1, 2, TC__ACT_NONE, 0, 0.0f, 0.0f};
+    for (int k = -2; k < (int)(sizeof bad / sizeof bad[0]); k++) {
+        tc__attr a[4] = {dtu_attr_ints("pads", pads, 4), dtu_attr_float(TC__ATTR_INT8_SCALE, 0.01f),
+                         dtu_attr_ints(TC__ATTR_INT8_RES_IMAGE, (int64_t *)(k < 0 ? good : bad[k]), 6),
+                         dtu_attr_float(TC__ATTR_INT8_RES_SCALE, k == -1 ? -1.0f : 0.02f)};
+        const tc__attrs as = {4, a};
+        tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &epi, NULL, &y};
+        const bool want = k == -2;
+        if (tc__tactic_conv_int8_avx2.supports(&d) != want) fail_msg("case %d: supports() is not %d", k, (int)want);
+        if (k == -2) { /* no residual at all */
+            d.residual = NULL, d.epi = &(tc__epilogue){-1, -1, TC__ACT_NONE, 0, 0.0f, 0.0f};
+            if (tc__tactic_conv_int8_avx2.supports(&d)) fail_msg("a residual image without a residual is taken");
+        }
+    }
+    tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_res_image),
+        cmocka_unit_test(test_res_image_rejects),
+    };
+    return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);
+}
