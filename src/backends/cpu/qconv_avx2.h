@@ -36,6 +36,8 @@ typedef struct s16_job {
     bool r_u7;     /* the residual image (grid.rimg) holds bytes (else 16-bit codes), */
     float r_scale; /* which dequantize with this scale */
     void *oimg;  /* INT8 chain: the next layer's image, else NULL */
+    __m256 o_invv, o_zpv, o_lov; /* its 1 / scale, zero point and lowest code, as vectors */
+    __m256i o_zpi;
     bool o_u7;   /* its elements are bytes of max(q, 0) (else 16-bit centred codes) */
     float o_inv; /* its 1 / scale */
     tc__lowp_grid grid;
@@ -225,6 +227,55 @@ static inline __m256 s16_residual(const tc__lowp_out *o, size_t off, int n) {
     return _mm256_loadu_ps(buf);
 }
 
+/* 8 floats to the next layer's centred codes (s16_codes8 with the job's vectors). */
+static inline __m256i s16_out_codes8(const s16_job *j, __m256 v) {
+    v = _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(v, j->o_invv, j->o_zpv), j->o_lov), _mm256_set1_ps(255.0f));
+    return _mm256_sub_epi32(_mm256_cvtps_epi32(v), j->o_zpi);
+}
+
+/*
+ * Output pixel i, all 16 channels oc .. oc + 16 of a tile's block (accumulators a0: channels 0-7, a1: 8-15), of a
+ * chained step: s16_store's values and codes, 16 channels at a time (one residual image load, one image store).
+ */
+static inline __attribute__((always_inline)) void s16_store_img16(const s16_job *j, const tc__lowp_out *o, int i,
+                                                                  size_t oc, __m256i a0, __m256i a1) {
+    const size_t rel = oc - o->oc0, off = (size_t)i * o->ps + rel / 16 * o->bs + rel % 16 * o->ls;
+    __m256 v0 = _mm256_cvtepi32_ps(a0), v1 = _mm256_cvtepi32_ps(a1);
+    const __m256 b0 = j->bias ? _mm256_loadu_ps(j->bias + oc) : _mm256_setzero_ps();
+    const __m256 b1 = j->bias ? _mm256_loadu_ps(j->bias + oc + 8) : _mm256_setzero_ps();
+    v0 = _mm256_fmadd_ps(v0, _mm256_loadu_ps(j->mult + oc), b0);
+    v1 = _mm256_fmadd_ps(v1, _mm256_loadu_ps(j->mult + oc + 8), b1);
+    if (o->res) {
+        v0 = _mm256_add_ps(v0, s16_residual(o, off, 8));
+        v1 = _mm256_add_ps(v1, s16_residual(o, off + 8 * o->ls, 8));
+    }
+    if (o->rimg) {
+        const size_t at = o->roff[i] + rel;
+        __m256i r0, r1;
+        if (j->r_u7) {
+            const __m128i b = _mm_loadu_si128((const __m128i *)((const uint8_t *)o->rimg + at));
+            r0 = _mm256_cvtepu8_epi32(b), r1 = _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8));
+        } else {
+            const __m256i h = _mm256_loadu_si256((const __m256i *)((const int16_t *)o->rimg + at));
+            r0 = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(h)), r1 = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(h, 1));
+        }
+        const __m256 rs = _mm256_set1_ps(j->r_scale);
+        v0 = _mm256_add_ps(v0, _mm256_mul_ps(_mm256_cvtepi32_ps(r0), rs));
+        v1 = _mm256_add_ps(v1, _mm256_mul_ps(_mm256_cvtepi32_ps(r1), rs));
+    }
+    v0 = tc__vact_f32_avx2(v0, &j->act), v1 = tc__vact_f32_avx2(v1, &j->act);
+    /* 16 codes in order: packs interleaves the 128-bit lanes, the permutation restores them */
+    const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(s16_out_codes8(j, v0), s16_out_codes8(j, v1)), 0xD8);
+    const size_t at = o->qoff[i] + rel;
+    if (j->o_u7) { /* bytes of max(q, 0) */
+        const __m256i b = _mm256_packus_epi16(p, p);
+        _mm_storeu_si128((__m128i *)((uint8_t *)j->oimg + at),
+                         _mm_unpacklo_epi64(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1)));
+    } else {
+        _mm256_storeu_si256((__m256i *)((int16_t *)j->oimg + at), p);
+    }
+}
+
 /*
  * Output pixel i, channels oc .. oc + n (n <= 8) of a tile whose elements live at o (see lowp_grid.h), for row-major
  * output or a chained step: the accumulator dequantized, bias, residual, activation, stored; a chained step
@@ -243,8 +294,7 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
         s16_store_n(o->y + off, v, n);
         return;
     }
-    const tc__qconv_geom *g = j->g;
-    const __m256i c = s16_codes8(v, _mm256_set1_ps(j->o_inv), _mm256_set1_ps((float)g->o_zp), _mm256_set1_ps((float)g->o_lo));
+    const __m256i c = s16_out_codes8(j, v);
     const size_t at = o->qoff[i] + (oc - o->oc0);
     int16_t buf[8];
     if (j->o_u7 && n == 8) {
@@ -296,6 +346,8 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
         j.oimg = io.y;
         j.o_u7 = tc__qconv_out_elem(g, u7) == 1;
         j.o_inv = 1.0f / g->o_scale;
+        j.o_invv = _mm256_set1_ps(j.o_inv), j.o_zpv = _mm256_set1_ps((float)g->o_zp);
+        j.o_lov = _mm256_set1_ps((float)g->o_lo), j.o_zpi = _mm256_set1_epi32(g->o_zp);
         tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
         memset(io.y, 0, g->batch * g->o_hp * g->o_wp * g->o_cp * tc__qconv_out_elem(g, u7));
     }

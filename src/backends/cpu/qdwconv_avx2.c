@@ -51,6 +51,10 @@ static inline __attribute__((always_inline)) void dw_tile(const s16_job *j, cons
     }
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++) {
+        if (j->oimg != NULL && n == 16) {
+            s16_store_img16(j, o, i0 + i, oc, acc[i][0], acc[i][1]);
+            continue;
+        }
         s16_store(j, o, i0 + i, oc, acc[i][0], n < 8 ? n : 8);
         if (n > 8) s16_store(j, o, i0 + i, oc + 8, acc[i][1], n - 8);
     }
