@@ -43,6 +43,16 @@ typedef struct s16_job {
     tc__lowp_grid grid;
 } s16_job;
 
+/* The fused activation: the common ones inline (the same operations as tc__vact_f32_avx2), the others called. */
+static inline __attribute__((always_inline)) __m256 q_act(const s16_job *j, __m256 v) {
+    switch (j->act.kind) {
+    case TC__VACT_NONE: return v;
+    case TC__VACT_RELU: return _mm256_max_ps(v, _mm256_setzero_ps());
+    case TC__VACT_CLIP: return _mm256_min_ps(_mm256_set1_ps(j->act.beta), _mm256_max_ps(_mm256_set1_ps(j->act.alpha), v));
+    default: return tc__vact_f32_avx2(v, &j->act);
+    }
+}
+
 /* 8 floats to 8 centred codes (u - z) in 32-bit lanes, u = round(x / s) + z clamped to [lo, 255] (NaN: lo). */
 static inline __m256i s16_codes8(__m256 v, __m256 inv, __m256 z, __m256 lo) {
     v = _mm256_fmadd_ps(v, inv, z);
@@ -198,7 +208,7 @@ static inline __attribute__((always_inline)) void s16_store_nchw(const s16_job *
             }
             v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_loadu_ps(r), _mm256_set1_ps(j->r_scale))); /* as s16_res_image */
         }
-        s16_store_n(o->y + off, tc__vact_f32_avx2(v, &j->act), mr);
+        s16_store_n(o->y + off, q_act(j, v), mr);
     }
 }
 
@@ -263,7 +273,7 @@ static inline __attribute__((always_inline)) void s16_store_img16(const s16_job 
         v0 = _mm256_add_ps(v0, _mm256_mul_ps(_mm256_cvtepi32_ps(r0), rs));
         v1 = _mm256_add_ps(v1, _mm256_mul_ps(_mm256_cvtepi32_ps(r1), rs));
     }
-    v0 = tc__vact_f32_avx2(v0, &j->act), v1 = tc__vact_f32_avx2(v1, &j->act);
+    v0 = q_act(j, v0), v1 = q_act(j, v1);
     /* 16 codes in order: packs interleaves the 128-bit lanes, the permutation restores them */
     const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(s16_out_codes8(j, v0), s16_out_codes8(j, v1)), 0xD8);
     const size_t at = o->qoff[i] + rel;
@@ -289,7 +299,7 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
     v = _mm256_fmadd_ps(v, _mm256_loadu_ps(j->mult + oc), bv); /* mult has C_out rounded up to 16 entries */
     if (o->res) v = _mm256_add_ps(v, s16_residual(o, off, n));
     if (o->rimg) v = _mm256_add_ps(v, s16_res_image(j, o, o->roff[i] + (oc - o->oc0), n));
-    v = tc__vact_f32_avx2(v, &j->act);
+    v = q_act(j, v);
     if (j->oimg == NULL) {
         s16_store_n(o->y + off, v, n);
         return;
@@ -307,6 +317,26 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
     } else {
         _mm_storeu_si128((__m128i *)buf, s16_narrow(c));
         memcpy((int16_t *)j->oimg + at, buf, (size_t)n * sizeof *buf);
+    }
+}
+
+/* Zeroes what the epilogue does not write of the out image (the zero point, as centred codes): its border rows and
+ * columns, and the channels past C_out of its pixels. */
+static void q_zero_border(void *img, const tc__qconv_geom *g, size_t esz) {
+    unsigned char *b = img;
+    const size_t row = g->o_wp * g->o_cp * esz, px = g->o_cp * esz;
+    for (size_t n = 0; n < g->batch; n++) {
+        unsigned char *im = b + n * g->o_hp * row;
+        memset(im, 0, g->o_pt * row);
+        memset(im + (g->o_pt + g->oh) * row, 0, (g->o_hp - g->o_pt - g->oh) * row);
+        for (size_t r = g->o_pt; r < g->o_pt + g->oh; r++) {
+            unsigned char *rw = im + r * row;
+            memset(rw, 0, g->o_pl * px);
+            memset(rw + (g->o_pl + g->ow) * px, 0, (g->o_wp - g->o_pl - g->ow) * px);
+            if (g->o_cp > g->cout)
+                for (size_t c = g->o_pl; c < g->o_pl + g->ow; c++)
+                    memset(rw + c * px + g->cout * esz, 0, (g->o_cp - g->cout) * esz);
+        }
     }
 }
 
@@ -349,7 +379,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
         j.o_invv = _mm256_set1_ps(j.o_inv), j.o_zpv = _mm256_set1_ps((float)g->o_zp);
         j.o_lov = _mm256_set1_ps((float)g->o_lo), j.o_zpi = _mm256_set1_epi32(g->o_zp);
         tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
-        memset(io.y, 0, g->batch * g->o_hp * g->o_wp * g->o_cp * tc__qconv_out_elem(g, u7));
+        q_zero_border(io.y, g, tc__qconv_out_elem(g, u7));
     }
     if (g->res_image) { /* the residual is an image of codes */
         tc__lowp_grid_res_image(&j.grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);
