@@ -65,6 +65,11 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
  * chain, and c the only reader of p's output (the shapes are checked when the chain is made). */
 bool tc__lowp_may_link(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic);
 
+/* The INT8 out image node p would write for node c in the chain (tc.int8_out_image's 8 ints and tc.int8_out_scale),
+ * or false when the two do not chain (INT8 tactics only). */
+bool tc__lowp_link_out_image(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic,
+                             const tc__shapes *s, int64_t img[8], float *scale);
+
 /* The layout `inspect` shows for a chained step of this tactic with these attributes: its out image's ("u8-chain",
  * "s16-chain", "u7-chain", "f16-chain", "bf16-chain"; "" when the tactic does not chain). */
 const char *tc__lowp_chain_label(const tc__attrs *attrs, const char *tactic);

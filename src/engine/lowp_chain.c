@@ -146,6 +146,15 @@ static bool int8_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes
     return true;
 }
 
+bool tc__lowp_link_out_image(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic,
+                             const tc__shapes *s, int64_t img[8], float *scale) {
+    const int fc = tactic_family(c_tactic) % FAM_DENSE;
+    if (!tc__lowp_may_link(g, p, p_tactic, c, c_tactic) || !kFam[fc].int8) return false;
+    if (!int8_pair(g, p, c, s, &s->t[g->nodes[c].in[0]], kFam[fc].elem, img, scale)) return false;
+    img[7] = kFam[fc].fmt;
+    return true;
+}
+
 /* The same for an FP16 or BF16 pair. */
 static bool half_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes *s, const tc__tensor *vt, bool bf16,
                       int64_t img[5]) {
