@@ -340,6 +340,29 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
     }
 }
 
+/* The epilogue of a tile: MR pixels (from i0) x channels oc .. oc + n of one block (acc[i][0]: channels 0-7, acc[i][1]:
+ * 8-15), into NCHW output (transposed), row-major output, or the chained out image. */
+static inline __attribute__((always_inline)) void s16_store_tile(const s16_job *j, const tc__lowp_out *o, int i0,
+                                                                 const int MR, size_t oc, int n, __m256i acc[][2]) {
+    if (o->ls != 1 && j->oimg == NULL) { /* NCHW: transposed */
+        __m256i half[8];
+        for (int h = 0; h < 2 && n > 8 * h; h++) {
+            for (int i = 0; i < MR; i++) half[i] = acc[i][h];
+            s16_store_nchw(j, o, i0, MR, oc + 8 * (size_t)h, half, n - 8 * h < 8 ? n - 8 * h : 8);
+        }
+        return;
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) {
+        if (j->oimg != NULL && n == 16) {
+            s16_store_img16(j, o, i0 + i, oc, acc[i][0], acc[i][1]);
+            continue;
+        }
+        s16_store(j, o, i0 + i, oc, acc[i][0], n < 8 ? n : 8);
+        if (n > 8) s16_store(j, o, i0 + i, oc + 8, acc[i][1], n - 8);
+    }
+}
+
 /* Zeroes what the epilogue does not write of the out image (the zero point, as centred codes): its border rows and
  * columns, and the channels past C_out of its pixels. */
 static void q_zero_border(void *img, const tc__qconv_geom *g, size_t esz) {

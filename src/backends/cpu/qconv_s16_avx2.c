@@ -56,23 +56,7 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
             }
         }
     }
-    if (o->ls != 1 && j->oimg == NULL) { /* NCHW: transposed */
-        __m256i half[8];
-        for (int h = 0; h < 2 && n > 8 * h; h++) {
-            for (int i = 0; i < MR; i++) half[i] = acc[i][h];
-            s16_store_nchw(j, o, i0, MR, oc + 8 * (size_t)h, half, n - 8 * h < 8 ? n - 8 * h : 8);
-        }
-        return;
-    }
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; i++) {
-        if (j->oimg != NULL && n == 16) {
-            s16_store_img16(j, o, i0 + i, oc, acc[i][0], acc[i][1]);
-            continue;
-        }
-        s16_store(j, o, i0 + i, oc, acc[i][0], n < 8 ? n : 8);
-        if (n > 8) s16_store(j, o, i0 + i, oc + 8, acc[i][1], n - 8);
-    }
+    s16_store_tile(j, o, i0, MR, oc, n, acc);
 }
 
 #define S16_FN(MR)                                                                                                    \
