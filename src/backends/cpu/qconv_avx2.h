@@ -44,9 +44,40 @@ typedef struct s16_job {
 } s16_job;
 
 /*
- * GELU (erf) for the INT8 epilogue: x / 2 * erfc(-x / sqrt 2), with erfc of |z| from Abramowitz and Stegun 7.1.26
- * (|error| <= 1.5e-7 absolute: far below an INT8 step of the next layer, and about 8x cheaper than SLEEF's erfc, which
- * the FP32 kernels keep for ONNX's 1e-7 tolerance). z >= 0 gives 2 - erfc(|z|), z < 0 erfc(|z|).
+ * The INT8 epilogue's transcendental activations are inline, without SLEEF's calls: a call in the epilogue makes the
+ * tile spill every accumulator around it. Their errors (a few ulp) are far below an INT8 step of the next layer; the
+ * FP32 kernels keep SLEEF for ONNX's tolerances.
+ */
+
+/* e^x, Cephes' expf: x = n ln 2 + r, |r| <= ln 2 / 2, a degree-6 polynomial, 2^n into the exponent; x clamped to
+ * [-87.3, 88.3] (e^-87.3 ~ 1.2e-38: the sigmoid and GELU below only need it as ~0 there). NaN stays NaN. */
+static inline __m256 q_exp(__m256 x) {
+    x = _mm256_min_ps(_mm256_set1_ps(88.3f), _mm256_max_ps(_mm256_set1_ps(-87.3f), x)); /* NaN: the second operand */
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f), r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(p, r), r, r), _mm256_set1_ps(1.0f));
+    const __m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23); /* 2^n: n in [-126, 128) */
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), e));
+}
+
+/* sigmoid(x) through e^-|x| (tc__vsigmoid_f32_avx2's formula, with q_exp). */
+static inline __m256 q_sigmoid(__m256 x) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 e = q_exp(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)));
+    const __m256 r = _mm256_div_ps(one, _mm256_add_ps(one, e));
+    return _mm256_blendv_ps(r, _mm256_mul_ps(e, r), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+}
+
+/*
+ * GELU (erf): x / 2 * erfc(-x / sqrt 2), with erfc of |z| from Abramowitz and Stegun 7.1.26 (|error| <= 1.5e-7
+ * absolute; about 8x cheaper than SLEEF's erfc). z >= 0 gives 2 - erfc(|z|), z < 0 erfc(|z|).
  */
 static inline __m256 q_gelu(__m256 x) {
     const __m256 z = _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(0.70710678118654752f));
@@ -56,17 +87,19 @@ static inline __m256 q_gelu(__m256 x) {
     p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
     p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
     p = _mm256_mul_ps(p, t);
-    const __m256 q = _mm256_mul_ps(p, Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(z, z))));
+    const __m256 q = _mm256_mul_ps(p, q_exp(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(z, z))));
     const __m256 s = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(2.0f), q), q, x); /* sign bit of x: erfc(|z|) */
     return _mm256_mul_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.5f)), s);
 }
 
-/* The fused activation: the common ones inline (the same operations as tc__vact_f32_avx2; GELU: q_gelu), the others
- * called. */
+/* The fused activation: the common ones inline (the same operations as tc__vact_f32_avx2; GELU, sigmoid and SiLU
+ * with q_exp), the others called. */
 static inline __attribute__((always_inline)) __m256 q_act(const s16_job *j, __m256 v) {
     switch (j->act.kind) {
     case TC__VACT_NONE: return v;
     case TC__VACT_GELU_ERF: return q_gelu(v);
+    case TC__VACT_SIGMOID: return q_sigmoid(v);
+    case TC__VACT_SILU: return _mm256_mul_ps(v, q_sigmoid(v));
     case TC__VACT_RELU: return _mm256_max_ps(v, _mm256_setzero_ps());
     case TC__VACT_CLIP: return _mm256_min_ps(_mm256_set1_ps(j->act.beta), _mm256_max_ps(_mm256_set1_ps(j->act.alpha), v));
     default: return tc__vact_f32_avx2(v, &j->act);
