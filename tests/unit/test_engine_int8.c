@@ -607,7 +607,17 @@ static void test_residual_image_chain(void **state) {
         }
         if (!(worst <= 0.5 * st * 1.001 + 1e-5)) fail_msg("%d thread(s): moved by %g, half a step is %g", threads, worst, 0.5 * st);
         assert_true(moved > 0); /* the residual is quantized: some outputs move */
-        tc_tensor_free(&a), tc_tensor_free(&b);
+        /* a plan round trip keeps the residual image */
+        char plan[128];
+        tc_error err;
+        temp_path(plan, sizeof plan, "blk_plan");
+        assert_int_equal(tc_engine_save(chained, plan, &err), TC_STATUS_OK);
+        tc_engine_destroy(chained);
+        assert_int_equal(tc_engine_load(plan, &chained, &err), TC_STATUS_OK);
+        unlink(plan);
+        tc_tensor c = run_copy(chained, &x);
+        if (memcmp(b.data, c.data, b.nbytes) != 0) fail_msg("%d thread(s): the loaded plan differs", threads);
+        tc_tensor_free(&a), tc_tensor_free(&b), tc_tensor_free(&c);
         tc_engine_destroy(plain);
         tc_engine_destroy(chained);
     }
