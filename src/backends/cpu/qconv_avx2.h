@@ -298,17 +298,21 @@ static inline __m256i s16_out_codes8(const s16_job *j, __m256 v) {
 
 /*
  * Output pixel i, all 16 channels oc .. oc + 16 of a tile's block (accumulators a0: channels 0-7, a1: 8-15), of a
- * chained step: s16_store's values and codes, 16 channels at a time (one residual image load, one image store).
+ * chained step: s16_store's values and codes, 16 channels at a time (one residual image load, one image store); rt: an
+ * FP32 residual's 16 channels of the pixel (s16_store_tile transposes NCHW residuals), or NULL to read them here.
  */
 static inline __attribute__((always_inline)) void s16_store_img16(const s16_job *j, const tc__lowp_out *o, int i,
-                                                                  size_t oc, __m256i a0, __m256i a1) {
+                                                                  size_t oc, __m256i a0, __m256i a1, const __m256 *rt) {
     const size_t rel = oc - o->oc0, off = (size_t)i * o->ps + rel / 16 * o->bs + rel % 16 * o->ls;
     __m256 v0 = _mm256_cvtepi32_ps(a0), v1 = _mm256_cvtepi32_ps(a1);
     const __m256 b0 = j->bias ? _mm256_loadu_ps(j->bias + oc) : _mm256_setzero_ps();
     const __m256 b1 = j->bias ? _mm256_loadu_ps(j->bias + oc + 8) : _mm256_setzero_ps();
     v0 = _mm256_fmadd_ps(v0, _mm256_loadu_ps(j->mult + oc), b0);
     v1 = _mm256_fmadd_ps(v1, _mm256_loadu_ps(j->mult + oc + 8), b1);
-    if (o->res) {
+    if (o->res && rt != NULL) { /* the FP32 residual, already transposed to this pixel's channels */
+        v0 = _mm256_add_ps(v0, rt[0]);
+        v1 = _mm256_add_ps(v1, rt[1]);
+    } else if (o->res) {
         v0 = _mm256_add_ps(v0, s16_residual(o, off, 8));
         v1 = _mm256_add_ps(v1, s16_residual(o, off + 8 * o->ls, 8));
     }
@@ -385,10 +389,21 @@ static inline __attribute__((always_inline)) void s16_store_tile(const s16_job *
         }
         return;
     }
+    /* A chained step with an NCHW FP32 residual: the tile's pixels are consecutive in each channel's plane, so 16 rows of
+     * MR values transposed in registers, not 16 strided loads per pixel. */
+    __m256 rt[S16_MR][2];
+    const bool res_t = j->oimg != NULL && n == 16 && o->res != NULL && o->ls != 1;
+    for (int h = 0; h < 2 && res_t; h++) {
+        const size_t rel = oc - o->oc0, off0 = (size_t)i0 * o->ps + rel / 16 * o->bs + (size_t)(8 * h) * o->ls;
+        __m256i rows[8];
+        for (int c = 0; c < 8; c++) rows[c] = _mm256_castps_si256(s16_load_n(o->res + off0 + (size_t)c * o->ls, MR));
+        s16_transpose8(rows);
+        for (int i = 0; i < MR; i++) rt[i][h] = _mm256_castsi256_ps(rows[i]);
+    }
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++) {
         if (j->oimg != NULL && n == 16) {
-            s16_store_img16(j, o, i0 + i, oc, acc[i][0], acc[i][1]);
+            s16_store_img16(j, o, i0 + i, oc, acc[i][0], acc[i][1], res_t ? rt[i] : NULL);
             continue;
         }
         s16_store(j, o, i0 + i, oc, acc[i][0], n < 8 ? n : 8);
