@@ -7,7 +7,10 @@
  * with the reader's scale and zero point), and the reader takes that image as is: the FP32 tensor between
  * them and the reader's conversion pass disappear (core/quant_attr.h: tc.int8_out_image, tc.int8_out_scale,
  * tc.int8_in_image; tc.half_out_image, tc.half_in_image). The codes or 16-bit values are the ones the
- * reader's own pass would compute from the FP32 values, so the results do not change, bit for bit.
+ * reader's own pass would compute from the FP32 values, so the results do not change, bit for bit. The two AVX2 INT8
+ * variants chain with each other (the producer writes the reader's image format). With residual images (AVX2 INT8), a
+ * value several Convs read as input or fused residual is written once as their image too (multi_reader_chain); that
+ * quantizes the residual.
  *
  * Only for engines of one profile with static shapes: the image's geometry is fixed at build. The image
  * always fits in the FP32 tensor's bytes (checked), so the memory plan does not change.
