@@ -183,9 +183,10 @@ static bool still_supported(const tc__graph *g, const tc__step *st, const tc__sh
 static bool avx2_conv(int fam) { return fam == FAM_INT8_S16 || fam == FAM_INT8_U7; }
 
 /*
- * The output v of step k (an AVX2 INT8 Conv) when every reader is an AVX2 INT8 Conv that takes it as its input (at
- * least one, all with the same input image, scale and variant) or as its fused residual, and there are several
- * readers (ResNet's block outputs: the next block's first Conv and downsample Conv read it, its last Conv adds it):
+ * The output v of step k (an AVX2 INT8 Conv) when every reader is an AVX2 INT8 Conv that takes it as its input (all
+ * with the same input image, scale and variant) or as its fused residual, and there are several readers (ResNet's
+ * block outputs: the next block's first Conv and downsample Conv read it, its last Conv adds it), or residual readers
+ * only and k's output has a calibrated scale (tc.int8_y_scale: ResNet's downsample output, which conv3 adds):
  * k writes that image, the input readers take it as is (tc.int8_in_image) and the residual readers dequantize it
  * (tc.int8_res_image). Unlike the single-reader chain this changes results: the residual is quantized (to the
  * readers' codes), as INT8 engines do.
@@ -196,7 +197,7 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
     const int32_t p = ps->node;
     if (!avx2_conv(family(ps)) || p < 0 || g->nodes[p].n_out < 1) return TC_STATUS_OK;
     const int32_t v = g->nodes[p].out[0];
-    if (v < 0 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_INT8_OUT_IMAGE) || readers(g, v) < 2) return TC_STATUS_OK;
+    if (v < 0 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_INT8_OUT_IMAGE) || readers(g, v) < 1) return TC_STATUS_OK;
     for (int o = 0; o < g->n_outputs; o++)
         if (g->outputs[o] == v) return TC_STATUS_OK;
     int32_t data[16], res[16];
@@ -223,8 +224,16 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
             return TC_STATUS_OK;
         fam = f, q0 = q, data[n_data++] = r;
     }
-    if (n_data == 0 || !geometry(g, p, s, &qp) || qp.cout != q0.cin || qp.oh != q0.ih || qp.ow != q0.iw ||
-        qp.batch != q0.batch || q0.batch * q0.hp * q0.wp * q0.cp * kFam[fam].elem > (size_t)tc__tensor_numel(&s->t[v]) * 4)
+    if ((n_data == 1 && n_res == 0) || !geometry(g, p, s, &qp)) return TC_STATUS_OK; /* (one input reader: the chain) */
+    if (n_data == 0) { /* residual readers only: an unpadded image of 16-bit codes of the output's own scale */
+        const float ys = tc__attr_float(&g->nodes[p].attrs, TC__ATTR_INT8_Y_SCALE, 0.0f);
+        if (!(ys > 0.0f)) return TC_STATUS_OK;
+        q0 = (tc__qconv_geom){.batch = qp.batch, .cin = qp.cout, .ih = qp.oh, .iw = qp.ow, .hp = qp.oh, .wp = qp.ow,
+                              .cp = (qp.cout + 3) / 4 * 4, .zero_point = 128, .lo = 1, .x_scale = ys};
+        fam = FAM_INT8_S16;
+    }
+    if (qp.cout != q0.cin || qp.oh != q0.ih || qp.ow != q0.iw || qp.batch != q0.batch ||
+        q0.batch * q0.hp * q0.wp * q0.cp * kFam[fam].elem > (size_t)tc__tensor_numel(&s->t[v]) * 4)
         return TC_STATUS_OK;
     const int64_t img[8] = {(int64_t)q0.hp, (int64_t)q0.wp, (int64_t)q0.cp, (int64_t)q0.pt, (int64_t)q0.pl,
                             q0.zero_point, q0.lo, kFam[fam].fmt};

@@ -1,10 +1,11 @@
 /*
- * precision_int8.c - the INT8 precision pass (implicit quantization): gives every Conv (one group),
+ * precision_int8.c - the INT8 precision pass (implicit quantization): gives every Conv (one group or depthwise),
  * MatMul and Gemm whose weight is constant and whose data input has a calibrated scale the node
  * attribute tc.int8_scale. The int8 tactics take only such nodes; the tuner then times them
  * against the FP32 tactics, so each layer runs in INT8 only where that is faster. Layers named in
  * the exclusion list (--layer-precision NAME:fp32) keep FP32. A layer whose data input cannot be
- * negative also gets tc.int8_nonneg = 1 (core/quant_attr.h).
+ * negative also gets tc.int8_nonneg = 1, and one whose own output has a calibrated scale tc.int8_y_scale
+ * (core/quant_attr.h).
  */
 #include "core/quant_attr.h"
 #include "passes/passes.h"
@@ -44,6 +45,13 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
         tc__attr a = {.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
         if (st) return st;
+        float y_scale;
+        const int32_t y = g->nodes[k].n_out > 0 ? g->nodes[k].out[0] : -1;
+        if (y >= 0 && tc__calib_cache_find(cache, g->values[y].name, &y_scale)) {
+            const tc__attr ys = {.name = TC__ATTR_INT8_Y_SCALE, .kind = TC__ATTR_FLOAT, .f = y_scale};
+            st = tc__pat_set_attr(g, k, &ys, ctx->err);
+            if (st) return st;
+        }
         if (nonneg_value(g, g->nodes[k].in[0], 4)) {
             const tc__attr nn = {.name = TC__ATTR_INT8_NONNEG, .kind = TC__ATTR_INT, .i = 1};
             st = tc__pat_set_attr(g, k, &nn, ctx->err);

@@ -44,6 +44,15 @@ static int32_t quantizable_input(const tc__graph *g, const tc__node *n) {
     return tc__quantizable_layer(g, n, true, &q) ? q.x : -1;
 }
 
+/* Operand i of node n when n is a two-input float Add and that operand is a quantizable layer's output, else -1. */
+static int32_t residual_operand(const tc__graph *g, const tc__node *n, int i) {
+    if (n->removed || strcmp(n->op_type, "Add") != 0 || n->n_op_in != 2 || n->in[i] < 0) return -1;
+    const int32_t v = n->in[i], p = g->values[v].producer;
+    tc__qlayer q;
+    if (p < 0 || g->values[v].info.dtype != TC_DTYPE_FLOAT32 || !tc__quantizable_layer(g, &g->nodes[p], true, &q)) return -1;
+    return g->nodes[p].out[0] == v ? v : -1;
+}
+
 void tc_calibrator_destroy(tc_calibrator *c) {
     if (c == NULL) return;
     tc_context_destroy(c->ctx);
@@ -84,6 +93,14 @@ tc_status tc_calibrator_create(const tc_model *model, tc_calibrator **out, tc_er
         for (int n = 0; st == TC_STATUS_OK && n < g->n_nodes; n++) {
             int32_t v = quantizable_input(g, &g->nodes[n]);
             if (v >= 0 && !seen[v]) seen[v] = true, c->obs[c->n_obs++] = v;
+        }
+        /* An Add of two quantizable layers' outputs (ResNet's conv3 + downsample): both operands too, so that the one
+         * the engine fuses as a residual can be an INT8 image (engine/lowp_chain.c); they have no INT8 readers. */
+        for (int n = 0; st == TC_STATUS_OK && n < g->n_nodes; n++) {
+            const int32_t a = residual_operand(g, &g->nodes[n], 0), b = residual_operand(g, &g->nodes[n], 1);
+            if (a < 0 || b < 0) continue;
+            if (!seen[a]) seen[a] = true, c->obs[c->n_obs++] = a;
+            if (!seen[b]) seen[b] = true, c->obs[c->n_obs++] = b;
         }
         free(seen);
     }

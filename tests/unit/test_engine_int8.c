@@ -626,6 +626,66 @@ static void test_residual_image_chain(void **state) {
     tc_model_destroy(m);
 }
 
+/* x[1,16,8,8] -> 3x3 Conv + Relu = t; t -> 1x1 Conv + Relu -> 1x1 Conv = v; t -> 1x1 Conv = d (a downsample);
+ * v + d -> Relu -> y: a ResNet stage's first block, where one operand of the residual add is read by nothing else. */
+static tc_model *downsample_block_model(void) {
+    etm_rng = 0x7373;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "8", "8"}));
+    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "32", "8", "8"}));
+    etm_weight(b, "w0", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
+    etm_weight(b, "w1", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
+    etm_weight(b, "w2", 4, (int64_t[]){32, 24, 1, 1}, 0.0f);
+    etm_weight(b, "wd", 4, (int64_t[]){32, 16, 1, 1}, 0.0f);
+    itm_conv(b, "c0", "x,w0", "a", 3);
+    b_node(b, "r0", "Relu", "a", "t");
+    itm_conv(b, "c1", "t,w1", "u", 1);
+    b_node(b, "r1", "Relu", "u", "ur");
+    itm_conv(b, "c2", "ur,w2", "v", 1);
+    itm_conv(b, "ds", "t,wd", "d", 1);
+    b_node(b, "add", "Add", "v,d", "s");
+    b_node(b, "r2", "Relu", "s", "y");
+    return etm_load(b);
+}
+
+/* The residual operand that only the add reads (v or d, whichever the fusion leaves as the residual) becomes an image
+ * too, with its own calibrated scale (the calibrator observes both operands of an add of two layers); the output
+ * moves by at most half a step of that scale. t, read by c1 and ds, is chained to both. */
+static void test_residual_operand_image(void **state) {
+    (void)state;
+    const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
+    if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip();
+    tc_model *m = downsample_block_model();
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
+    char cache[128];
+    temp_path(cache, sizeof cache, "ds_cache");
+    calibrate_on(m, &x, cache);
+    tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_INT8_RESIDUAL_IMAGE, 2, 0, NULL);
+    tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, 2, 0, NULL);
+    assert_true(node_has(chained, "c0", TC__ATTR_INT8_OUT_IMAGE)); /* t: two input readers */
+    assert_true(node_has(chained, "c1", TC__ATTR_INT8_IN_IMAGE) && node_has(chained, "ds", TC__ATTR_INT8_IN_IMAGE));
+    const bool ds_adds = node_has(chained, "ds", TC__ATTR_INT8_RES_IMAGE);
+    const char *writer = ds_adds ? "c2" : "ds", *adder = ds_adds ? "ds" : "c2";
+    assert_true(node_has(chained, adder, TC__ATTR_INT8_RES_IMAGE));
+    assert_true(node_has(chained, writer, TC__ATTR_INT8_OUT_IMAGE));
+    assert_true(node_has(chained, writer, TC__ATTR_INT8_Y_SCALE));
+    const float rs = node_float(chained, adder, TC__ATTR_INT8_RES_SCALE);
+    assert_true(rs > 0.0f && rs == node_float(chained, writer, TC__ATTR_INT8_Y_SCALE));
+    assert_false(node_has(plain, adder, TC__ATTR_INT8_RES_IMAGE));
+    tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
+    double worst = 0.0;
+    for (size_t i = 0; i < a.nbytes / 4; i++) worst = fmax(worst, fabs((double)((float *)a.data)[i] - ((float *)b.data)[i]));
+    if (!(worst > 0.0 && worst <= 0.5 * rs * 1.001 + 1e-5)) fail_msg("moved by %g, half a step is %g", worst, 0.5 * rs);
+    tc_tensor_free(&a), tc_tensor_free(&b);
+    tc_engine_destroy(plain);
+    tc_engine_destroy(chained);
+    unlink(cache);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_chain),
@@ -636,6 +696,7 @@ int main(void) {
         cmocka_unit_test(test_int8_errors),
         cmocka_unit_test(test_residual_chain),
         cmocka_unit_test(test_residual_image_chain),
+        cmocka_unit_test(test_residual_operand_image),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
