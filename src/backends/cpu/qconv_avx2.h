@@ -39,7 +39,6 @@ typedef struct s16_job {
     __m256 o_invv, o_zpv, o_lov; /* its 1 / scale, zero point and lowest code, as vectors */
     __m256i o_zpi;
     bool o_u7;   /* its elements are bytes of max(q, 0) (else 16-bit centred codes) */
-    float o_inv; /* its 1 / scale */
     tc__lowp_grid grid;
 } s16_job;
 
@@ -466,8 +465,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
         j.oimg = io.y;
         j.o_u7 = tc__qconv_out_elem(g, u7) == 1;
-        j.o_inv = 1.0f / g->o_scale;
-        j.o_invv = _mm256_set1_ps(j.o_inv), j.o_zpv = _mm256_set1_ps((float)g->o_zp);
+        j.o_invv = _mm256_set1_ps(1.0f / g->o_scale), j.o_zpv = _mm256_set1_ps((float)g->o_zp);
         j.o_lov = _mm256_set1_ps((float)g->o_lo), j.o_zpi = _mm256_set1_epi32(g->o_zp);
         tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
         q_zero_border(io.y, g, tc__qconv_out_elem(g, u7));

@@ -108,7 +108,7 @@ static void s16_compute(void *arg, size_t strip_task, size_t group) {
 tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) { return s16_run(ctx, g, false, s16_compute); }
 
 tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
-    if (!g->nonneg || g->zero_point != 128 || g->lo != 1)
+    if (!tc__qconv_u7_input(g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u7 int8 kernel needs a non-negative symmetric input",
                         ctx->op_type);
     return s16_run(ctx, g, true, s16_compute);

@@ -149,6 +149,12 @@ tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom
  */
 tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 
+/* True when the u7 variants may read g's input: a non-negative X (tc.int8_nonneg) with symmetric codes. */
+static inline bool tc__qconv_u7_input(const tc__qconv_geom *g) { return g->nonneg && g->zero_point == 128 && g->lo == 1; }
+
+/* The geometry of the step a kernel context runs (qconv_u8s8_tactic.c), or an error on ctx->err. */
+tc_status tc__qconv_ctx_geometry(const tc__kernel_ctx *ctx, tc__qconv_geom *g);
+
 /* Quantizes and packs a depthwise FP32 weight [C][1][KH][KW] into dst (tc__qdw_packed_bytes). */
 void tc__qdw_pack_weight(const tc__qconv_geom *g, const float *w, void *dst);
 /* Runs the depthwise AVX2 kernel (u7: the input image holds bytes; needs a non-negative symmetric X). */

@@ -55,10 +55,9 @@ static bool q_chain(const tc__step_desc *d, tc__qconv_geom *g) {
 /* The residual image's attributes (core/quant_attr.h), checked against the output's shape (the residual's). */
 static bool q_res_image(const tc__step_desc *d, tc__qconv_geom *g) {
     const int64_t *v = NULL;
-    if (tc__attr_ints(d->attrs, TC__ATTR_INT8_RES_IMAGE, &v) == 0) return true;
-    if (d->residual == NULL || tc__attr_ints(d->attrs, TC__ATTR_INT8_RES_IMAGE, &v) != 6 ||
-        (v[5] != TC__INT8_IMG_U7 && v[5] != TC__INT8_IMG_S16))
-        return false;
+    const size_t n = tc__attr_ints(d->attrs, TC__ATTR_INT8_RES_IMAGE, &v);
+    if (n == 0) return true;
+    if (d->residual == NULL || n != 6 || (v[5] != TC__INT8_IMG_U7 && v[5] != TC__INT8_IMG_S16)) return false;
     tc__lowp_image im;
     int64_t fmt;
     const size_t elem = v[5] == TC__INT8_IMG_U7 ? 1 : 2;
@@ -207,7 +206,7 @@ static size_t q_scratch_s16(const tc__step_desc *d) {
 }
 
 /* The geometry of the step a kernel context runs. */
-static tc_status q_ctx_geometry(const tc__kernel_ctx *ctx, tc__qconv_geom *g) {
+tc_status tc__qconv_ctx_geometry(const tc__kernel_ctx *ctx, tc__qconv_geom *g) {
     const tc__tensor *in[3], *out[1];
     bool in_const[3];
     tc__epilogue none;
@@ -222,14 +221,14 @@ static tc_status q_ctx_geometry(const tc__kernel_ctx *ctx, tc__qconv_geom *g) {
 /* The AVX2 variant on unsigned 7-bit codes: a non-negative X with symmetric codes (the VNNI packing and image size). */
 static bool q_supports_u7(const tc__step_desc *d) {
     tc__qconv_geom g;
-    return q_takes(d, false, &g) && g.nonneg && g.zero_point == 128 && g.lo == 1 &&
+    return q_takes(d, false, &g) && tc__qconv_u7_input(&g) &&
            (!g.out_image || tc__qconv_out_image_ok(d, &g, true));
 }
 
 /* Runs kernel on the step of ctx. */
 static tc_status q_run_with(const tc__kernel_ctx *ctx, tc_status (*kernel)(const tc__kernel_ctx *, const tc__qconv_geom *)) {
     tc__qconv_geom g;
-    tc_status st = q_ctx_geometry(ctx, &g);
+    tc_status st = tc__qconv_ctx_geometry(ctx, &g);
     return st != TC_STATUS_OK ? st : kernel(ctx, &g);
 }
 static tc_status q_run(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_avx512vnni); }

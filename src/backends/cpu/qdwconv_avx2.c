@@ -93,7 +93,7 @@ static void dw_compute(void *arg, size_t strip_task, size_t group) {
 tc_status tc__qdw_run_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7) {
     if (!g->depthwise || g->cp % 16 != 0)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: not a depthwise layer of the int8 kernel", ctx->op_type);
-    if (u7 && (!g->nonneg || g->zero_point != 128 || g->lo != 1))
+    if (u7 && !tc__qconv_u7_input(g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u7 int8 kernel needs a non-negative symmetric input",
                         ctx->op_type);
     return s16_run(ctx, g, u7, dw_compute);

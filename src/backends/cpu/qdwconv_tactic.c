@@ -16,8 +16,7 @@ static bool dw_takes(const tc__step_desc *d, bool u7, tc__qconv_geom *g) {
     if (!tc__qconv_geometry(d, g) || !g->depthwise || !tc__lowp_dw_shape_of(d, &s) || !tc__lowp_step_ok(d, &s, false))
         return false;
     if (g->in_image && !tc__lowp_in_image_fits(d, g->batch, g->hp, g->wp, g->cp, u7 ? 1 : 2)) return false;
-    if (g->out_image && !tc__qconv_out_image_ok(d, g, u7)) return false;
-    return tc__qdw_packed_bytes(g) <= (size_t)tc__tensor_numel(d->in[1]) * sizeof(float);
+    return !g->out_image || tc__qconv_out_image_ok(d, g, u7); /* (the packing fits: tc__qconv_geometry checks it) */
 }
 
 static bool dw_supports_s16(const tc__step_desc *d) {
@@ -28,7 +27,7 @@ static bool dw_supports_s16(const tc__step_desc *d) {
 /* u7: a non-negative X with symmetric codes. */
 static bool dw_supports_u7(const tc__step_desc *d) {
     tc__qconv_geom g;
-    return dw_takes(d, true, &g) && g.nonneg && g.zero_point == 128 && g.lo == 1;
+    return dw_takes(d, true, &g) && tc__qconv_u7_input(&g);
 }
 
 static bool dw_packs_input(const tc__step_desc *d, int index) {
@@ -85,15 +84,9 @@ static size_t dw_scratch_s16(const tc__step_desc *d) { return dw_scratch(d, fals
 static size_t dw_scratch_u7(const tc__step_desc *d) { return dw_scratch(d, true); }
 
 static tc_status dw_run(const tc__kernel_ctx *ctx, bool u7) {
-    const tc__tensor *in[3], *out[1];
-    bool in_const[3];
-    tc__epilogue none;
-    tc__step_desc d;
     tc__qconv_geom g;
-    if (!tc__lowp_ctx_desc(ctx, in, in_const, out, &none, &d) || !tc__qconv_geometry(&d, &g))
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: shapes or attributes the depthwise int8 tactic does not take",
-                        ctx->op_type);
-    return tc__qdw_run_avx2(ctx, &g, u7);
+    tc_status st = tc__qconv_ctx_geometry(ctx, &g);
+    return st != TC_STATUS_OK ? st : tc__qdw_run_avx2(ctx, &g, u7);
 }
 static tc_status dw_run_s16(const tc__kernel_ctx *ctx) { return dw_run(ctx, false); }
 static tc_status dw_run_u7(const tc__kernel_ctx *ctx) { return dw_run(ctx, true); }
