@@ -3,8 +3,6 @@
 
 #include <stdlib.h>
 
-static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
-
 void tc__chain_choose(int n, const tc__chain_cost *c, bool *lowp) {
     /* cost[i][s]: the least time of the path up to step i with step i reduced (s = 1) or not (s = 0); from[i][s]:
      * the state of the link that gives it. Paths are chains of links: a step has at most one link, and is the
@@ -25,9 +23,9 @@ void tc__chain_choose(int n, const tc__chain_cost *c, bool *lowp) {
         const uint64_t p0 = linked ? cost[p][0] : 0, p1 = linked ? cost[p][1] : UINT64_MAX;
         /* not reduced: after either state of the link */
         from[i][0] = (uint8_t)(p1 < p0);
-        cost[i][0] = add_sat(p1 < p0 ? p1 : p0, c[i].other);
+        cost[i][0] = tc__add_sat_u64(p1 < p0 ? p1 : p0, c[i].other);
         /* reduced: chained after a reduced link, or alone */
-        const uint64_t chained = add_sat(p1, c[i].lowp_chained), alone = add_sat(p0, c[i].lowp);
+        const uint64_t chained = tc__add_sat_u64(p1, c[i].lowp_chained), alone = tc__add_sat_u64(p0, c[i].lowp);
         from[i][1] = (uint8_t)(chained < alone);
         cost[i][1] = chained < alone ? chained : alone;
     }

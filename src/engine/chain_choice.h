@@ -19,6 +19,9 @@ typedef struct tc__chain_cost {
     int32_t link;          /* the step (index < this one) whose image this one would read, or -1 */
 } tc__chain_cost;
 
+/* a + b, saturating at UINT64_MAX (a time that is not known). */
+static inline uint64_t tc__add_sat_u64(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 /* Sets lowp[i] for each of the n steps: the choice with the least summed time over each chained path. */
 void tc__chain_choose(int n, const tc__chain_cost *c, bool *lowp);
 

@@ -112,8 +112,6 @@ static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t,
     return TC_STATUS_OK;
 }
 
-/* Adds b to a, saturating at UINT64_MAX (a failed or cut candidate). */
-static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 /* Times the candidates of one step at one profile's shapes, or takes them from the cache. */
 static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref,
@@ -140,8 +138,8 @@ static void merge_profile(tc__tune_result *sum, const tc__tune_result *add) {
         const tc__tune_entry *m = NULL;
         for (int j = 0; j < add->n; j++)
             if (strcmp(add->cand[j].name, sum->cand[c].name) == 0) m = &add->cand[j];
-        sum->cand[c].min_ns = add_sat(sum->cand[c].min_ns, m ? m->min_ns : UINT64_MAX);
-        sum->cand[c].median_ns = add_sat(sum->cand[c].median_ns, m ? m->median_ns : UINT64_MAX);
+        sum->cand[c].min_ns = tc__add_sat_u64(sum->cand[c].min_ns, m ? m->min_ns : UINT64_MAX);
+        sum->cand[c].median_ns = tc__add_sat_u64(sum->cand[c].median_ns, m ? m->median_ns : UINT64_MAX);
         uint64_t mx = m ? m->max_ns : UINT64_MAX;
         if (mx > sum->cand[c].max_ns) sum->cand[c].max_ns = mx;
     }

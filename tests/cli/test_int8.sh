@@ -159,6 +159,18 @@ import json, sys; print(sum(s["tactic"].startswith("dwconv_int8") for s in json.
   [ "$n_dw" -ge 1 ] || fail "the MobileNetV2 --int8 plan has no INT8 depthwise step"
 fi
 
+# Residual images on AVX2: the downsample outputs (calibrated as operands of an Add) and the values several layers read
+# become INT8 images; --disable-pass int8_residual_image keeps them FP32 (fewer chained steps).
+if [ $int8 = 1 ] && [ $vnni = 0 ]; then
+  for p in res nores; do
+    "$tailcut" build "$work/r.onnx" -o "$work/ri_$p.plan" --batch 1 --int8 --calib-cache "$work/e.cache" --tactics-fixed \
+      $([ $p = nores ] && echo --disable-pass int8_residual_image) >/dev/null || fail "build ($p)"
+  done
+  n_res=$("$tailcut" inspect "$work/ri_res.plan" | grep -c -- "-chain" || true)
+  n_nores=$("$tailcut" inspect "$work/ri_nores.plan" | grep -c -- "-chain" || true)
+  [ "$n_res" -gt "$n_nores" ] || fail "residual images: $n_res chained steps with, $n_nores without"
+fi
+
 # --accuracy-threshold: layers move to FP32 (noisiest input first) until the outputs agree on the samples.
 if [ $int8 = 1 ]; then
   "$tailcut" build "$work/r.onnx" -o "$work/acc.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
