@@ -248,7 +248,7 @@ static tc_status apply_int8(const tc__graph *model_graph, tc__graph *g, const tc
     tc_status st = tc__calib_cache_load(o->calib_cache, tc__model_fingerprint(model_graph), &cache, err);
     if (st == TC_STATUS_OK) {
         tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
-        st = tc__pass_precision_int8(&pc, cache, ex, n_ex);
+        st = tc__pass_precision_int8(&pc, cache, ex, n_ex, (o->flags & TC_BUILD_INT8_REDUCE_RANGE) != 0);
     }
     tc__calib_cache_free(cache);
     free(ex);
@@ -355,6 +355,8 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK)
         st = tc__passes_run(g, o ? o->disabled_passes : 0, tc__ref_eval, &g->opset, NULL, err);
     const uint32_t reduced = TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16;
+    if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_INT8_REDUCE_RANGE) && !(o->flags & TC_BUILD_INT8))
+        st = tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "TC_BUILD_INT8_REDUCE_RANGE (--int8-reduce-range) needs TC_BUILD_INT8");
     if (st == TC_STATUS_OK && o && (o->flags & reduced)) st = check_fp32_layers(model_graph, o, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_INT8)) st = apply_int8(model_graph, g, o, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_FP16)) st = apply_half(g, o, TC__ATTR_FP16, err);

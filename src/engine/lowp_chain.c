@@ -68,6 +68,9 @@ static int tactic_family(const char *tactic) {
              {"gemm_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
              {"conv_int8_avx2", FAM_INT8_S16},
              {"conv_int8_u7_avx2", FAM_INT8_U7},
+             {"conv_int8_u7w7_avx2", FAM_INT8_U7}, /* the same image; other weights */
+             {"matmul_int8_u7w7_avx2", FAM_INT8_U7 + FAM_DENSE},
+             {"gemm_int8_u7w7_avx2", FAM_INT8_U7 + FAM_DENSE},
              {"matmul_int8_u7_avx2", FAM_INT8_U7 + FAM_DENSE},
              {"gemm_int8_u7_avx2", FAM_INT8_U7 + FAM_DENSE},
              {"matmul_int8_avx2", FAM_INT8_S16 + FAM_DENSE},

@@ -5,7 +5,8 @@
  * against the FP32 tactics, so each layer runs in INT8 only where that is faster. Layers named in
  * the exclusion list (--layer-precision NAME:fp32) keep FP32. A layer whose data input cannot be
  * negative also gets tc.int8_nonneg = 1, and one whose own output has a calibrated scale tc.int8_y_scale
- * (core/quant_attr.h).
+ * (core/quant_attr.h). With reduce range (w7), every INT8 node (a QDQ model's too) gets tc.int8_w7 = 1: its weights may
+ * be quantized to 7 bits.
  */
 #include "core/quant_attr.h"
 #include "passes/passes.h"
@@ -33,7 +34,7 @@ static bool nonneg_value(const tc__graph *g, int32_t v, int depth) {
 }
 
 tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cache, const char *const *exclude,
-                                  int n_exclude) {
+                                  int n_exclude, bool w7) {
     tc__graph *g = ctx->g;
     for (int32_t k = 0; k < g->n_nodes; k++) {
         const tc__node *n = &g->nodes[k];
@@ -57,6 +58,15 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
             st = tc__pat_set_attr(g, k, &nn, ctx->err);
             if (st) return st;
         }
+        ctx->changes++;
+    }
+    for (int32_t k = 0; k < g->n_nodes && w7; k++) {
+        const tc__node *n = &g->nodes[k];
+        if (n->removed || !tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE) || tc__attr_has(&n->attrs, TC__ATTR_INT8_W7))
+            continue;
+        const tc__attr a = {.name = TC__ATTR_INT8_W7, .kind = TC__ATTR_INT, .i = 1};
+        tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
+        if (st) return st;
         ctx->changes++;
     }
     return TC_STATUS_OK;

@@ -240,6 +240,20 @@ c = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)); assert c > 0.99, c' "$
     done
     cmp -s "$work/c_avx2/logits.npy" "$work/c_avx2_nochain/logits.npy" || fail "the s16 chain changed the output ($k)"
   done
+  # --int8-reduce-range: 7-bit weights; the layers with non-negative inputs take the u7w7 variant, chained as u7, and
+  # the output stays close to FP32
+  TAILCUT_MAX_ISA=avx512 "$tailcut" build "$work/r.onnx" -o "$work/w7.plan" --batch 1 --int8 --int8-reduce-range \
+    --calib-cache "$work/entropy.cache" --tactics-fixed >/dev/null || fail "int8 build with --int8-reduce-range"
+  nw7=$(TAILCUT_MAX_ISA=avx512 count_tactic "$work/w7.plan" _int8_u7w7_avx2)
+  [ "$nw7" = "$nu7" ] || fail "--int8-reduce-range: $nw7 steps of the u7w7 variant, $nu7 of u7 without it"
+  nchain7=$(TAILCUT_MAX_ISA=avx512 "$tailcut" inspect "$work/w7.plan" | grep -cE "(s16|u7)-chain" || true)
+  [ "$nchain7" = "$nchain" ] || fail "--int8-reduce-range: $nchain7 chained steps, $nchain without it"
+  TAILCUT_MAX_ISA=avx512 "$tailcut" run "$work/w7.plan" --input "$work/eval/x0.npy" -o "$work/out_w7" >/dev/null ||
+    fail "run the reduce-range plan"
+  "$py" -c 'import sys, numpy as np; a, b = (np.load(f"{d}/logits.npy").ravel() for d in sys.argv[1:]);
+c = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)); assert c > 0.99, c' "$work/out_w7" "$work/out_fp32/0" ||
+    fail "the reduce-range plan's output differs from FP32"
+  cmp -s "$work/out_w7/logits.npy" "$work/out_avx2/logits.npy" && fail "--int8-reduce-range changed no output bit"
   if TAILCUT_MAX_ISA=ref "$tailcut" run "$work/avx2.plan" --input "$work/eval/x0.npy" -o "$work/no" 2>"$work/err"; then
     fail "an AVX2 INT8 plan ran under TAILCUT_MAX_ISA=ref"
   fi
@@ -258,6 +272,7 @@ expect_fail() { # $1 = expected text, then the command
 }
 expect_fail "needs --calib-cache" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8
 expect_fail "need --int8" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --calib-cache "$work/minmax.cache"
+expect_fail "need --int8" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8-reduce-range
 expect_fail "unknown calibration method" "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" --method kl -o "$work/x"
 expect_fail "fingerprint" "$tailcut" build "$work/r2.onnx" -o "$work/x.plan" --batch 1 --int8 \
   --calib-cache "$work/minmax.cache"

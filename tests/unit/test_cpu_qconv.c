@@ -6,7 +6,8 @@
  * counts that are not multiples of 4 or 16, planes narrower than a tile), strides, dilations,
  * padding, every fused activation with and without residual and bias; 1 thread and a 2-thread pool
  * must give identical bits; the scratch bound is exact; and the steps supports() must reject. The AVX2
- * variant (16-bit codes) runs the same cases in plain layouts and must agree with the VNNI one.
+ * variant (16-bit codes) runs the same cases in plain layouts and must agree with the VNNI one. The u7w7 variant (7-bit
+ * weights, tc.int8_w7) runs against the reference on weights quantized to 7 bits, including the largest 16-bit sums.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +37,9 @@ typedef struct q_case {
     int layout;
     int zp; /* tc.int8_zero_point, or -1: symmetric (none) */
     bool nonneg; /* X in [0, 2) with tc.int8_nonneg: the AVX2 u7 variant runs too */
+    bool w7;     /* with tc.int8_w7 (needs nonneg): only the u7w7 variant, against the reference on 7-bit weights */
+    bool extreme; /* X all saturating (code 127) and W +-1 by output channel (codes +-63): the u7w7 16-bit sums at
+                     their largest */
 } q_case;
 
 /* X dequantized as the kernel sees it (zero point zp, or symmetric when zp < 0). */
@@ -47,8 +51,8 @@ static tc__tensor q_dequant_x(const tc__tensor *x, float sx, int zp) {
     return d;
 }
 
-/* W dequantized per output channel (oc-major [C_out][K], or k-major [K][C_out]). */
-static tc__tensor q_dequant_w(const tc__tensor *w, int64_t cout, bool k_major) {
+/* W dequantized per output channel (oc-major [C_out][K], or k-major [K][C_out]) from codes in [-qmax, qmax]. */
+static tc__tensor q_dequant_w(const tc__tensor *w, int64_t cout, bool k_major, double qmax) {
     tc__tensor d = dtu_tensor(w->dtype, w->rank, w->dims);
     const int64_t k = tc__tensor_numel(w) / cout;
     const float *s = w->data;
@@ -56,7 +60,7 @@ static tc__tensor q_dequant_w(const tc__tensor *w, int64_t cout, bool k_major) {
     for (int64_t oc = 0; oc < cout; oc++) {
         double amax = 0;
         for (int64_t i = 0; i < k; i++) amax = fmax(amax, fabs(s[k_major ? i * cout + oc : oc * k + i]));
-        const float sw = (float)(amax / 127.0);
+        const float sw = (float)(amax / qmax);
         for (int64_t i = 0; i < k; i++) {
             int64_t at = k_major ? i * cout + oc : oc * k + i;
             o[at] = (float)tc__q_round(s[at], 1.0f / sw) * sw;
@@ -88,11 +92,18 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     }
     tc__tensor x = vtu_random(&r, xr, xd, c->nonneg ? 0.0 : -2.0, 2.0), w = vtu_random(&r, wr, wd, -1.0, 1.0);
     tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0);
+    if (c->extreme) {
+        for (int64_t i = 0; i < tc__tensor_numel(&x); i++) ((float *)x.data)[i] = 2.0f;
+        for (int64_t i = 0; i < tc__tensor_numel(&w); i++) {
+            const int64_t oc = k_major ? i % c->cout : i / (tc__tensor_numel(&w) / c->cout);
+            ((float *)w.data)[i] = oc % 2 ? -1.0f : 1.0f;
+        }
+    }
     const float sx = 1.7f / 127.0f; /* |x| up to 2: the tails saturate */
-    tc__tensor xq = q_dequant_x(&x, sx, c->zp), wq = q_dequant_w(&w, c->cout, k_major);
+    tc__tensor xq = q_dequant_x(&x, sx, c->zp), wq = q_dequant_w(&w, c->cout, k_major, c->w7 ? TC__QW7_MAX : 127.0);
 
     int64_t strides[2] = {c->s, c->s}, dils[2] = {c->d, c->d}, pads[4] = {c->pad, c->pad, c->pad, c->pad};
-    tc__attr attrs[8];
+    tc__attr attrs[9];
     int na = 0;
     if (conv) {
         attrs[na++] = dtu_attr_ints("strides", strides, 2);
@@ -127,6 +138,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     attrs[na++] = dtu_attr_float(TC__ATTR_INT8_SCALE, sx);
     if (c->zp >= 0) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_ZERO_POINT, c->zp);
     if (c->nonneg) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_NONNEG, 1);
+    if (c->w7) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_W7, 1);
     if (blk_out) {
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_IN, (blk_in ? 1 : 0) | (c->residual ? (int64_t)1 << epi.residual_input : 0));
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
@@ -138,6 +150,8 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     const tc__tactic *avx2 = conv ? &tc__tactic_conv_int8_avx2 : gemm ? &tc__tactic_gemm_int8_avx2 : &tc__tactic_matmul_int8_avx2;
     const tc__tactic *u7 = conv ? &tc__tactic_conv_int8_u7_avx2 : gemm ? &tc__tactic_gemm_int8_u7_avx2
                                                                      : &tc__tactic_matmul_int8_u7_avx2;
+    const tc__tactic *w7 = conv ? &tc__tactic_conv_int8_u7w7_avx2 : gemm ? &tc__tactic_gemm_int8_u7w7_avx2
+                                                                       : &tc__tactic_matmul_int8_u7w7_avx2;
     tc__tensor xt = blk_in ? vtu_reorder_nchw16c(&x, true) : x, rt = c->residual && blk_out ? vtu_reorder_nchw16c(&res, true) : res;
     tc__tensor wp = dtu_tensor(w.dtype, w.rank, w.dims);
     const tc__tensor *tin[5] = {&xt, &w, own_bias ? &b : NULL, NULL, NULL}, *outs[1] = {&ref};
@@ -148,9 +162,11 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
      * same bits. */
     tc__tensor prev = {0};
     if (!(c->nonneg && c->zp < 0 && !blk_out) && u7->supports(&d)) fail_msg("%s: u7 takes the step", what);
-    for (int v = 0; v < 3; v++) {
-        const tc__tactic *t = v == 0 ? vnni : v == 1 ? avx2 : u7;
-        if (!vtu_isa_ok(t) || (v >= 1 && blk_out) || (v == 2 && !(c->nonneg && c->zp < 0))) continue;
+    if (!(c->w7 && c->nonneg && c->zp < 0 && !blk_out) && w7->supports(&d)) fail_msg("%s: u7w7 takes the step", what);
+    for (int v = 0; v < 4; v++) { /* with w7 only u7w7 (v = 3): the others' weights have 8 bits */
+        const tc__tactic *t = v == 0 ? vnni : v == 1 ? avx2 : v == 2 ? u7 : w7;
+        if (!vtu_isa_ok(t) || (v >= 1 && blk_out) || (v >= 2 && !(c->nonneg && c->zp < 0)) || (c->w7 != (v == 3)))
+            continue;
         tin[1] = &w;
         if (!t->supports(&d)) {
             if (v == 1 && !q_fits_s16(c->cin, c->cout, c->k)) continue; /* its 16-bit packing does not fit */
@@ -197,7 +213,7 @@ static bool q_fits(int64_t cin, int64_t cout, int64_t k) {
 }
 
 static q_case conv_case(int64_t cin, int64_t cout, int64_t hw, int64_t k, int64_t s, int layout) {
-    return (q_case){"Conv", 1, cin, cout, hw, hw, k, s, 1, k / 2, true, false, false, TC__ACT_RELU, layout, -1, false};
+    return (q_case){"Conv", 1, cin, cout, hw, hw, k, s, 1, k / 2, true, false, false, TC__ACT_RELU, layout, -1, false, false, false};
 }
 
 /* ResNet-50-like layers in the three layouts, with residuals. */
@@ -308,11 +324,55 @@ static void test_nonneg(void **state) {
     for (size_t a = 0; a < 4; a++)
         for (size_t b = 0; b < 3; b++) {
             q_case m = {"MatMul", 1, ks[a], ns[b], 13, 1, 1, 1, 1, 0, a % 2 == 0, b % 2 == 1, false,
-                        (tc__act)((a + b) % TC__ACT_FAKE_QUANT), Q_PLAIN, -1, true};
+                        (tc__act)((a + b) % TC__ACT_FAKE_QUANT), Q_PLAIN, -1, true, false, false};
             if (!q_fits(m.cin, m.cout, 1)) continue;
             check_case(570 + a * 3 + b, &m, "nonneg matmul");
             m.op = "Gemm", m.trans_b = b % 2 == 0;
             check_case(590 + a * 3 + b, &m, "nonneg gemm");
+        }
+}
+
+/* 7-bit weights (tc.int8_w7, reduce range): the u7w7 variant against the reference on weights quantized to 7 bits.
+ * Channel quads per kernel row odd and even (the last quad alone), tiles of 1 to 12 pixels (runs of at most 4),
+ * strides, dilation, residuals, activations, MatMul and Gemm; and the largest 16-bit sums (X at code 127, W at +-63). */
+static void test_w7(void **state) {
+    (void)state;
+    const int64_t cins[] = {1, 4, 5, 8, 17, 64}, couts[] = {1, 16, 33}, hws[] = {1, 5, 13};
+    uint64_t seed = 700;
+    for (size_t a = 0; a < 6; a++)
+        for (size_t b = 0; b < 3; b++)
+            for (size_t h = 0; h < 3; h++) {
+                q_case c = conv_case(cins[a], couts[b], hws[h], (int64_t)(1 + 2 * ((a + b + h) % 3)),
+                                     1 + (int64_t)((a + h) % 2), Q_PLAIN);
+                c.nonneg = c.w7 = true;
+                c.residual = (b + h) % 2 == 1;
+                c.act = (tc__act)(seed % TC__ACT_FAKE_QUANT);
+                if (!q_fits(c.cin, c.cout, c.k)) continue;
+                char what[96];
+                snprintf(what, sizeof what, "w7 cin %lld cout %lld hw %lld k %lld", (long long)c.cin, (long long)c.cout,
+                         (long long)c.h, (long long)c.k);
+                check_case(seed++, &c, what);
+            }
+    q_case c = conv_case(8, 32, 12, 3, 1, Q_PLAIN);
+    c.d = 2, c.pad = 2, c.nonneg = c.w7 = true;
+    check_case(760, &c, "w7 dilation 2");
+    c = conv_case(64, 256, 7, 1, 1, Q_PLAIN);
+    c.residual = c.nonneg = c.w7 = true, c.n = 2;
+    check_case(761, &c, "w7 1x1 +res batch 2");
+    for (int k = 1; k <= 3; k += 2) { /* every 16-bit sum at +-2 * 2 * 127 * 63 */
+        c = conv_case(64, 32, 6, k, 1, Q_PLAIN);
+        c.nonneg = c.w7 = c.extreme = true, c.bias = false, c.act = TC__ACT_NONE, c.pad = 0;
+        check_case(762 + (uint64_t)k, &c, "w7 extreme");
+    }
+    const int64_t ks[] = {4, 12, 129, 768}, ns[] = {3, 17, 256};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 3; b++) {
+            q_case m = {"MatMul", 1, ks[a], ns[b], 13, 1, 1, 1, 1, 0, a % 2 == 0, b % 2 == 1, false,
+                        (tc__act)((a + b) % TC__ACT_FAKE_QUANT), Q_PLAIN, -1, true, true, false};
+            if (!q_fits(m.cin, m.cout, 1)) continue;
+            check_case(770 + a * 3 + b, &m, "w7 matmul");
+            m.op = "Gemm", m.trans_b = b % 2 == 0;
+            check_case(790 + a * 3 + b, &m, "w7 gemm");
         }
 }
 
@@ -326,7 +386,7 @@ static void test_dense(void **state) {
             for (size_t m = 0; m < 4; m++) {
                 q_case c = {"MatMul", 1 + (int64_t)(m % 2), ks[a], ns[b], ms[m], 1, 1, 1, 1, 0,
                             (a + m) % 2 == 0, (b + m) % 2 == 1, false, (tc__act)(seed % TC__ACT_FAKE_QUANT), Q_PLAIN,
-                            m == 2 ? 37 : -1, false};
+                            m == 2 ? 37 : -1, false, false, false};
                 if (!q_fits(c.cin, c.cout, 1)) continue;
                 char what[96];
                 snprintf(what, sizeof what, "matmul k %lld n %lld m %lld", (long long)c.cin, (long long)c.cout,
@@ -534,6 +594,7 @@ int main(void) {
         cmocka_unit_test(test_conv_edge_sizes),
         cmocka_unit_test(test_dense),
         cmocka_unit_test(test_nonneg),
+        cmocka_unit_test(test_w7),
         cmocka_unit_test(test_zero_points),
         cmocka_unit_test(test_qdq_tactics),
         cmocka_unit_test(test_fake_quant_act),

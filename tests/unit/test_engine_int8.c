@@ -626,6 +626,67 @@ static void test_residual_image_chain(void **state) {
     tc_model_destroy(m);
 }
 
+/* Reduce range (TC_BUILD_INT8_REDUCE_RANGE): every INT8 layer gets tc.int8_w7; on AVX2 the layers with non-negative
+ * inputs run the u7w7 variant (7-bit weights), chained with the others as u7, close to FP32, through a plan round trip;
+ * without the flag no layer has it; without TC_BUILD_INT8 the flag is refused. */
+static void test_reduce_range(void **state) {
+    (void)state;
+    if (!have_int8()) skip();
+    tc_model *m = block_model();
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
+    char cache[128];
+    temp_path(cache, sizeof cache, "rr_cache");
+    calibrate_on(m, &x, cache);
+    tc_build_options fo = {.struct_size = sizeof fo, .threads = 2};
+    tc_engine *fp32 = NULL;
+    tc_error err;
+    assert_int_equal(tc_engine_build(m, &fo, &fp32, &err), TC_STATUS_OK);
+    tc_tensor want = run_copy(fp32, &x);
+    tc_engine *e8 = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, 2, 0, NULL);
+    tc_engine *e7 = build_int8(m, cache, TC_BUILD_TACTICS_FIXED | TC_BUILD_INT8_REDUCE_RANGE, 0, 2, 0, NULL);
+    const char *names[3] = {"c0", "c1", "c2"};
+    for (int i = 0; i < 3; i++) {
+        assert_false(node_has(e8, names[i], TC__ATTR_INT8_W7));
+        assert_true(node_has(e7, names[i], TC__ATTR_INT8_W7));
+    }
+    expect_avx2_tactic(e8, "c1", "conv_int8_u7_avx2");
+    expect_avx2_tactic(e7, "c0", "conv_int8_avx2"); /* a signed input: 8-bit weights still */
+    expect_avx2_tactic(e7, "c1", "conv_int8_u7w7_avx2");
+    expect_avx2_tactic(e7, "c2", "conv_int8_u7w7_avx2");
+    if (!have_vnni()) {
+        assert_true(node_has(e7, "c0", TC__ATTR_INT8_OUT_IMAGE)); /* the chain links u7w7 like u7 */
+        assert_true(node_has(e7, "c1", TC__ATTR_INT8_IN_IMAGE));
+        assert_true(node_has(e7, "c2", TC__ATTR_INT8_RES_IMAGE));
+    }
+    check_close(e8, &x, &want, "8-bit weights");
+    check_close(e7, &x, &want, "7-bit weights");
+    tc_tensor a = run_copy(e8, &x), b = run_copy(e7, &x);
+    if (!have_vnni()) assert_memory_not_equal(a.data, b.data, a.nbytes); /* other weights: other values */
+    char plan[128];
+    temp_path(plan, sizeof plan, "rr_plan");
+    assert_int_equal(tc_engine_save(e7, plan, &err), TC_STATUS_OK);
+    tc_engine_destroy(e7);
+    assert_int_equal(tc_engine_load(plan, &e7, &err), TC_STATUS_OK);
+    unlink(plan);
+    tc_tensor c = run_copy(e7, &x);
+    assert_memory_equal(b.data, c.data, b.nbytes);
+    /* the flag alone (no TC_BUILD_INT8) is refused */
+    tc_build_options bad = {.struct_size = sizeof bad, .threads = 2, .flags = TC_BUILD_INT8_REDUCE_RANGE};
+    tc_engine *none = NULL;
+    assert_int_equal(tc_engine_build(m, &bad, &none, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "TC_BUILD_INT8_REDUCE_RANGE"));
+    assert_null(none);
+    tc_tensor_free(&a), tc_tensor_free(&b), tc_tensor_free(&c), tc_tensor_free(&want);
+    tc_engine_destroy(e8);
+    tc_engine_destroy(e7);
+    tc_engine_destroy(fp32);
+    unlink(cache);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 /* x[1,16,8,8] -> 3x3 Conv + Relu = t; t -> 1x1 Conv + Relu -> 1x1 Conv = v; t -> 1x1 Conv = d (a downsample);
  * v + d -> Relu -> y: a ResNet stage's first block, where one operand of the residual add is read by nothing else. */
 static tc_model *downsample_block_model(void) {
@@ -694,6 +755,7 @@ int main(void) {
         cmocka_unit_test(test_int8_end_to_end),
         cmocka_unit_test(test_int8_chain),
         cmocka_unit_test(test_int8_errors),
+        cmocka_unit_test(test_reduce_range),
         cmocka_unit_test(test_residual_chain),
         cmocka_unit_test(test_residual_image_chain),
         cmocka_unit_test(test_residual_operand_image),

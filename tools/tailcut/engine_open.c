@@ -37,6 +37,8 @@ const char *cli_build_usage(void) {
            "                                fuse_activation, eliminate_dead, layout, fold_qdq, lowp_chain,\n"
            "                                int8_residual_image, or 'all')\n"
            "  --int8                        allow INT8 Conv/MatMul/Gemm layers where faster (needs scales:)\n"
+           "  --int8-reduce-range           with --int8: weights may take 7 bits where a kernel is faster so\n"
+           "                                (onnxruntime's reduce_range; AVX2 CPUs without VNNI; changes results)\n"
            "  --fp16                        allow FP16 Conv/MatMul/Gemm layers where faster (AVX512-FP16)\n"
            "  --bf16                        allow BF16 Conv/MatMul/Gemm layers where faster (AVX512-BF16)\n"
            "  --calib-cache FILE            activation scales from `tailcut calibrate` (written when\n"
@@ -83,6 +85,9 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
         return 1;
     } else if (strcmp(o, "--int8") == 0) {
         a->flags |= TC_BUILD_INT8;
+        return 1;
+    } else if (strcmp(o, "--int8-reduce-range") == 0) {
+        a->flags |= TC_BUILD_INT8_REDUCE_RANGE;
         return 1;
     } else if (strcmp(o, "--fp16") == 0 || strcmp(o, "--bf16") == 0) {
         a->flags |= o[2] == 'f' ? TC_BUILD_FP16 : TC_BUILD_BF16;
@@ -224,8 +229,9 @@ static int precision_options(const tc_model *model, const cli_build_args *a, tc_
         return 2;
     }
     if (!(a->flags & TC_BUILD_INT8)) {
-        if (a->calib_cache || a->calib_data || a->accuracy_threshold > 0) {
-            fprintf(stderr, "tailcut %s: --calib-cache, --calib-data and --accuracy-threshold need --int8\n", cmd);
+        if (a->calib_cache || a->calib_data || a->accuracy_threshold > 0 || (a->flags & TC_BUILD_INT8_REDUCE_RANGE)) {
+            fprintf(stderr, "tailcut %s: --calib-cache, --calib-data, --accuracy-threshold and --int8-reduce-range need --int8\n",
+                    cmd);
             return 2;
         }
         return fp32_layer_names(a, o, fp32, cmd);

@@ -27,6 +27,7 @@ typedef struct tc__lowp_grid {
     uint8_t out_layout;     /* tc__lowp_layout */
     size_t nblocks, groups; /* blocks of 16 output channels (C_out rounded up), task groups of them */
     size_t strips;          /* strips per image */
+    int mr_wide;            /* output pixels per tile with 3 or 4 blocks (6; a kernel may take more, up to TC__LOWP_MR) */
     /* INT8 chain: the output is the next layer's padded channels-last image (o_cp != 0; see qconv_u8s8.h) */
     size_t o_hp, o_wp, o_cp, o_pt, o_pl;
     /* INT8 chain: the residual is such an image (rimg != NULL), [N][r_hp][r_wp][r_cp] */
@@ -36,7 +37,7 @@ typedef struct tc__lowp_grid {
 
 static inline tc__lowp_grid tc__lowp_grid_of(size_t oh, size_t ow, size_t sh, size_t sw, size_t hp, size_t wp,
                                              size_t cp, size_t cout, uint8_t out_layout) {
-    tc__lowp_grid g = {oh, ow, sh, sw, hp, wp, cp, cout, out_layout, (cout + 15) / 16, 0, 0, 0, 0, 0, 0, 0,
+    tc__lowp_grid g = {oh, ow, sh, sw, hp, wp, cp, cout, out_layout, (cout + 15) / 16, 0, 0, 6, 0, 0, 0, 0, 0,
                        NULL, 0, 0, 0, 0, 0};
     g.groups = (g.nblocks + TC__LOWP_GROUP_BLOCKS - 1) / TC__LOWP_GROUP_BLOCKS;
     g.strips = (oh * ow + TC__LOWP_STRIP - 1) / TC__LOWP_STRIP;
@@ -81,7 +82,7 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
     const int nb = (int)(g->nblocks - b0 < TC__LOWP_GROUP_BLOCKS ? g->nblocks - b0 : TC__LOWP_GROUP_BLOCKS);
     const size_t oc0 = b0 * 16, last_ch = g->cout - (b0 + (size_t)nb - 1) * 16;
     const uint16_t last_mask = last_ch >= 16 ? (uint16_t)0xffff : (uint16_t)((1u << last_ch) - 1);
-    const int mr_max = nb >= 3 ? 6 : TC__LOWP_MR;
+    const int mr_max = nb >= 3 ? g->mr_wide : TC__LOWP_MR;
     tc__lowp_out o = {.oc0 = oc0, .rimg = g->rimg};
     size_t base;
     if (g->out_layout == TC__LOWP_NCHW16C) {

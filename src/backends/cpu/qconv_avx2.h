@@ -21,6 +21,7 @@ typedef struct s16_job {
     const tc__qconv_geom *g;
     const float *x;
     bool u7;     /* the u7 variant: 1-byte image elements (else int16) and VNNI-packed weights (else int16) */
+    bool w7;     /* its u7w7 form: the weights hold 7-bit codes (two quads' products add in 16 bits) */
     size_t esz;  /* bytes per image and weight element: 1 (u7) or 2 */
     void *img;   /* the padded input image */
     /* The taps as runs of values contiguous in both the padded image and the packed weight: with dilation 1 along
@@ -430,9 +431,9 @@ static void q_zero_border(void *img, const tc__qconv_geom *g, size_t esz) {
     }
 }
 
-/* Runs either variant (u7: byte images; else 16-bit images) of a dense (u7: VNNI packing, else 16-bit weights) or
+/* Runs either variant (u7: byte images, w7: with 7-bit weights; else 16-bit images) of a dense (u7: VNNI packing, else 16-bit weights) or
  * depthwise (16-bit weights, qconv_u8s8.h) layer, compute: the kernel's task (tc__lowp_task with its tile). */
-static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7,
+static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7, bool w7,
                          void (*compute)(void *, size_t, size_t)) {
     if (g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
@@ -443,7 +444,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
     tc__lowp_io io;
     tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
     if (st != TC_STATUS_OK) return st;
-    s16_job j = {.g = g, .x = io.x, .u7 = u7, .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res,
+    s16_job j = {.g = g, .x = io.x, .u7 = u7, .w7 = w7, .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res,
                  .act = io.act, .inv_scale = 1.0f / g->x_scale};
     const size_t esz = j.esz;
     /* the weight holds Cpad16 * taps * Cp elements of esz bytes (both packings), then the scales */
@@ -462,6 +463,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
             run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.run_off = run_off;
     j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
+    if (w7) j.grid.mr_wide = 8; /* u7w7 runs tiles of at most 4 pixels: 8 = 4 + 4, not 6 = 3 + 3 */
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
         j.oimg = io.y;
         j.o_u7 = tc__qconv_out_elem(g, u7) == 1;

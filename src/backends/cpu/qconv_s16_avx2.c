@@ -7,7 +7,8 @@
  * In the INT8 chain (engine/lowp_chain.c) X is already this image, or Y is written as the next layer's
  * image of centred codes (its scale and zero point). The u7 variant (a non-negative X, qconv_u8s8.h) shares all
  * of it but the image's element (bytes of max(q, 0)) and the inner step (vpmaddubsw on 4 channels, then vpmaddwd
- * with ones), on the VNNI packing.
+ * with ones), on the VNNI packing; its u7w7 form (7-bit weights, qconv_u8s8.h) sums the vpmaddubsw results of two
+ * quads in 16 bits before that vpmaddwd.
  */
 #include "backends/cpu/qconv_avx2.h"
 
@@ -16,9 +17,12 @@
  * oc), accumulated over every tap and every input-channel pair, then stored (n valid channels). Pixel
  * indices in o start at i0.
  */
+enum { V_S16, V_U7, V_W7 }; /* the variants: 16-bit codes; u7 bytes; u7 bytes with 7-bit weights */
+
 static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, const size_t *xoff, const void *w0,
                                                            const tc__lowp_out *o, int i0, size_t oc, int n, const int MR,
-                                                           const bool U7) {
+                                                           const int V) {
+    const bool U7 = V != V_S16;
     const size_t runs = j->runs, pairs = j->run_pairs;
     __m256i acc[S16_MR][2];
 #pragma GCC unroll 6
@@ -28,7 +32,26 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
     const __m256i ones = _mm256_set1_epi16(1);
     for (size_t t = 0; t < runs && U7; t++) { /* u7: 4 channels per step, u8 x s8 pairs, then pairs of pairs */
         const uint8_t *xt = (const uint8_t *)j->img + j->run_off[t];
-        for (size_t c = 0; c < pairs; c++, wq += 64, xt += 4) {
+        size_t c = 0;
+        /* u7w7: two quads per step; each vpmaddubsw lane is at most 2 * 127 * 63, so two add exactly in 16 bits */
+        for (; V == V_W7 && c + 2 <= pairs; c += 2, wq += 128, xt += 8) {
+            const __m256i w0_lo = _mm256_loadu_si256((const __m256i *)wq);
+            const __m256i w0_hi = _mm256_loadu_si256((const __m256i *)(wq + 32));
+            const __m256i w1_lo = _mm256_loadu_si256((const __m256i *)(wq + 64));
+            const __m256i w1_hi = _mm256_loadu_si256((const __m256i *)(wq + 96));
+#pragma GCC unroll 6
+            for (int i = 0; i < MR; i++) {
+                int32_t q0, q1;
+                memcpy(&q0, xt + xoff[i], sizeof q0);
+                memcpy(&q1, xt + xoff[i] + 4, sizeof q1);
+                const __m256i x0 = _mm256_set1_epi32(q0), x1 = _mm256_set1_epi32(q1);
+                const __m256i lo = _mm256_add_epi16(_mm256_maddubs_epi16(x0, w0_lo), _mm256_maddubs_epi16(x1, w1_lo));
+                const __m256i hi = _mm256_add_epi16(_mm256_maddubs_epi16(x0, w0_hi), _mm256_maddubs_epi16(x1, w1_hi));
+                acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(lo, ones));
+                acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(hi, ones));
+            }
+        }
+        for (; c < pairs; c++, wq += 64, xt += 4) {
             const __m256i w_lo = _mm256_loadu_si256((const __m256i *)wq);
             const __m256i w_hi = _mm256_loadu_si256((const __m256i *)(wq + 32));
 #pragma GCC unroll 6
@@ -62,11 +85,15 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
 #define S16_FN(MR)                                                                                                    \
     static void s16_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,    \
                               size_t oc, int n) {                                                                       \
-        s16_tile(j, xoff, w0, o, i0, oc, n, MR, false);                                                                 \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, V_S16);                                                                 \
     }                                                                                                                   \
     static void u7_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,     \
                              size_t oc, int n) {                                                                        \
-        s16_tile(j, xoff, w0, o, i0, oc, n, MR, true);                                                                  \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, V_U7);                                                                  \
+    }                                                                                                                   \
+    static void w7_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,     \
+                             size_t oc, int n) {                                                                        \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, V_W7);                                                                  \
     }
 S16_FN(1)
 S16_FN(2)
@@ -78,6 +105,9 @@ S16_FN(6)
 typedef void (*s16_tile_fn)(const s16_job *, const size_t *, const void *, const tc__lowp_out *, int, size_t, int);
 static const s16_tile_fn s16_tiles[S16_MR] = {s16_tile_1, s16_tile_2, s16_tile_3, s16_tile_4, s16_tile_5, s16_tile_6};
 static const s16_tile_fn u7_tiles[S16_MR] = {u7_tile_1, u7_tile_2, u7_tile_3, u7_tile_4, u7_tile_5, u7_tile_6};
+static const s16_tile_fn w7_tiles[S16_MR] = {w7_tile_1, w7_tile_2, w7_tile_3, w7_tile_4, w7_tile_5, w7_tile_6};
+/* u7w7 holds four weight vectors: runs of at most 4 pixels keep its accumulators in registers */
+#define W7_MR 4
 
 /* The tile of lowp_grid.h's task loop: each block of 16 channels, in runs of up to S16_MR pixels. */
 static void s16_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *xoff, const tc__lowp_out *o,
@@ -86,13 +116,14 @@ static void s16_tile_at(const void *job, int mr, int nb, size_t b0, const size_t
     const tc__qconv_geom *g = j->g;
     const size_t wbs = g->kh * g->kw * g->cp * 16; /* elements per block of 16 channels */
     const int last_n = __builtin_popcount(last_mask);
-    const s16_tile_fn *tiles = j->u7 ? u7_tiles : s16_tiles;
+    const s16_tile_fn *tiles = j->w7 ? w7_tiles : j->u7 ? u7_tiles : s16_tiles;
+    const int mr_max = j->w7 ? W7_MR : S16_MR;
     for (int b = 0; b < nb; b++) {
         const size_t at = (b0 + (size_t)b) * wbs;
         const void *w0 = (const char *)j->w + at * j->esz;
         const size_t oc = o->oc0 + (size_t)b * 16;
         const int n = b == nb - 1 ? last_n : 16;
-        for (int i = 0, left = (mr + S16_MR - 1) / S16_MR; i < mr; left--) { /* runs of equal size (7: 4 + 3) */
+        for (int i = 0, left = (mr + mr_max - 1) / mr_max; i < mr; left--) { /* runs of equal size (7: 4 + 3) */
             const int m = (mr - i + left - 1) / left;
             tiles[m - 1](j, xoff + i, w0, o, i, oc, n);
             i += m;
@@ -105,11 +136,21 @@ static void s16_compute(void *arg, size_t strip_task, size_t group) {
     tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, s16_tile_at, j);
 }
 
-tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) { return s16_run(ctx, g, false, s16_compute); }
+tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
+    return s16_run(ctx, g, false, false, s16_compute);
+}
 
 tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
     if (!tc__qconv_u7_input(g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u7 int8 kernel needs a non-negative symmetric input",
                         ctx->op_type);
-    return s16_run(ctx, g, true, s16_compute);
+    return s16_run(ctx, g, true, false, s16_compute);
+}
+
+tc_status tc__qconv_run_u7w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
+    if (!tc__qconv_u7_input(g) || !g->w7)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                        "%s: the u7w7 int8 kernel needs a non-negative symmetric input and 7-bit weights (tc.int8_w7)",
+                        ctx->op_type);
+    return s16_run(ctx, g, true, true, s16_compute);
 }

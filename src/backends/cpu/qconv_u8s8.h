@@ -54,6 +54,7 @@ typedef struct tc__qconv_geom {
     float x_scale;          /* sx */
     uint8_t zero_point, lo; /* z and the lowest code (see above) */
     bool nonneg;            /* tc.int8_nonneg: X cannot be negative */
+    bool w7;                /* tc.int8_w7: the weights may take 7 bits (the u7w7 variant) */
     bool depthwise;         /* a depthwise Conv (group = C_in = C_out; cin = cout; Cp % 16 == 0): qdwconv_avx2.c */
     /* The INT8 chain (core/quant_attr.h): X is already this operator's padded u8 image (in_image), or Y is
      * written as the next layer's padded image [N][o_hp][o_wp][o_cp], codes of y / o_scale + o_zp (out_image). */
@@ -114,8 +115,8 @@ bool tc__qconv_out_image_ok(const tc__step_desc *d, const tc__qconv_geom *g, boo
 
 /* Quantizes and packs the FP32 weight (ONNX layout: Conv [C_out][C_in][KH][KW], MatMul [K][N], Gemm
  * [K][N] or [N][K] with transB) into dst (tc__qconv_packed_bytes, or with s16 the AVX2 variant's
- * tc__qconv_s16_packed_bytes). */
-void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, void *dst);
+ * tc__qconv_s16_packed_bytes); w7: to 7 bits, sw[oc] = max|w[oc, :]| / TC__QW7_MAX (always per channel). */
+void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, bool w7, void *dst);
 
 /* Runs the operator on a step its tactic supports (needs AVX512-VNNI). */
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
@@ -148,6 +149,15 @@ tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom
  * hold such bytes.
  */
 tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
+
+/*
+ * The u7w7 variant (reduce range: tc.int8_w7, TC_BUILD_INT8_REDUCE_RANGE): the u7 variant with weights quantized to
+ * |qw| <= TC__QW7_MAX (sw[oc] = max|w[oc, :]| / 63). Then a vpmaddubsw lane is at most 2 * 127 * 63, so the lanes of
+ * two consecutive channel quads add in 16 bits without overflow before one vpmaddwd with ones widens them: three
+ * multiplies per 8 channels instead of four. Same image, packing and epilogue as u7 (it chains as u7); other weights.
+ */
+#define TC__QW7_MAX 63
+tc_status tc__qconv_run_u7w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 
 /* True when the u7 variants may read g's input: a non-negative X (tc.int8_nonneg) with symmetric codes. */
 static inline bool tc__qconv_u7_input(const tc__qconv_geom *g) { return g->nonneg && g->zero_point == 128 && g->lo == 1; }

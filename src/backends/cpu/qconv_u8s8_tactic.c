@@ -92,6 +92,7 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     g->zero_point = z < 0 ? 128 : (uint8_t)z;
     g->lo = z < 0 ? 1 : 0;
     g->nonneg = tc__attr_int(d->attrs, TC__ATTR_INT8_NONNEG, 0) == 1;
+    g->w7 = tc__attr_int(d->attrs, TC__ATTR_INT8_W7, 0) == 1;
     g->depthwise = depthwise;
     return q_finish(g) && q_chain(d, g) && q_res_image(d, g);
 }
@@ -150,14 +151,15 @@ static float q_tensor_grid(const tc__qconv_geom *g, const float *w, bool k_major
     return (float)s;
 }
 
-void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, void *dst) {
+void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, bool w7, void *dst) {
     const size_t taps = g->kh * g->kw, c4 = g->cp / 4, c2 = g->cp / 2;
     int8_t *qw = dst;
     int16_t *qw16 = dst;
     float *mult = s16 ? (float *)(qw16 + tc__qconv_s16_weight_elems(g)) : (float *)(qw + tc__qconv_weight_bytes(g));
     int32_t *comp = (int32_t *)(mult + g->cout16);
     memset(dst, 0, s16 ? tc__qconv_s16_packed_bytes(g) : tc__qconv_packed_bytes(g));
-    const float grid = q_tensor_grid(g, w, k_major);
+    const float grid = w7 ? 0.0f : q_tensor_grid(g, w, k_major); /* 7 bits: always per channel */
+    const double qmax = w7 ? TC__QW7_MAX : 127.0;
     for (size_t oc = 0; oc < g->cout; oc++) {
         double amax = 0.0;
         for (size_t c = 0; c < g->cin; c++)
@@ -165,12 +167,13 @@ void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major
                 double v = fabs((double)q_w(g, w, k_major, oc, c, t));
                 if (v > amax) amax = v; /* NaN weights are skipped: they quantize to -127 below */
             }
-        const float sw = grid > 0.0f ? grid : amax > 0.0 && isfinite(amax) ? (float)(amax / 127.0) : 1.0f;
+        const float sw = grid > 0.0f ? grid : amax > 0.0 && isfinite(amax) ? (float)(amax / qmax) : 1.0f;
         const float inv = 1.0f / sw;
         int32_t sum = 0;
         for (size_t c = 0; c < g->cin; c++)
             for (size_t t = 0; t < taps; t++) {
                 int8_t q = tc__q_round(q_w(g, w, k_major, oc, c, t), inv);
+                if (w7) q = q > TC__QW7_MAX ? TC__QW7_MAX : q < -TC__QW7_MAX ? -TC__QW7_MAX : q; /* NaN: -127 above */
                 sum += q;
                 if (s16) qw16[((oc / 16 * taps + t) * c2 + c / 2) * 32 + oc % 16 * 2 + c % 2] = q;
                 else qw[((oc / 16 * taps + t) * c4 + c / 4) * 64 + oc % 16 * 4 + c % 4] = q;
@@ -180,20 +183,24 @@ void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major
     }
 }
 
-static tc_status q_pack_as(const tc__step_desc *d, int index, const void *src, void *dst, bool s16, tc__err *err) {
+static tc_status q_pack_as(const tc__step_desc *d, int index, const void *src, void *dst, bool s16, bool w7,
+                           tc__err *err) {
     tc__qconv_geom g;
     if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the int8 tactics pack only the weight of a step they take");
     const bool k_major = tc__lowp_weight_k_major(d);
     memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
-    tc__qconv_pack_weight(&g, src, k_major, s16, dst);
+    tc__qconv_pack_weight(&g, src, k_major, s16, w7, dst);
     return TC_STATUS_OK;
 }
 static tc_status q_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
-    return q_pack_as(d, index, src, dst, false, err);
+    return q_pack_as(d, index, src, dst, false, false, err);
+}
+static tc_status q_pack_w7(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+    return q_pack_as(d, index, src, dst, false, true, err);
 }
 static tc_status q_pack_s16(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
-    return q_pack_as(d, index, src, dst, true, err);
+    return q_pack_as(d, index, src, dst, true, false, err);
 }
 
 static size_t q_scratch(const tc__step_desc *d) {
@@ -225,6 +232,12 @@ static bool q_supports_u7(const tc__step_desc *d) {
            (!g.out_image || tc__qconv_out_image_ok(d, &g, true));
 }
 
+/* The u7w7 variant: the u7 variant's steps whose weights may take 7 bits (tc.int8_w7, reduce range). */
+static bool q_supports_u7w7(const tc__step_desc *d) {
+    tc__qconv_geom g;
+    return q_supports_u7(d) && tc__qconv_geometry(d, &g) && g.w7;
+}
+
 /* Runs kernel on the step of ctx. */
 static tc_status q_run_with(const tc__kernel_ctx *ctx, tc_status (*kernel)(const tc__kernel_ctx *, const tc__qconv_geom *)) {
     tc__qconv_geom g;
@@ -234,6 +247,7 @@ static tc_status q_run_with(const tc__kernel_ctx *ctx, tc_status (*kernel)(const
 static tc_status q_run(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_avx512vnni); }
 static tc_status q_run_s16(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_s16_avx2); }
 static tc_status q_run_u7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u7_avx2); }
+static tc_status q_run_u7w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u7w7_avx2); }
 
 #define Q_TACTIC(var, tname, op, isa_bits, flag, sup, pk, scr, rn)                                                \
     const tc__tactic var = {.name = tname, .op_type = op, .isa = isa_bits,                                             \
@@ -248,8 +262,14 @@ Q_TACTIC(tc__tactic_matmul_int8_avx512vnni, "matmul_int8_avx512vnni", "MatMul", 
          q_scratch, q_run)
 Q_TACTIC(tc__tactic_gemm_int8_avx512vnni, "gemm_int8_avx512vnni", "Gemm", Q_ISA, 0, q_supports_plain, q_pack, q_scratch,
          q_run)
-/* The AVX2 variants for CPUs without VNNI: vpmaddubsw on unsigned 7-bit codes (a non-negative X), else vpmaddwd on
- * 16-bit codes. */
+/* The AVX2 variants for CPUs without VNNI: vpmaddubsw on unsigned 7-bit codes (a non-negative X; u7w7: with 7-bit
+ * weights, two of them summed in 16 bits), else vpmaddwd on 16-bit codes. */
+Q_TACTIC(tc__tactic_conv_int8_u7w7_avx2, "conv_int8_u7w7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u7w7, q_pack_w7,
+         q_scratch, q_run_u7w7)
+Q_TACTIC(tc__tactic_matmul_int8_u7w7_avx2, "matmul_int8_u7w7_avx2", "MatMul", TC__VEC_ISA_AVX2, 0, q_supports_u7w7,
+         q_pack_w7, q_scratch, q_run_u7w7)
+Q_TACTIC(tc__tactic_gemm_int8_u7w7_avx2, "gemm_int8_u7w7_avx2", "Gemm", TC__VEC_ISA_AVX2, 0, q_supports_u7w7, q_pack_w7,
+         q_scratch, q_run_u7w7)
 Q_TACTIC(tc__tactic_conv_int8_u7_avx2, "conv_int8_u7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u7, q_pack,
          q_scratch, q_run_u7)
 Q_TACTIC(tc__tactic_matmul_int8_u7_avx2, "matmul_int8_u7_avx2", "MatMul", TC__VEC_ISA_AVX2, 0, q_supports_u7, q_pack,
