@@ -300,7 +300,7 @@ enum {
      */
     TC_BUILD_BF16 = 1u << 3,
     /*
-     * With TC_BUILD_INT8: INT8 layers may quantize their weights to 7 bits (per output channel, |q| <= 63, onnxruntime's
+     * With TC_BUILD_INT8: INT8 layers may quantize their weights to 7 bits (per output channel, |q| <= 64, onnxruntime's
      * reduce_range) where a kernel is faster with them. On CPUs without VNNI, the AVX2 kernel for non-negative inputs then
      * sums two vpmaddubsw results in 16 bits before widening (exact: 2 * 2 * 127 * 64 < 2^15), about 1.3x its multiply
      * rate. It changes results: the weights' quantization step doubles (tailcut compare shows by how much).

@@ -19,7 +19,7 @@
  * in [0, 127] and the AVX2 INT8 kernel may multiply them as unsigned bytes (qconv_u8s8.h). */
 #define TC__ATTR_INT8_NONNEG "tc.int8_nonneg"
 /* The precision pass's tc.int8_w7 = 1 (--int8-reduce-range, TC_BUILD_INT8_REDUCE_RANGE): the layer's weights may be
- * quantized to 7 bits, |q| <= 63 per output channel, which the AVX2 u7w7 kernels need (qconv_u8s8.h). */
+ * quantized to 7 bits, |q| <= 64 (onnxruntime's reduce_range grid) per output channel, which the AVX2 u7w7 kernels need (qconv_u8s8.h). */
 #define TC__ATTR_INT8_W7 "tc.int8_w7"
 
 /*

@@ -165,30 +165,29 @@ static bool layout_fits(const tc__tactic *t, bool blocked, const tc__step_desc *
     return true;
 }
 
-/* A step's winner, and (tuned) its best INT8 and best other candidates with their times. */
+/* A step's winner, and (tuned) its best INT8 candidate that chains, its best INT8 candidate that does not (solo), and
+ * its best other candidate, with their times. */
 typedef struct step_choice {
-    const tc__tactic *win, *int8, *other;
-    uint64_t t_int8, t_other;
-    int i_int8, i_other; /* their indices in the step's tune result */
+    const tc__tactic *win, *int8, *solo, *other;
+    uint64_t t_int8, t_solo, t_other;
+    int i_int8, i_solo, i_other; /* their indices in the step's tune result */
 } step_choice;
 
 static bool is_int8(const tc__tactic *t) { return t->precision != NULL && strcmp(t->precision, "int8") == 0; }
 
-/* The best INT8 and other candidates of a tuned step (cands: its n candidates, timed in res by name). */
+/* The best INT8 (chaining, solo) and other candidates of a tuned step (cands: its n candidates, timed in res by name). */
 static void best_of(const tc__tactic *const *cands, int n, const tc__tune_result *res, step_choice *c) {
-    c->t_int8 = c->t_other = UINT64_MAX;
+    c->t_int8 = c->t_solo = c->t_other = UINT64_MAX;
     for (int j = 0; j < res->n; j++) {
         const tc__tactic *t = NULL;
         for (int i = 0; i < n; i++)
             if (strcmp(cands[i]->name, res->cand[j].name) == 0) t = cands[i];
         if (t == NULL) continue; /* ref */
-        const bool q = is_int8(t);
-        uint64_t *best = q ? &c->t_int8 : &c->t_other;
-        if (res->cand[j].min_ns < *best || (q ? c->int8 : c->other) == NULL) {
-            *best = res->cand[j].min_ns;
-            if (q) c->int8 = t, c->i_int8 = j;
-            else c->other = t, c->i_other = j;
-        }
+        const bool q = is_int8(t), chains = q && tc__lowp_tactic_chains(t->name);
+        uint64_t *best = chains ? &c->t_int8 : q ? &c->t_solo : &c->t_other;
+        const tc__tactic **who = chains ? &c->int8 : q ? &c->solo : &c->other;
+        int *at = chains ? &c->i_int8 : q ? &c->i_solo : &c->i_other;
+        if (res->cand[j].min_ns < *best || *who == NULL) *best = res->cand[j].min_ns, *who = t, *at = j;
     }
 }
 
@@ -216,14 +215,14 @@ static tc_status time_chained(const tc__graph *g, const tc__step *step, const tc
     return st;
 }
 
-/* Re-chooses INT8 or not for the tuned steps that have both, along the paths of steps that could chain
- * (chain_choice.h); the tune results' winners follow. */
+/* Re-chooses FP32, chaining INT8 or solo INT8 for the tuned steps that have more than one of them, along the paths of
+ * steps that could chain (chain_choice.h); the tune results' winners follow. */
 static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, const tc__shapes *s, pthreadpool_t pool,
                                      tc__timing_cache *cache, bool *cache_dirty, step_choice *choice,
                                      tc__tune_result *results, tc__err *err) {
     const int n = g->n_nodes;
     tc__chain_cost *c = calloc((size_t)(n > 0 ? n : 1), sizeof *c);
-    bool *lowp = calloc((size_t)(n > 0 ? n : 1), sizeof *lowp);
+    uint8_t *lowp = calloc((size_t)(n > 0 ? n : 1), sizeof *lowp);
     int32_t *step_of = malloc(sizeof *step_of * (size_t)(n > 0 ? n : 1));
     tc_status st = c && lowp && step_of ? TC_STATUS_OK : tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
     for (int k = 0; k < n && st == TC_STATUS_OK; k++) step_of[k] = -1;
@@ -231,9 +230,8 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
         if (steps[k].node >= 0 && steps[k].node < n) step_of[steps[k].node] = k;
     for (int k = 0; k < n && st == TC_STATUS_OK; k++) {
         const step_choice *ch = &choice[k];
-        c[k] = (tc__chain_cost){ch->t_int8, UINT64_MAX, ch->t_other, -1};
-        if (steps[k].kind != TC__STEP_COMPUTE || ch->int8 == NULL || ch->other == NULL || g->nodes[steps[k].node].n_in < 1)
-            continue;
+        c[k] = (tc__chain_cost){ch->t_int8, UINT64_MAX, ch->t_other, -1, ch->t_solo};
+        if (steps[k].kind != TC__STEP_COMPUTE || ch->int8 == NULL || g->nodes[steps[k].node].n_in < 1) continue;
         const int32_t v = g->nodes[steps[k].node].in[0], pn = v >= 0 ? g->values[v].producer : -1;
         const int32_t p = pn >= 0 ? step_of[pn] : -1;
         if (p < 0 || p >= k || choice[p].int8 == NULL ||
@@ -259,9 +257,10 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
         tc__chain_choose(n, c, lowp);
         for (int k = 0; k < n; k++) {
             step_choice *ch = &choice[k];
-            if (ch->int8 == NULL || ch->other == NULL || ch->win == NULL) continue;
-            ch->win = lowp[k] ? ch->int8 : ch->other;
-            results[k].winner = lowp[k] ? ch->i_int8 : ch->i_other;
+            const tc__tactic *t = lowp[k] == TC__CHAIN_LOWP ? ch->int8 : lowp[k] == TC__CHAIN_SOLO ? ch->solo : ch->other;
+            if (t == NULL || ch->win == NULL) continue;
+            ch->win = t;
+            results[k].winner = lowp[k] == TC__CHAIN_LOWP ? ch->i_int8 : lowp[k] == TC__CHAIN_SOLO ? ch->i_solo : ch->i_other;
         }
     }
     free(c), free(lowp), free(step_of);

@@ -65,6 +65,9 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
  * chain, and c the only reader of p's output (the shapes are checked when the chain is made). */
 bool tc__lowp_may_link(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic);
 
+/* True when a step of this tactic may chain (a reduced-precision family that lowp_chain.c links). */
+bool tc__lowp_tactic_chains(const char *tactic);
+
 /* The INT8 out image node p would write for node c in the chain (tc.int8_out_image's 8 ints and tc.int8_out_scale),
  * or false when the two do not chain (INT8 tactics only). */
 bool tc__lowp_link_out_image(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic,

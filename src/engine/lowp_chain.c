@@ -90,6 +90,8 @@ static int tactic_family(const char *tactic) {
     return FAM_NONE;
 }
 
+bool tc__lowp_tactic_chains(const char *tactic) { return tactic_family(tactic) != FAM_NONE; }
+
 /* The family of step st (+ FAM_DENSE). */
 static int family(const tc__step *st) { return st->kind == TC__STEP_COMPUTE ? tactic_family(st->tactic) : FAM_NONE; }
 

@@ -13,7 +13,7 @@
 
 #include "tactics/tactic.h"
 
-#define TC__TUNE_MAX_CANDIDATES 24
+#define TC__TUNE_MAX_CANDIDATES 32
 
 typedef struct tc__tune_entry {
     char name[32];

@@ -37,8 +37,8 @@ typedef struct q_case {
     int layout;
     int zp; /* tc.int8_zero_point, or -1: symmetric (none) */
     bool nonneg; /* X in [0, 2) with tc.int8_nonneg: the AVX2 u7 variant runs too */
-    bool w7;     /* with tc.int8_w7 (needs nonneg): only the u7w7 variant, against the reference on 7-bit weights */
-    bool extreme; /* X all saturating (code 127) and W +-1 by output channel (codes +-63): the u7w7 16-bit sums at
+    bool w7;     /* with tc.int8_w7: only the u8w7 variant (and u7w7 with nonneg), against the reference on 7-bit weights */
+    bool extreme; /* X all saturating (code 127) and W +-1 by output channel (codes +-64): the u7w7 16-bit sums at
                      their largest */
 } q_case;
 
@@ -152,6 +152,8 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
                                                                      : &tc__tactic_matmul_int8_u7_avx2;
     const tc__tactic *w7 = conv ? &tc__tactic_conv_int8_u7w7_avx2 : gemm ? &tc__tactic_gemm_int8_u7w7_avx2
                                                                        : &tc__tactic_matmul_int8_u7w7_avx2;
+    const tc__tactic *u8 = conv ? &tc__tactic_conv_int8_u8w7_avx2 : gemm ? &tc__tactic_gemm_int8_u8w7_avx2
+                                                                       : &tc__tactic_matmul_int8_u8w7_avx2;
     tc__tensor xt = blk_in ? vtu_reorder_nchw16c(&x, true) : x, rt = c->residual && blk_out ? vtu_reorder_nchw16c(&res, true) : res;
     tc__tensor wp = dtu_tensor(w.dtype, w.rank, w.dims);
     const tc__tensor *tin[5] = {&xt, &w, own_bias ? &b : NULL, NULL, NULL}, *outs[1] = {&ref};
@@ -163,9 +165,14 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     tc__tensor prev = {0};
     if (!(c->nonneg && c->zp < 0 && !blk_out) && u7->supports(&d)) fail_msg("%s: u7 takes the step", what);
     if (!(c->w7 && c->nonneg && c->zp < 0 && !blk_out) && w7->supports(&d)) fail_msg("%s: u7w7 takes the step", what);
-    for (int v = 0; v < 4; v++) { /* with w7 only u7w7 (v = 3): the others' weights have 8 bits */
-        const tc__tactic *t = v == 0 ? vnni : v == 1 ? avx2 : v == 2 ? u7 : w7;
-        if (!vtu_isa_ok(t) || (v >= 1 && blk_out) || (v >= 2 && !(c->nonneg && c->zp < 0)) || (c->w7 != (v == 3)))
+    const bool u7_input = c->nonneg && c->zp < 0;
+    if (!(c->w7 && !blk_out && !u7_input) && u8->supports(&d)) fail_msg("%s: u8w7 takes the step", what);
+    /* with w7, u7w7's steps are its own: u7 and the 16-bit variant (which it dominates) refuse them */
+    if (c->w7 && u7_input && (u7->supports(&d) || avx2->supports(&d))) fail_msg("%s: u7 or s16 takes a u7w7 step", what);
+    for (int v = 0; v < 5; v++) { /* with w7 only u7w7 and u8w7 (v = 3, 4): the others' weights have 8 bits */
+        const tc__tactic *t = v == 0 ? vnni : v == 1 ? avx2 : v == 2 ? u7 : v == 3 ? w7 : u8;
+        if (!vtu_isa_ok(t) || (v >= 1 && blk_out) || ((v == 2 || v == 3) && !u7_input) || (v == 4 && u7_input) ||
+            (c->w7 != (v >= 3)))
             continue;
         tin[1] = &w;
         if (!t->supports(&d)) {
@@ -332,9 +339,10 @@ static void test_nonneg(void **state) {
         }
 }
 
-/* 7-bit weights (tc.int8_w7, reduce range): the u7w7 variant against the reference on weights quantized to 7 bits.
- * Channel quads per kernel row odd and even (the last quad alone), tiles of 1 to 12 pixels (runs of at most 4),
- * strides, dilation, residuals, activations, MatMul and Gemm; and the largest 16-bit sums (X at code 127, W at +-63). */
+/* 7-bit weights (tc.int8_w7, reduce range): the u7w7 variant (non-negative X) and the u8w7 variant (the other X, QDQ
+ * zero points too) against the reference on weights quantized to 7 bits. Channel quads per kernel
+ * row odd and even (the last quad alone), tiles of 1 to 12 pixels (u7w7: runs of at most 4), strides, dilation,
+ * residuals, activations, MatMul and Gemm; and the largest 16-bit sums (X at code 127, u8 255, W at +-64). */
 static void test_w7(void **state) {
     (void)state;
     const int64_t cins[] = {1, 4, 5, 8, 17, 64}, couts[] = {1, 16, 33}, hws[] = {1, 5, 13};
@@ -344,13 +352,15 @@ static void test_w7(void **state) {
             for (size_t h = 0; h < 3; h++) {
                 q_case c = conv_case(cins[a], couts[b], hws[h], (int64_t)(1 + 2 * ((a + b + h) % 3)),
                                      1 + (int64_t)((a + h) % 2), Q_PLAIN);
-                c.nonneg = c.w7 = true;
+                c.w7 = true;
+                c.nonneg = (a + b + h) % 3 != 0; /* else signed X: u8w7 only */
+                c.zp = (a + b + h) % 6 == 3 ? (int)(37 * h) : -1;
                 c.residual = (b + h) % 2 == 1;
                 c.act = (tc__act)(seed % TC__ACT_FAKE_QUANT);
                 if (!q_fits(c.cin, c.cout, c.k)) continue;
                 char what[96];
-                snprintf(what, sizeof what, "w7 cin %lld cout %lld hw %lld k %lld", (long long)c.cin, (long long)c.cout,
-                         (long long)c.h, (long long)c.k);
+                snprintf(what, sizeof what, "w7 cin %lld cout %lld hw %lld k %lld zp %d%s", (long long)c.cin,
+                         (long long)c.cout, (long long)c.h, (long long)c.k, c.zp, c.nonneg ? " nonneg" : "");
                 check_case(seed++, &c, what);
             }
     q_case c = conv_case(8, 32, 12, 3, 1, Q_PLAIN);
@@ -359,16 +369,18 @@ static void test_w7(void **state) {
     c = conv_case(64, 256, 7, 1, 1, Q_PLAIN);
     c.residual = c.nonneg = c.w7 = true, c.n = 2;
     check_case(761, &c, "w7 1x1 +res batch 2");
-    for (int k = 1; k <= 3; k += 2) { /* every 16-bit sum at +-2 * 2 * 127 * 63 */
+    for (int k = 1; k <= 3; k += 2) { /* every 16-bit sum at +-2 * 2 * 127 * 64 (u7w7), +-2 * 255 * 64 (u8w7) */
         c = conv_case(64, 32, 6, k, 1, Q_PLAIN);
         c.nonneg = c.w7 = c.extreme = true, c.bias = false, c.act = TC__ACT_NONE, c.pad = 0;
         check_case(762 + (uint64_t)k, &c, "w7 extreme");
+        c.nonneg = false;
+        check_case(766 + (uint64_t)k, &c, "w7 extreme, u8");
     }
     const int64_t ks[] = {4, 12, 129, 768}, ns[] = {3, 17, 256};
     for (size_t a = 0; a < 4; a++)
         for (size_t b = 0; b < 3; b++) {
             q_case m = {"MatMul", 1, ks[a], ns[b], 13, 1, 1, 1, 1, 0, a % 2 == 0, b % 2 == 1, false,
-                        (tc__act)((a + b) % TC__ACT_FAKE_QUANT), Q_PLAIN, -1, true, true, false};
+                        (tc__act)((a + b) % TC__ACT_FAKE_QUANT), Q_PLAIN, -1, (a + b) % 2 == 0, true, false};
             if (!q_fits(m.cin, m.cout, 1)) continue;
             check_case(770 + a * 3 + b, &m, "w7 matmul");
             m.op = "Gemm", m.trans_b = b % 2 == 0;

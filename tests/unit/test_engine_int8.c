@@ -627,8 +627,8 @@ static void test_residual_image_chain(void **state) {
 }
 
 /* Reduce range (TC_BUILD_INT8_REDUCE_RANGE): every INT8 layer gets tc.int8_w7; on AVX2 the layers with non-negative
- * inputs run the u7w7 variant (7-bit weights), chained with the others as u7, close to FP32, through a plan round trip;
- * without the flag no layer has it; without TC_BUILD_INT8 the flag is refused. */
+ * inputs run the u7w7 variant (7-bit weights), chained as u7, the one with a signed input u8w7 (unchained); close to
+ * FP32, through a plan round trip; without the flag no layer has it; without TC_BUILD_INT8 the flag is refused. */
 static void test_reduce_range(void **state) {
     (void)state;
     if (!have_int8()) skip();
@@ -652,13 +652,13 @@ static void test_reduce_range(void **state) {
         assert_true(node_has(e7, names[i], TC__ATTR_INT8_W7));
     }
     expect_avx2_tactic(e8, "c1", "conv_int8_u7_avx2");
-    expect_avx2_tactic(e7, "c0", "conv_int8_avx2"); /* a signed input: 8-bit weights still */
+    expect_avx2_tactic(e7, "c0", "conv_int8_u8w7_avx2"); /* a signed input */
     expect_avx2_tactic(e7, "c1", "conv_int8_u7w7_avx2");
     expect_avx2_tactic(e7, "c2", "conv_int8_u7w7_avx2");
     if (!have_vnni()) {
-        assert_true(node_has(e7, "c0", TC__ATTR_INT8_OUT_IMAGE)); /* the chain links u7w7 like u7 */
-        assert_true(node_has(e7, "c1", TC__ATTR_INT8_IN_IMAGE));
-        assert_true(node_has(e7, "c2", TC__ATTR_INT8_RES_IMAGE));
+        assert_false(node_has(e7, "c0", TC__ATTR_INT8_OUT_IMAGE)); /* u8w7 does not chain */
+        assert_true(node_has(e7, "c1", TC__ATTR_INT8_OUT_IMAGE)); /* u7w7 chains like u7 */
+        assert_true(node_has(e7, "c2", TC__ATTR_INT8_IN_IMAGE));
     }
     check_close(e8, &x, &want, "8-bit weights");
     check_close(e7, &x, &want, "7-bit weights");

@@ -22,6 +22,10 @@ typedef struct s16_job {
     const float *x;
     bool u7;     /* the u7 variant: 1-byte image elements (else int16) and VNNI-packed weights (else int16) */
     bool w7;     /* its u7w7 form: the weights hold 7-bit codes (two quads' products add in 16 bits) */
+    bool u8;     /* the u8w7 variant (any X, 7-bit weights): image bytes are the codes u = q + z (border z), and the
+                    tile subtracts comp[oc] = z * sum(qw[oc, :]) */
+    uint8_t fill; /* the image's border byte: 0, or (u8) z */
+    const int32_t *comp; /* u8: comp[Cpad16] */
     size_t esz;  /* bytes per image and weight element: 1 (u7) or 2 */
     void *img;   /* the padded input image */
     /* The taps as runs of values contiguous in both the padded image and the packed weight: with dilation 1 along
@@ -125,13 +129,16 @@ static inline __m128i u7_narrow(__m256i c) {
     return _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
 }
 
-/* Stores 8 centred codes (32-bit lanes of c) as image elements at element at: int16, or (u7) bytes of max(q, 0). */
+/* Stores 8 centred codes (32-bit lanes of c) as image elements at element at: int16, or (u7) bytes of max(q, 0), or
+ * (u8) bytes of q + z. */
 static inline void img_store8(const s16_job *j, size_t at, __m256i c) {
+    if (j->u8) c = _mm256_add_epi32(c, _mm256_set1_epi32(j->fill));
     if (j->u7) _mm_storel_epi64((__m128i *)((uint8_t *)j->img + at), u7_narrow(c));
     else _mm_storeu_si128((__m128i *)((int16_t *)j->img + at), s16_narrow(c));
 }
 static inline void img_store1(const s16_job *j, size_t at, int q) {
-    if (j->u7) ((uint8_t *)j->img)[at] = (uint8_t)(q > 0 ? q : 0);
+    if (j->u8) ((uint8_t *)j->img)[at] = (uint8_t)(q + j->fill);
+    else if (j->u7) ((uint8_t *)j->img)[at] = (uint8_t)(q > 0 ? q : 0);
     else ((int16_t *)j->img)[at] = (int16_t)q;
 }
 
@@ -154,7 +161,7 @@ static inline void s16_transpose8(__m256i r[8]) {
     }
 }
 
-/* Quantizes padded row r of image n: the border and padding channels get 0 (x = 0). */
+/* Quantizes padded row r of image n: the border and padding channels get code 0 (x = 0: byte 0, or z with u8). */
 static void s16_quantize_row(void *arg, size_t task) {
     const s16_job *j = arg;
     const tc__qconv_geom *g = j->g;
@@ -162,12 +169,12 @@ static void s16_quantize_row(void *arg, size_t task) {
     const size_t row = (n * g->hp + r) * g->wp * cp; /* element index */
     unsigned char *bytes = j->img;
     if (r < g->pt || r >= g->pt + g->ih) {
-        memset(bytes + row * esz, 0, g->wp * cp * esz);
+        memset(bytes + row * esz, j->fill, g->wp * cp * esz);
         return;
     }
     const size_t h = r - g->pt;
-    memset(bytes + row * esz, 0, g->pl * cp * esz);
-    memset(bytes + (row + (g->pl + g->iw) * cp) * esz, 0, (g->wp - g->pl - g->iw) * cp * esz);
+    memset(bytes + row * esz, j->fill, g->pl * cp * esz);
+    memset(bytes + (row + (g->pl + g->iw) * cp) * esz, j->fill, (g->wp - g->pl - g->iw) * cp * esz);
     const size_t dst = row + g->pl * cp;
     const __m256 inv = _mm256_set1_ps(j->inv_scale), z = _mm256_set1_ps((float)g->zero_point);
     const __m256 lo = _mm256_set1_ps((float)g->lo);
@@ -431,9 +438,10 @@ static void q_zero_border(void *img, const tc__qconv_geom *g, size_t esz) {
     }
 }
 
-/* Runs either variant (u7: byte images, w7: with 7-bit weights; else 16-bit images) of a dense (u7: VNNI packing, else 16-bit weights) or
+/* Runs either variant (u7: byte images, w7: with 7-bit weights, u8: bytes of q + z (with u7 and w7); else 16-bit images)
+ * of a dense (u7: VNNI packing, else 16-bit weights) or
  * depthwise (16-bit weights, qconv_u8s8.h) layer, compute: the kernel's task (tc__lowp_task with its tile). */
-static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7, bool w7,
+static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7, bool w7, bool u8,
                          void (*compute)(void *, size_t, size_t)) {
     if (g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
@@ -444,12 +452,15 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
     tc__lowp_io io;
     tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
     if (st != TC_STATUS_OK) return st;
-    s16_job j = {.g = g, .x = io.x, .u7 = u7, .w7 = w7, .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res,
+    if (u8 && (g->in_image || g->out_image || g->res_image))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u8w7 int8 kernel does not chain", ctx->op_type);
+    s16_job j = {.g = g, .x = io.x, .u7 = u7, .w7 = w7, .u8 = u8, .fill = u8 ? g->zero_point : 0, .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res,
                  .act = io.act, .inv_scale = 1.0f / g->x_scale};
     const size_t esz = j.esz;
     /* the weight holds Cpad16 * taps * Cp elements of esz bytes (both packings), then the scales */
     j.mult = g->depthwise ? (const float *)((const int16_t *)io.w + tc__qdw_weight_elems(g))
                           : (const float *)((const char *)io.w + tc__qconv_s16_weight_elems(g) * esz);
+    j.comp = (const int32_t *)(j.mult + g->cout16); /* (the VNNI packing's; only u8 reads it) */
     const size_t img = g->batch * g->hp * g->wp * g->cp;
     unsigned char *scratch = tc__kernel_alloc(ctx, u7 ? tc__qconv_scratch(g) : tc__qconv_s16_scratch(g));
     if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
@@ -463,7 +474,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
             run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.run_off = run_off;
     j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
-    if (w7) j.grid.mr_wide = 8; /* u7w7 runs tiles of at most 4 pixels: 8 = 4 + 4, not 6 = 3 + 3 */
+    if (w7 && !u8) j.grid.mr_wide = 8; /* u7w7 runs tiles of at most 4 pixels: 8 = 4 + 4, not 6 = 3 + 3 */
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
         j.oimg = io.y;
         j.o_u7 = tc__qconv_out_elem(g, u7) == 1;

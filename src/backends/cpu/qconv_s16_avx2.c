@@ -17,7 +17,8 @@
  * oc), accumulated over every tap and every input-channel pair, then stored (n valid channels). Pixel
  * indices in o start at i0.
  */
-enum { V_S16, V_U7, V_W7 }; /* the variants: 16-bit codes; u7 bytes; u7 bytes with 7-bit weights */
+/* the variants: 16-bit codes; u7 bytes; u7 bytes with 7-bit weights; u8 bytes (q + z) with 7-bit weights */
+enum { V_S16, V_U7, V_W7, V_U8 };
 
 static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, const size_t *xoff, const void *w0,
                                                            const tc__lowp_out *o, int i0, size_t oc, int n, const int MR,
@@ -33,7 +34,7 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
     for (size_t t = 0; t < runs && U7; t++) { /* u7: 4 channels per step, u8 x s8 pairs, then pairs of pairs */
         const uint8_t *xt = (const uint8_t *)j->img + j->run_off[t];
         size_t c = 0;
-        /* u7w7: two quads per step; each vpmaddubsw lane is at most 2 * 127 * 63, so two add exactly in 16 bits */
+        /* u7w7: two quads per step; each vpmaddubsw lane is at most 2 * 127 * 64, so two add exactly in 16 bits */
         for (; V == V_W7 && c + 2 <= pairs; c += 2, wq += 128, xt += 8) {
             const __m256i w0_lo = _mm256_loadu_si256((const __m256i *)wq);
             const __m256i w0_hi = _mm256_loadu_si256((const __m256i *)(wq + 32));
@@ -63,6 +64,12 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
                 acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(xb, w_hi), ones));
             }
         }
+    }
+    if (V == V_U8) { /* u8 codes: the zero point's share out, comp[oc] = z * sum(qw[oc, :]) */
+        const __m256i c0 = _mm256_loadu_si256((const __m256i *)(j->comp + oc));
+        const __m256i c1 = _mm256_loadu_si256((const __m256i *)(j->comp + oc + 8));
+#pragma GCC unroll 6
+        for (int i = 0; i < MR; i++) acc[i][0] = _mm256_sub_epi32(acc[i][0], c0), acc[i][1] = _mm256_sub_epi32(acc[i][1], c1);
     }
     for (size_t t = 0; t < runs && !U7; t++) {
         const int16_t *xt = (const int16_t *)j->img + j->run_off[t];
@@ -94,6 +101,10 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
     static void w7_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,     \
                              size_t oc, int n) {                                                                        \
         s16_tile(j, xoff, w0, o, i0, oc, n, MR, V_W7);                                                                  \
+    }                                                                                                                   \
+    static void u8_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,     \
+                             size_t oc, int n) {                                                                        \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, V_U8);                                                                  \
     }
 S16_FN(1)
 S16_FN(2)
@@ -106,6 +117,7 @@ typedef void (*s16_tile_fn)(const s16_job *, const size_t *, const void *, const
 static const s16_tile_fn s16_tiles[S16_MR] = {s16_tile_1, s16_tile_2, s16_tile_3, s16_tile_4, s16_tile_5, s16_tile_6};
 static const s16_tile_fn u7_tiles[S16_MR] = {u7_tile_1, u7_tile_2, u7_tile_3, u7_tile_4, u7_tile_5, u7_tile_6};
 static const s16_tile_fn w7_tiles[S16_MR] = {w7_tile_1, w7_tile_2, w7_tile_3, w7_tile_4, w7_tile_5, w7_tile_6};
+static const s16_tile_fn u8_tiles[S16_MR] = {u8_tile_1, u8_tile_2, u8_tile_3, u8_tile_4, u8_tile_5, u8_tile_6};
 /* u7w7 holds four weight vectors: runs of at most 4 pixels keep its accumulators in registers */
 #define W7_MR 4
 
@@ -116,8 +128,8 @@ static void s16_tile_at(const void *job, int mr, int nb, size_t b0, const size_t
     const tc__qconv_geom *g = j->g;
     const size_t wbs = g->kh * g->kw * g->cp * 16; /* elements per block of 16 channels */
     const int last_n = __builtin_popcount(last_mask);
-    const s16_tile_fn *tiles = j->w7 ? w7_tiles : j->u7 ? u7_tiles : s16_tiles;
-    const int mr_max = j->w7 ? W7_MR : S16_MR;
+    const s16_tile_fn *tiles = j->u8 ? u8_tiles : j->w7 ? w7_tiles : j->u7 ? u7_tiles : s16_tiles;
+    const int mr_max = j->w7 && !j->u8 ? W7_MR : S16_MR;
     for (int b = 0; b < nb; b++) {
         const size_t at = (b0 + (size_t)b) * wbs;
         const void *w0 = (const char *)j->w + at * j->esz;
@@ -137,14 +149,14 @@ static void s16_compute(void *arg, size_t strip_task, size_t group) {
 }
 
 tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
-    return s16_run(ctx, g, false, false, s16_compute);
+    return s16_run(ctx, g, false, false, false, s16_compute);
 }
 
 tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
     if (!tc__qconv_u7_input(g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u7 int8 kernel needs a non-negative symmetric input",
                         ctx->op_type);
-    return s16_run(ctx, g, true, false, s16_compute);
+    return s16_run(ctx, g, true, false, false, s16_compute);
 }
 
 tc_status tc__qconv_run_u7w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
@@ -152,5 +164,12 @@ tc_status tc__qconv_run_u7w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geo
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
                         "%s: the u7w7 int8 kernel needs a non-negative symmetric input and 7-bit weights (tc.int8_w7)",
                         ctx->op_type);
-    return s16_run(ctx, g, true, true, s16_compute);
+    return s16_run(ctx, g, true, true, false, s16_compute);
+}
+
+tc_status tc__qconv_run_u8w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
+    if (!g->w7)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u8w7 int8 kernel needs 7-bit weights (tc.int8_w7)",
+                        ctx->op_type);
+    return s16_run(ctx, g, true, true, true, s16_compute);
 }

@@ -152,12 +152,21 @@ tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom 
 
 /*
  * The u7w7 variant (reduce range: tc.int8_w7, TC_BUILD_INT8_REDUCE_RANGE): the u7 variant with weights quantized to
- * |qw| <= TC__QW7_MAX (sw[oc] = max|w[oc, :]| / 63). Then a vpmaddubsw lane is at most 2 * 127 * 63, so the lanes of
- * two consecutive channel quads add in 16 bits without overflow before one vpmaddwd with ones widens them: three
- * multiplies per 8 channels instead of four. Same image, packing and epilogue as u7 (it chains as u7); other weights.
+ * |qw| <= TC__QW7_MAX (sw[oc] = max|w[oc, :]| / 64, onnxruntime's reduce_range grid). Then a vpmaddubsw lane is at
+ * most 2 * 127 * 64, so the lanes of two consecutive channel quads add in 16 bits without overflow before one vpmaddwd
+ * with ones widens them: three multiplies per 8 channels instead of four. Same image, packing and epilogue as u7 (it
+ * chains as u7); other weights.
  */
-#define TC__QW7_MAX 63
+#define TC__QW7_MAX 64
 tc_status tc__qconv_run_u7w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
+/*
+ * The u8w7 variant (also tc.int8_w7): any X, its codes u (zero point z) as bytes in the VNNI image (border z), times
+ * 7-bit weights: a vpmaddubsw lane is at most 2 * 255 * 64 < 2^15, so it is exact without the u7 variant's
+ * non-negative input; vpmaddwd with ones widens each step, and comp[oc] = z * sum(qw[oc, :]) takes z out, as the VNNI
+ * kernel does. For the layers whose input may be negative (a transformer's MatMuls after LayerNorm, a stem on the
+ * normalized image), instead of the 16-bit variant. It does not chain (no in, out or residual images).
+ */
+tc_status tc__qconv_run_u8w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 
 /* True when the u7 variants may read g's input: a non-negative X (tc.int8_nonneg) with symmetric codes. */
 static inline bool tc__qconv_u7_input(const tc__qconv_geom *g) { return g->nonneg && g->zero_point == 128 && g->lo == 1; }

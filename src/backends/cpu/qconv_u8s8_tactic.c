@@ -113,6 +113,7 @@ static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, fals
 static bool q_supports_s16(const tc__step_desc *d) {
     tc__qconv_geom g;
     if (!q_takes(d, false, &g)) return false;
+    if (g.w7 && tc__qconv_u7_input(&g)) return false; /* u7w7's step: it chains as well, with fewer multiplies */
     if (g.in_image && !tc__lowp_in_image_fits(d, g.batch, g.hp, g.wp, g.cp, 2)) return false;
     if (g.out_image && !tc__qconv_out_image_ok(d, &g, false)) return false;
     return tc__qconv_s16_packed_bytes(&g) <= (size_t)tc__tensor_numel(d->in[1]) * sizeof(float);
@@ -225,17 +226,29 @@ tc_status tc__qconv_ctx_geometry(const tc__kernel_ctx *ctx, tc__qconv_geom *g) {
                         ctx->op_type);
     return TC_STATUS_OK;
 }
-/* The AVX2 variant on unsigned 7-bit codes: a non-negative X with symmetric codes (the VNNI packing and image size). */
+/* The steps of the AVX2 variant on unsigned 7-bit codes: a non-negative X with symmetric codes (the VNNI packing and
+ * image size). */
+static bool q_takes_u7(const tc__step_desc *d, tc__qconv_geom *g) {
+    return q_takes(d, false, g) && tc__qconv_u7_input(g) && (!g->out_image || tc__qconv_out_image_ok(d, g, true));
+}
+/* u7 itself: not where the weights may take 7 bits (tc.int8_w7): there u7w7 does the same with fewer multiplies, so
+ * timing both would only let the tuner's noise choose. */
 static bool q_supports_u7(const tc__step_desc *d) {
     tc__qconv_geom g;
-    return q_takes(d, false, &g) && tc__qconv_u7_input(&g) &&
-           (!g.out_image || tc__qconv_out_image_ok(d, &g, true));
+    return q_takes_u7(d, &g) && !g.w7;
 }
-
 /* The u7w7 variant: the u7 variant's steps whose weights may take 7 bits (tc.int8_w7, reduce range). */
 static bool q_supports_u7w7(const tc__step_desc *d) {
     tc__qconv_geom g;
-    return q_supports_u7(d) && tc__qconv_geometry(d, &g) && g.w7;
+    return q_takes_u7(d, &g) && g.w7;
+}
+
+/* The u8w7 variant: any X (its codes as bytes, the zero point taken out by comp) with 7-bit weights (tc.int8_w7);
+ * plain layouts; it does not chain. Not u7w7's steps (a non-negative X with symmetric codes), which that variant runs
+ * with fewer multiplies and chained. */
+static bool q_supports_u8w7(const tc__step_desc *d) {
+    tc__qconv_geom g;
+    return q_takes(d, false, &g) && g.w7 && !tc__qconv_u7_input(&g) && !g.in_image && !g.out_image && !g.res_image;
 }
 
 /* Runs kernel on the step of ctx. */
@@ -248,6 +261,7 @@ static tc_status q_run(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__q
 static tc_status q_run_s16(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_s16_avx2); }
 static tc_status q_run_u7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u7_avx2); }
 static tc_status q_run_u7w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u7w7_avx2); }
+static tc_status q_run_u8w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u8w7_avx2); }
 
 #define Q_TACTIC(var, tname, op, isa_bits, flag, sup, pk, scr, rn)                                                \
     const tc__tactic var = {.name = tname, .op_type = op, .isa = isa_bits,                                             \
@@ -270,6 +284,13 @@ Q_TACTIC(tc__tactic_matmul_int8_u7w7_avx2, "matmul_int8_u7w7_avx2", "MatMul", TC
          q_pack_w7, q_scratch, q_run_u7w7)
 Q_TACTIC(tc__tactic_gemm_int8_u7w7_avx2, "gemm_int8_u7w7_avx2", "Gemm", TC__VEC_ISA_AVX2, 0, q_supports_u7w7, q_pack_w7,
          q_scratch, q_run_u7w7)
+/* With 7-bit weights, any X: its codes u as bytes (vpmaddubsw lanes at most 2 * 255 * 64 < 2^15). */
+Q_TACTIC(tc__tactic_conv_int8_u8w7_avx2, "conv_int8_u8w7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u8w7, q_pack_w7,
+         q_scratch, q_run_u8w7)
+Q_TACTIC(tc__tactic_matmul_int8_u8w7_avx2, "matmul_int8_u8w7_avx2", "MatMul", TC__VEC_ISA_AVX2, 0, q_supports_u8w7,
+         q_pack_w7, q_scratch, q_run_u8w7)
+Q_TACTIC(tc__tactic_gemm_int8_u8w7_avx2, "gemm_int8_u8w7_avx2", "Gemm", TC__VEC_ISA_AVX2, 0, q_supports_u8w7, q_pack_w7,
+         q_scratch, q_run_u8w7)
 Q_TACTIC(tc__tactic_conv_int8_u7_avx2, "conv_int8_u7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u7, q_pack,
          q_scratch, q_run_u7)
 Q_TACTIC(tc__tactic_matmul_int8_u7_avx2, "matmul_int8_u7_avx2", "MatMul", TC__VEC_ISA_AVX2, 0, q_supports_u7, q_pack,
