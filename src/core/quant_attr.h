@@ -21,6 +21,7 @@
 /* The precision pass's tc.int8_w7 = 1 (--int8-reduce-range, TC_BUILD_INT8_REDUCE_RANGE): the layer's weights may be
  * quantized to 7 bits, |q| <= 64 (onnxruntime's reduce_range grid) per output channel, which the AVX2 u7w7 kernels need (qconv_u8s8.h). */
 #define TC__ATTR_INT8_W7 "tc.int8_w7"
+#define TC__INT8_W7_MAX 64 /* the largest |q| of such weights */
 
 /*
  * Consecutive INT8 layers (the engine's reduced-precision chain, src/engine/lowp_chain.c): a Conv whose INT8 output is read

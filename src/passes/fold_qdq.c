@@ -6,7 +6,9 @@
  * tc.int8_zero_point as an unsigned code). x is then exactly on the int8 grid, so an INT8 tactic that
  * quantizes it with the same scale and zero point gets back the model's codes, and an FP32 tactic computes
  * the model's arithmetic too: the tuner keeps whichever is faster. The weights' DequantizeLinear becomes an
- * FP32 constant by constant folding; the INT8 packing finds its per-tensor or per-channel grid again.
+ * FP32 constant by constant folding; the INT8 packing finds its per-tensor or per-channel grid again. A weight on
+ * onnxruntime's reduce_range grid (|q| <= 64) also gets tc.int8_w7 = 1: the 7-bit-weight kernels then compute the
+ * model's codes exactly.
  */
 #include <string.h>
 
@@ -72,9 +74,11 @@ tc_status tc__pass_fold_qdq(tc__pass_ctx *ctx) {
             !fake_quantized(g, q.x, &scale, &qmin) || qmin > 0.0f ||
             qmin < -255.0f)
             continue;
-        const tc__attr a[2] = {{.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale},
-                               {.name = TC__ATTR_INT8_ZERO_POINT, .kind = TC__ATTR_INT, .i = (int64_t)-qmin}};
-        for (int i = 0; i < 2; i++) {
+        const tc__attr a[3] = {{.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale},
+                               {.name = TC__ATTR_INT8_ZERO_POINT, .kind = TC__ATTR_INT, .i = (int64_t)-qmin},
+                               {.name = TC__ATTR_INT8_W7, .kind = TC__ATTR_INT, .i = 1}};
+        const int n_attr = tc__weight_on_grid(g, n, &q, TC__INT8_W7_MAX) ? 3 : 2;
+        for (int i = 0; i < n_attr; i++) {
             tc_status st = tc__pat_set_attr(g, k, &a[i], ctx->err);
             if (st) return st;
         }

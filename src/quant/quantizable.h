@@ -26,6 +26,14 @@ typedef struct tc__qlayer {
  */
 bool tc__quantizable_layer(const tc__graph *g, const tc__node *n, bool constant_nodes, tc__qlayer *out);
 
+/*
+ * True when layer n's (tc__quantizable_layer, not depthwise) FP32 weight lies on a grid of at most qmax steps each
+ * side: w = q * s with integer |q| <= qmax, s = max|w| / qmax over the whole tensor or over each output channel (how
+ * onnxruntime's quantize_static quantizes weights; qmax 64 with reduce_range). A QDQ model's weight, once its
+ * DequantizeLinear is folded, is on such a grid; an FP32 weight practically never is.
+ */
+bool tc__weight_on_grid(const tc__graph *g, const tc__node *n, const tc__qlayer *q, double qmax);
+
 /* True when name is one of names[0..n) (the precision passes' lists of layers kept out). */
 bool tc__layer_listed(const char *name, const char *const *names, int n);
 

@@ -47,6 +47,9 @@ def main():
     p.add_argument("--activation", choices=("u8", "s8"), default="u8")
     p.add_argument("--expect-int8", action="store_true")
     p.add_argument("--expect-fp32", action="store_true")
+    p.add_argument("--reduce-range", action="store_true", help="quantize_static(reduce_range=True): 7-bit weights")
+    p.add_argument("--expect-w7", action="store_true", help="the heuristic plan runs every INT8 step in a 7-bit-weight "
+                   "AVX2 variant (u7w7, u8w7)")
     p.add_argument("--min-cosine", type=float, default=0.999)
     p.add_argument("--min-top1", type=float, default=0.9)
     a = p.parse_args()
@@ -57,7 +60,7 @@ def main():
     quant_pre_process(a.model, pre)
     act = QuantType.QUInt8 if a.activation == "u8" else QuantType.QInt8
     quantize_static(pre, qdq, Reader(name, shape, 16, 1), quant_format=QuantFormat.QDQ, per_channel=a.per_channel,
-                    activation_type=act, weight_type=QuantType.QInt8)
+                    activation_type=act, weight_type=QuantType.QInt8, reduce_range=a.reduce_range)
     dims = "x".join(str(d) for d in shape)
     exact = ort.SessionOptions()
     exact.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -76,6 +79,9 @@ def main():
         n_qdq = sum(s["ops"] in ("QuantizeLinear", "DequantizeLinear") for s in steps)
         if mode == "fixed" and a.expect_int8 and n_int8 < n_conv:
             sys.exit(f"qdq_check: only {n_int8} INT8 steps for {n_conv} convolutions")
+        n_w7 = sum(s["precision"] == "int8" and "w7_" in s["tactic"] for s in steps)
+        if mode == "fixed" and a.expect_w7 and (n_w7 != n_int8 or n_w7 == 0):
+            sys.exit(f"qdq_check: {n_w7} of {n_int8} INT8 steps in a 7-bit-weight variant")
         if a.expect_fp32 and n_int8 != 0:
             sys.exit(f"qdq_check: {n_int8} INT8 steps where none can run")
         rng = np.random.default_rng(2)
@@ -93,7 +99,8 @@ def main():
             f = fused.run(None, {name: x})[0].ravel().astype(np.float64)
             cos_fused.append(float(f @ g / (np.linalg.norm(f) * np.linalg.norm(g))))
             top1 += int(r.argmax() == g.argmax())
-        print(f"qdq_check: {os.path.basename(a.model)} per_channel={a.per_channel} activation={a.activation} {mode}: "
+        print(f"qdq_check: {os.path.basename(a.model)} per_channel={a.per_channel} activation={a.activation} "
+              f"reduce_range={a.reduce_range} {mode}: "
               f"{n_int8} INT8 steps of {len(steps)}, {n_qdq} Q/DQ steps left; vs onnxruntime on the QDQ model: "
               f"cosine min {min(cos):.6f} mean {np.mean(cos):.6f}, top-1 {top1}/{k_n} (its default optimized session: "
               f"cosine min {min(cos_fused):.6f})")

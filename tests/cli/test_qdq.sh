@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_qdq.sh - explicit quantization (QDQ models from onnxruntime's quantize_static) end to end: per-tensor
-# and per-channel weights, uint8 and int8 activations, a ResNet and a MobileNetV2 (depthwise layers); tailcut's
+# and per-channel weights, uint8 and int8 activations, reduce_range (7-bit weights), a ResNet and a MobileNetV2
+# (depthwise layers); tailcut's
 # outputs must match onnxruntime's on the same
 # QDQ model, with the convolutions in INT8 where the CPU has VNNI or AVX2 (the AVX2 variant also under
 # TAILCUT_MAX_ISA=avx512), and with the Q/DQ ops run as they are (no INT8 step) under TAILCUT_MAX_ISA=ref (the
@@ -23,6 +24,13 @@ check --work "$work/pc" --per-channel $expect
 check --work "$work/pt" $expect --min-cosine 0.998
 check --work "$work/s8" --per-channel --activation s8 $expect
 if [ $int8 = 1 ]; then TAILCUT_MAX_ISA=avx512 check --work "$work/novnni" --per-channel --expect-int8; fi
+# onnxruntime's reduce_range (weights on a grid of |q| <= 64, as it advises for CPUs without VNNI): without VNNI every
+# INT8 step takes a 7-bit-weight variant, which computes the model's codes exactly
+if [ $int8 = 1 ]; then
+  TAILCUT_MAX_ISA=avx512 check --work "$work/rr" --per-channel --reduce-range --expect-int8 --expect-w7
+  TAILCUT_MAX_ISA=avx512 check --work "$work/rrt" --reduce-range --expect-int8 --expect-w7 --min-cosine 0.998
+  TAILCUT_MAX_ISA=avx512 check --work "$work/rrs8" --per-channel --activation s8 --reduce-range --expect-w7
+fi
 TAILCUT_MAX_ISA=ref check --work "$work/ref" --per-channel --expect-fp32
 # A MobileNetV2 (depthwise layers; ReLU6 ranges with zero points): per-channel and per-tensor weights
 "$py" "$repo/tools/modelgen/modelgen.py" mobilenet_v2 -o "$work/m.onnx" --width-mult 0.5 --max-repeats 1 \

@@ -37,7 +37,7 @@ typedef struct q_case {
     int layout;
     int zp; /* tc.int8_zero_point, or -1: symmetric (none) */
     bool nonneg; /* X in [0, 2) with tc.int8_nonneg: the AVX2 u7 variant runs too */
-    bool w7;     /* with tc.int8_w7: only the u8w7 variant (and u7w7 with nonneg), against the reference on 7-bit weights */
+    bool w7;     /* with tc.int8_w7: every variant on 7-bit weights (u7w7 and u8w7 only then; u7 never) */
     bool extreme; /* X all saturating (code 127) and W +-1 by output channel (codes +-64): the u7w7 16-bit sums at
                      their largest */
 } q_case;
@@ -169,11 +169,13 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     if (!(c->w7 && !blk_out && !u7_input) && u8->supports(&d)) fail_msg("%s: u8w7 takes the step", what);
     /* with w7, u7w7's steps are its own: u7 and the 16-bit variant (which it dominates) refuse them */
     if (c->w7 && u7_input && (u7->supports(&d) || avx2->supports(&d))) fail_msg("%s: u7 or s16 takes a u7w7 step", what);
-    for (int v = 0; v < 5; v++) { /* with w7 only u7w7 and u8w7 (v = 3, 4): the others' weights have 8 bits */
+    for (int v = 0; v < 5; v++) { /* with w7 every variant packs the 7-bit weights: the same values */
         const tc__tactic *t = v == 0 ? vnni : v == 1 ? avx2 : v == 2 ? u7 : v == 3 ? w7 : u8;
-        if (!vtu_isa_ok(t) || (v >= 1 && blk_out) || ((v == 2 || v == 3) && !u7_input) || (v == 4 && u7_input) ||
-            (c->w7 != (v >= 3)))
-            continue;
+        const bool takes = v == 0 || (!blk_out && (v == 1   ? !(c->w7 && u7_input)
+                                                   : v == 2 ? u7_input && !c->w7
+                                                   : v == 3 ? u7_input && c->w7
+                                                            : c->w7 && !u7_input));
+        if (!vtu_isa_ok(t) || !takes) continue;
         tin[1] = &w;
         if (!t->supports(&d)) {
             if (v == 1 && !q_fits_s16(c->cin, c->cout, c->k)) continue; /* its 16-bit packing does not fit */
@@ -340,7 +342,8 @@ static void test_nonneg(void **state) {
 }
 
 /* 7-bit weights (tc.int8_w7, reduce range): the u7w7 variant (non-negative X) and the u8w7 variant (the other X, QDQ
- * zero points too) against the reference on weights quantized to 7 bits. Channel quads per kernel
+ * zero points too) against the reference on weights quantized to 7 bits, and against the VNNI and 16-bit variants,
+ * which pack the same 7-bit weights then. Channel quads per kernel
  * row odd and even (the last quad alone), tiles of 1 to 12 pixels (u7w7: runs of at most 4), strides, dilation,
  * residuals, activations, MatMul and Gemm; and the largest 16-bit sums (X at code 127, u8 255, W at +-64). */
 static void test_w7(void **state) {

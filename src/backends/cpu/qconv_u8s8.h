@@ -115,7 +115,8 @@ bool tc__qconv_out_image_ok(const tc__step_desc *d, const tc__qconv_geom *g, boo
 
 /* Quantizes and packs the FP32 weight (ONNX layout: Conv [C_out][C_in][KH][KW], MatMul [K][N], Gemm
  * [K][N] or [N][K] with transB) into dst (tc__qconv_packed_bytes, or with s16 the AVX2 variant's
- * tc__qconv_s16_packed_bytes); w7: to 7 bits, sw[oc] = max|w[oc, :]| / TC__QW7_MAX (always per channel). */
+ * tc__qconv_s16_packed_bytes); w7: to |q| <= TC__QW7_MAX, sw[oc] = max|w[oc, :]| / TC__QW7_MAX (or the whole
+ * tensor's grid, max|w| / TC__QW7_MAX, when the weight lies on it: a QDQ model's per-tensor weights). */
 void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, bool w7, void *dst);
 
 /* Runs the operator on a step its tactic supports (needs AVX512-VNNI). */
@@ -157,7 +158,7 @@ tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom 
  * with ones widens them: three multiplies per 8 channels instead of four. Same image, packing and epilogue as u7 (it
  * chains as u7); other weights.
  */
-#define TC__QW7_MAX 64
+#define TC__QW7_MAX TC__INT8_W7_MAX
 tc_status tc__qconv_run_u7w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 /*
  * The u8w7 variant (also tc.int8_w7): any X, its codes u (zero point z) as bytes in the VNNI image (border z), times

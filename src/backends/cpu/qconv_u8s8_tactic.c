@@ -131,18 +131,18 @@ static float q_w(const tc__qconv_geom *g, const float *w, bool k_major, size_t o
 }
 
 /*
- * A weight that a QDQ model quantized per tensor (w = q * s, s = max|w| / 127) keeps that grid: then every
+ * A weight that a QDQ model quantized per tensor (w = q * s, s = max|w| / qmax: 127, or 64 for 7-bit weights) keeps that grid: then every
  * channel uses s, which gives back the model's q exactly (a per-channel max would give a finer grid and
  * other codes). Returns s, or 0 when w is not on such a grid (FP32 weights, per-channel QDQ weights).
  */
-static float q_tensor_grid(const tc__qconv_geom *g, const float *w, bool k_major) {
+static float q_tensor_grid(const tc__qconv_geom *g, const float *w, bool k_major, double qmax) {
     const size_t taps = g->kh * g->kw;
     double amax = 0.0;
     for (size_t oc = 0; oc < g->cout; oc++)
         for (size_t c = 0; c < g->cin; c++)
             for (size_t t = 0; t < taps; t++) amax = fmax(amax, fabs((double)q_w(g, w, k_major, oc, c, t)));
     if (!(amax > 0.0) || !isfinite(amax)) return 0.0f;
-    const double s = amax / 127.0;
+    const double s = amax / qmax;
     for (size_t oc = 0; oc < g->cout; oc++)
         for (size_t c = 0; c < g->cin; c++)
             for (size_t t = 0; t < taps; t++) {
@@ -159,8 +159,8 @@ void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major
     float *mult = s16 ? (float *)(qw16 + tc__qconv_s16_weight_elems(g)) : (float *)(qw + tc__qconv_weight_bytes(g));
     int32_t *comp = (int32_t *)(mult + g->cout16);
     memset(dst, 0, s16 ? tc__qconv_s16_packed_bytes(g) : tc__qconv_packed_bytes(g));
-    const float grid = w7 ? 0.0f : q_tensor_grid(g, w, k_major); /* 7 bits: always per channel */
     const double qmax = w7 ? TC__QW7_MAX : 127.0;
+    const float grid = q_tensor_grid(g, w, k_major, qmax);
     for (size_t oc = 0; oc < g->cout; oc++) {
         double amax = 0.0;
         for (size_t c = 0; c < g->cin; c++)
@@ -184,24 +184,20 @@ void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major
     }
 }
 
-static tc_status q_pack_as(const tc__step_desc *d, int index, const void *src, void *dst, bool s16, bool w7,
-                           tc__err *err) {
+static tc_status q_pack_as(const tc__step_desc *d, int index, const void *src, void *dst, bool s16, tc__err *err) {
     tc__qconv_geom g;
     if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the int8 tactics pack only the weight of a step they take");
     const bool k_major = tc__lowp_weight_k_major(d);
     memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
-    tc__qconv_pack_weight(&g, src, k_major, s16, w7, dst);
+    tc__qconv_pack_weight(&g, src, k_major, s16, g.w7, dst); /* (every variant: 7-bit weights with tc.int8_w7) */
     return TC_STATUS_OK;
 }
 static tc_status q_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
-    return q_pack_as(d, index, src, dst, false, false, err);
-}
-static tc_status q_pack_w7(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
-    return q_pack_as(d, index, src, dst, false, true, err);
+    return q_pack_as(d, index, src, dst, false, err);
 }
 static tc_status q_pack_s16(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
-    return q_pack_as(d, index, src, dst, true, false, err);
+    return q_pack_as(d, index, src, dst, true, err);
 }
 
 static size_t q_scratch(const tc__step_desc *d) {
@@ -278,18 +274,18 @@ Q_TACTIC(tc__tactic_gemm_int8_avx512vnni, "gemm_int8_avx512vnni", "Gemm", Q_ISA,
          q_run)
 /* The AVX2 variants for CPUs without VNNI: vpmaddubsw on unsigned 7-bit codes (a non-negative X; u7w7: with 7-bit
  * weights, two of them summed in 16 bits), else vpmaddwd on 16-bit codes. */
-Q_TACTIC(tc__tactic_conv_int8_u7w7_avx2, "conv_int8_u7w7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u7w7, q_pack_w7,
+Q_TACTIC(tc__tactic_conv_int8_u7w7_avx2, "conv_int8_u7w7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u7w7, q_pack,
          q_scratch, q_run_u7w7)
 Q_TACTIC(tc__tactic_matmul_int8_u7w7_avx2, "matmul_int8_u7w7_avx2", "MatMul", TC__VEC_ISA_AVX2, 0, q_supports_u7w7,
-         q_pack_w7, q_scratch, q_run_u7w7)
-Q_TACTIC(tc__tactic_gemm_int8_u7w7_avx2, "gemm_int8_u7w7_avx2", "Gemm", TC__VEC_ISA_AVX2, 0, q_supports_u7w7, q_pack_w7,
+         q_pack, q_scratch, q_run_u7w7)
+Q_TACTIC(tc__tactic_gemm_int8_u7w7_avx2, "gemm_int8_u7w7_avx2", "Gemm", TC__VEC_ISA_AVX2, 0, q_supports_u7w7, q_pack,
          q_scratch, q_run_u7w7)
 /* With 7-bit weights, any X: its codes u as bytes (vpmaddubsw lanes at most 2 * 255 * 64 < 2^15). */
-Q_TACTIC(tc__tactic_conv_int8_u8w7_avx2, "conv_int8_u8w7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u8w7, q_pack_w7,
+Q_TACTIC(tc__tactic_conv_int8_u8w7_avx2, "conv_int8_u8w7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u8w7, q_pack,
          q_scratch, q_run_u8w7)
 Q_TACTIC(tc__tactic_matmul_int8_u8w7_avx2, "matmul_int8_u8w7_avx2", "MatMul", TC__VEC_ISA_AVX2, 0, q_supports_u8w7,
-         q_pack_w7, q_scratch, q_run_u8w7)
-Q_TACTIC(tc__tactic_gemm_int8_u8w7_avx2, "gemm_int8_u8w7_avx2", "Gemm", TC__VEC_ISA_AVX2, 0, q_supports_u8w7, q_pack_w7,
+         q_pack, q_scratch, q_run_u8w7)
+Q_TACTIC(tc__tactic_gemm_int8_u8w7_avx2, "gemm_int8_u8w7_avx2", "Gemm", TC__VEC_ISA_AVX2, 0, q_supports_u8w7, q_pack,
          q_scratch, q_run_u8w7)
 Q_TACTIC(tc__tactic_conv_int8_u7_avx2, "conv_int8_u7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u7, q_pack,
          q_scratch, q_run_u7)
