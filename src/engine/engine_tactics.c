@@ -215,6 +215,10 @@ static tc_status time_chained(const tc__graph *g, const tc__step *step, const tc
     return st;
 }
 
+/* What a rival of a chaining INT8 candidate is charged: its time plus TC__CHAIN_MARGIN_PCT percent. */
+#define TC__CHAIN_MARGIN_PCT 10
+static uint64_t with_margin(uint64_t t) { return tc__add_sat_u64(t, t / 100 * TC__CHAIN_MARGIN_PCT); }
+
 /* Re-chooses FP32, chaining INT8 or solo INT8 for the tuned steps that have more than one of them, along the paths of
  * steps that could chain (chain_choice.h); the tune results' winners follow. */
 static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, const tc__shapes *s, pthreadpool_t pool,
@@ -230,7 +234,12 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
         if (steps[k].node >= 0 && steps[k].node < n) step_of[steps[k].node] = k;
     for (int k = 0; k < n && st == TC_STATUS_OK; k++) {
         const step_choice *ch = &choice[k];
-        c[k] = (tc__chain_cost){ch->t_int8, UINT64_MAX, ch->t_other, -1, ch->t_solo};
+        /* An FP32 (or solo INT8) rival must beat a chaining INT8 candidate by TC__CHAIN_MARGIN_PCT: the chain also forms
+         * residual images between AVX2 INT8 steps (lowp_chain.c's multi-reader values), which this choice does not
+         * time, and the tuner's few runs are noisy on a shared host. */
+        const bool margin = ch->int8 != NULL;
+        c[k] = (tc__chain_cost){ch->t_int8, UINT64_MAX, margin ? with_margin(ch->t_other) : ch->t_other, -1,
+                                margin ? with_margin(ch->t_solo) : ch->t_solo};
         if (steps[k].kind != TC__STEP_COMPUTE || ch->int8 == NULL || g->nodes[steps[k].node].n_in < 1) continue;
         const int32_t v = g->nodes[steps[k].node].in[0], pn = v >= 0 ? g->values[v].producer : -1;
         const int32_t p = pn >= 0 ? step_of[pn] : -1;

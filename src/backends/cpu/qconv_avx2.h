@@ -244,30 +244,36 @@ static inline void s16_store_n(float *p, __m256 v, int n) {
     if (n == 1) _mm_store_ss(p, h);
 }
 
+/* The residual image's n (1..8) channels at element at, dequantized. */
+static inline __m256 s16_res_image(const s16_job *j, const tc__lowp_out *o, size_t at, int n);
+
 /*
- * NCHW output (pixels i0 .. i0 + mr consecutive in each channel's plane): the tile's accumulators of one half
- * block (channels oc .. oc + n, n <= 8) transposed to channel rows of mr pixels, then the epilogue per channel
- * (scale, bias, residual, activation) and contiguous stores.
+ * NCHW output (pixels i0 .. i0 + mr consecutive in each channel's plane): per pixel, the tile's accumulators of one
+ * half block (channels oc .. oc + n, n <= 8) dequantized with the channels' scale and bias vectors, plus the residual
+ * image's 8 channels of the pixel (one load); then transposed to channel rows of mr pixels, the FP32 residual and the
+ * activation per row, and contiguous stores. (Per channel broadcasts and a per-pixel gather of the residual image
+ * cost more than the multiply-adds of a short reduction.)
  */
 static inline __attribute__((always_inline)) void s16_store_nchw(const s16_job *j, const tc__lowp_out *o, int i0,
                                                                  int mr, size_t oc, const __m256i acc[8], int n) {
-    __m256i rows[8];
-    for (int i = 0; i < 8; i++) rows[i] = i < mr ? acc[i] : _mm256_setzero_si256();
-    s16_transpose8(rows);
     const size_t rel = oc - o->oc0, off0 = (size_t)i0 * o->ps + rel / 16 * o->bs + rel % 16 * o->ls;
+    const __m256 mult = _mm256_loadu_ps(j->mult + oc); /* mult has C_out rounded up to 16 entries */
+    const __m256 bias = j->bias ? s16_load_n(j->bias + oc, n) : _mm256_setzero_ps();
+    __m256i rows[8];
+    for (int i = 0; i < 8; i++) {
+        if (i >= mr) {
+            rows[i] = _mm256_setzero_si256();
+            continue;
+        }
+        __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[i]), mult, bias);
+        if (o->rimg) v = _mm256_add_ps(v, s16_res_image(j, o, o->roff[i0 + i] + rel, n));
+        rows[i] = _mm256_castps_si256(v);
+    }
+    s16_transpose8(rows);
     for (int c = 0; c < n; c++) {
         const size_t off = off0 + (size_t)c * o->ls;
-        const __m256 bv = _mm256_set1_ps(j->bias ? j->bias[oc + (size_t)c] : 0.0f);
-        __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rows[c]), _mm256_set1_ps(j->mult[oc + (size_t)c]), bv);
+        __m256 v = _mm256_castsi256_ps(rows[c]);
         if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, mr));
-        if (o->rimg) { /* channel rel + c of the tile's pixels in the residual image */
-            float r[8] = {0};
-            for (int i = 0; i < mr; i++) {
-                const size_t at = o->roff[i0 + i] + rel + (size_t)c;
-                r[i] = (float)(j->r_u7 ? (int)((const uint8_t *)o->rimg)[at] : (int)((const int16_t *)o->rimg)[at]);
-            }
-            v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_loadu_ps(r), _mm256_set1_ps(j->r_scale))); /* as s16_res_image */
-        }
         s16_store_n(o->y + off, q_act(j, v), mr);
     }
 }
