@@ -113,7 +113,7 @@ static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_f
                              .residual = fused && d->residual ? &b.residual : NULL,
                              .pool = t != NULL ? pool : NULL};
         tc__ref_fn fn = t != NULL ? t->run : ref;
-        int done = 0;
+        int done = 0, slow = 0;
         for (int r = -1; r < runs; r++) {
             scratch.used = 0;
             uint64_t t0 = now_ns();
@@ -124,10 +124,8 @@ static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_f
                 break;
             }
             if (r >= 0) samples[done++] = dt;
-            if (dt > cutoff) { /* far slower than the best so far: one sample is enough */
-                if (r < 0) samples[done++] = dt;
-                break;
-            }
+            /* far slower than the best so far twice (once could be a stall of the host): enough */
+            if (dt > cutoff && ++slow == 2) break;
         }
         if (done > 0) {
             qsort(samples, (size_t)done, sizeof *samples, cmp_u64);
