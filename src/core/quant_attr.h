@@ -36,6 +36,7 @@
 #define TC__INT8_IMG_OWN 0 /* absent: the producer's own (VNNI u8 codes; AVX2: 16-bit centred codes or u7 bytes) */
 #define TC__INT8_IMG_U7 1  /* bytes of max(q, 0) (the AVX2 u7 variant) */
 #define TC__INT8_IMG_S16 2 /* 16-bit centred codes u - z (the AVX2 16-bit variant) */
+#define TC__INT8_IMG_U8 3  /* bytes of the codes u = q + z, border z (the AVX2 u8w7 variant; always given explicitly) */
 #define TC__ATTR_INT8_OUT_SCALE "tc.int8_out_scale"
 #define TC__ATTR_INT8_IN_IMAGE "tc.int8_in_image"
 /* An INT8 step whose fused residual is such an image (a value several AVX2 INT8 Convs read: ResNet's block outputs,

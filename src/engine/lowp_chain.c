@@ -31,6 +31,7 @@ enum {
     FAM_BF16,
     FAM_INT8_S16, /* the AVX2 variant: 16-bit centred codes */
     FAM_INT8_U7,  /* the AVX2 variant for non-negative inputs: bytes of 7-bit codes */
+    FAM_INT8_U8,  /* the AVX2 u8w7 variant: bytes of the codes with their zero point (no residual images) */
     FAM_COUNT_
 };
 #define FAM_DENSE 8 /* added to a MatMul/Gemm tactic's family: dense layers chain only with dense layers */
@@ -47,14 +48,19 @@ static const struct {
                       [FAM_FP16] = {false, 2, "f16-chain", 0},
                       [FAM_BF16] = {false, 2, "bf16-chain", 0},
                       [FAM_INT8_S16] = {true, 2, "s16-chain", TC__INT8_IMG_S16},
-                      [FAM_INT8_U7] = {true, 1, "u7-chain", TC__INT8_IMG_U7}};
+                      [FAM_INT8_U7] = {true, 1, "u7-chain", TC__INT8_IMG_U7},
+                      [FAM_INT8_U8] = {true, 1, "u8-chain", TC__INT8_IMG_U8}};
+
+/* True when fam (+ FAM_DENSE) is an AVX2 INT8 variant (their epilogue writes any of their images). */
+static bool avx2_int8(int fam) {
+    const int f = fam % FAM_DENSE;
+    return f == FAM_INT8_S16 || f == FAM_INT8_U7 || f == FAM_INT8_U8;
+}
 
 /* True when a producer of family p (+ FAM_DENSE) can write the image a reader of family c reads: the same family, or
- * the two AVX2 INT8 variants (their epilogue writes either image), dense with dense. */
+ * two AVX2 INT8 variants, dense with dense. */
 static bool chains_with(int p, int c) {
-    const bool avx2_p = p % FAM_DENSE == FAM_INT8_S16 || p % FAM_DENSE == FAM_INT8_U7;
-    const bool avx2_c = c % FAM_DENSE == FAM_INT8_S16 || c % FAM_DENSE == FAM_INT8_U7;
-    return p == c || (avx2_p && avx2_c && p / FAM_DENSE == c / FAM_DENSE);
+    return p == c || (avx2_int8(p) && avx2_int8(c) && p / FAM_DENSE == c / FAM_DENSE);
 }
 
 /* Which chainable family a tactic belongs to (+ FAM_DENSE for MatMul/Gemm). */
@@ -71,6 +77,9 @@ static int tactic_family(const char *tactic) {
              {"conv_int8_u7w7_avx2", FAM_INT8_U7}, /* the same image; other weights */
              {"matmul_int8_u7w7_avx2", FAM_INT8_U7 + FAM_DENSE},
              {"gemm_int8_u7w7_avx2", FAM_INT8_U7 + FAM_DENSE},
+             {"conv_int8_u8w7_avx2", FAM_INT8_U8},
+             {"matmul_int8_u8w7_avx2", FAM_INT8_U8 + FAM_DENSE},
+             {"gemm_int8_u8w7_avx2", FAM_INT8_U8 + FAM_DENSE},
              {"matmul_int8_u7_avx2", FAM_INT8_U7 + FAM_DENSE},
              {"gemm_int8_u7_avx2", FAM_INT8_U7 + FAM_DENSE},
              {"matmul_int8_avx2", FAM_INT8_S16 + FAM_DENSE},
@@ -98,7 +107,10 @@ static int family(const tc__step *st) { return st->kind == TC__STEP_COMPUTE ? ta
 const char *tc__lowp_chain_label(const tc__attrs *attrs, const char *tactic) {
     const int64_t *v = NULL;
     if (tc__attr_ints(attrs, TC__ATTR_INT8_OUT_IMAGE, &v) == 8) /* another family's image */
-        return v[7] == TC__INT8_IMG_U7 ? kFam[FAM_INT8_U7].label : v[7] == TC__INT8_IMG_S16 ? kFam[FAM_INT8_S16].label : "";
+        return v[7] == TC__INT8_IMG_U7    ? kFam[FAM_INT8_U7].label
+               : v[7] == TC__INT8_IMG_S16 ? kFam[FAM_INT8_S16].label
+               : v[7] == TC__INT8_IMG_U8  ? kFam[FAM_INT8_U8].label
+                                          : "";
     return kFam[tactic_family(tactic) % FAM_DENSE].label;
 }
 
@@ -294,7 +306,8 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
             continue;
         img[7] = kFam[fam].fmt;
         const tc__attr out_img = {.name = int8 ? TC__ATTR_INT8_OUT_IMAGE : TC__ATTR_HALF_OUT_IMAGE,
-                                  .kind = TC__ATTR_INTS, .n = int8 ? (cross ? 8 : 7) : 5, .ints = img};
+                                  .kind = TC__ATTR_INTS, .n = int8 ? (cross || fam == FAM_INT8_U8 ? 8 : 7) : 5,
+                                  .ints = img}; /* (u8 images are always named: the kernel's own is another) */
         const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
         const tc__attr in_img = {.name = int8 ? TC__ATTR_INT8_IN_IMAGE : TC__ATTR_HALF_IN_IMAGE,
                                  .kind = TC__ATTR_INT, .i = 1};

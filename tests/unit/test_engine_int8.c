@@ -687,6 +687,67 @@ static void test_reduce_range(void **state) {
     tc_model_destroy(m);
 }
 
+/* x[1,16,9,9] -> Relu -> 3x3 Conv (16 -> 24) -> 1x1 Conv (24 -> 16) -> 3x3 Conv (16 -> 16) -> y: the last two read
+ * signed inputs (no activation between), the first a non-negative one. */
+static tc_model *signed_chain_model(void) {
+    etm_rng = 0x7117;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "9", "9"}));
+    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "16", "9", "9"}));
+    etm_weight(b, "w1", 4, (int64_t[]){24, 16, 3, 3}, 0.0f);
+    etm_weight(b, "w2", 4, (int64_t[]){16, 24, 1, 1}, 0.0f);
+    etm_weight(b, "w3", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
+    b_node(b, "r0", "Relu", "x", "xr");
+    itm_conv(b, "c1", "xr,w1", "a", 3);
+    itm_conv(b, "c2", "a,w2", "c", 1);
+    itm_conv(b, "c3", "c,w3", "y", 3);
+    return etm_load(b);
+}
+
+/* The u8w7 variant in the chain (reduce range, AVX2): u7w7 (c1) writes the u8w7 reader's (c2) image of u8 codes, and
+ * c2 writes c3's (a 3x3 Conv: its border holds the zero point); bit-identical to the unchained engine, 1 and 2
+ * threads, through a plan round trip. */
+static void test_u8_chain(void **state) {
+    (void)state;
+    const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
+    if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip(); /* the AVX2 variants' chain */
+    tc_model *m = signed_chain_model();
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 9, 9}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
+    char cache[128];
+    temp_path(cache, sizeof cache, "u8_cache");
+    calibrate_on(m, &x, cache);
+    const uint32_t rr = TC_BUILD_TACTICS_FIXED | TC_BUILD_INT8_REDUCE_RANGE;
+    for (int threads = 1; threads <= 2; threads++) {
+        tc_engine *plain = build_int8(m, cache, rr, TC_PASS_LOWP_CHAIN, threads, 0, NULL);
+        tc_engine *chained = build_int8(m, cache, rr, 0, threads, 0, NULL);
+        expect_avx2_tactic(chained, "c1", "conv_int8_u7w7_avx2");
+        expect_avx2_tactic(chained, "c2", "conv_int8_u8w7_avx2");
+        expect_avx2_tactic(chained, "c3", "conv_int8_u8w7_avx2");
+        assert_true(node_has(chained, "c1", TC__ATTR_INT8_OUT_IMAGE));
+        assert_true(node_has(chained, "c2", TC__ATTR_INT8_IN_IMAGE));
+        assert_true(node_has(chained, "c2", TC__ATTR_INT8_OUT_IMAGE));
+        assert_true(node_has(chained, "c3", TC__ATTR_INT8_IN_IMAGE));
+        assert_false(node_has(plain, "c2", TC__ATTR_INT8_IN_IMAGE));
+        char plan[128];
+        tc_error err;
+        temp_path(plan, sizeof plan, "u8_plan");
+        assert_int_equal(tc_engine_save(chained, plan, &err), TC_STATUS_OK);
+        tc_engine *loaded = NULL;
+        assert_int_equal(tc_engine_load(plan, &loaded, &err), TC_STATUS_OK);
+        unlink(plan);
+        tc_tensor a = run_copy(plain, &x), c = run_copy(loaded, &x);
+        if (memcmp(a.data, c.data, a.nbytes) != 0) fail_msg("%d thread(s): the loaded chained plan differs", threads);
+        tc_tensor_free(&a), tc_tensor_free(&c);
+        tc_engine_destroy(loaded);
+        expect_same_and_destroy(plain, chained, &x, threads == 1 ? "u8 chain, 1 thread" : "u8 chain, 2 threads");
+    }
+    unlink(cache);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 /* x[1,16,8,8] -> 3x3 Conv + Relu = t; t -> 1x1 Conv + Relu -> 1x1 Conv = v; t -> 1x1 Conv = d (a downsample);
  * v + d -> Relu -> y: a ResNet stage's first block, where one operand of the residual add is read by nothing else. */
 static tc_model *downsample_block_model(void) {
@@ -759,6 +820,7 @@ int main(void) {
         cmocka_unit_test(test_residual_chain),
         cmocka_unit_test(test_residual_image_chain),
         cmocka_unit_test(test_residual_operand_image),
+        cmocka_unit_test(test_u8_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,7 +43,8 @@ typedef struct s16_job {
     void *oimg;  /* INT8 chain: the next layer's image, else NULL */
     __m256 o_invv, o_zpv, o_lov; /* its 1 / scale, zero point and lowest code, as vectors */
     __m256i o_zpi;
-    bool o_u7;   /* its elements are bytes of max(q, 0) (else 16-bit centred codes) */
+    bool o_u7;   /* its elements are bytes of max(q, 0 - o_add) + o_add (else 16-bit centred codes): */
+    int16_t o_add; /* 0 (u7 bytes of max(q, 0)) or the zero point (u8 bytes of the codes q + z) */
     tc__lowp_grid grid;
 } s16_job;
 
@@ -347,8 +348,9 @@ static inline __attribute__((always_inline)) void s16_store_img16(const s16_job 
     /* 16 codes in order: packs interleaves the 128-bit lanes, the permutation restores them */
     const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(s16_out_codes8(j, v0), s16_out_codes8(j, v1)), 0xD8);
     const size_t at = o->qoff[i] + rel;
-    if (j->o_u7) { /* bytes of max(q, 0) */
-        const __m256i b = _mm256_packus_epi16(p, p);
+    if (j->o_u7) { /* bytes of max(q, 0), or of q + z */
+        const __m256i pz = _mm256_add_epi16(p, _mm256_set1_epi16(j->o_add));
+        const __m256i b = _mm256_packus_epi16(pz, pz);
         _mm_storeu_si128((__m128i *)((uint8_t *)j->oimg + at),
                          _mm_unpacklo_epi64(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1)));
     } else {
@@ -374,7 +376,7 @@ static inline __attribute__((always_inline)) void s16_store(const s16_job *j, co
         s16_store_n(o->y + off, v, n);
         return;
     }
-    const __m256i c = s16_out_codes8(j, v);
+    const __m256i c = j->o_u7 ? _mm256_add_epi32(s16_out_codes8(j, v), _mm256_set1_epi32(j->o_add)) : s16_out_codes8(j, v);
     const size_t at = o->qoff[i] + (oc - o->oc0);
     int16_t buf[8];
     if (j->o_u7 && n == 8) {
@@ -424,22 +426,22 @@ static inline __attribute__((always_inline)) void s16_store_tile(const s16_job *
     }
 }
 
-/* Zeroes what the epilogue does not write of the out image (the zero point, as centred codes): its border rows and
- * columns, and the channels past C_out of its pixels. */
-static void q_zero_border(void *img, const tc__qconv_geom *g, size_t esz) {
+/* Fills what the epilogue does not write of the out image with the zero point's element (byte fill: 0 for centred codes
+ * and u7 bytes, z for u8 bytes): its border rows and columns, and the channels past C_out of its pixels. */
+static void q_zero_border(void *img, const tc__qconv_geom *g, size_t esz, uint8_t fill) {
     unsigned char *b = img;
     const size_t row = g->o_wp * g->o_cp * esz, px = g->o_cp * esz;
     for (size_t n = 0; n < g->batch; n++) {
         unsigned char *im = b + n * g->o_hp * row;
-        memset(im, 0, g->o_pt * row);
-        memset(im + (g->o_pt + g->oh) * row, 0, (g->o_hp - g->o_pt - g->oh) * row);
+        memset(im, fill, g->o_pt * row);
+        memset(im + (g->o_pt + g->oh) * row, fill, (g->o_hp - g->o_pt - g->oh) * row);
         for (size_t r = g->o_pt; r < g->o_pt + g->oh; r++) {
             unsigned char *rw = im + r * row;
-            memset(rw, 0, g->o_pl * px);
-            memset(rw + (g->o_pl + g->ow) * px, 0, (g->o_wp - g->o_pl - g->ow) * px);
+            memset(rw, fill, g->o_pl * px);
+            memset(rw + (g->o_pl + g->ow) * px, fill, (g->o_wp - g->o_pl - g->ow) * px);
             if (g->o_cp > g->cout)
                 for (size_t c = g->o_pl; c < g->o_pl + g->ow; c++)
-                    memset(rw + c * px + g->cout * esz, 0, (g->o_cp - g->cout) * esz);
+                    memset(rw + c * px + g->cout * esz, fill, (g->o_cp - g->cout) * esz);
         }
     }
 }
@@ -452,14 +454,14 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
     if (g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
                         ctx->op_type);
-    if (g->out_image && tc__qconv_out_elem(g, u7) == 1 && (g->o_zp != 128 || g->o_lo != 1))
+    if (g->out_image && tc__qconv_out_fmt(g, u7) == TC__INT8_IMG_U7 && (g->o_zp != 128 || g->o_lo != 1))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: an out image of bytes needs symmetric codes",
                         ctx->op_type);
     tc__lowp_io io;
     tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
     if (st != TC_STATUS_OK) return st;
-    if (u8 && (g->in_image || g->out_image || g->res_image))
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u8w7 int8 kernel does not chain", ctx->op_type);
+    if (u8 && g->res_image)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u8w7 int8 kernel takes no residual image", ctx->op_type);
     s16_job j = {.g = g, .x = io.x, .u7 = u7, .w7 = w7, .u8 = u8, .fill = u8 ? g->zero_point : 0, .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res,
                  .act = io.act, .inv_scale = 1.0f / g->x_scale};
     const size_t esz = j.esz;
@@ -484,10 +486,11 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
         j.oimg = io.y;
         j.o_u7 = tc__qconv_out_elem(g, u7) == 1;
+        j.o_add = tc__qconv_out_fmt(g, u7) == TC__INT8_IMG_U8 ? g->o_zp : 0;
         j.o_invv = _mm256_set1_ps(1.0f / g->o_scale), j.o_zpv = _mm256_set1_ps((float)g->o_zp);
         j.o_lov = _mm256_set1_ps((float)g->o_lo), j.o_zpi = _mm256_set1_epi32(g->o_zp);
         tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
-        q_zero_border(io.y, g, tc__qconv_out_elem(g, u7));
+        q_zero_border(io.y, g, tc__qconv_out_elem(g, u7), (uint8_t)j.o_add);
     }
     if (g->res_image) { /* the residual is an image of codes */
         tc__lowp_grid_res_image(&j.grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);

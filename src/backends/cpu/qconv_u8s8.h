@@ -71,9 +71,13 @@ typedef struct tc__qconv_geom {
     float r_scale;
 } tc__qconv_geom;
 
-/* The bytes of an AVX2 variant's out image element (u7: the variant's own format is bytes, else 16 bits). */
+/* The format of an AVX2 variant's out image (TC__INT8_IMG_*; OWN resolved: u7 bytes for the u7 variants, else 16 bits),
+ * and the bytes of its element. */
+static inline int tc__qconv_out_fmt(const tc__qconv_geom *g, bool u7) {
+    return g->o_fmt != TC__INT8_IMG_OWN ? g->o_fmt : u7 ? TC__INT8_IMG_U7 : TC__INT8_IMG_S16;
+}
 static inline size_t tc__qconv_out_elem(const tc__qconv_geom *g, bool u7) {
-    return g->o_fmt == TC__INT8_IMG_U7 || (g->o_fmt == TC__INT8_IMG_OWN && u7) ? 1 : 2;
+    return tc__qconv_out_fmt(g, u7) == TC__INT8_IMG_S16 ? 2 : 1;
 }
 
 /* Bytes of the packed weight (int8 part + mult + comp). */
@@ -165,7 +169,9 @@ tc_status tc__qconv_run_u7w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geo
  * 7-bit weights: a vpmaddubsw lane is at most 2 * 255 * 64 < 2^15, so it is exact without the u7 variant's
  * non-negative input; vpmaddwd with ones widens each step, and comp[oc] = z * sum(qw[oc, :]) takes z out, as the VNNI
  * kernel does. For the layers whose input may be negative (a transformer's MatMuls after LayerNorm, a stem on the
- * normalized image), instead of the 16-bit variant. It does not chain (no in, out or residual images).
+ * normalized image), instead of the 16-bit variant. In the chain it reads images of its codes as bytes
+ * (TC__INT8_IMG_U8, border z), which any AVX2 variant writes, and writes any AVX2 reader's image; it takes no residual
+ * image (and lowp_chain.c gives it none).
  */
 tc_status tc__qconv_run_u8w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 

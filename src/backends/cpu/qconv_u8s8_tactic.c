@@ -46,7 +46,7 @@ static bool q_chain(const tc__step_desc *d, tc__qconv_geom *g) {
     g->out_image = r == 1;
     if (r <= 0) return r == 0;
     const float s = tc__attr_float(d->attrs, TC__ATTR_INT8_OUT_SCALE, 0.0f);
-    if (!isfinite(s) || !(s > 0.0f) || ex[0] > 255 || ex[1] > 1 || ex[2] > TC__INT8_IMG_S16) return false;
+    if (!isfinite(s) || !(s > 0.0f) || ex[0] > 255 || ex[1] > 1 || ex[2] > TC__INT8_IMG_U8) return false;
     g->o_hp = im.hp, g->o_wp = im.wp, g->o_cp = im.cp, g->o_pt = im.pt, g->o_pl = im.pl;
     g->o_zp = (uint8_t)ex[0], g->o_lo = (uint8_t)ex[1], g->o_fmt = (uint8_t)ex[2], g->o_scale = s;
     return true;
@@ -73,7 +73,7 @@ static bool q_res_image(const tc__step_desc *d, tc__qconv_geom *g) {
 
 bool tc__qconv_out_image_ok(const tc__step_desc *d, const tc__qconv_geom *g, bool u7) {
     const size_t elem = tc__qconv_out_elem(g, u7);
-    if (elem == 1 && (g->o_zp != 128 || g->o_lo != 1)) return false; /* u7 bytes: symmetric codes */
+    if (tc__qconv_out_fmt(g, u7) == TC__INT8_IMG_U7 && (g->o_zp != 128 || g->o_lo != 1)) return false; /* symmetric */
     return g->batch * g->o_hp * g->o_wp * g->o_cp * elem <= (size_t)tc__tensor_numel(d->out[0]) * sizeof(float);
 }
 
@@ -240,11 +240,12 @@ static bool q_supports_u7w7(const tc__step_desc *d) {
 }
 
 /* The u8w7 variant: any X (its codes as bytes, the zero point taken out by comp) with 7-bit weights (tc.int8_w7);
- * plain layouts; it does not chain. Not u7w7's steps (a non-negative X with symmetric codes), which that variant runs
- * with fewer multiplies and chained. */
+ * plain layouts; chained images in and out, no residual image. Not u7w7's steps (a non-negative X with symmetric
+ * codes), which that variant runs with fewer multiplies. */
 static bool q_supports_u8w7(const tc__step_desc *d) {
     tc__qconv_geom g;
-    return q_takes(d, false, &g) && g.w7 && !tc__qconv_u7_input(&g) && !g.in_image && !g.out_image && !g.res_image;
+    return q_takes(d, false, &g) && g.w7 && !tc__qconv_u7_input(&g) && !g.res_image &&
+           (!g.out_image || tc__qconv_out_image_ok(d, &g, true));
 }
 
 /* Runs kernel on the step of ctx. */
