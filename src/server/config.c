@@ -267,6 +267,13 @@ static int parse_tailcut_block(const cJSON *t, srv_config *c, const char *path) 
         }
         snprintf(c->calib_cache, sizeof c->calib_cache, "%s", s);
     }
+    const cJSON *rr = cJSON_GetObjectItemCaseSensitive(t, "int8_reduce_range");
+    if (rr != NULL && (!cJSON_IsBool(rr) || (cJSON_IsTrue(rr) && !c->int8))) {
+        fprintf(stderr, "tailcut serve: %s: field \"tailcut.int8_reduce_range\": true or false, true only with "
+                        "\"precision\": \"int8\"\n", path);
+        return 1;
+    }
+    c->int8_reduce_range = rr != NULL && cJSON_IsTrue(rr);
     const cJSON *tac = cJSON_GetObjectItemCaseSensitive(t, "tactics");
     if (tac) {
         if (cJSON_IsString(tac) && strcmp(tac->valuestring, "fixed") == 0) c->tactics_fixed = 1;

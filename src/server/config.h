@@ -39,12 +39,13 @@ typedef struct srv_config {
     /* instance_group */
     int instance_count; /* contexts serving the model, each on its own thread */
     /* "tailcut": {"engine_threads": N, "tactics": "tuned"|"fixed", "precision": "fp32"|"fp16"|"bf16"|"int8",
-     *             "calibration_cache": FILE} */
+     *             "calibration_cache": FILE, "int8_reduce_range": true|false} */
     int engine_threads; /* threads per instance; 0 = cores / instances */
     int tactics_fixed;  /* build from .onnx without timing tactics */
     int int8;           /* build from .onnx with INT8 layers where faster (TC_BUILD_INT8) */
     int fp16;           /* build from .onnx with FP16 layers where faster (TC_BUILD_FP16) */
     int bf16;           /* build from .onnx with BF16 layers where faster (TC_BUILD_BF16) */
+    int int8_reduce_range; /* int8: 7-bit weights where faster (TC_BUILD_INT8_REDUCE_RANGE) */
     char calib_cache[SRV_NAME_MAX]; /* int8: the calibration cache, a file name in the version folder */
 } srv_config;
 

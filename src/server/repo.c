@@ -121,7 +121,8 @@ static int build_onnx(const char *onnx, const char *plan, const char *calib, con
     tc_profile prof = {.num_inputs = n, .inputs = ranges};
     tc_build_options o = {.struct_size = sizeof o, .threads = threads, .num_profiles = 1, .profiles = &prof,
                           .flags = (c->tactics_fixed ? TC_BUILD_TACTICS_FIXED : 0u) | (c->int8 ? TC_BUILD_INT8 : 0u) |
-                                   (c->fp16 ? TC_BUILD_FP16 : 0u) | (c->bf16 ? TC_BUILD_BF16 : 0u),
+                                   (c->fp16 ? TC_BUILD_FP16 : 0u) | (c->bf16 ? TC_BUILD_BF16 : 0u) |
+                                   (c->int8_reduce_range ? TC_BUILD_INT8_REDUCE_RANGE : 0u),
                           .calib_cache = c->int8 ? calib : NULL};
     if (tc_engine_build(model, &o, engine, &err) != TC_STATUS_OK) {
         fprintf(stderr, "tailcut serve: %s: %s\n", onnx, err.message);

@@ -307,7 +307,8 @@ def main():
               logtext[-2000:])
         server = None
 
-        # An INT8 model: "precision": "int8" with a calibration cache from `tailcut calibrate` next to model.onnx.
+        # An INT8 model: "precision": "int8" with a calibration cache from `tailcut calibrate` next to model.onnx, and
+        # 7-bit weights ("int8_reduce_range"): without VNNI the AVX2 7-bit-weight variants run it.
         qdir = os.path.join(tmp, "repo8", "q", "1")
         os.makedirs(os.path.join(tmp, "cal"))
         os.makedirs(qdir)
@@ -319,7 +320,7 @@ def main():
         check("tailcut calibrate for the INT8 model", r.returncode == 0, r.stderr)
         with open(os.path.join(tmp, "repo8", "q", "config.json"), "w") as f:
             json.dump({"max_batch_size": 4, "tailcut": {"precision": "int8", "calibration_cache": "calib.cache",
-                                                        "tactics": "fixed"}}, f)
+                                                        "int8_reduce_range": True, "tactics": "fixed"}}, f)
         p8 = free_port()
         s8, log8 = start_server(tailcut, os.path.join(tmp, "repo8"), p8)
         try:
@@ -334,6 +335,9 @@ def main():
             flags = open("/proc/cpuinfo").read().split()
             has_int8 = "avx512_vnni" in flags or ("avx2" in flags and "fma" in flags)  # VNNI or the AVX2 variant
             check("INT8 model: the cached plan has INT8 steps", (" int8 " in r.stdout) == has_int8, r.stdout[-500:])
+            w7 = "avx2" in flags and "fma" in flags and "avx512_vnni" not in flags
+            check("INT8 model: int8_reduce_range gives 7-bit-weight steps without VNNI",
+                  ("w7_avx2" in r.stdout) == w7, r.stdout[-500:])
         finally:
             stop_server(s8)
         # An FP16 model: "precision": "fp16" (no calibration).
@@ -361,6 +365,10 @@ def main():
                 ["config.json", "tailcut.calibration_cache"])
         refused(tailcut, tmp, "cache path outside the folder", '{"max_batch_size": 4, "tailcut": {"precision": "int8", '
                 '"calibration_cache": "../x.cache"}}', ["config.json", "tailcut.calibration_cache"])
+        refused(tailcut, tmp, "int8_reduce_range without int8", '{"max_batch_size": 4, "tailcut": '
+                '{"int8_reduce_range": true}}', ["config.json", "tailcut.int8_reduce_range"])
+        refused(tailcut, tmp, "int8_reduce_range not a bool", '{"max_batch_size": 4, "tailcut": {"precision": "int8", '
+                '"calibration_cache": "c.cache", "int8_reduce_range": 1}}', ["config.json", "tailcut.int8_reduce_range"])
 
         r = subprocess.run([tailcut, "serve", "--model-repository", os.path.join(tmp, "repo"), "--http-timeout", "0"],
                            capture_output=True, text=True, timeout=30)
