@@ -220,6 +220,16 @@ TC_API tc_status tc_calibrator_save(const tc_calibrator *calibrator, tc_calib_me
  */
 TC_API tc_status tc_calibrator_export_qdq(const tc_calibrator *calibrator, tc_calib_method method, double percentile,
                                           const char *model_path, const char *out_path, tc_error *error);
+/* The same with TC_EXPORT_* flags (0: tc_calibrator_export_qdq). */
+TC_API tc_status tc_calibrator_export_qdq_flags(const tc_calibrator *calibrator, tc_calib_method method,
+                                                double percentile, const char *model_path, const char *out_path,
+                                                uint32_t flags, tc_error *error);
+enum {
+    /* The weights of Conv (one group), MatMul and Gemm layers on onnxruntime's reduce_range grid (|q| <= 64, scale
+     * max|w| / 64), as TC_BUILD_INT8_REDUCE_RANGE quantizes them; depthwise weights keep 8 bits (as there). tailcut
+     * builds such an export with its 7-bit-weight kernels, as the --int8 --int8-reduce-range plan. */
+    TC_EXPORT_QDQ_REDUCE_RANGE = 1u << 0,
+};
 TC_API void tc_calibrator_destroy(tc_calibrator *calibrator);
 
 /* ---- Engines ------------------------------------------------------------------ */

@@ -112,7 +112,7 @@ typedef struct xp_node_plan {
 } xp_node_plan;
 
 /* Adds the int8 weight of node n (its input 1, float32 in g) behind a DequantizeLinear, once per weight. */
-static tc_status add_weight(xp_pool *p, const tc__graph *g, const Onnx__NodeProto *n, bool per_channel,
+static tc_status add_weight(xp_pool *p, const tc__graph *g, const Onnx__NodeProto *n, bool per_channel, double qmax,
                             Onnx__NodeProto **nodes, size_t *n_nodes, Onnx__TensorProto **inits, size_t *n_inits,
                             const char **w_dq, tc__err *err) {
     const char *wname = n->input[1];
@@ -131,10 +131,10 @@ static tc_status add_weight(xp_pool *p, const tc__graph *g, const Onnx__NodeProt
     if (amax == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
     for (int64_t i = 0; i < numel; i++)
         if (isfinite(wv[i])) amax[XP_CH(i)] = fmax(amax[XP_CH(i)], fabs((double)wv[i]));
-    for (int64_t c = 0; c < channels; c++) scale[c] = amax[c] > 0 ? (float)(amax[c] / 127.0) : 1.0f;
+    for (int64_t c = 0; c < channels; c++) scale[c] = amax[c] > 0 ? (float)(amax[c] / qmax) : 1.0f;
     for (int64_t i = 0; i < numel; i++) {
         double v = nearbyint((double)wv[i] / scale[XP_CH(i)]);
-        q[i] = (int8_t)(isnan(v) ? 0 : v < -127 ? -127 : v > 127 ? 127 : v);
+        q[i] = (int8_t)(isnan(v) ? 0 : v < -qmax ? -qmax : v > qmax ? qmax : v);
     }
 #undef XP_CH
     const char *qn = xp_name(p, wname, "_quantized"), *sn = xp_name(p, wname, "_scale"),
@@ -190,7 +190,7 @@ static tc_status write_atomic(const char *path, const void *data, size_t size, t
 }
 
 tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const char *const *names, const float *scales,
-                              int n_scales, const char *out_path, tc__err *err) {
+                              int n_scales, bool reduce_range, const char *out_path, tc__err *err) {
     void *data = NULL;
     size_t size = 0;
     tc_status st = tc__read_file(model_path, XP_MAX_MODEL, &data, &size, err);
@@ -248,7 +248,9 @@ tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const 
         for (size_t i = 0; i < n_w && plan[k].w_dq == NULL; i++)
             if (strcmp(w_done[2 * i], gp->node[k]->input[1]) == 0) plan[k].w_dq = w_done[2 * i + 1];
         if (plan[k].w_dq != NULL) continue;
-        st = add_weight(&pool, g, gp->node[k], opset >= 13, nodes, &n_nodes, inits, &n_inits, &plan[k].w_dq, err);
+        const bool dw = strcmp(gp->node[k]->op_type, "Conv") == 0 && node_int_attr(gp->node[k], "group", 1) != 1;
+        st = add_weight(&pool, g, gp->node[k], opset >= 13, reduce_range && !dw ? 64.0 : 127.0, nodes, &n_nodes, inits,
+                        &n_inits, &plan[k].w_dq, err);
         if (st == TC_STATUS_OK) w_done[2 * n_w] = gp->node[k]->input[1], w_done[2 * n_w + 1] = plan[k].w_dq, n_w++;
     }
     /* The producer of each quantized node's input 0 (-1: a graph input). */

@@ -22,10 +22,11 @@ tc_status tc__onnx_tensor_from_pb(const void *data, size_t size, tc__tensor *out
 /*
  * Writes the model at model_path (imported as g) as a QDQ model to out_path: the n calibrated tensors
  * names[i] with scales[i] that Conv / MatMul / Gemm nodes read get QuantizeLinear -> DequantizeLinear, and
- * those nodes' float32 initializer weights int8 + DequantizeLinear (per output channel from opset 13). See
+ * those nodes' float32 initializer weights int8 + DequantizeLinear (per output channel from opset 13; with
+ * reduce_range |q| <= 64 except depthwise weights: tailcut's --int8-reduce-range). See
  * export_qdq.c. Written atomically.
  */
 tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const char *const *names, const float *scales,
-                              int n_scales, const char *out_path, tc__err *err);
+                              int n_scales, bool reduce_range, const char *out_path, tc__err *err);
 
 #endif

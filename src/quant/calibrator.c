@@ -310,8 +310,14 @@ tc_status tc_calibrator_save(const tc_calibrator *c, tc_calib_method method, dou
 
 tc_status tc_calibrator_export_qdq(const tc_calibrator *c, tc_calib_method method, double percentile,
                                    const char *model_path, const char *out_path, tc_error *error) {
+    return tc_calibrator_export_qdq_flags(c, method, percentile, model_path, out_path, 0, error);
+}
+
+tc_status tc_calibrator_export_qdq_flags(const tc_calibrator *c, tc_calib_method method, double percentile,
+                                         const char *model_path, const char *out_path, uint32_t flags, tc_error *error) {
     tc__err err = {0};
-    if (c == NULL || model_path == NULL || out_path == NULL || (int)method < 0 || (int)method >= TC__CALIB_METHOD_COUNT) {
+    if (c == NULL || model_path == NULL || out_path == NULL || (int)method < 0 || (int)method >= TC__CALIB_METHOD_COUNT ||
+        (flags & ~(uint32_t)TC_EXPORT_QDQ_REDUCE_RANGE) != 0) {
         tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_calibrator_export_qdq: bad argument");
         return cal_fail(&err, error);
     }
@@ -333,7 +339,9 @@ tc_status tc_calibrator_export_qdq(const tc_calibrator *c, tc_calib_method metho
         scales[n++] = tc__calib_scale(amax);
     }
     /* The tensors' names are the model's; c->model->graph holds its weights. */
-    if (st == TC_STATUS_OK) st = tc__onnx_export_qdq(model_path, c->model->graph, names, scales, n, out_path, &err);
+    if (st == TC_STATUS_OK)
+        st = tc__onnx_export_qdq(model_path, c->model->graph, names, scales, n, (flags & TC_EXPORT_QDQ_REDUCE_RANGE) != 0,
+                                 out_path, &err);
     free(names);
     free(scales);
     return st ? cal_fail(&err, error) : TC_STATUS_OK;

@@ -60,6 +60,9 @@ grep -q "amax" "$work/v.out" && grep -q "on 4 samples" "$work/v.out" || fail "ca
 head -1 "$work/written.cache" | grep -q " percentile " || fail "--calib-data did not write --calib-cache"
 "$tailcut" build "$work/r.onnx" -o "$work/int8_fb.plan" --batch 1 --int8 --calib-cache "$work/minmax.cache" \
   --tactics-fixed --layer-precision /conv1/Conv:fp32 >/dev/null || fail "int8 build --layer-precision"
+count_tactic() { "$tailcut" inspect "$1" --json | "$py" -c '
+import json, sys; print(sum(x["precision"] == "int8" and x["tactic"].endswith(sys.argv[1])
+                            for x in json.load(sys.stdin)["steps"]))' "$2"; }
 count_int8() { "$tailcut" inspect "$1" --json | "$py" -c '
 import json, sys; j = json.load(sys.stdin); s = {x["name"]: x["precision"] for x in j["steps"]}
 print(sum(p == "int8" for p in s.values()), s.get(sys.argv[1], "-"))' "${2:-/conv1/Conv}"; }
@@ -117,6 +120,33 @@ PY
 if [ $int8 = 1 ]; then
   read -r nex _ < <(count_int8 "$work/exported.plan")
   [ "$nex" -ge 6 ] || fail "the exported QDQ model's plan has $nex INT8 steps"
+fi
+# --export-qdq --int8-reduce-range: weights on the |q| <= 64 grid; tailcut builds the export with the 7-bit-weight
+# kernels, the same values as its --int8 --int8-reduce-range plan
+"$tailcut" calibrate "$work/r.onnx" --data "$work/cal" -o "$work/e7.cache" --export-qdq "$work/exported7.onnx" \
+  --int8-reduce-range >/dev/null 2>&1 || fail "calibrate --export-qdq --int8-reduce-range"
+"$tailcut" build "$work/exported7.onnx" -o "$work/exported7.plan" --batch 1 --tactics-fixed >/dev/null ||
+  fail "build the reduce-range export"
+"$tailcut" build "$work/r.onnx" -o "$work/e7.plan" --batch 1 --int8 --int8-reduce-range --calib-cache "$work/e7.cache" \
+  --tactics-fixed >/dev/null || fail "build with --int8-reduce-range and the same cache"
+for p in exported7 e7; do
+  "$tailcut" run "$work/$p.plan" --input "$work/eval/x0.npy" -o "$work/out_$p" >/dev/null || fail "run $p"
+done
+"$py" - "$work" <<'PY' || fail "the reduce-range export"
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+w = sys.argv[1]
+m = onnx.load(f"{w}/exported7.onnx"); onnx.checker.check_model(m)
+codes = [numpy_helper.to_array(i) for i in m.graph.initializer if i.name.endswith("_quantized")]
+assert codes and max(int(np.abs(c.astype(np.int32)).max()) for c in codes) == 64, "weights not on the 64 grid"
+a, b = np.load(f"{w}/out_exported7/logits.npy").ravel(), np.load(f"{w}/out_e7/logits.npy").ravel()
+c = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+print(f"reduce-range export: tailcut on the export vs --int8 --int8-reduce-range plan cosine {c:.6f}")
+assert c > 0.999, c
+PY
+if [ $int8 = 1 ] && [ $vnni = 0 ]; then
+  nw=$(count_tactic "$work/exported7.plan" w7_avx2)
+  [ "$nw" -ge 6 ] || fail "the reduce-range export's plan has $nw 7-bit-weight steps"
 fi
 
 # A MobileNetV2 (depthwise layers): the calibration covers the depthwise inputs, the export quantizes the depthwise
@@ -205,9 +235,6 @@ grep -q "on 9 samples" "$work/bvar.out" || fail "calibrate on varying lengths: $
 # A CPU without VNNI: the VNNI plan is refused clearly; a build there takes the AVX2 INT8 variants (u7 where the
 # input is a Relu's output). Without AVX2
 # (TAILCUT_MAX_ISA=ref) that plan is refused in turn, and a build keeps FP32.
-count_tactic() { "$tailcut" inspect "$1" --json | "$py" -c '
-import json, sys; print(sum(x["precision"] == "int8" and x["tactic"].endswith(sys.argv[1])
-                            for x in json.load(sys.stdin)["steps"]))' "$2"; }
 if [ $vnni = 1 ]; then
   if TAILCUT_MAX_ISA=avx512 "$tailcut" run "$work/int8.plan" --input "$work/eval/x0.npy" -o "$work/no" 2>"$work/err"; then
     fail "an INT8 plan ran under TAILCUT_MAX_ISA=avx512"
@@ -273,6 +300,7 @@ expect_fail() { # $1 = expected text, then the command
 expect_fail "needs --calib-cache" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8
 expect_fail "need --int8" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --calib-cache "$work/minmax.cache"
 expect_fail "need --int8" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8-reduce-range
+expect_fail "give --export-qdq" "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" -o "$work/x.cache" --int8-reduce-range
 expect_fail "unknown calibration method" "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" --method kl -o "$work/x"
 expect_fail "fingerprint" "$tailcut" build "$work/r2.onnx" -o "$work/x.plan" --batch 1 --int8 \
   --calib-cache "$work/minmax.cache"

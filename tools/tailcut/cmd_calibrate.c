@@ -20,14 +20,16 @@ static void usage(FILE *f) {
             "  --samples N          use at most N samples (default: all)\n"
             "  --verbose            print each tensor's range\n"
             "  --export-qdq OUT     also write the calibrated model as a QDQ .onnx (QuantizeLinear/\n"
-            "                       DequantizeLinear, int8 weights) that other runtimes load\n");
+            "                       DequantizeLinear, int8 weights) that other runtimes load\n"
+            "  --int8-reduce-range  with --export-qdq: weights on onnxruntime's reduce_range grid (|q| <= 64),\n"
+            "                       as build --int8 --int8-reduce-range quantizes them\n");
 }
 
 int tc_cli_calibrate(int argc, char **argv) {
     const char *model_path = NULL, *data = NULL, *out = NULL, *qdq = NULL;
     tc_calib_method method = TC_CALIB_ENTROPY;
     double pct = 99.99;
-    int samples = 0, verbose = 0;
+    int samples = 0, verbose = 0, reduce_range = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const bool has_val = i + 1 < argc;
@@ -36,6 +38,8 @@ int tc_cli_calibrate(int argc, char **argv) {
             return 0;
         } else if (strcmp(o, "--verbose") == 0) {
             verbose = 1;
+        } else if (strcmp(o, "--int8-reduce-range") == 0) {
+            reduce_range = 1;
         } else if ((strcmp(o, "-o") == 0 || strcmp(o, "--data") == 0 || strcmp(o, "--method") == 0 ||
                     strcmp(o, "--export-qdq") == 0 ||
                     strcmp(o, "--percentile") == 0 || strcmp(o, "--samples") == 0)) {
@@ -79,6 +83,10 @@ int tc_cli_calibrate(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (reduce_range && qdq == NULL) {
+        fprintf(stderr, "tailcut calibrate: --int8-reduce-range shapes the --export-qdq weights: give --export-qdq\n");
+        return 2;
+    }
     tc_error err;
     tc_model *m = NULL;
     if (tc_model_load(model_path, NULL, &m, &err) != TC_STATUS_OK) {
@@ -102,7 +110,8 @@ int tc_cli_calibrate(int argc, char **argv) {
     }
     if (rc == 0) printf("wrote %s (%d tensors)\n", out, tc_calibrator_num_tensors(c));
     if (rc == 0 && qdq != NULL) {
-        if (tc_calibrator_export_qdq(c, method, pct, model_path, qdq, &err) != TC_STATUS_OK) {
+        if (tc_calibrator_export_qdq_flags(c, method, pct, model_path, qdq, reduce_range ? TC_EXPORT_QDQ_REDUCE_RANGE : 0u,
+                                           &err) != TC_STATUS_OK) {
             fprintf(stderr, "tailcut calibrate: %s\n", err.message);
             rc = 1;
         } else {
