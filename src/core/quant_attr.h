@@ -41,7 +41,8 @@
 #define TC__ATTR_INT8_IN_IMAGE "tc.int8_in_image"
 /* An INT8 step whose fused residual is such an image (a value several AVX2 INT8 Convs read: ResNet's block outputs,
  * read by the next block's first Conv and, as its residual, by its last): tc.int8_res_image: ints [Hp, Wp, Cp, pad
- * top, pad left, format (TC__INT8_IMG_U7 or _S16)], tc.int8_res_scale: the scale its codes dequantize with. */
+ * top, pad left, format (TC__INT8_IMG_U7, _S16, or _U8 followed by its zero point)], tc.int8_res_scale: the scale its
+ * codes (less the zero point) dequantize with. */
 #define TC__ATTR_INT8_RES_IMAGE "tc.int8_res_image"
 /* The precision pass's tc.int8_y_scale: the calibrated scale of an INT8 layer's own output, where the calibration cache
  * has it (an Add operand: calibrator.c). A residual image of that output uses it when no INT8 layer reads it as input. */

@@ -31,7 +31,7 @@ enum {
     FAM_BF16,
     FAM_INT8_S16, /* the AVX2 variant: 16-bit centred codes */
     FAM_INT8_U7,  /* the AVX2 variant for non-negative inputs: bytes of 7-bit codes */
-    FAM_INT8_U8,  /* the AVX2 u8w7 variant: bytes of the codes with their zero point (no residual images) */
+    FAM_INT8_U8,  /* the AVX2 u8w7 variant: bytes of the codes with their zero point */
     FAM_COUNT_
 };
 #define FAM_DENSE 8 /* added to a MatMul/Gemm tactic's family: dense layers chain only with dense layers */
@@ -197,7 +197,7 @@ static bool still_supported(const tc__graph *g, const tc__step *st, const tc__sh
 }
 
 /* True when fam (+ FAM_DENSE) is an AVX2 INT8 variant's Conv (dense or depthwise, not MatMul/Gemm). */
-static bool avx2_conv(int fam) { return fam == FAM_INT8_S16 || fam == FAM_INT8_U7; }
+static bool avx2_conv(int fam) { return fam == FAM_INT8_S16 || fam == FAM_INT8_U7 || fam == FAM_INT8_U8; }
 
 /*
  * The output v of step k (an AVX2 INT8 Conv) when every reader is an AVX2 INT8 Conv that takes it as its input (all
@@ -254,11 +254,12 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
         return TC_STATUS_OK;
     const int64_t img[8] = {(int64_t)q0.hp, (int64_t)q0.wp, (int64_t)q0.cp, (int64_t)q0.pt, (int64_t)q0.pl,
                             q0.zero_point, q0.lo, kFam[fam].fmt};
-    const int64_t rimg[6] = {img[0], img[1], img[2], img[3], img[4], kFam[fam].fmt};
+    const int64_t rimg[7] = {img[0], img[1], img[2], img[3], img[4], kFam[fam].fmt, q0.zero_point}; /* (u8: its z) */
     const tc__attr out_img = {.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = 8, .ints = img};
     const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale};
     const tc__attr in_img = {.name = TC__ATTR_INT8_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
-    const tc__attr res_img = {.name = TC__ATTR_INT8_RES_IMAGE, .kind = TC__ATTR_INTS, .n = 6, .ints = rimg};
+    const tc__attr res_img = {.name = TC__ATTR_INT8_RES_IMAGE, .kind = TC__ATTR_INTS,
+                              .n = kFam[fam].fmt == TC__INT8_IMG_U8 ? 7 : 6, .ints = rimg};
     const tc__attr res_scale = {.name = TC__ATTR_INT8_RES_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale};
     tc_status st = tc__pat_set_attr(g, p, &out_img, err);
     if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, p, &out_scale, err);

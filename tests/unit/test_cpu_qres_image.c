@@ -3,7 +3,8 @@
  * residual given as an image of codes (tc.int8_res_image: the chain's multi-reader values, core/quant_attr.h):
  * against the reference Conv on the dequantized operands plus the dequantized residual (codes of the residual
  * scale, bytes of max(q, 0) or 16-bit centred codes, in a padded channels-last image with a border and padded
- * channels); and against the same tactic with the dequantized residual as an FP32 tensor, bit for bit. Edge sizes:
+ * channels; or u8 codes with their zero point); against the same tactic with the dequantized residual as an FP32
+ * tensor, bit for bit; and chained (its output an image of u8 codes): the codes of the FP32 output. Edge sizes:
  * channel counts that are not multiples of 8 or 16, planes of 1 to 9 pixels, strides 1 and 2. Bad attributes
  * (format, scale, an image larger than the tensor, no residual) are refused.
  */
@@ -23,6 +24,7 @@
 
 typedef struct ri_case {
     bool depthwise, u7; /* the tactic; u7: a non-negative X, and the residual image in bytes */
+    int u8_zp;          /* >= 0: the residual image holds u8 codes with this zero point (TC__INT8_IMG_U8) */
     int64_t cin, cout, hw, k, s;
     tc__act act;
 } ri_case;
@@ -42,7 +44,9 @@ static void check_case(uint64_t seed, const ri_case *c, const char *what) {
     tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0), res = vtu_random(&r, 4, yd, c->u7 ? 0.0 : -2.0, 2.5);
     const float sx = 1.7f / 127.0f, rs = 2.1f / 127.0f; /* the tails of x and of the residual saturate */
     /* the residual image: channels padded to 4, 1 pixel of border on each side where it fits in the tensor */
-    const int64_t bo = oh >= 4 ? 1 : 0, hp = oh + 2 * bo, wp = oh + 2 * bo, cp = (c->cout + 3) / 4 * 4, esz = c->u7 ? 1 : 2;
+    const bool u8 = c->u8_zp >= 0;
+    const int64_t bo = oh >= 4 ? 1 : 0, hp = oh + 2 * bo, wp = oh + 2 * bo, cp = (c->cout + 3) / 4 * 4,
+                  esz = c->u7 || u8 ? 1 : 2;
     tc__tensor rimg = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd), rdq = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd);
     assert_true(hp * wp * cp * esz <= (int64_t)rimg.nbytes);
     memset(rimg.data, 0x5a, rimg.nbytes); /* border and padded channels: never read */
@@ -51,6 +55,12 @@ static void check_case(uint64_t seed, const ri_case *c, const char *what) {
             for (int64_t z = 0; z < oh; z++) {
                 const int64_t i = (ch * oh + y) * oh + z, at = ((y + bo) * wp + z + bo) * cp + ch;
                 const float v = ((const float *)res.data)[i];
+                if (u8) { /* codes u = round(v / rs) + z in [0, 255] */
+                    const int u = (int)tc__q_code(v, 1.0f / rs, (uint8_t)c->u8_zp, 0);
+                    ((uint8_t *)rimg.data)[at] = (uint8_t)u;
+                    ((float *)rdq.data)[i] = (float)(u - c->u8_zp) * rs;
+                    continue;
+                }
                 const float dq = ri_dequant(v, rs, c->u7);
                 ((float *)rdq.data)[i] = dq;
                 const int q = (int)__builtin_lrintf(dq / rs);
@@ -69,7 +79,7 @@ static void check_case(uint64_t seed, const ri_case *c, const char *what) {
             ((float *)wq.data)[oc * per + i] = (float)tc__q_round(((float *)w.data)[oc * per + i], 1.0f / sw) * sw;
     }
     int64_t st[2] = {c->s, c->s}, pd[4] = {c->k / 2, c->k / 2, c->k / 2, c->k / 2};
-    tc__attr attrs[8];
+    tc__attr attrs[10];
     int na = 0;
     attrs[na++] = dtu_attr_ints("strides", st, 2);
     attrs[na++] = dtu_attr_ints("pads", pd, 4);
@@ -84,8 +94,8 @@ static void check_case(uint64_t seed, const ri_case *c, const char *what) {
     attrs[na++] = dtu_attr_float(TC__ATTR_INT8_SCALE, sx);
     if (c->u7) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_NONNEG, 1);
     const int plain_na = na;
-    int64_t ri[6] = {hp, wp, cp, bo, bo, c->u7 ? TC__INT8_IMG_U7 : TC__INT8_IMG_S16};
-    attrs[na++] = dtu_attr_ints(TC__ATTR_INT8_RES_IMAGE, ri, 6);
+    int64_t ri[7] = {hp, wp, cp, bo, bo, u8 ? TC__INT8_IMG_U8 : c->u7 ? TC__INT8_IMG_U7 : TC__INT8_IMG_S16, c->u8_zp};
+    attrs[na++] = dtu_attr_ints(TC__ATTR_INT8_RES_IMAGE, ri, u8 ? 7 : 6);
     attrs[na++] = dtu_attr_float(TC__ATTR_INT8_RES_SCALE, rs);
     const tc__attrs as = {na, attrs}, plain = {plain_na, attrs};
     const tc__tactic *t = c->depthwise ? (c->u7 ? &tc__tactic_dwconv_int8_u7_avx2 : &tc__tactic_dwconv_int8_avx2)
@@ -104,6 +114,24 @@ static void check_case(uint64_t seed, const ri_case *c, const char *what) {
     char msg[160];
     snprintf(msg, sizeof msg, "%s [%s]", what, t->name);
     vtu_assert_close(&y1, &ref, RI_TOL * sqrt((double)(per)), msg);
+    /* a chained step (its output the next layer's image of u8 codes, zero point 128): the codes of y1, exactly (the
+     * epilogue's 16-channel path reads the residual image too) */
+    {
+        attrs[na] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, (int64_t[]){oh, oh, cp, 0, 0, 128, 1, TC__INT8_IMG_U8}, 8);
+        attrs[na + 1] = dtu_attr_float(TC__ATTR_INT8_OUT_SCALE, 0.03f);
+        const tc__attrs chained = {na + 2, attrs};
+        d.attrs = &chained;
+        if (!t->supports(&d)) fail_msg("%s [%s]: not supported with an out image", what, t->name);
+        tc__tensor yi = vtu_run_desc(t, &d, 4, tin, &ref, vtu_pool);
+        for (int64_t ch = 0; ch < c->cout; ch++)
+            for (int64_t i = 0; i < oh * oh; i++) {
+                const uint8_t want = tc__q_code(((const float *)y1.data)[ch * oh * oh + i], 1.0f / 0.03f, 128, 1);
+                const uint8_t got = ((const uint8_t *)yi.data)[i * cp + ch];
+                if (got != want) fail_msg("%s [%s]: out image code of channel %lld pixel %lld is %d, want %d", what,
+                                          t->name, (long long)ch, (long long)i, got, want);
+            }
+        tc__tensor_free(&yi);
+    }
     /* the same tactic with the dequantized residual as FP32: the same bits */
     d.attrs = &plain;
     d.residual = &rdq;
@@ -123,15 +151,15 @@ static void test_res_image(void **state) {
     uint64_t seed = 1;
     for (int dwv = 0; dwv < 2; dwv++)
         for (int u7 = 0; u7 < 2; u7++)
-            for (int i = 0; i < 5; i++) {
-                ri_case c = {dwv == 1, u7 == 1, 5 + 8 * i, couts[i], hws[i], i == 0 ? 1 : 3, i == 4 ? 1 : 1 + i % 2,
-                             (tc__act)(seed % TC__ACT_FAKE_QUANT)};
+            for (int i = 0; i < 10; i++) { /* i >= 5: the residual image in u8 codes (zero points 128 and 90) */
+                ri_case c = {dwv == 1, u7 == 1, i < 5 ? -1 : i % 2 ? 128 : 90, 5 + 8 * (i % 5), couts[i % 5], hws[i % 5],
+                             i % 5 == 0 ? 1 : 3, i % 5 == 4 ? 1 : 1 + i % 2, (tc__act)(seed % TC__ACT_FAKE_QUANT)};
                 if (c.depthwise && c.k == 1) c.k = 3; /* (a 1x1 depthwise packing does not fit, nor 20 channels') */
                 if (c.depthwise && c.cout == 20) c.cout = 24;
                 char what[120];
-                snprintf(what, sizeof what, "%s %s C %lld -> %lld hw %lld k %lld s %lld", dwv ? "depthwise" : "dense",
-                         u7 ? "u7" : "s16", (long long)c.cin, (long long)c.cout, (long long)c.hw, (long long)c.k,
-                         (long long)c.s);
+                snprintf(what, sizeof what, "%s %s C %lld -> %lld hw %lld k %lld s %lld res u8 zp %d",
+                         dwv ? "depthwise" : "dense", u7 ? "u7" : "s16", (long long)c.cin, (long long)c.cout,
+                         (long long)c.hw, (long long)c.k, (long long)c.s, c.u8_zp);
                 check_case(seed++, &c, what);
             }
 }
@@ -161,6 +189,18 @@ static void test_res_image_rejects(void **state) {
             d.residual = NULL, d.epi = &(tc__epilogue){-1, -1, TC__ACT_NONE, 0, 0.0f, 0.0f};
             if (tc__tactic_conv_int8_avx2.supports(&d)) fail_msg("a residual image without a residual is taken");
         }
+    }
+    /* u8 codes need their zero point (7 ints), in [0, 255]; the other formats have none */
+    const int64_t seven[][7] = {{6, 6, 16, 0, 0, TC__INT8_IMG_U8, 128}, {6, 6, 16, 0, 0, TC__INT8_IMG_U8, 256},
+                                {6, 6, 16, 0, 0, TC__INT8_IMG_S16, 0}};
+    for (int k = 0; k < 4; k++) {
+        tc__attr a[4] = {dtu_attr_ints("pads", pads, 4), dtu_attr_float(TC__ATTR_INT8_SCALE, 0.01f),
+                         k == 3 ? dtu_attr_ints(TC__ATTR_INT8_RES_IMAGE, (int64_t *)seven[0], 6)
+                                : dtu_attr_ints(TC__ATTR_INT8_RES_IMAGE, (int64_t *)seven[k], 7),
+                         dtu_attr_float(TC__ATTR_INT8_RES_SCALE, 0.02f)};
+        const tc__attrs as = {4, a};
+        tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &epi, NULL, &y};
+        if (tc__tactic_conv_int8_avx2.supports(&d) != (k == 0)) fail_msg("u8 case %d: supports() is not %d", k, k == 0);
     }
     tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);
 }

@@ -627,7 +627,8 @@ static void test_residual_image_chain(void **state) {
 }
 
 /* Reduce range (TC_BUILD_INT8_REDUCE_RANGE): every INT8 layer gets tc.int8_w7; on AVX2 the layers with non-negative
- * inputs run the u7w7 variant (7-bit weights), chained as u7, the one with a signed input u8w7 (unchained); close to
+ * inputs run the u7w7 variant (7-bit weights), chained as u7, the one with a signed input u8w7 (writing the block's
+ * residual image); close to
  * FP32, through a plan round trip; without the flag no layer has it; without TC_BUILD_INT8 the flag is refused. */
 static void test_reduce_range(void **state) {
     (void)state;
@@ -655,10 +656,12 @@ static void test_reduce_range(void **state) {
     expect_avx2_tactic(e7, "c0", "conv_int8_u8w7_avx2"); /* a signed input */
     expect_avx2_tactic(e7, "c1", "conv_int8_u7w7_avx2");
     expect_avx2_tactic(e7, "c2", "conv_int8_u7w7_avx2");
-    if (!have_vnni()) {
-        assert_false(node_has(e7, "c0", TC__ATTR_INT8_OUT_IMAGE)); /* u8w7 does not chain */
-        assert_true(node_has(e7, "c1", TC__ATTR_INT8_OUT_IMAGE)); /* u7w7 chains like u7 */
+    if (!have_vnni()) { /* u8w7 writes t's residual image (u7 bytes for c1); u7w7 chains like u7 */
+        assert_true(node_has(e7, "c0", TC__ATTR_INT8_OUT_IMAGE));
+        assert_true(node_has(e7, "c1", TC__ATTR_INT8_IN_IMAGE));
+        assert_true(node_has(e7, "c1", TC__ATTR_INT8_OUT_IMAGE));
         assert_true(node_has(e7, "c2", TC__ATTR_INT8_IN_IMAGE));
+        assert_true(node_has(e7, "c2", TC__ATTR_INT8_RES_IMAGE));
     }
     check_close(e8, &x, &want, "8-bit weights");
     check_close(e7, &x, &want, "7-bit weights");
@@ -748,6 +751,82 @@ static void test_u8_chain(void **state) {
     tc_model_destroy(m);
 }
 
+/* x[1,16,8,8] -> 3x3 Conv = t (signed); t -> 1x1 Conv + Relu -> 1x1 Conv + t (residual) -> y: a MobileNetV2-like
+ * block whose shared value can be negative. */
+static tc_model *signed_block_model(void) {
+    etm_rng = 0x5eed;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "8", "8"}));
+    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "16", "8", "8"}));
+    etm_weight(b, "w0", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
+    etm_weight(b, "w1", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
+    etm_weight(b, "w2", 4, (int64_t[]){16, 24, 1, 1}, 0.0f);
+    itm_conv(b, "c0", "x,w0", "t", 3);
+    itm_conv(b, "c1", "t,w1", "u", 1);
+    b_node(b, "r1", "Relu", "u", "ur");
+    itm_conv(b, "c2", "ur,w2", "v", 1);
+    b_node(b, "add", "Add", "v,t", "y");
+    return etm_load(b);
+}
+
+/* A residual image of u8 codes (reduce range, AVX2): t, read by the u8w7 Conv c1 as input and by c2 as residual, is
+ * written once by c0 as c1's u8 image (border z) and c2 adds it dequantized ((u - z) * scale): within half a step of
+ * t's scale of the unchained engine, 1 and 2 threads, through a plan round trip. */
+static void test_u8_residual_image(void **state) {
+    (void)state;
+    const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
+    if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip();
+    tc_model *m = signed_block_model();
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
+    char cache[128];
+    temp_path(cache, sizeof cache, "u8r_cache");
+    calibrate_on(m, &x, cache);
+    const uint32_t rr = TC_BUILD_TACTICS_FIXED | TC_BUILD_INT8_REDUCE_RANGE;
+    for (int threads = 1; threads <= 2; threads++) {
+        tc_engine *plain = build_int8(m, cache, rr, TC_PASS_LOWP_CHAIN, threads, 0, NULL);
+        tc_engine *chained = build_int8(m, cache, rr, 0, threads, 0, NULL);
+        expect_avx2_tactic(chained, "c0", "conv_int8_u8w7_avx2");
+        expect_avx2_tactic(chained, "c1", "conv_int8_u8w7_avx2");
+        expect_avx2_tactic(chained, "c2", "conv_int8_u7w7_avx2");
+        assert_true(node_has(chained, "c0", TC__ATTR_INT8_OUT_IMAGE));
+        assert_true(node_has(chained, "c1", TC__ATTR_INT8_IN_IMAGE));
+        const int64_t *ri = NULL;
+        for (int k = 0; k < chained->g->n_nodes; k++)
+            if (strcmp(chained->g->nodes[k].name, "c2") == 0)
+                assert_int_equal(tc__attr_ints(&chained->g->nodes[k].attrs, TC__ATTR_INT8_RES_IMAGE, &ri), 7);
+        assert_non_null(ri);
+        assert_int_equal(ri[5], TC__INT8_IMG_U8);
+        assert_int_equal(ri[6], 128);
+        const float st = node_float(chained, "c2", TC__ATTR_INT8_RES_SCALE);
+        assert_true(st > 0.0f && st == node_float(chained, "c1", TC__ATTR_INT8_SCALE));
+        tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
+        double worst = 0.0, moved = 0.0;
+        for (size_t i = 0; i < a.nbytes / 4; i++) {
+            const double d = fabs((double)((float *)a.data)[i] - ((float *)b.data)[i]);
+            worst = fmax(worst, d), moved += d > 0.0;
+        }
+        if (!(worst <= 0.5 * st * 1.001 + 1e-5)) fail_msg("%d thread(s): moved by %g, half a step is %g", threads, worst, 0.5 * st);
+        assert_true(moved > 0);
+        char plan[128];
+        tc_error err;
+        temp_path(plan, sizeof plan, "u8r_plan");
+        assert_int_equal(tc_engine_save(chained, plan, &err), TC_STATUS_OK);
+        tc_engine_destroy(chained);
+        assert_int_equal(tc_engine_load(plan, &chained, &err), TC_STATUS_OK);
+        unlink(plan);
+        tc_tensor c = run_copy(chained, &x);
+        if (memcmp(b.data, c.data, b.nbytes) != 0) fail_msg("%d thread(s): the loaded plan differs", threads);
+        tc_tensor_free(&a), tc_tensor_free(&b), tc_tensor_free(&c);
+        tc_engine_destroy(plain);
+        tc_engine_destroy(chained);
+    }
+    unlink(cache);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 /* x[1,16,8,8] -> 3x3 Conv + Relu = t; t -> 1x1 Conv + Relu -> 1x1 Conv = v; t -> 1x1 Conv = d (a downsample);
  * v + d -> Relu -> y: a ResNet stage's first block, where one operand of the residual add is read by nothing else. */
 static tc_model *downsample_block_model(void) {
@@ -821,6 +900,7 @@ int main(void) {
         cmocka_unit_test(test_residual_image_chain),
         cmocka_unit_test(test_residual_operand_image),
         cmocka_unit_test(test_u8_chain),
+        cmocka_unit_test(test_u8_residual_image),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,7 +39,8 @@ typedef struct s16_job {
     tc__vact act;
     float inv_scale;
     bool r_u7;     /* the residual image (grid.rimg) holds bytes (else 16-bit codes), */
-    float r_scale; /* which dequantize with this scale */
+    int32_t r_zp;  /* less this zero point (u8 bytes; else 0) */
+    float r_scale; /* dequantize with this scale */
     void *oimg;  /* INT8 chain: the next layer's image, else NULL */
     __m256 o_invv, o_zpv, o_lov; /* its 1 / scale, zero point and lowest code, as vectors */
     __m256i o_zpi;
@@ -285,7 +286,7 @@ static inline __m256 s16_res_image(const s16_job *j, const tc__lowp_out *o, size
     if (j->r_u7) {
         uint64_t b = 0;
         memcpy(&b, (const uint8_t *)o->rimg + at, (size_t)n);
-        c = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)b));
+        c = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)b)), _mm256_set1_epi32(j->r_zp));
     } else if (n == 8) {
         c = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)((const int16_t *)o->rimg + at)));
     } else {
@@ -335,7 +336,8 @@ static inline __attribute__((always_inline)) void s16_store_img16(const s16_job 
         __m256i r0, r1;
         if (j->r_u7) {
             const __m128i b = _mm_loadu_si128((const __m128i *)((const uint8_t *)o->rimg + at));
-            r0 = _mm256_cvtepu8_epi32(b), r1 = _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8));
+            const __m256i z = _mm256_set1_epi32(j->r_zp);
+            r0 = _mm256_sub_epi32(_mm256_cvtepu8_epi32(b), z), r1 = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)), z);
         } else {
             const __m256i h = _mm256_loadu_si256((const __m256i *)((const int16_t *)o->rimg + at));
             r0 = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(h)), r1 = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(h, 1));
@@ -460,8 +462,6 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
     tc__lowp_io io;
     tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
     if (st != TC_STATUS_OK) return st;
-    if (u8 && g->res_image)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u8w7 int8 kernel takes no residual image", ctx->op_type);
     s16_job j = {.g = g, .x = io.x, .u7 = u7, .w7 = w7, .u8 = u8, .fill = u8 ? g->zero_point : 0, .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res,
                  .act = io.act, .inv_scale = 1.0f / g->x_scale};
     const size_t esz = j.esz;
@@ -494,7 +494,8 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
     }
     if (g->res_image) { /* the residual is an image of codes */
         tc__lowp_grid_res_image(&j.grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);
-        j.r_u7 = g->r_fmt == TC__INT8_IMG_U7;
+        j.r_u7 = g->r_fmt == TC__INT8_IMG_U7 || g->r_fmt == TC__INT8_IMG_U8;
+        j.r_zp = g->r_fmt == TC__INT8_IMG_U8 ? g->r_zp : 0;
         j.r_scale = g->r_scale;
         j.res = NULL;
     }

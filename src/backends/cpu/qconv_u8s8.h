@@ -67,7 +67,7 @@ typedef struct tc__qconv_geom {
      * r_fmt, values code * r_scale */
     bool res_image;
     size_t r_hp, r_wp, r_cp, r_pt, r_pl;
-    uint8_t r_fmt;
+    uint8_t r_fmt, r_zp; /* (r_zp: u8 images' zero point, else 0) */
     float r_scale;
 } tc__qconv_geom;
 
@@ -170,8 +170,8 @@ tc_status tc__qconv_run_u7w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geo
  * non-negative input; vpmaddwd with ones widens each step, and comp[oc] = z * sum(qw[oc, :]) takes z out, as the VNNI
  * kernel does. For the layers whose input may be negative (a transformer's MatMuls after LayerNorm, a stem on the
  * normalized image), instead of the 16-bit variant. In the chain it reads images of its codes as bytes
- * (TC__INT8_IMG_U8, border z), which any AVX2 variant writes, and writes any AVX2 reader's image; it takes no residual
- * image (and lowp_chain.c gives it none).
+ * (TC__INT8_IMG_U8, border z), which any AVX2 variant writes, and writes any AVX2 reader's image. A residual image of
+ * u8 codes (tc.int8_res_image's zero point) dequantizes as (u - z) * scale, in every AVX2 variant.
  */
 tc_status tc__qconv_run_u8w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 

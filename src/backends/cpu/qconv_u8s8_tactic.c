@@ -57,12 +57,16 @@ static bool q_res_image(const tc__step_desc *d, tc__qconv_geom *g) {
     const int64_t *v = NULL;
     const size_t n = tc__attr_ints(d->attrs, TC__ATTR_INT8_RES_IMAGE, &v);
     if (n == 0) return true;
-    if (d->residual == NULL || n != 6 || (v[5] != TC__INT8_IMG_U7 && v[5] != TC__INT8_IMG_S16)) return false;
+    if (d->residual == NULL || (n != 6 && n != 7)) return false;
+    if (v[5] != TC__INT8_IMG_U7 && v[5] != TC__INT8_IMG_S16 && v[5] != TC__INT8_IMG_U8) return false;
+    if ((v[5] == TC__INT8_IMG_U8) != (n == 7) || (n == 7 && (v[6] < 0 || v[6] > 255))) return false; /* u8: its z */
     tc__lowp_image im;
-    int64_t fmt;
-    const size_t elem = v[5] == TC__INT8_IMG_U7 ? 1 : 2;
-    if (tc__lowp_out_image(d, TC__ATTR_INT8_RES_IMAGE, 1, 1, elem, g->batch, g->oh, g->ow, g->cout, &im, &fmt) != 1)
+    int64_t ex[2] = {0, 0};
+    const size_t elem = v[5] == TC__INT8_IMG_S16 ? 2 : 1;
+    if (tc__lowp_out_image(d, TC__ATTR_INT8_RES_IMAGE, (int)n - 5, 1, elem, g->batch, g->oh, g->ow, g->cout, &im, ex) != 1)
         return false;
+    const int64_t fmt = ex[0];
+    g->r_zp = (uint8_t)ex[1];
     const float s = tc__attr_float(d->attrs, TC__ATTR_INT8_RES_SCALE, 0.0f);
     if (!isfinite(s) || !(s > 0.0f)) return false;
     g->res_image = true;
@@ -240,11 +244,11 @@ static bool q_supports_u7w7(const tc__step_desc *d) {
 }
 
 /* The u8w7 variant: any X (its codes as bytes, the zero point taken out by comp) with 7-bit weights (tc.int8_w7);
- * plain layouts; chained images in and out, no residual image. Not u7w7's steps (a non-negative X with symmetric
+ * plain layouts; chained images in and out, residual images. Not u7w7's steps (a non-negative X with symmetric
  * codes), which that variant runs with fewer multiplies. */
 static bool q_supports_u8w7(const tc__step_desc *d) {
     tc__qconv_geom g;
-    return q_takes(d, false, &g) && g.w7 && !tc__qconv_u7_input(&g) && !g.res_image &&
+    return q_takes(d, false, &g) && g.w7 && !tc__qconv_u7_input(&g) &&
            (!g.out_image || tc__qconv_out_image_ok(d, &g, true));
 }
 
