@@ -117,12 +117,25 @@ static void bench_peak_vnni(int reps) {
 /* AVX2: 12 independent ymm FMA chains (2 * 8 * 12 flops per iteration), and 12 chains of vpmaddwd + vpaddd (the
  * AVX2 INT8 kernel's inner step, qconv_s16_avx2.c: 8 * 2 * 12 multiply-adds per iteration). In asm, as above. */
 #define AVX2_12(op) op(4) op(5) op(6) op(7) op(8) op(9) op(10) op(11) op(12) op(13) op(14) op(15)
+#define AVX2_11(op) op(4) op(5) op(6) op(7) op(8) op(9) op(10) op(11) op(12) op(13) op(14)
+/* u7w7 (7-bit weights): two vpmaddubsw of two quads added in 16 bits, one vpmaddwd with ones, one vpaddd: 64 MACs */
+#define AVX2_W7(i)                                                                                                     \
+    "vpmaddubsw %%ymm1, %%ymm0, %%ymm3\n\tvpmaddubsw %%ymm1, %%ymm0, %%ymm15\n\tvpaddw %%ymm15, %%ymm3, %%ymm3\n\t"     \
+    "vpmaddwd %%ymm2, %%ymm3, %%ymm3\n\tvpaddd %%ymm3, %%ymm" #i ", %%ymm" #i "\n\t"
 #define AVX2_FMA(i) "vfmadd231ps %%ymm1, %%ymm0, %%ymm" #i "\n\t"
 #define AVX2_MADD(i) "vpmaddwd %%ymm1, %%ymm0, %%ymm3\n\tvpaddd %%ymm3, %%ymm" #i ", %%ymm" #i "\n\t"
 #define AVX2_MADDUBS(i)                                                                                                \
     "vpmaddubsw %%ymm1, %%ymm0, %%ymm3\n\tvpmaddwd %%ymm2, %%ymm3, %%ymm3\n\tvpaddd %%ymm3, %%ymm" #i ", %%ymm" #i "\n\t"
 __attribute__((target("avx2,fma"), noinline)) static void peak_loop_avx2(long iters, int madd) {
-    if (madd == 2)
+    if (madd == 3)
+        __asm__ volatile("vmovd %[x], %%xmm0\n\tvpbroadcastd %%xmm0, %%ymm0\n\tvmovd %[y], %%xmm1\n\tvpbroadcastd %%xmm1, %%ymm1\n\t"
+                         "vmovd %[o], %%xmm2\n\tvpbroadcastd %%xmm2, %%ymm2\n\t"
+                         "1:\n\t" AVX2_11(AVX2_W7) "dec %[n]\n\tjnz 1b\n\t"
+                         : [n] "+r"(iters)
+                         : [x] "r"(0x01020304), [y] "r"(0x05060708), [o] "r"(0x00010001)
+                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+                           "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+    else if (madd == 2)
         __asm__ volatile("vmovd %[x], %%xmm0\n\tvpbroadcastd %%xmm0, %%ymm0\n\tvmovd %[y], %%xmm1\n\tvpbroadcastd %%xmm1, %%ymm1\n\t"
                          "vmovd %[o], %%xmm2\n\tvpbroadcastd %%xmm2, %%ymm2\n\t"
                          "1:\n\t" AVX2_12(AVX2_MADDUBS) "dec %[n]\n\tjnz 1b\n\t"
@@ -155,7 +168,7 @@ static void bench_peak_avx2(int reps) {
         return;
     }
     const long iters = 4000000;
-    double f[64], m[64], u[64];
+    double f[64], m[64], u[64], w[64];
     peak_loop_avx2(iters / 10, 0); /* warm-up (clock ramp) */
     for (int r = 0; r < reps; r++) { /* interleaved */
         double t = now_s();
@@ -167,10 +180,14 @@ static void bench_peak_avx2(int reps) {
         t = now_s();
         peak_loop_avx2(iters, 2);
         u[r] = 32.0 * 12 * (double)iters / (now_s() - t) * 1e-9;
+        t = now_s();
+        peak_loop_avx2(iters, 3);
+        w[r] = 64.0 * 11 * (double)iters / (now_s() - t) * 1e-9;
     }
-    const double fm = median(f, reps), mm = median(m, reps), um = median(u, reps);
+    const double fm = median(f, reps), mm = median(m, reps), um = median(u, reps), wm = median(w, reps);
     printf("AVX2 peak, registers only (12 ymm chains): FP32 FMA %.1f GFMA/s, vpmaddwd+vpaddd %.1f GMAC/s (x%.2f), "
-           "vpmaddubsw+vpmaddwd+vpaddd %.1f GMAC/s (x%.2f) per core (medians of %d)\n", fm, mm, mm / fm, um, um / fm, reps);
+           "vpmaddubsw+vpmaddwd+vpaddd %.1f GMAC/s (x%.2f), u7w7 2 x vpmaddubsw+vpaddw+vpmaddwd+vpaddd (11 chains) "
+           "%.1f GMAC/s (x%.2f) per core (medians of %d)\n", fm, mm, mm / fm, um, um / fm, wm, wm / fm, reps);
 }
 
 static void bench_peak(int reps) {

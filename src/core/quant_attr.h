@@ -59,8 +59,31 @@
 #define TC__ATTR_FP16 "tc.fp16"
 #define TC__ATTR_BF16 "tc.bf16"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/*
+ * The grid of output channels [oc0, oc1) of a weight with cout channels of k values each (k_major: [K][C_out], else
+ * [C_out][K]): the step s = max|w| / qmax when every value is an integer multiple of it (within 1e-3 of a step: how a
+ * QDQ model's weights look once their DequantizeLinear is folded), 0 when they are all zero, -1 otherwise (an FP32
+ * weight, another grid, a non-finite value).
+ */
+static inline double tc__weight_grid(const float *w, bool k_major, int64_t cout, int64_t k, int64_t oc0, int64_t oc1,
+                                     double qmax) {
+    double amax = 0.0;
+    for (int64_t oc = oc0; oc < oc1; oc++)
+        for (int64_t i = 0; i < k; i++) amax = fmax(amax, fabs((double)w[k_major ? i * cout + oc : oc * k + i]));
+    if (!isfinite(amax)) return -1.0;
+    if (amax == 0.0) return 0.0;
+    const double step = amax / qmax;
+    for (int64_t oc = oc0; oc < oc1; oc++)
+        for (int64_t i = 0; i < k; i++) {
+            const double q = (double)w[k_major ? i * cout + oc : oc * k + i] / step;
+            if (fabs(q - nearbyint(q)) > 1e-3) return -1.0;
+        }
+    return step;
+}
 
 /*
  * True when the INT8 packing of a weight with cout output channels, cin input channels and taps taps

@@ -106,11 +106,11 @@ static int family(const tc__step *st) { return st->kind == TC__STEP_COMPUTE ? ta
 
 const char *tc__lowp_chain_label(const tc__attrs *attrs, const char *tactic) {
     const int64_t *v = NULL;
-    if (tc__attr_ints(attrs, TC__ATTR_INT8_OUT_IMAGE, &v) == 8) /* another family's image */
-        return v[7] == TC__INT8_IMG_U7    ? kFam[FAM_INT8_U7].label
-               : v[7] == TC__INT8_IMG_S16 ? kFam[FAM_INT8_S16].label
-               : v[7] == TC__INT8_IMG_U8  ? kFam[FAM_INT8_U8].label
-                                          : "";
+    if (tc__attr_ints(attrs, TC__ATTR_INT8_OUT_IMAGE, &v) == 8) { /* another family's image: the family of that format */
+        for (int f = FAM_INT8_S16; f < FAM_COUNT_; f++)
+            if (kFam[f].int8 && kFam[f].fmt == v[7]) return kFam[f].label;
+        return "";
+    }
     return kFam[tactic_family(tactic) % FAM_DENSE].label;
 }
 

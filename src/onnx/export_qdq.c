@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/quant_attr.h"
 #include "onnx.pb-c.h"
 #include "onnx/onnx_import.h"
 
@@ -249,7 +250,7 @@ tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const 
             if (strcmp(w_done[2 * i], gp->node[k]->input[1]) == 0) plan[k].w_dq = w_done[2 * i + 1];
         if (plan[k].w_dq != NULL) continue;
         const bool dw = strcmp(gp->node[k]->op_type, "Conv") == 0 && node_int_attr(gp->node[k], "group", 1) != 1;
-        st = add_weight(&pool, g, gp->node[k], opset >= 13, reduce_range && !dw ? 64.0 : 127.0, nodes, &n_nodes, inits,
+        st = add_weight(&pool, g, gp->node[k], opset >= 13, reduce_range && !dw ? (double)TC__INT8_W7_MAX : 127.0, nodes, &n_nodes, inits,
                         &n_inits, &plan[k].w_dq, err);
         if (st == TC_STATUS_OK) w_done[2 * n_w] = gp->node[k]->input[1], w_done[2 * n_w + 1] = plan[k].w_dq, n_w++;
     }

@@ -1,7 +1,8 @@
 /* quantizable.c - which nodes an INT8 layer can be (see quantizable.h). */
 #include "quant/quantizable.h"
 
-#include <math.h>
+#include "core/quant_attr.h"
+
 #include <string.h>
 
 /* Dim d of value v: the initializer's, or the inferred one when literal; 0 when unknown. */
@@ -41,28 +42,6 @@ bool tc__layer_listed(const char *name, const char *const *names, int n) {
     return false;
 }
 
-/* Element (oc, i) of weight w of a layer with cout output channels and k = cin * taps values each: Conv and Gemm
- * with transB are oc-major [C_out][K], MatMul and Gemm k-major [K][C_out]. */
-static double weight_at(const float *w, bool k_major, int64_t cout, int64_t k, int64_t oc, int64_t i) {
-    return (double)(k_major ? w[i * cout + oc] : w[oc * k + i]);
-}
-
-/* True when every value of channel oc (all channels when per_tensor) is an integer multiple of amax / qmax. */
-static bool on_grid(const float *w, bool k_major, int64_t cout, int64_t k, int64_t oc0, int64_t oc1, double qmax) {
-    double amax = 0.0;
-    for (int64_t oc = oc0; oc < oc1; oc++)
-        for (int64_t i = 0; i < k; i++) amax = fmax(amax, fabs(weight_at(w, k_major, cout, k, oc, i)));
-    if (!isfinite(amax)) return false;
-    if (amax == 0.0) return true; /* all zero: on every grid */
-    const double step = amax / qmax;
-    for (int64_t oc = oc0; oc < oc1; oc++)
-        for (int64_t i = 0; i < k; i++) {
-            const double q = weight_at(w, k_major, cout, k, oc, i) / step;
-            if (fabs(q - nearbyint(q)) > 1e-3) return false;
-        }
-    return true;
-}
-
 bool tc__weight_on_grid(const tc__graph *g, const tc__node *n, const tc__qlayer *q, double qmax) {
     const tc__tensor *w = g->values[n->in[1]].init;
     if (q->depthwise || w == NULL || w->data == NULL || w->dtype != TC_DTYPE_FLOAT32 || q->cout < 1 || !(qmax >= 1.0))
@@ -72,8 +51,8 @@ bool tc__weight_on_grid(const tc__graph *g, const tc__node *n, const tc__qlayer 
     const int64_t k = numel / q->cout;
     const bool k_major = strcmp(n->op_type, "Conv") != 0 && !(strcmp(n->op_type, "Gemm") == 0 &&
                                                                tc__attr_int(&n->attrs, "transB", 0) != 0);
-    if (on_grid(w->data, k_major, q->cout, k, 0, q->cout, qmax)) return true;
-    for (int64_t oc = 0; oc < q->cout; oc++)
-        if (!on_grid(w->data, k_major, q->cout, k, oc, oc + 1, qmax)) return false;
+    if (tc__weight_grid(w->data, k_major, q->cout, k, 0, q->cout, qmax) >= 0.0) return true; /* per tensor */
+    for (int64_t oc = 0; oc < q->cout; oc++) /* per channel */
+        if (tc__weight_grid(w->data, k_major, q->cout, k, oc, oc + 1, qmax) < 0.0) return false;
     return true;
 }

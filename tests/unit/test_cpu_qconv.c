@@ -487,6 +487,12 @@ static void test_rejects(void **state) {
     attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, big16, 7);
     assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
     assert_false(tc__tactic_conv_int8_avx2.supports(&d));
+    /* the 8th int, the image format: u8 codes (3) fit as bytes; an unknown format (4) is refused */
+    const int64_t u8img[8] = {4, 6, 16, 0, 0, 128, 1, TC__INT8_IMG_U8}, badfmt[8] = {3, 3, 16, 0, 0, 128, 1, 4};
+    attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, u8img, 8);
+    assert_true(tc__tactic_conv_int8_avx2.supports(&d));
+    attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, badfmt, 8);
+    assert_false(tc__tactic_conv_int8_avx2.supports(&d));
     attrs[1] = dtu_attr_int(TC__ATTR_INT8_IN_IMAGE, 1);
     as.n = 2;
     assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));

@@ -63,6 +63,10 @@ static void calibrate(const tc_model *m, tc_calib_method method, const char *pat
         if (getenv("TC_TEST_VERBOSE")) printf("%s minmax %g entropy %g p99.9 %g\n", name, mm, ent, pct);
     }
     if (tc_calibrator_save(c, method, 99.99, path, &err)) fail_msg("save: %s", err.message);
+    /* unknown export flags are refused before anything is read or written */
+    assert_int_equal(tc_calibrator_export_qdq_flags(c, method, 99.99, "/nonexistent.onnx", "/nonexistent.qdq.onnx",
+                                                    TC_EXPORT_QDQ_REDUCE_RANGE << 1, &err),
+                     TC_STATUS_INVALID_ARGUMENT);
     tc_calibrator_destroy(c);
 }
 
@@ -545,30 +549,60 @@ static void test_depthwise_chain(void **state) {
 }
 
 /* x[1,16,8,8] -> 3x3 Conv + Relu = t -> 1x1 Conv + Relu -> 1x1 Conv + t (residual) + Relu -> y[1,16,8,8]: a ResNet
- * block; t has two readers (the first 1x1 Conv's input and the second's residual). */
-static tc_model *block_model(void) {
-    etm_rng = 0x6161;
+ * block; t has two readers (the first 1x1 Conv's input and the second's residual). Signed: without the two outer Relus
+ * (other weights), a MobileNetV2-like block whose shared value t can be negative. */
+static tc_model *block_model_of(bool signed_t) {
+    etm_rng = signed_t ? 0x5eed : 0x6161;
     B *b = b_new(17);
     b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "8", "8"}));
     b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "16", "8", "8"}));
     etm_weight(b, "w0", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
     etm_weight(b, "w1", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
     etm_weight(b, "w2", 4, (int64_t[]){16, 24, 1, 1}, 0.0f);
-    itm_conv(b, "c0", "x,w0", "a", 3);
-    b_node(b, "r0", "Relu", "a", "t");
+    itm_conv(b, "c0", "x,w0", signed_t ? "t" : "a", 3);
+    if (!signed_t) b_node(b, "r0", "Relu", "a", "t");
     itm_conv(b, "c1", "t,w1", "u", 1);
     b_node(b, "r1", "Relu", "u", "ur");
     itm_conv(b, "c2", "ur,w2", "v", 1);
-    b_node(b, "add", "Add", "v,t", "s");
-    b_node(b, "r2", "Relu", "s", "y");
+    b_node(b, "add", "Add", "v,t", signed_t ? "y" : "s");
+    if (!signed_t) b_node(b, "r2", "Relu", "s", "y");
     return etm_load(b);
 }
+static tc_model *block_model(void) { return block_model_of(false); }
 
 /* The float attribute attr of the engine's node name. */
 static float node_float(const tc_engine *e, const char *name, const char *attr) {
     for (int k = 0; k < e->g->n_nodes; k++)
         if (strcmp(e->g->nodes[k].name, name) == 0) return tc__attr_float(&e->g->nodes[k].attrs, attr, 0.0f);
     return 0.0f;
+}
+
+/* The residual image of c1's input that c2 adds (both engines built from a block model with readers c1 and c2): c2's
+ * residual scale is c1's input scale, the chained engine's output moves by at most half a step of it from the
+ * unchained one's (and some outputs do move), and a plan round trip keeps the chained engine's bits. Destroys both. */
+static void expect_residual_image_and_destroy(tc_engine *plain, tc_engine *chained, const tc_tensor *x, int threads) {
+    const float st = node_float(chained, "c2", TC__ATTR_INT8_RES_SCALE);
+    assert_true(st > 0.0f && st == node_float(chained, "c1", TC__ATTR_INT8_SCALE));
+    tc_tensor a = run_copy(plain, x), b = run_copy(chained, x);
+    double worst = 0.0, moved = 0.0;
+    for (size_t i = 0; i < a.nbytes / 4; i++) {
+        const double d = fabs((double)((float *)a.data)[i] - ((float *)b.data)[i]);
+        worst = fmax(worst, d), moved += d > 0.0;
+    }
+    if (!(worst <= 0.5 * st * 1.001 + 1e-5)) fail_msg("%d thread(s): moved by %g, half a step is %g", threads, worst, 0.5 * st);
+    assert_true(moved > 0); /* the residual is quantized: some outputs move */
+    char plan[128];
+    tc_error err;
+    temp_path(plan, sizeof plan, "res_plan");
+    assert_int_equal(tc_engine_save(chained, plan, &err), TC_STATUS_OK);
+    tc_engine_destroy(chained);
+    assert_int_equal(tc_engine_load(plan, &chained, &err), TC_STATUS_OK);
+    unlink(plan);
+    tc_tensor c = run_copy(chained, x);
+    if (memcmp(b.data, c.data, b.nbytes) != 0) fail_msg("%d thread(s): the loaded plan differs", threads);
+    tc_tensor_free(&a), tc_tensor_free(&b), tc_tensor_free(&c);
+    tc_engine_destroy(plain);
+    tc_engine_destroy(chained);
 }
 
 /* A value with several INT8 readers on AVX2 (ResNet's block outputs): its producer writes one image, the first 1x1
@@ -597,29 +631,7 @@ static void test_residual_image_chain(void **state) {
         assert_true(node_has(chained, "c2", TC__ATTR_INT8_RES_IMAGE));
         assert_false(node_has(chained, "c2", TC__ATTR_INT8_OUT_IMAGE)); /* y is a graph output */
         assert_false(node_has(plain, "c2", TC__ATTR_INT8_RES_IMAGE));
-        const float st = node_float(chained, "c2", TC__ATTR_INT8_RES_SCALE);
-        assert_true(st > 0.0f && st == node_float(chained, "c1", TC__ATTR_INT8_SCALE));
-        tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
-        double worst = 0.0, moved = 0.0;
-        for (size_t i = 0; i < a.nbytes / 4; i++) {
-            const double d = fabs((double)((float *)a.data)[i] - ((float *)b.data)[i]);
-            worst = fmax(worst, d), moved += d > 0.0;
-        }
-        if (!(worst <= 0.5 * st * 1.001 + 1e-5)) fail_msg("%d thread(s): moved by %g, half a step is %g", threads, worst, 0.5 * st);
-        assert_true(moved > 0); /* the residual is quantized: some outputs move */
-        /* a plan round trip keeps the residual image */
-        char plan[128];
-        tc_error err;
-        temp_path(plan, sizeof plan, "blk_plan");
-        assert_int_equal(tc_engine_save(chained, plan, &err), TC_STATUS_OK);
-        tc_engine_destroy(chained);
-        assert_int_equal(tc_engine_load(plan, &chained, &err), TC_STATUS_OK);
-        unlink(plan);
-        tc_tensor c = run_copy(chained, &x);
-        if (memcmp(b.data, c.data, b.nbytes) != 0) fail_msg("%d thread(s): the loaded plan differs", threads);
-        tc_tensor_free(&a), tc_tensor_free(&b), tc_tensor_free(&c);
-        tc_engine_destroy(plain);
-        tc_engine_destroy(chained);
+        expect_residual_image_and_destroy(plain, chained, &x, threads);
     }
     unlink(cache);
     tc_tensor_free(&x);
@@ -751,24 +763,6 @@ static void test_u8_chain(void **state) {
     tc_model_destroy(m);
 }
 
-/* x[1,16,8,8] -> 3x3 Conv = t (signed); t -> 1x1 Conv + Relu -> 1x1 Conv + t (residual) -> y: a MobileNetV2-like
- * block whose shared value can be negative. */
-static tc_model *signed_block_model(void) {
-    etm_rng = 0x5eed;
-    B *b = b_new(17);
-    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "8", "8"}));
-    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "16", "8", "8"}));
-    etm_weight(b, "w0", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
-    etm_weight(b, "w1", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
-    etm_weight(b, "w2", 4, (int64_t[]){16, 24, 1, 1}, 0.0f);
-    itm_conv(b, "c0", "x,w0", "t", 3);
-    itm_conv(b, "c1", "t,w1", "u", 1);
-    b_node(b, "r1", "Relu", "u", "ur");
-    itm_conv(b, "c2", "ur,w2", "v", 1);
-    b_node(b, "add", "Add", "v,t", "y");
-    return etm_load(b);
-}
-
 /* A residual image of u8 codes (reduce range, AVX2): t, read by the u8w7 Conv c1 as input and by c2 as residual, is
  * written once by c0 as c1's u8 image (border z) and c2 adds it dequantized ((u - z) * scale): within half a step of
  * t's scale of the unchained engine, 1 and 2 threads, through a plan round trip. */
@@ -776,7 +770,7 @@ static void test_u8_residual_image(void **state) {
     (void)state;
     const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
     if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip();
-    tc_model *m = signed_block_model();
+    tc_model *m = block_model_of(true);
     tc_tensor x;
     assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
     for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
@@ -799,28 +793,7 @@ static void test_u8_residual_image(void **state) {
         assert_non_null(ri);
         assert_int_equal(ri[5], TC__INT8_IMG_U8);
         assert_int_equal(ri[6], 128);
-        const float st = node_float(chained, "c2", TC__ATTR_INT8_RES_SCALE);
-        assert_true(st > 0.0f && st == node_float(chained, "c1", TC__ATTR_INT8_SCALE));
-        tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
-        double worst = 0.0, moved = 0.0;
-        for (size_t i = 0; i < a.nbytes / 4; i++) {
-            const double d = fabs((double)((float *)a.data)[i] - ((float *)b.data)[i]);
-            worst = fmax(worst, d), moved += d > 0.0;
-        }
-        if (!(worst <= 0.5 * st * 1.001 + 1e-5)) fail_msg("%d thread(s): moved by %g, half a step is %g", threads, worst, 0.5 * st);
-        assert_true(moved > 0);
-        char plan[128];
-        tc_error err;
-        temp_path(plan, sizeof plan, "u8r_plan");
-        assert_int_equal(tc_engine_save(chained, plan, &err), TC_STATUS_OK);
-        tc_engine_destroy(chained);
-        assert_int_equal(tc_engine_load(plan, &chained, &err), TC_STATUS_OK);
-        unlink(plan);
-        tc_tensor c = run_copy(chained, &x);
-        if (memcmp(b.data, c.data, b.nbytes) != 0) fail_msg("%d thread(s): the loaded plan differs", threads);
-        tc_tensor_free(&a), tc_tensor_free(&b), tc_tensor_free(&c);
-        tc_engine_destroy(plain);
-        tc_engine_destroy(chained);
+        expect_residual_image_and_destroy(plain, chained, &x, threads);
     }
     unlink(cache);
     tc_tensor_free(&x);

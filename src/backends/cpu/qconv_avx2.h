@@ -17,13 +17,16 @@
 
 #define S16_MR 6 /* output pixels per microkernel */
 
+/* The AVX2 variants: 16-bit codes; u7 bytes; u7 bytes with 7-bit weights; u8 codes (q + z) with 7-bit weights. */
+typedef enum { Q_S16, Q_U7, Q_U7W7, Q_U8W7 } q_variant;
+
 typedef struct s16_job {
     const tc__qconv_geom *g;
     const float *x;
-    bool u7;     /* the u7 variant: 1-byte image elements (else int16) and VNNI-packed weights (else int16) */
-    bool w7;     /* its u7w7 form: the weights hold 7-bit codes (two quads' products add in 16 bits) */
-    bool u8;     /* the u8w7 variant (any X, 7-bit weights): image bytes are the codes u = q + z (border z), and the
-                    tile subtracts comp[oc] = z * sum(qw[oc, :]) */
+    bool u7;     /* a byte variant (u7, u7w7, u8w7): 1-byte image elements (else int16), VNNI-packed weights (else int16) */
+    bool w7;     /* u7w7: the products of two quads add in 16 bits (7-bit weights) */
+    bool u8;     /* u8w7 (any X, 7-bit weights): image bytes are the codes u = q + z (border z), and the tile subtracts
+                    comp[oc] = z * sum(qw[oc, :]) */
     uint8_t fill; /* the image's border byte: 0, or (u8) z */
     const int32_t *comp; /* u8: comp[Cpad16] */
     size_t esz;  /* bytes per image and weight element: 1 (u7) or 2 */
@@ -448,11 +451,11 @@ static void q_zero_border(void *img, const tc__qconv_geom *g, size_t esz, uint8_
     }
 }
 
-/* Runs either variant (u7: byte images, w7: with 7-bit weights, u8: bytes of q + z (with u7 and w7); else 16-bit images)
- * of a dense (u7: VNNI packing, else 16-bit weights) or
- * depthwise (16-bit weights, qconv_u8s8.h) layer, compute: the kernel's task (tc__lowp_task with its tile). */
-static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7, bool w7, bool u8,
+/* Runs variant v of a dense (byte variants: VNNI packing, else 16-bit weights) or depthwise (Q_S16 or Q_U7; 16-bit
+ * weights, qconv_u8s8.h) layer, compute: the kernel's task (tc__lowp_task with its tile). */
+static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_variant v,
                          void (*compute)(void *, size_t, size_t)) {
+    const bool u7 = v != Q_S16, u8 = v == Q_U8W7;
     if (g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
                         ctx->op_type);
@@ -462,8 +465,9 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
     tc__lowp_io io;
     tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
     if (st != TC_STATUS_OK) return st;
-    s16_job j = {.g = g, .x = io.x, .u7 = u7, .w7 = w7, .u8 = u8, .fill = u8 ? g->zero_point : 0, .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res,
-                 .act = io.act, .inv_scale = 1.0f / g->x_scale};
+    s16_job j = {.g = g, .x = io.x, .u7 = u7, .w7 = v == Q_U7W7, .u8 = u8, .fill = u8 ? g->zero_point : 0,
+                 .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act,
+                 .inv_scale = 1.0f / g->x_scale};
     const size_t esz = j.esz;
     /* the weight holds Cpad16 * taps * Cp elements of esz bytes (both packings), then the scales */
     j.mult = g->depthwise ? (const float *)((const int16_t *)io.w + tc__qdw_weight_elems(g))
@@ -482,7 +486,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, boo
             run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.run_off = run_off;
     j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
-    if (w7 && !u8) j.grid.mr_wide = 8; /* u7w7 runs tiles of at most 4 pixels: 8 = 4 + 4, not 6 = 3 + 3 */
+    if (j.w7) j.grid.mr_wide = 8; /* u7w7 runs tiles of at most 4 pixels: 8 = 4 + 4, not 6 = 3 + 3 */
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
         j.oimg = io.y;
         j.o_u7 = tc__qconv_out_elem(g, u7) == 1;

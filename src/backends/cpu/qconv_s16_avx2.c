@@ -17,13 +17,11 @@
  * oc), accumulated over every tap and every input-channel pair, then stored (n valid channels). Pixel
  * indices in o start at i0.
  */
-/* the variants: 16-bit codes; u7 bytes; u7 bytes with 7-bit weights; u8 bytes (q + z) with 7-bit weights */
-enum { V_S16, V_U7, V_W7, V_U8 };
 
 static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, const size_t *xoff, const void *w0,
                                                            const tc__lowp_out *o, int i0, size_t oc, int n, const int MR,
-                                                           const int V) {
-    const bool U7 = V != V_S16;
+                                                           const q_variant V) {
+    const bool U7 = V != Q_S16;
     const size_t runs = j->runs, pairs = j->run_pairs;
     __m256i acc[S16_MR][2];
 #pragma GCC unroll 6
@@ -35,7 +33,7 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
         const uint8_t *xt = (const uint8_t *)j->img + j->run_off[t];
         size_t c = 0;
         /* u7w7: two quads per step; each vpmaddubsw lane is at most 2 * 127 * 64, so two add exactly in 16 bits */
-        for (; V == V_W7 && c + 2 <= pairs; c += 2, wq += 128, xt += 8) {
+        for (; V == Q_U7W7 && c + 2 <= pairs; c += 2, wq += 128, xt += 8) {
             const __m256i w0_lo = _mm256_loadu_si256((const __m256i *)wq);
             const __m256i w0_hi = _mm256_loadu_si256((const __m256i *)(wq + 32));
             const __m256i w1_lo = _mm256_loadu_si256((const __m256i *)(wq + 64));
@@ -65,7 +63,7 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
             }
         }
     }
-    if (V == V_U8) { /* u8 codes: the zero point's share out, comp[oc] = z * sum(qw[oc, :]) */
+    if (V == Q_U8W7) { /* u8 codes: the zero point's share out, comp[oc] = z * sum(qw[oc, :]) */
         const __m256i c0 = _mm256_loadu_si256((const __m256i *)(j->comp + oc));
         const __m256i c1 = _mm256_loadu_si256((const __m256i *)(j->comp + oc + 8));
 #pragma GCC unroll 6
@@ -92,19 +90,19 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
 #define S16_FN(MR)                                                                                                    \
     static void s16_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,    \
                               size_t oc, int n) {                                                                       \
-        s16_tile(j, xoff, w0, o, i0, oc, n, MR, V_S16);                                                                 \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, Q_S16);                                                                 \
     }                                                                                                                   \
     static void u7_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,     \
                              size_t oc, int n) {                                                                        \
-        s16_tile(j, xoff, w0, o, i0, oc, n, MR, V_U7);                                                                  \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, Q_U7);                                                                  \
     }                                                                                                                   \
     static void w7_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,     \
                              size_t oc, int n) {                                                                        \
-        s16_tile(j, xoff, w0, o, i0, oc, n, MR, V_W7);                                                                  \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, Q_U7W7);                                                                \
     }                                                                                                                   \
     static void u8_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,     \
                              size_t oc, int n) {                                                                        \
-        s16_tile(j, xoff, w0, o, i0, oc, n, MR, V_U8);                                                                  \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, Q_U8W7);                                                                \
     }
 S16_FN(1)
 S16_FN(2)
@@ -129,7 +127,7 @@ static void s16_tile_at(const void *job, int mr, int nb, size_t b0, const size_t
     const size_t wbs = g->kh * g->kw * g->cp * 16; /* elements per block of 16 channels */
     const int last_n = __builtin_popcount(last_mask);
     const s16_tile_fn *tiles = j->u8 ? u8_tiles : j->w7 ? w7_tiles : j->u7 ? u7_tiles : s16_tiles;
-    const int mr_max = j->w7 && !j->u8 ? W7_MR : S16_MR;
+    const int mr_max = j->w7 ? W7_MR : S16_MR;
     for (int b = 0; b < nb; b++) {
         const size_t at = (b0 + (size_t)b) * wbs;
         const void *w0 = (const char *)j->w + at * j->esz;
@@ -149,14 +147,14 @@ static void s16_compute(void *arg, size_t strip_task, size_t group) {
 }
 
 tc_status tc__qconv_run_s16_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
-    return s16_run(ctx, g, false, false, false, s16_compute);
+    return s16_run(ctx, g, Q_S16, s16_compute);
 }
 
 tc_status tc__qconv_run_u7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
     if (!tc__qconv_u7_input(g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u7 int8 kernel needs a non-negative symmetric input",
                         ctx->op_type);
-    return s16_run(ctx, g, true, false, false, s16_compute);
+    return s16_run(ctx, g, Q_U7, s16_compute);
 }
 
 tc_status tc__qconv_run_u7w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
@@ -164,12 +162,12 @@ tc_status tc__qconv_run_u7w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geo
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
                         "%s: the u7w7 int8 kernel needs a non-negative symmetric input and 7-bit weights (tc.int8_w7)",
                         ctx->op_type);
-    return s16_run(ctx, g, true, true, false, s16_compute);
+    return s16_run(ctx, g, Q_U7W7, s16_compute);
 }
 
 tc_status tc__qconv_run_u8w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
     if (!g->w7)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u8w7 int8 kernel needs 7-bit weights (tc.int8_w7)",
                         ctx->op_type);
-    return s16_run(ctx, g, true, true, true, s16_compute);
+    return s16_run(ctx, g, Q_U8W7, s16_compute);
 }

@@ -119,9 +119,9 @@ bool tc__qconv_out_image_ok(const tc__step_desc *d, const tc__qconv_geom *g, boo
 
 /* Quantizes and packs the FP32 weight (ONNX layout: Conv [C_out][C_in][KH][KW], MatMul [K][N], Gemm
  * [K][N] or [N][K] with transB) into dst (tc__qconv_packed_bytes, or with s16 the AVX2 variant's
- * tc__qconv_s16_packed_bytes); w7: to |q| <= TC__QW7_MAX, sw[oc] = max|w[oc, :]| / TC__QW7_MAX (or the whole
- * tensor's grid, max|w| / TC__QW7_MAX, when the weight lies on it: a QDQ model's per-tensor weights). */
-void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, bool w7, void *dst);
+ * tc__qconv_s16_packed_bytes); with g->w7 (every variant) to |q| <= TC__QW7_MAX, sw[oc] = max|w[oc, :]| / TC__QW7_MAX
+ * (or the whole tensor's grid, max|w| / TC__QW7_MAX, when the weight lies on it: a QDQ model's per-tensor weights). */
+void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, void *dst);
 
 /* Runs the operator on a step its tactic supports (needs AVX512-VNNI). */
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);

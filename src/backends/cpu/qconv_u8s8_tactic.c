@@ -134,29 +134,8 @@ static float q_w(const tc__qconv_geom *g, const float *w, bool k_major, size_t o
     return k_major ? w[c * g->cout + oc] : w[(oc * g->cin + c) * g->kh * g->kw + t];
 }
 
-/*
- * A weight that a QDQ model quantized per tensor (w = q * s, s = max|w| / qmax: 127, or 64 for 7-bit weights) keeps that grid: then every
- * channel uses s, which gives back the model's q exactly (a per-channel max would give a finer grid and
- * other codes). Returns s, or 0 when w is not on such a grid (FP32 weights, per-channel QDQ weights).
- */
-static float q_tensor_grid(const tc__qconv_geom *g, const float *w, bool k_major, double qmax) {
-    const size_t taps = g->kh * g->kw;
-    double amax = 0.0;
-    for (size_t oc = 0; oc < g->cout; oc++)
-        for (size_t c = 0; c < g->cin; c++)
-            for (size_t t = 0; t < taps; t++) amax = fmax(amax, fabs((double)q_w(g, w, k_major, oc, c, t)));
-    if (!(amax > 0.0) || !isfinite(amax)) return 0.0f;
-    const double s = amax / qmax;
-    for (size_t oc = 0; oc < g->cout; oc++)
-        for (size_t c = 0; c < g->cin; c++)
-            for (size_t t = 0; t < taps; t++) {
-                const double q = (double)q_w(g, w, k_major, oc, c, t) / s;
-                if (fabs(q - nearbyint(q)) > 1e-3) return 0.0f;
-            }
-    return (float)s;
-}
-
-void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, bool w7, void *dst) {
+void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major, bool s16, void *dst) {
+    const bool w7 = g->w7;
     const size_t taps = g->kh * g->kw, c4 = g->cp / 4, c2 = g->cp / 2;
     int8_t *qw = dst;
     int16_t *qw16 = dst;
@@ -164,7 +143,10 @@ void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major
     int32_t *comp = (int32_t *)(mult + g->cout16);
     memset(dst, 0, s16 ? tc__qconv_s16_packed_bytes(g) : tc__qconv_packed_bytes(g));
     const double qmax = w7 ? TC__QW7_MAX : 127.0;
-    const float grid = q_tensor_grid(g, w, k_major, qmax);
+    /* A weight that a QDQ model quantized per tensor (w = q * s, s = max|w| / qmax) keeps that grid: then every channel
+     * uses s, which gives back the model's q exactly (a per-channel max would give a finer grid and other codes). */
+    const double tg = tc__weight_grid(w, k_major, (int64_t)g->cout, (int64_t)(g->cin * taps), 0, (int64_t)g->cout, qmax);
+    const float grid = tg > 0.0 ? (float)tg : 0.0f;
     for (size_t oc = 0; oc < g->cout; oc++) {
         double amax = 0.0;
         for (size_t c = 0; c < g->cin; c++)
@@ -194,7 +176,7 @@ static tc_status q_pack_as(const tc__step_desc *d, int index, const void *src, v
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the int8 tactics pack only the weight of a step they take");
     const bool k_major = tc__lowp_weight_k_major(d);
     memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
-    tc__qconv_pack_weight(&g, src, k_major, s16, g.w7, dst); /* (every variant: 7-bit weights with tc.int8_w7) */
+    tc__qconv_pack_weight(&g, src, k_major, s16, dst);
     return TC_STATUS_OK;
 }
 static tc_status q_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {

@@ -96,5 +96,5 @@ tc_status tc__qdw_run_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, b
     if (u7 && !tc__qconv_u7_input(g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u7 int8 kernel needs a non-negative symmetric input",
                         ctx->op_type);
-    return s16_run(ctx, g, u7, false, false, dw_compute);
+    return s16_run(ctx, g, u7 ? Q_U7 : Q_S16, dw_compute);
 }
