@@ -252,6 +252,7 @@ enum {
     /* Part of the chain (AVX2 INT8): a value several INT8 Convs read, as input or as fused residual (ResNet's block
      * outputs), is written once as their image; the residual readers then add its quantized values */
     TC_PASS_INT8_RESIDUAL_IMAGE = 1u << 11,
+    TC_PASS_FUSE_NAN_GUARD = 1u << 12, /* Softmax -> Where(IsNaN(s), c, s): one Softmax that writes c for NaN */
 };
 
 typedef struct tc_engine tc_engine;

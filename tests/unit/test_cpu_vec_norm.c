@@ -23,11 +23,14 @@ static const tc__tactic *const kSoftmax[] = {&tc__tactic_softmax_f32_avx512, &tc
 static const tc__tactic *const kLogSoftmax[] = {&tc__tactic_logsoftmax_f32_avx512, &tc__tactic_logsoftmax_f32_avx2};
 static const tc__tactic *const kLayerNorm[] = {&tc__tactic_layernorm_f32_avx512, &tc__tactic_layernorm_f32_avx2};
 
-/* Softmax and LogSoftmax of x (random in [lo, hi)) with this opset and optional axis. */
-static void check_softmax_x(const tc__tensor *x, int64_t opset, const int64_t *axis, const char *what) {
-    tc__attr attrs[1];
+/* Softmax and LogSoftmax of x (random in [lo, hi)) with this opset and optional axis; with nan_to, the
+ * step carries the NaN guard TC__ATTR_NAN_TO = *nan_to (pass fuse_nan_guard) and no output may be NaN. */
+static void check_softmax_guard(const tc__tensor *x, int64_t opset, const int64_t *axis, const float *nan_to,
+                                const char *what) {
+    tc__attr attrs[2];
     int na = 0;
     if (axis) attrs[na++] = dtu_attr_int("axis", *axis);
+    if (nan_to) attrs[na++] = (tc__attr){.name = TC__ATTR_NAN_TO, .kind = TC__ATTR_FLOAT, .f = *nan_to};
     char msg[160], sh[64];
     for (int lg = 0; lg < 2; lg++) {
         vtu_step s = vtu_step_of(lg ? "LogSoftmax" : "Softmax", opset);
@@ -37,8 +40,19 @@ static void check_softmax_x(const tc__tensor *x, int64_t opset, const int64_t *a
         s.in[0] = x;
         snprintf(msg, sizeof msg, "%s %s %s opset %lld axis %lld", what, s.op,
                  tc__shape_str(x->rank, x->dims, sh, sizeof sh), (long long)opset, axis ? (long long)*axis : 99LL);
+        if (nan_to) {
+            tc__tensor ref;
+            vtu_reference(lg ? DTU_OP(LogSoftmax) : DTU_OP(Softmax), &s, &ref);
+            for (int64_t i = 0; i < tc__tensor_numel(&ref); i++)
+                if (isnan(((const float *)ref.data)[i])) fail_msg("%s: the reference left a NaN at %lld", msg, (long long)i);
+            tc__tensor_free(&ref);
+        }
         vtu_check(lg ? DTU_OP(LogSoftmax) : DTU_OP(Softmax), &s, lg ? kLogSoftmax : kSoftmax, 2, NORM_TOL, msg);
     }
+}
+
+static void check_softmax_x(const tc__tensor *x, int64_t opset, const int64_t *axis, const char *what) {
+    check_softmax_guard(x, opset, axis, NULL, what);
 }
 
 static void check_softmax(uint64_t seed, int32_t rank, const int64_t *dims, double lo, double hi, int64_t opset,
@@ -98,6 +112,14 @@ static void test_softmax_special(void **state) {
     p[4 * 21 + 5] = 1e30f;
     p[5 * 21 + 16] = -1e30f;
     check_softmax_x(&x, 13, NULL, "special values");
+    /* With the NaN guard: the NaN rows (0, 1 and the all -inf row 3) take the guard's value, exactly. */
+    const float guards[2] = {0.0f, -3.5f};
+    for (int k = 0; k < 2; k++) check_softmax_guard(&x, 13, NULL, &guards[k], "special values, NaN guard");
+    const int64_t d2[2] = {5, 16};
+    tc__tensor x2 = vtu_random(&r, 2, d2, -5.0, 5.0);
+    for (int j = 0; j < 16; j++) ((float *)x2.data)[2 * 16 + j] = -INFINITY; /* a fully masked row, no tail */
+    check_softmax_guard(&x2, 13, NULL, &guards[1], "full vectors, NaN guard");
+    tc__tensor_free(&x2);
     tc__tensor_free(&x);
 }
 

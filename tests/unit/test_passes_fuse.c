@@ -1,5 +1,5 @@
 /* test_passes_fuse.c - the fusion passes: fuse_gelu (exporter variants of the Erf GELU),
- * fuse_matmul_bias, fuse_residual and fuse_activation (every activation kind, SiLU, a QDQ model's
+ * fuse_nan_guard (the Softmax's Where(IsNaN) guard, on rows that are NaN and rows that are not), fuse_matmul_bias, fuse_residual and fuse_activation (every activation kind, SiLU, a QDQ model's
  * QuantizeLinear -> DequantizeLinear pair) and fold_qdq (a quantized layer takes the pair's scale and
  * zero point), each with the cases where the pattern must not fire. */
 #include <setjmp.h>
@@ -126,6 +126,58 @@ static void test_gelu_negative(void **state) {
     ptu_finish(g);
     assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_gelu), 0);
     tc__graph_destroy(g);
+}
+
+/* ---- fuse_nan_guard -------------------------------------------------------------------- */
+
+/* x = in * Sqrt(r) (rows where r < 0 are NaN), s = Softmax(x), y = Where(IsNaN(s), c, s), as exporters write
+ * the attention Softmax's guard. variant 0: the pattern; 1: s read elsewhere too; 2: Where(IsNaN(s), s, c)
+ * (the other branch); 3: c an input, not a constant; 4: c of rank 3, so y broadcasts wider than s; 5: the
+ * IsNaN read elsewhere too; 6: IsNaN of another value. */
+static tc__graph *nan_guard_graph(int variant) {
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "in", TC_DTYPE_FLOAT32, "8x5");
+    ptu_input(g, "r", TC_DTYPE_FLOAT32, "8x1");
+    if (variant == 3) ptu_input(g, "c", TC_DTYPE_FLOAT32, "");
+    else if (variant == 4) ptu_init_f(g, "c", "2x1x1", (const double[]){-1.5, 2.5});
+    else ptu_scalar(g, "c", -1.5);
+    ptu_node(g, "Sqrt", "r", "sr");
+    ptu_node(g, "Mul", "in,sr", "x");
+    ptu_node(g, "Softmax", "x", "s");
+    ptu_node(g, "IsNaN", variant == 6 ? "x" : "s", "n");
+    ptu_node(g, "Where", variant == 2 ? "n,s,c" : "n,c,s", "y");
+    ptu_output(g, "y");
+    if (variant == 1) ptu_output(g, "s");
+    if (variant == 5) ptu_output(g, "n");
+    ptu_finish(g);
+    return g;
+}
+
+static void test_nan_guard(void **state) {
+    (void)state;
+    tc__graph *g = nan_guard_graph(0);
+    tc__tensor before[1];
+    ptu_run(g, 1, before);
+    /* the inputs give rows of both kinds: guarded (all c) and plain softmax rows */
+    int guarded = 0;
+    for (int64_t i = 0; i < 40; i++) guarded += ((const float *)before[0].data)[i] == -1.5f;
+    assert_true(guarded % 5 == 0 && guarded > 0 && guarded < 40);
+    ptu_free_all(before, 1);
+    assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_nan_guard), 1);
+    assert_int_equal(ptu_count(g, "IsNaN"), 0);
+    assert_int_equal(ptu_count(g, "Where"), 0);
+    const tc__node *sm = ptu_producer(g, "y");
+    assert_string_equal(sm->op_type, "Softmax");
+    assert_float_equal(tc__attr_float(&sm->attrs, TC__ATTR_NAN_TO, 0.0f), -1.5f, 0);
+    assert_string_equal(sm->fused, "IsNaN+Where");
+    assert_int_equal(ptu_apply(g, tc__pass_fuse_nan_guard), 0); /* once */
+    tc__graph_destroy(g);
+    for (int variant = 1; variant <= 6; variant++) {
+        g = nan_guard_graph(variant);
+        assert_int_equal(ptu_apply(g, tc__pass_fuse_nan_guard), 0); /* (some outputs hold NaN: no checked run) */
+        assert_int_equal(ptu_count(g, "Where"), 1);
+        tc__graph_destroy(g);
+    }
 }
 
 /* ---- fuse_matmul_bias ------------------------------------------------------------------ */
@@ -487,6 +539,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gelu_variants),
         cmocka_unit_test(test_gelu_negative),
+        cmocka_unit_test(test_nan_guard),
         cmocka_unit_test(test_matmul_bias),
         cmocka_unit_test(test_matmul_bias_negative),
         cmocka_unit_test(test_residual_conv_and_matmul),

@@ -44,12 +44,12 @@ typedef struct softmax_job {
     const float *x;
     float *y;
     int64_t n;
-    bool log_out;
+    tc__softmax_opts o;
 } softmax_job;
 
 static void softmax_task(void *arg, size_t r0, size_t count) {
     const softmax_job *j = arg;
-    j->uk(j->x + (int64_t)r0 * j->n, j->y + (int64_t)r0 * j->n, j->n, (int64_t)count, j->log_out);
+    j->uk(j->x + (int64_t)r0 * j->n, j->y + (int64_t)r0 * j->n, j->n, (int64_t)count, &j->o);
 }
 
 tc_status tc__softmax_f32_run(const tc__kernel_ctx *ctx, tc__softmax_f32_ukernel uk, bool log_out) {
@@ -59,12 +59,14 @@ tc_status tc__softmax_f32_run(const tc__kernel_ctx *ctx, tc__softmax_f32_ukernel
     if (!softmax_rows(ctx->in[0], ctx->out[0], ctx->opset, ctx->attrs, &rows, &n))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s over an axis this kernel does not compute", ctx->op_type);
     if (rows == 0 || n == 0) return TC_STATUS_OK;
-    softmax_job j = {uk, ctx->in[0]->data, ctx->out[0]->data, n, log_out};
+    const bool guard = tc__attr_has(ctx->attrs, TC__ATTR_NAN_TO);
+    softmax_job j = {uk, ctx->in[0]->data, ctx->out[0]->data, n,
+                     {log_out, guard, guard ? tc__attr_float(ctx->attrs, TC__ATTR_NAN_TO, 0.0f) : 0.0f}};
     pthreadpool_t pool = ctx->pool;
     size_t tile = (size_t)(SOFTMAX_TILE / n);
     if (tile < 1) tile = 1;
     if (pool == NULL || tile >= (size_t)rows || pthreadpool_get_threads_count(pool) <= 1) {
-        uk(j.x, j.y, n, rows, log_out);
+        uk(j.x, j.y, n, rows, &j.o);
         return TC_STATUS_OK;
     }
     pthreadpool_parallelize_1d_tile_1d(pool, softmax_task, &j, (size_t)rows, tile, 0);

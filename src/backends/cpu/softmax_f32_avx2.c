@@ -2,7 +2,8 @@
  * softmax_f32_avx2.c - the AVX2 Softmax and LogSoftmax microkernel. Per row: the maximum (NaN
  * inputs skipped here; they still turn the whole row into NaN through the sum, as in the
  * reference), then e = exp(x - max) with SLEEF, summed in double, then y = e * (1 / sum) or
- * y = (x - max) - log(sum). 8 floats per step with masked tails.
+ * y = (x - max) - log(sum); with the NaN guard, NaN outputs become the guard's value in the same
+ * store. 8 floats per step with masked tails.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -21,7 +22,14 @@ static inline void add8(__m256d *lo, __m256d *hi, __m256 v) {
     *hi = _mm256_add_pd(*hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
 
-static void softmax_row(const float *x, float *y, int64_t n, bool log_out) {
+/* v with its NaN lanes replaced by c when guard (a loop-invariant branch). */
+static inline __m256 guarded(__m256 v, bool guard, __m256 c) {
+    return guard ? _mm256_blendv_ps(v, c, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)) : v;
+}
+
+static void softmax_row(const float *x, float *y, int64_t n, const tc__softmax_opts *o) {
+    const bool log_out = o->log_out, guard = o->nan_guard;
+    const __m256 c = _mm256_set1_ps(o->nan_to);
     const int64_t nf = n & ~(int64_t)7; /* full vectors; the tail is masked */
     const __m256i tail = tail_mask(n - nf);
     const __m256 ninf = _mm256_set1_ps(-INFINITY);
@@ -61,18 +69,19 @@ static void softmax_row(const float *x, float *y, int64_t n, bool log_out) {
     if (log_out) {
         const __m256 lsum = _mm256_set1_ps((float)log(sum));
         for (i = 0; i < nf; i += 8)
-            _mm256_storeu_ps(y + i, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax), lsum));
+            _mm256_storeu_ps(y + i, guarded(_mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax), lsum), guard, c));
         if (nf < n) {
             __m256 d = _mm256_sub_ps(_mm256_maskload_ps(x + nf, tail), vmax);
-            _mm256_maskstore_ps(y + nf, tail, _mm256_sub_ps(d, lsum));
+            _mm256_maskstore_ps(y + nf, tail, guarded(_mm256_sub_ps(d, lsum), guard, c));
         }
         return;
     }
     const __m256 r = _mm256_set1_ps((float)(1.0 / sum));
-    for (i = 0; i < nf; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), r));
-    if (nf < n) _mm256_maskstore_ps(y + nf, tail, _mm256_mul_ps(_mm256_maskload_ps(y + nf, tail), r));
+    for (i = 0; i < nf; i += 8) _mm256_storeu_ps(y + i, guarded(_mm256_mul_ps(_mm256_loadu_ps(y + i), r), guard, c));
+    if (nf < n)
+        _mm256_maskstore_ps(y + nf, tail, guarded(_mm256_mul_ps(_mm256_maskload_ps(y + nf, tail), r), guard, c));
 }
 
-void tc__softmax_f32_avx2(const float *x, float *y, int64_t n, int64_t rows, bool log_out) {
-    for (int64_t r = 0; r < rows; r++) softmax_row(x + r * n, y + r * n, n, log_out);
+void tc__softmax_f32_avx2(const float *x, float *y, int64_t n, int64_t rows, const tc__softmax_opts *o) {
+    for (int64_t r = 0; r < rows; r++) softmax_row(x + r * n, y + r * n, n, o);
 }

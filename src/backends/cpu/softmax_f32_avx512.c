@@ -2,7 +2,8 @@
  * softmax_f32_avx512.c - the AVX-512 Softmax and LogSoftmax microkernel. Per row: the maximum
  * (NaN inputs skipped here; they still turn the whole row into NaN through the sum, as in the
  * reference), then e = exp(x - max) with SLEEF, summed in double, then y = e * (1 / sum) or
- * y = (x - max) - log(sum). 16 floats per step with masked tails.
+ * y = (x - max) - log(sum); with the NaN guard, NaN outputs become the guard's value in the same
+ * store. 16 floats per step with masked tails.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -19,7 +20,14 @@ static inline void add16(__m512d *lo, __m512d *hi, __m512 v) {
     *hi = _mm512_add_pd(*hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
 }
 
-static void softmax_row(const float *x, float *y, int64_t n, bool log_out) {
+/* v with its NaN lanes replaced by c when guard (a loop-invariant branch). */
+static inline __m512 guarded(__m512 v, bool guard, __m512 c) {
+    return guard ? _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), c) : v;
+}
+
+static void softmax_row(const float *x, float *y, int64_t n, const tc__softmax_opts *o) {
+    const bool log_out = o->log_out, guard = o->nan_guard;
+    const __m512 c = _mm512_set1_ps(o->nan_to);
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     __m512 m0 = ninf, m1 = ninf;
     int64_t i = 0;
@@ -45,17 +53,17 @@ static void softmax_row(const float *x, float *y, int64_t n, bool log_out) {
         for (i = 0; i < n; i += 16) {
             __mmask16 m = tail_mask(n - i);
             __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vmax);
-            _mm512_mask_storeu_ps(y + i, m, _mm512_sub_ps(d, lsum));
+            _mm512_mask_storeu_ps(y + i, m, guarded(_mm512_sub_ps(d, lsum), guard, c));
         }
         return;
     }
     const __m512 r = _mm512_set1_ps((float)(1.0 / sum));
     for (i = 0; i < n; i += 16) {
         __mmask16 m = tail_mask(n - i);
-        _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + i), r));
+        _mm512_mask_storeu_ps(y + i, m, guarded(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + i), r), guard, c));
     }
 }
 
-void tc__softmax_f32_avx512(const float *x, float *y, int64_t n, int64_t rows, bool log_out) {
-    for (int64_t r = 0; r < rows; r++) softmax_row(x + r * n, y + r * n, n, log_out);
+void tc__softmax_f32_avx512(const float *x, float *y, int64_t n, int64_t rows, const tc__softmax_opts *o) {
+    for (int64_t r = 0; r < rows; r++) softmax_row(x + r * n, y + r * n, n, o);
 }

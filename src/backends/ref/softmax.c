@@ -4,13 +4,15 @@
  * From opset 13 the op normalises along one axis (default -1). Before opset 13
  * the input is viewed as a 2-D matrix [prod(dims[:axis]), prod(dims[axis:])]
  * (default axis 1) and each row is normalised. Both become "outer x n x inner"
- * walks here. Sums are in double and the maximum is subtracted first.
+ * walks here. Sums are in double and the maximum is subtracted first. A step with the
+ * attribute TC__ATTR_NAN_TO (a fused Where(IsNaN(y), c, y)) writes c for every NaN output.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "backends/ref/numeric.h"
 #include "backends/ref/ref.h"
+#include "core/epilogue.h"
 
 static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
     tc_status st = tc__ref_check_io(ctx, 1, 0, ctx->n_in >= 1 && ctx->in[0] ? ctx->in[0]->dtype : TC_DTYPE_UNDEFINED,
@@ -37,7 +39,8 @@ static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
     if (outer == 0 || n == 0 || inner == 0) return TC_STATUS_OK;
     double *buf = tc__kernel_alloc(ctx, (size_t)n * sizeof *buf);
     if (buf == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for a row of %lld", (long long)n);
-    bool f32 = x->dtype == TC_DTYPE_FLOAT32;
+    const bool f32 = x->dtype == TC_DTYPE_FLOAT32, guard = tc__attr_has(ctx->attrs, TC__ATTR_NAN_TO);
+    const double nan_to = guard ? (double)tc__attr_float(ctx->attrs, TC__ATTR_NAN_TO, 0.0f) : 0.0;
     const float *xs = x->data;
     float *ys = y->data;
     for (int64_t o = 0; o < outer; o++) {
@@ -55,6 +58,7 @@ static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
             double lsum = log(sum);
             for (int64_t k = 0; k < n; k++) {
                 double v = log_out ? buf[k] - mx - lsum : exp(buf[k] - mx) / sum;
+                if (guard && v != v) v = nan_to;
                 int64_t idx = base + k * inner;
                 if (f32) ys[idx] = (float)v;
                 else tc__tensor_set_f64(y, idx, v);
