@@ -253,6 +253,9 @@ enum {
      * outputs), is written once as their image; the residual readers then add its quantized values */
     TC_PASS_INT8_RESIDUAL_IMAGE = 1u << 11,
     TC_PASS_FUSE_NAN_GUARD = 1u << 12, /* Softmax -> Where(IsNaN(s), c, s): one Softmax that writes c for NaN */
+    /* A MatMul of two computed operands (attention) reads its Transpose and scalar Mul inputs through strides and a
+     * scale, and writes through its output's Transpose */
+    TC_PASS_FUSE_MATMUL_VIEWS = 1u << 13,
 };
 
 typedef struct tc_engine tc_engine;

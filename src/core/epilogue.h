@@ -50,10 +50,6 @@ static inline float tc__fake_quant(float x, float scale, float qmin) {
     return (q + 0.0f) * scale; /* + 0: a code is never -0 */
 }
 
-/* Float attribute of a Softmax (pass fuse_nan_guard): every NaN output becomes this value, as the fused
- * Where(IsNaN(y), value, y) that follows the attention Softmax of exported transformers. */
-#define TC__ATTR_NAN_TO "tc.nan_to"
-
 /* Name of an activation ("Relu", "Clip", ...), as used in fused-op descriptions. */
 const char *tc__act_name(tc__act act);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/fused_attr.h"
 #include "graph/op_schema.h"
 
 /* Fails when inputs ia and ib both have known, different dtypes. */
@@ -33,17 +34,34 @@ static tc__dim dim_merge(tc__dim a, tc__dim b) {
     return a.sym >= 0 ? a : b;
 }
 
+/* The shape of a MatMul operand seen through the view attribute `name` (fused_attr.h) into *view. */
+static tc_status view_shape(tc__infer_ctx *ctx, const tc__shape *s, const char *name, tc__shape *view) {
+    int64_t perm[TC_MAX_RANK];
+    const int r = tc__mm_perm(ctx->attrs, name, s->rank, perm);
+    if (r < 0)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute %s is not a permutation of %d dims", name,
+                        (int)s->rank);
+    view->rank = s->rank;
+    for (int32_t i = 0; i < s->rank; i++) view->dims[i] = s->dims[perm[i]];
+    return TC_STATUS_OK;
+}
+
 tc_status tc__infer_MatMul(tc__infer_ctx *ctx) {
     tc_status st = tc__infer_check_arity(ctx, 2, 2, 1);
     if (st != TC_STATUS_OK) return st;
-    const tc__vinfo *a = ctx->in[0], *b = ctx->in[1];
     if ((st = check_dtype_same(ctx, 0, 1)) != TC_STATUS_OK) return st;
-    ctx->out[0].dtype = a->dtype != TC_DTYPE_UNDEFINED ? a->dtype : b->dtype;
+    ctx->out[0].dtype = ctx->in[0]->dtype != TC_DTYPE_UNDEFINED ? ctx->in[0]->dtype : ctx->in[1]->dtype;
     tc__shape *out = &ctx->out[0].shape;
-    if (a->shape.rank < 0 || b->shape.rank < 0) {
+    if (ctx->in[0]->shape.rank < 0 || ctx->in[1]->shape.rank < 0) {
         out->rank = TC__RANK_UNKNOWN;
         return TC_STATUS_OK;
     }
+    /* Operands and result as the product sees them (the view attributes of fuse_matmul_views). */
+    tc__vinfo va = *ctx->in[0], vb = *ctx->in[1];
+    const tc__vinfo *a = &va, *b = &vb;
+    if ((st = view_shape(ctx, &ctx->in[0]->shape, TC__ATTR_MM_A_PERM, &va.shape)) != TC_STATUS_OK ||
+        (st = view_shape(ctx, &ctx->in[1]->shape, TC__ATTR_MM_B_PERM, &vb.shape)) != TC_STATUS_OK)
+        return st;
     int32_t ra = a->shape.rank, rb = b->shape.rank;
     if (ra < 1 || rb < 1)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "inputs have ranks %d and %d; MatMul needs rank >= 1",
@@ -65,6 +83,13 @@ tc_status tc__infer_MatMul(tc__infer_ctx *ctx) {
     for (int32_t i = 0; i < batch.rank; i++) out->dims[k++] = batch.dims[i];
     if (ra > 1) out->dims[k++] = a->shape.dims[ra - 2];
     if (rb > 1) out->dims[k++] = b->shape.dims[rb - 1];
+    /* Written through the output view: dim i of Y is dim perm[i] of the product. */
+    const tc__shape product = *out;
+    int64_t perm[TC_MAX_RANK];
+    if (tc__mm_perm(ctx->attrs, TC__ATTR_MM_Y_PERM, r, perm) < 0)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute %s is not a permutation of %d dims",
+                        TC__ATTR_MM_Y_PERM, (int)r);
+    for (int32_t i = 0; i < r; i++) out->dims[i] = product.dims[perm[i]];
     return TC_STATUS_OK;
 }
 

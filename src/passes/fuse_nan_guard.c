@@ -6,7 +6,7 @@
  * in the store that writes y (a row of -inf scores, fully masked, is NaN and becomes c).
  * s must be read only by the IsNaN and the Where, n only by the Where, and y must have s's shape.
  */
-#include "core/epilogue.h"
+#include "core/fused_attr.h"
 #include "passes/passes.h"
 #include "passes/pattern.h"
 

@@ -2,7 +2,7 @@
  * test_cpu_gemm_tactics.c - the GEMM-based tactics (MatMul, Gemm, Conv as GEMM; every ISA this CPU
  * has and, for AVX-512 MatMul and Gemm, both microkernel tiles, 14x32 and 8x48; called directly)
  * against the reference kernels plus tc__ref_apply_epilogue: batching and broadcasting, 1-D
- * operands, transposes, alpha/beta and every C shape, convolutions with pads, strides, dilations,
+ * operands, transposes, alpha/beta and every C shape, MatMul views (permuted operands and output, alpha), convolutions with pads, strides, dilations,
  * groups and auto_pad, fused biases, residuals and activations; packing is a permutation of the
  * same size; scratch exactly as announced; 1 and 2 threads give identical bits; supports() rejects
  * what the tactics cannot do; the registry's order.
@@ -21,6 +21,7 @@
 
 #include "backends/cpu/gemm.h"
 #include "core/cpu.h"
+#include "core/fused_attr.h"
 #include "dense_test_util.h"
 #include "tactics/tactic.h"
 
@@ -355,6 +356,94 @@ static void test_matmul_rejects(void **state) {
     tc__tensor_free(&a64);
 }
 
+/* ---- MatMul views (fuse_matmul_views) ---------------------------------------------------- */
+
+/* Operands read through permutations, the output written through one, the product scaled (fused_attr.h):
+ * attention's Q.K^T and P.V shapes, odd and prime sizes, a broadcast batch, A read column-strided, and
+ * every epilogue term with an output view (the residual has Y's shape, read where C is written). */
+static void test_matmul_views(void **state) {
+    pthreadpool_t pool = *state;
+    dtu_rng r = {0x71e3u};
+    static const struct {
+        int ra, rb, ry;
+        int64_t a[4], b[4];
+        int64_t pa[4], pb[4], py[4]; /* pa[0] < 0: no view */
+        float alpha;                 /* 0: none */
+    } kCases[] = {
+        {4, 4, 4, {1, 9, 3, 8}, {1, 11, 3, 8}, {0, 2, 1, 3}, {0, 2, 3, 1}, {-1}, 0.125f}, /* Q.K^T, scaled */
+        {4, 4, 4, {1, 3, 9, 11}, {1, 11, 3, 8}, {-1}, {0, 2, 1, 3}, {0, 2, 1, 3}, 0.0f}, /* P.V into [1,9,3,8] */
+        {3, 2, 3, {5, 17, 2}, {7, 2}, {1, 0, 2}, {1, 0}, {1, 0, 2}, -1.5f},
+        {3, 3, 3, {13, 2, 6}, {1, 6, 5}, {1, 0, 2}, {-1}, {-1}, 0.0f}, /* B broadcast over A's view batch */
+        {2, 2, 2, {6, 7}, {6, 19}, {1, 0}, {-1}, {-1}, 2.0f},          /* A(i, p) column-strided */
+        {4, 4, 4, {2, 31, 1, 16}, {2, 1, 31, 16}, {0, 2, 1, 3}, {0, 1, 3, 2}, {0, 2, 1, 3}, 0.5f},
+    };
+    for (size_t i = 0; i < sizeof kCases / sizeof kCases[0]; i++) {
+        tc__attr attrs[4];
+        int na = 0;
+        if (kCases[i].pa[0] >= 0) attrs[na++] = dtu_attr_ints(TC__ATTR_MM_A_PERM, kCases[i].pa, (size_t)kCases[i].ra);
+        if (kCases[i].pb[0] >= 0) attrs[na++] = dtu_attr_ints(TC__ATTR_MM_B_PERM, kCases[i].pb, (size_t)kCases[i].rb);
+        if (kCases[i].py[0] >= 0) attrs[na++] = dtu_attr_ints(TC__ATTR_MM_Y_PERM, kCases[i].py, (size_t)kCases[i].ry);
+        if (kCases[i].alpha != 0.0f) attrs[na++] = dtu_attr_float(TC__ATTR_MM_ALPHA, kCases[i].alpha);
+        tc__tensor a = rnd(&r, kCases[i].ra, kCases[i].a), b = rnd(&r, kCases[i].rb, kCases[i].b);
+        tc__tensor y[1];
+        const tc__tensor *in[2] = {&a, &b};
+        dtu_run_ok(DTU_OP(MatMul), 13, attrs, na, 2, in, 1, y);
+        assert_int_equal(y[0].rank, kCases[i].ry);
+        int64_t last = y[0].dims[y[0].rank - 1];
+        tc__tensor bias = rnd(&r, 1, &last), res = rnd(&r, y[0].rank, y[0].dims);
+        const int64_t k = kCases[i].pa[0] >= 0 ? kCases[i].a[kCases[i].pa[kCases[i].ra - 1]] : kCases[i].a[kCases[i].ra - 1];
+        for (int variant = 0; variant < 2; variant++) {
+            tcase c = {.op = "MatMul",
+                       .attrs = attrs,
+                       .n_attrs = na,
+                       .n_in = 2,
+                       .in = {&a, &b},
+                       .in_const = {false, false},
+                       .epi = make_epi(variant ? TC__ACT_GELU_ERF : TC__ACT_NONE, variant == 1, variant == 1, 2),
+                       .bias = variant ? &bias : NULL,
+                       .residual = variant ? &res : NULL,
+                       .k = (size_t)k};
+            check_family(kMatMulDyn, &c, pool);
+        }
+        tc__tensor_free(&y[0]);
+        tc__tensor_free(&bias);
+        tc__tensor_free(&res);
+        tc__tensor_free(&a);
+        tc__tensor_free(&b);
+    }
+}
+
+/* Views the fast tactics cannot take: an output view that moves the last dim (the microkernels store
+ * contiguous columns), a perm that is not one, a view of a constant (build-time packed) B. The reference
+ * still computes the first. */
+static void test_matmul_views_rejects(void **state) {
+    (void)state;
+    dtu_rng r = {0x71e4u};
+    int64_t ad[3] = {2, 4, 8}, bd[3] = {2, 8, 5}, yd[3] = {2, 5, 4}, ydn[3] = {2, 4, 5};
+    tc__tensor a = rnd(&r, 3, ad), b = rnd(&r, 3, bd), y = dtu_tensor(TC_DTYPE_FLOAT32, 3, yd);
+    tc__tensor yn = dtu_tensor(TC_DTYPE_FLOAT32, 3, ydn);
+    const int64_t moves_last[3] = {0, 2, 1}, dup[3] = {0, 0, 2}, swap_b[3] = {0, 1, 2};
+    tc__attr at = dtu_attr_ints(TC__ATTR_MM_Y_PERM, moves_last, 3);
+    tcase c = {.op = "MatMul", .attrs = &at, .n_attrs = 1, .n_in = 2, .in = {&a, &b}, .in_const = {false, false},
+               .epi = tc__epilogue_none()};
+    for (int i = 0; kMatMulDyn[i] != NULL; i++) assert_false(supported_by(kMatMulDyn[i], &c, &y));
+    tc__tensor want[1];
+    const tc__tensor *in[2] = {&a, &b};
+    dtu_run_ok(DTU_OP(MatMul), 13, &at, 1, 2, in, 1, want);
+    assert_int_equal(want[0].dims[1], 5);
+    tc__tensor_free(&want[0]);
+    at = dtu_attr_ints(TC__ATTR_MM_A_PERM, dup, 3);
+    for (int i = 0; kMatMulDyn[i] != NULL; i++) assert_false(supported_by(kMatMulDyn[i], &c, &yn));
+    at = dtu_attr_ints(TC__ATTR_MM_B_PERM, swap_b, 3);
+    c.in_const[1] = true;
+    assert_true(supported_by(&tc__tactic_matmul_dyn_f32_scalar, &c, &yn));
+    assert_false(supported_by(&tc__tactic_matmul_f32_scalar, &c, &yn));
+    tc__tensor_free(&a);
+    tc__tensor_free(&b);
+    tc__tensor_free(&y);
+    tc__tensor_free(&yn);
+}
+
 /* ---- Gemm -------------------------------------------------------------------------------- */
 
 static void test_gemm(void **state) {
@@ -604,7 +693,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry),       cmocka_unit_test(test_matmul_2d),
         cmocka_unit_test(test_matmul_large_k), cmocka_unit_test(test_matmul_batched),
-        cmocka_unit_test(test_matmul_rejects), cmocka_unit_test(test_gemm),
+        cmocka_unit_test(test_matmul_rejects), cmocka_unit_test(test_matmul_views),
+        cmocka_unit_test(test_matmul_views_rejects), cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_gemm_rejects),   cmocka_unit_test(test_conv_1x1),
         cmocka_unit_test(test_conv_im2col),    cmocka_unit_test(test_conv_rejects),
     };

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "core/fused_attr.h"
 #include "dense_test_util.h"
 
 #define SYM_BATCH 0
@@ -221,6 +222,33 @@ static void test_matmul_symbolic(void **state) {
     infer_fails(tc__infer_MatMul, 13, NULL, 0, 2, in7, TC_STATUS_INVALID_ARGUMENT, "768 vs 512");
 }
 
+/* The views of fuse_matmul_views: q, k, v as [b, s, 12, 64] read through perms, the output written through
+ * one; bad perms (not a permutation, the wrong length, on a 1-D operand) are refused with the attribute named. */
+static void test_matmul_views(void **state) {
+    (void)state;
+    tc__vinfo q = vi(TC_DTYPE_FLOAT32, 4, (tc__dim[]){SYM(SYM_BATCH), SYM(SYM_SEQ), KNOWN(12), KNOWN(64)});
+    const tc__vinfo *in[2] = {&q, &q};
+    const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1}, dup[4] = {0, 2, 2, 3}, p10[2] = {1, 0};
+    tc__attr at[3] = {dtu_attr_ints(TC__ATTR_MM_A_PERM, p0213, 4), dtu_attr_ints(TC__ATTR_MM_B_PERM, p0231, 4),
+                      dtu_attr_float(TC__ATTR_MM_ALPHA, 0.125f)};
+    tc__vinfo out;
+    infer_ok(tc__infer_MatMul, 13, at, 3, 2, in, 1, &out); /* scores [b, 12, s, s] */
+    assert_dims(&out.shape, 4, (tc__dim[]){SYM(SYM_BATCH), KNOWN(12), SYM(SYM_SEQ), SYM(SYM_SEQ)});
+    tc__vinfo p = vi(TC_DTYPE_FLOAT32, 4, (tc__dim[]){SYM(SYM_BATCH), KNOWN(12), SYM(SYM_SEQ), SYM(SYM_SEQ)});
+    const tc__vinfo *in2[2] = {&p, &q};
+    tc__attr at2[2] = {dtu_attr_ints(TC__ATTR_MM_B_PERM, p0213, 4), dtu_attr_ints(TC__ATTR_MM_Y_PERM, p0213, 4)};
+    infer_ok(tc__infer_MatMul, 13, at2, 2, 2, in2, 1, &out); /* context written back as [b, s, 12, 64] */
+    assert_dims(&out.shape, 4, (tc__dim[]){SYM(SYM_BATCH), SYM(SYM_SEQ), KNOWN(12), KNOWN(64)});
+    at[0] = dtu_attr_ints(TC__ATTR_MM_A_PERM, dup, 4);
+    infer_fails(tc__infer_MatMul, 13, at, 1, 2, in, TC_STATUS_INVALID_ARGUMENT, TC__ATTR_MM_A_PERM);
+    at2[1] = dtu_attr_ints(TC__ATTR_MM_Y_PERM, p10, 2);
+    infer_fails(tc__infer_MatMul, 13, at2, 2, 2, in2, TC_STATUS_INVALID_ARGUMENT, TC__ATTR_MM_Y_PERM);
+    tc__vinfo v1 = vi(TC_DTYPE_FLOAT32, 1, (tc__dim[]){KNOWN(64)});
+    const tc__vinfo *in3[2] = {&q, &v1};
+    tc__attr at3 = dtu_attr_ints(TC__ATTR_MM_B_PERM, p10, 1);
+    infer_fails(tc__infer_MatMul, 13, &at3, 1, 2, in3, TC_STATUS_INVALID_ARGUMENT, TC__ATTR_MM_B_PERM);
+}
+
 static void test_gemm_symbolic(void **state) {
     (void)state;
     tc__vinfo a = vi(TC_DTYPE_FLOAT32, 2, (tc__dim[]){SYM(SYM_BATCH), KNOWN(2048)});
@@ -341,7 +369,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_symbolic_batch),  cmocka_unit_test(test_conv_auto_pad_same),
         cmocka_unit_test(test_conv_unknown_and_invalid), cmocka_unit_test(test_pools_symbolic),
-        cmocka_unit_test(test_matmul_symbolic),      cmocka_unit_test(test_gemm_symbolic),
+        cmocka_unit_test(test_matmul_symbolic),      cmocka_unit_test(test_matmul_views),
+        cmocka_unit_test(test_gemm_symbolic),
         cmocka_unit_test(test_batchnorm_symbolic),   cmocka_unit_test(test_resize_symbolic),
         cmocka_unit_test(test_pad_symbolic),
     };

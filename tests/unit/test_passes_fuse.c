@@ -1,5 +1,6 @@
 /* test_passes_fuse.c - the fusion passes: fuse_gelu (exporter variants of the Erf GELU),
- * fuse_nan_guard (the Softmax's Where(IsNaN) guard, on rows that are NaN and rows that are not), fuse_matmul_bias, fuse_residual and fuse_activation (every activation kind, SiLU, a QDQ model's
+ * fuse_nan_guard (the Softmax's Where(IsNaN) guard, on rows that are NaN and rows that are not),
+ * fuse_matmul_views (attention's Transposes and scale Muls around its MatMuls), fuse_matmul_bias, fuse_residual and fuse_activation (every activation kind, SiLU, a QDQ model's
  * QuantizeLinear -> DequantizeLinear pair) and fold_qdq (a quantized layer takes the pair's scale and
  * zero point), each with the cases where the pattern must not fire. */
 #include <setjmp.h>
@@ -9,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "core/fused_attr.h"
 #include "pass_test_util.h"
 
 /* ---- fuse_gelu ------------------------------------------------------------------------- */
@@ -176,6 +178,79 @@ static void test_nan_guard(void **state) {
         g = nan_guard_graph(variant);
         assert_int_equal(ptu_apply(g, tc__pass_fuse_nan_guard), 0); /* (some outputs hold NaN: no checked run) */
         assert_int_equal(ptu_count(g, "Where"), 1);
+        tc__graph_destroy(g);
+    }
+}
+
+/* ---- fuse_matmul_views ----------------------------------------------------------------- */
+
+/* Attention as exporters write it: q, k, v [b, s, h, d] -> Transpose -> Mul(scale) -> MatMul -> Softmax ->
+ * MatMul(., Transpose(v)) -> Transpose -> Reshape. variant 0: that; 1: the transposed q read elsewhere too;
+ * 2: the output Transpose moves the last dim; 3: K a constant (a weight MatMul: left alone); 4: Mul by a
+ * vector, not a scalar. */
+static tc__graph *attention_graph(int variant) {
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "q", TC_DTYPE_FLOAT32, "1x5x3x4");
+    if (variant == 3) ptu_init(g, "k", "1x5x3x4", 7);
+    else ptu_input(g, "k", TC_DTYPE_FLOAT32, "1x5x3x4");
+    ptu_input(g, "v", TC_DTYPE_FLOAT32, "1x5x3x4");
+    ptu_scalar(g, "c", 0.7071);
+    if (variant == 4) ptu_init_f(g, "cv", "4", (const double[]){0.5, 0.25, 2.0, 1.0});
+    ptu_init_i64(g, "shape", "3", (const double[]){1, 5, 12});
+    int32_t t;
+    t = ptu_node(g, "Transpose", "q", "qt");
+    ptu_attr_ints(g, t, "perm", 4, (const int64_t[]){0, 2, 1, 3});
+    t = ptu_node(g, "Transpose", "k", "kt");
+    ptu_attr_ints(g, t, "perm", 4, (const int64_t[]){0, 2, 3, 1});
+    t = ptu_node(g, "Transpose", "v", "vt");
+    ptu_attr_ints(g, t, "perm", 4, (const int64_t[]){0, 2, 1, 3});
+    ptu_node(g, "Mul", variant == 4 ? "qt,cv" : "qt,c", "qs");
+    ptu_node(g, "Mul", "c,kt", "ks");
+    ptu_node(g, "MatMul", "qs,ks", "scores");
+    ptu_node(g, "Softmax", "scores", "p");
+    ptu_node(g, "MatMul", "p,vt", "o");
+    t = ptu_node(g, "Transpose", "o", "ot");
+    ptu_attr_ints(g, t, "perm", 4, variant == 2 ? (const int64_t[]){0, 2, 3, 1} : (const int64_t[]){0, 2, 1, 3});
+    ptu_node(g, "Reshape", "ot,shape", "y");
+    ptu_output(g, "y");
+    if (variant == 1) {
+        ptu_node(g, "Relu", "qt", "qr");
+        ptu_output(g, "qr");
+    }
+    ptu_finish(g);
+    return g;
+}
+
+static void test_matmul_views(void **state) {
+    (void)state;
+    tc__graph *g = attention_graph(0);
+    assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_matmul_views), 6); /* 3 Transposes and 2 Muls in, 1 out */
+    assert_int_equal(ptu_count(g, "Transpose"), 0);
+    assert_int_equal(ptu_count(g, "Mul"), 0);
+    const tc__node *s = ptu_producer(g, "scores"), *o = ptu_producer(g, "ot");
+    assert_string_equal(ptu_in_name(g, s, 0), "q");
+    assert_string_equal(ptu_in_name(g, s, 1), "k");
+    assert_float_equal(tc__attr_float(&s->attrs, TC__ATTR_MM_ALPHA, 0.0f), 0.7071f * 0.7071f, 1e-7);
+    const int64_t *p;
+    assert_int_equal(tc__attr_ints(&s->attrs, TC__ATTR_MM_B_PERM, &p), 4);
+    assert_true(p[0] == 0 && p[1] == 2 && p[2] == 3 && p[3] == 1);
+    assert_string_equal(o->op_type, "MatMul");
+    assert_string_equal(ptu_in_name(g, o, 1), "v");
+    assert_int_equal(tc__attr_ints(&o->attrs, TC__ATTR_MM_Y_PERM, &p), 4);
+    assert_false(tc__attr_has(&o->attrs, TC__ATTR_MM_A_PERM) || tc__attr_has(&o->attrs, TC__ATTR_MM_ALPHA));
+    assert_int_equal(ptu_apply(g, tc__pass_fuse_matmul_views), 0); /* once */
+    tc__graph_destroy(g);
+    /* q's Transpose read elsewhere: stays, its Mul still goes; the output Transpose moving the last dim stays;
+     * a constant K: nothing on that MatMul (its operand is a known constant); a vector Mul stays, and so does
+     * the Transpose behind it. */
+    static const struct {
+        int transposes, muls, changes;
+    } kLeft[5] = {{0}, {1, 0, 5}, {1, 0, 5}, {2, 2, 2}, {1, 1, 4}};
+    for (int variant = 1; variant <= 4; variant++) {
+        g = attention_graph(variant);
+        assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_matmul_views), kLeft[variant].changes);
+        assert_int_equal(ptu_count(g, "Transpose"), kLeft[variant].transposes);
+        assert_int_equal(ptu_count(g, "Mul"), kLeft[variant].muls);
         tc__graph_destroy(g);
     }
 }
@@ -540,6 +615,7 @@ int main(void) {
         cmocka_unit_test(test_gelu_variants),
         cmocka_unit_test(test_gelu_negative),
         cmocka_unit_test(test_nan_guard),
+        cmocka_unit_test(test_matmul_views),
         cmocka_unit_test(test_matmul_bias),
         cmocka_unit_test(test_matmul_bias_negative),
         cmocka_unit_test(test_residual_conv_and_matmul),

@@ -8,6 +8,7 @@
 #include "backends/cpu/gemm_tactics.h"
 #include "backends/cpu/vact_f32.h"
 #include "backends/ref/window.h"
+#include "core/fused_attr.h"
 
 #define LOWP_MAX_EXTENT ((int64_t)1 << 24)
 
@@ -70,7 +71,7 @@ bool tc__lowp_shape_of(const tc__step_desc *d, tc__lowp_shape *s) {
     memset(s, 0, sizeof *s);
     if (d->n_in < 2 || d->n_out < 1 || d->in[0] == NULL || d->in[1] == NULL || d->out[0] == NULL) return false;
     if (strcmp(d->op_type, "Conv") == 0) return d->n_in <= 3 && lp_conv(d, false, s);
-    if (strcmp(d->op_type, "MatMul") == 0) return d->n_in == 2 && lp_dense(d, false, s);
+    if (strcmp(d->op_type, "MatMul") == 0) return d->n_in == 2 && !tc__mm_has_views(d->attrs) && lp_dense(d, false, s);
     if (strcmp(d->op_type, "Gemm") == 0) return d->n_in <= 3 && lp_dense(d, true, s);
     return false;
 }

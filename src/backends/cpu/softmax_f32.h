@@ -7,7 +7,7 @@
 #ifndef TC_BACKENDS_CPU_SOFTMAX_F32_H
 #define TC_BACKENDS_CPU_SOFTMAX_F32_H
 
-#include "core/epilogue.h"
+#include "core/fused_attr.h"
 #include "tactics/tactic.h"
 
 /* What a microkernel computes: Softmax (log_out false) or LogSoftmax; with nan_guard every NaN output

@@ -1,7 +1,7 @@
 /*
  * matmul_gemm.c - reference MatMul (NumPy matmul: 1-D promotion, batch
- * broadcasting; float and integer types) and Gemm (transA/transB, alpha, beta,
- * C broadcast to [M, N]). Floats are computed in double with an i,k,j loop
+ * broadcasting; float and integer types; the views and scale of fuse_matmul_views) and Gemm
+ * (transA/transB, alpha, beta, C broadcast to [M, N]). Floats are computed in double with an i,k,j loop
  * that accumulates one output row at a time; integers in 64-bit with
  * wrap-around, then narrowed like a C cast.
  */
@@ -9,6 +9,7 @@
 
 #include "backends/ref/dense_util.h"
 #include "backends/ref/ref.h"
+#include "core/fused_attr.h"
 
 /* c[M x N] = a[M x K] * b[K x N], all row-major and contiguous. */
 static void matmul_f64(const double *a, const double *b, double *c, int64_t m, int64_t k, int64_t n) {
@@ -95,6 +96,49 @@ static tc_status matmul_geometry(const tc__kernel_ctx *ctx, const tc__tensor *a,
     return TC_STATUS_OK;
 }
 
+/* dst (contiguous) = Transpose(src, perm), src contiguous with dims sd; 8-byte elements (doubles or uint64). */
+static void permute8(const uint64_t *src, const int64_t *sd, int32_t rank, const int64_t *perm, uint64_t *dst) {
+    int64_t sstr[TC_MAX_RANK], dd[TC_MAX_RANK], idx[TC_MAX_RANK] = {0}, total = 1;
+    for (int32_t i = rank - 1; i >= 0; i--) {
+        sstr[i] = total;
+        total *= sd[i];
+    }
+    for (int32_t i = 0; i < rank; i++) dd[i] = sd[perm[i]];
+    for (int64_t o = 0; o < total; o++) {
+        int64_t off = 0;
+        for (int32_t i = 0; i < rank; i++) off += idx[i] * sstr[perm[i]];
+        dst[o] = src[off];
+        for (int32_t i = rank - 1; i >= 0; i--) {
+            if (++idx[i] < dd[i]) break;
+            idx[i] = 0;
+        }
+    }
+}
+
+/* Reads view attribute `name` for t; view (a copy of t's header) gets t's dims permuted. */
+static tc_status view_of(const tc__kernel_ctx *ctx, const char *name, const tc__tensor *t, int64_t *perm, int *has,
+                         tc__tensor *view) {
+    *has = tc__mm_perm(ctx->attrs, name, t->rank, perm);
+    if (*has < 0)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute %s is not a permutation of %d dims", name,
+                        (int)t->rank);
+    for (int32_t i = 0; i < t->rank; i++) view->dims[i] = t->dims[perm[i]];
+    return TC_STATUS_OK;
+}
+
+/* Loads t (n elements) as doubles (floats) or uint64 (integers), through perm when has. tmp holds n elements. */
+static void load_view(const tc__tensor *t, int64_t n, bool is_float, int has, const int64_t *perm, void *dst,
+                      void *tmp) {
+    void *raw = has ? tmp : dst;
+    if (is_float) tc__ref_load_f64(t, 0, n, raw);
+    else load_u64(t, n, raw);
+    if (has) permute8(raw, t->dims, t->rank, perm, dst);
+}
+
+/*
+ * MatMul, also with the views and scale of fuse_matmul_views (fused_attr.h): A and B are read through
+ * their permutations, the product is scaled by alpha (floats) and written through Y's permutation.
+ */
 tc_status tc__ref_MatMul(const tc__kernel_ctx *ctx) {
     if (ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1] || ctx->n_out < 1 || !ctx->out[0])
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects inputs A, B and output Y");
@@ -105,28 +149,45 @@ tc_status tc__ref_MatMul(const tc__kernel_ctx *ctx) {
     if (b->dtype != a->dtype || y->dtype != a->dtype)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "B and Y must have the data type of A (%s)",
                         tc_dtype_name(a->dtype));
+    const bool scaled = tc__attr_has(ctx->attrs, TC__ATTR_MM_ALPHA);
+    const double alpha = (double)tc__attr_float(ctx->attrs, TC__ATTR_MM_ALPHA, 1.0f);
+    if (scaled && !is_float)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute %s on an integer MatMul", TC__ATTR_MM_ALPHA);
+    int64_t pa[TC_MAX_RANK], pb[TC_MAX_RANK], py[TC_MAX_RANK];
+    int ha, hb, hy;
+    tc__tensor va = *a, vb = *b, vy = *y; /* the operands and product as the product sees them */
+    tc_status st = view_of(ctx, TC__ATTR_MM_A_PERM, a, pa, &ha, &va);
+    if (st) return st;
+    if ((st = view_of(ctx, TC__ATTR_MM_B_PERM, b, pb, &hb, &vb)) != TC_STATUS_OK) return st;
+    hy = tc__mm_perm(ctx->attrs, TC__ATTR_MM_Y_PERM, y->rank, py);
+    if (hy < 0)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute %s is not a permutation of %d dims",
+                        TC__ATTR_MM_Y_PERM, (int)y->rank);
+    /* dim perm[i] of the product is dim i of Y */
+    for (int32_t i = 0; i < y->rank; i++) vy.dims[py[i]] = y->dims[i];
     matmul_geom g;
-    tc_status st = matmul_geometry(ctx, a, b, y, &g);
-    if (st != TC_STATUS_OK) return st;
-    const int64_t an = tc__tensor_numel(a), bn = tc__tensor_numel(b);
+    if ((st = matmul_geometry(ctx, &va, &vb, &vy, &g)) != TC_STATUS_OK) return st;
+    const int64_t an = tc__tensor_numel(a), bn = tc__tensor_numel(b), yn = tc__tensor_numel(y);
     const int64_t amat = g.m * g.k, bmat = g.k * g.n, ymat = g.m * g.n;
-    if (an < 0 || bn < 0) return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "invalid input sizes");
+    if (an < 0 || bn < 0 || yn < 0) return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "invalid input sizes");
 
-    /* Both paths use 8-byte elements: double for floats, uint64 for integers. */
-    void *ad = tc__ref_alloc_f64(ctx, an), *bd = tc__ref_alloc_f64(ctx, bn), *yd = tc__ref_alloc_f64(ctx, ymat);
-    if (!ad || !bd || !yd) {
+    /* Every path uses 8-byte elements: double for floats, uint64 for integers. With an output view the whole
+     * product is kept (yd) and permuted into Y at the end; tmp serves the permutations. */
+    int64_t tmp_n = 1;
+    if (ha && an > tmp_n) tmp_n = an;
+    if (hb && bn > tmp_n) tmp_n = bn;
+    if (hy && yn > tmp_n) tmp_n = yn;
+    void *ad = tc__ref_alloc_f64(ctx, an), *bd = tc__ref_alloc_f64(ctx, bn);
+    void *yd = tc__ref_alloc_f64(ctx, hy ? tmp_n : ymat), *tmp = tc__ref_alloc_f64(ctx, tmp_n);
+    if (!ad || !bd || !yd || !tmp) {
+        tc__kernel_free(ctx, tmp);
         tc__kernel_free(ctx, yd);
         tc__kernel_free(ctx, bd);
         tc__kernel_free(ctx, ad);
         return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for MatMul work buffers");
     }
-    if (is_float) {
-        tc__ref_load_f64(a, 0, an, ad);
-        tc__ref_load_f64(b, 0, bn, bd);
-    } else {
-        load_u64(a, an, ad);
-        load_u64(b, bn, bd);
-    }
+    load_view(a, an, is_float, ha, pa, ad, tmp);
+    load_view(b, bn, is_float, hb, pb, bd, tmp);
     int64_t idx[TC_MAX_RANK] = {0};
     for (int64_t t = 0; t < g.n_batch; t++) {
         int64_t ai = 0, bi = 0;
@@ -135,17 +196,29 @@ tc_status tc__ref_MatMul(const tc__kernel_ctx *ctx) {
             bi += idx[i] * g.bstr[i];
         }
         if (is_float) {
-            matmul_f64((const double *)ad + ai * amat, (const double *)bd + bi * bmat, yd, g.m, g.k, g.n);
-            tc__ref_store_f64(y, t * ymat, ymat, yd);
+            double *out = hy ? (double *)yd + t * ymat : yd;
+            matmul_f64((const double *)ad + ai * amat, (const double *)bd + bi * bmat, out, g.m, g.k, g.n);
+            if (scaled)
+                for (int64_t i = 0; i < ymat; i++) out[i] *= alpha;
+            if (!hy) tc__ref_store_f64(y, t * ymat, ymat, out);
         } else {
-            matmul_u64((const uint64_t *)ad + ai * amat, (const uint64_t *)bd + bi * bmat, yd, g.m, g.k, g.n);
-            for (int64_t i = 0; i < ymat; i++) tc__tensor_set_i64(y, t * ymat + i, (int64_t)((uint64_t *)yd)[i]);
+            uint64_t *out = hy ? (uint64_t *)yd + t * ymat : yd;
+            matmul_u64((const uint64_t *)ad + ai * amat, (const uint64_t *)bd + bi * bmat, out, g.m, g.k, g.n);
+            if (!hy)
+                for (int64_t i = 0; i < ymat; i++) tc__tensor_set_i64(y, t * ymat + i, (int64_t)out[i]);
         }
         for (int i = g.nb - 1; i >= 0; i--) {
             if (++idx[i] < g.batch[i]) break;
             idx[i] = 0;
         }
     }
+    if (hy) { /* Y = Transpose(product, perm) */
+        permute8(yd, vy.dims, vy.rank, py, tmp);
+        if (is_float) tc__ref_store_f64(y, 0, yn, tmp);
+        else
+            for (int64_t i = 0; i < yn; i++) tc__tensor_set_i64(y, i, (int64_t)((uint64_t *)tmp)[i]);
+    }
+    tc__kernel_free(ctx, tmp);
     tc__kernel_free(ctx, yd);
     tc__kernel_free(ctx, bd);
     tc__kernel_free(ctx, ad);

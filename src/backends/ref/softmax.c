@@ -12,7 +12,7 @@
 
 #include "backends/ref/numeric.h"
 #include "backends/ref/ref.h"
-#include "core/epilogue.h"
+#include "core/fused_attr.h"
 
 static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
     tc_status st = tc__ref_check_io(ctx, 1, 0, ctx->n_in >= 1 && ctx->in[0] ? ctx->in[0]->dtype : TC_DTYPE_UNDEFINED,
