@@ -290,6 +290,9 @@ typedef struct tc_build_options {
     int32_t num_no_int8_layers;  /* TC_BUILD_INT8: nodes kept out of INT8 only: they still take FP16/BF16 where
                                     those flags allow it (tailcut's accuracy fallback moves layers here) */
     const char *const *no_int8_layers;
+    int32_t num_int8_w8_layers;  /* TC_BUILD_INT8_REDUCE_RANGE: INT8 nodes that keep 8-bit weights (tailcut's accuracy
+                                    fallback moves layers here before it moves any to FP32) */
+    const char *const *int8_w8_layers;
 } tc_build_options;
 
 enum {

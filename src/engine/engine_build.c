@@ -231,6 +231,10 @@ static tc_status check_fp32_layers(const tc__graph *model_graph, const tc_build_
     tc_status st = check_layers(model_graph, o->num_fp32_layers, o->fp32_layers, "FP32", err);
     if (st == TC_STATUS_OK && (o->flags & TC_BUILD_INT8))
         st = check_layers(model_graph, o->num_no_int8_layers, o->no_int8_layers, "no-INT8", err);
+    if (st == TC_STATUS_OK && o->num_int8_w8_layers != 0 && !(o->flags & TC_BUILD_INT8_REDUCE_RANGE))
+        st = tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "8-bit-weight layers are for reduce range (TC_BUILD_INT8_REDUCE_RANGE)");
+    if (st == TC_STATUS_OK && (o->flags & TC_BUILD_INT8_REDUCE_RANGE))
+        st = check_layers(model_graph, o->num_int8_w8_layers, o->int8_w8_layers, "8-bit-weight", err);
     return st;
 }
 
@@ -248,7 +252,8 @@ static tc_status apply_int8(const tc__graph *model_graph, tc__graph *g, const tc
     tc_status st = tc__calib_cache_load(o->calib_cache, tc__model_fingerprint(model_graph), &cache, err);
     if (st == TC_STATUS_OK) {
         tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
-        st = tc__pass_precision_int8(&pc, cache, ex, n_ex, (o->flags & TC_BUILD_INT8_REDUCE_RANGE) != 0);
+        const tc__int8_lists lists = {ex, n_ex, o->int8_w8_layers, o->num_int8_w8_layers};
+        st = tc__pass_precision_int8(&pc, cache, &lists, (o->flags & TC_BUILD_INT8_REDUCE_RANGE) != 0);
     }
     tc__calib_cache_free(cache);
     free(ex);

@@ -43,12 +43,18 @@ tc_status tc__pass_layout_nchw16c(tc__pass_ctx *ctx);
 /*
  * The INT8 precision pass (precision_int8.c): gives quantizable nodes (one-group Conv, MatMul, Gemm with
  * a constant weight) whose data input the cache calibrated the attribute tc.int8_scale, except the nodes
- * named in exclude; with w7 (reduce range) every INT8 node also gets tc.int8_w7 = 1. Run once after the rounds, before
- * the layout pass.
+ * named in exclude; with w7 (reduce range) every INT8 node also gets tc.int8_w7 = 1, except the nodes named
+ * in w8 (they keep 8-bit weights). Run once after the rounds, before the layout pass.
  */
 struct tc__calib_cache;
-tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const struct tc__calib_cache *cache, const char *const *exclude,
-                                  int n_exclude, bool w7);
+typedef struct tc__int8_lists {
+    const char *const *exclude; /* stay FP32 */
+    int n_exclude;
+    const char *const *w8; /* with w7: keep 8-bit weights */
+    int n_w8;
+} tc__int8_lists;
+tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const struct tc__calib_cache *cache, const tc__int8_lists *lists,
+                                  bool w7);
 
 /*
  * The 16-bit float precision pass (precision_half.c): gives the same layers the int attribute attr

@@ -6,7 +6,8 @@
  * the exclusion list (--layer-precision NAME:fp32) keep FP32. A layer whose data input cannot be
  * negative also gets tc.int8_nonneg = 1, and one whose own output has a calibrated scale tc.int8_y_scale
  * (core/quant_attr.h). With reduce range (w7), every INT8 node (a QDQ model's too) gets tc.int8_w7 = 1: its weights may
- * be quantized to 7 bits.
+ * be quantized to 7 bits; but the layers named in the 8-bit list (--layer-precision NAME:int8, and tailcut's accuracy
+ * fallback) keep 8-bit weights.
  */
 #include "core/quant_attr.h"
 #include "passes/passes.h"
@@ -33,15 +34,15 @@ static bool nonneg_value(const tc__graph *g, int32_t v, int depth) {
     return false;
 }
 
-tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cache, const char *const *exclude,
-                                  int n_exclude, bool w7) {
+tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cache, const tc__int8_lists *lists,
+                                  bool w7) {
     tc__graph *g = ctx->g;
     for (int32_t k = 0; k < g->n_nodes; k++) {
         const tc__node *n = &g->nodes[k];
         float scale;
         tc__qlayer q;
         if (!tc__quantizable_layer(g, n, false, &q) || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE)) continue;
-        if (tc__layer_listed(n->name, exclude, n_exclude)) continue;
+        if (tc__layer_listed(n->name, lists->exclude, lists->n_exclude)) continue;
         if (!tc__calib_cache_find(cache, g->values[n->in[0]].name, &scale)) continue;
         tc__attr a = {.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
@@ -62,7 +63,8 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
     }
     for (int32_t k = 0; k < g->n_nodes && w7; k++) {
         const tc__node *n = &g->nodes[k];
-        if (n->removed || !tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE) || tc__attr_has(&n->attrs, TC__ATTR_INT8_W7))
+        if (n->removed || !tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE) || tc__attr_has(&n->attrs, TC__ATTR_INT8_W7) ||
+            tc__layer_listed(n->name, lists->w8, lists->n_w8))
             continue;
         const tc__attr a = {.name = TC__ATTR_INT8_W7, .kind = TC__ATTR_INT, .i = 1};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_int8.sh - INT8 from the command line: `tailcut calibrate` with the three methods (cache files,
 # --verbose ranges), `build --int8 --calib-cache` and the one-step `--calib-data`, `--layer-precision
-# NAME:fp32`, `--accuracy-threshold` (cosine and top-1), the INT8 plans' outputs against the FP32 plan's (cosine, top-1), a BERT-like model with
+# NAME:fp32` (and NAME:int8 with reduce range), `--accuracy-threshold` (cosine and top-1; with reduce range, 8-bit
+# weights first), the INT8 plans' outputs against the FP32 plan's (cosine, top-1), a BERT-like model with
 # two inputs (samples named <input>.<k>.npy), a VNNI plan refused on a CPU without VNNI
 # (TAILCUT_MAX_ISA=avx512) and built there with the AVX2 INT8 variant, an AVX2 INT8 plan refused without
 # AVX2 (TAILCUT_MAX_ISA=ref) and built there in FP32, and the errors: --int8 without scales, an
@@ -281,10 +282,49 @@ c = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)); assert c > 0.99, c' "$
 c = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)); assert c > 0.99, c' "$work/out_w7" "$work/out_fp32/0" ||
     fail "the reduce-range plan's output differs from FP32"
   cmp -s "$work/out_w7/logits.npy" "$work/out_avx2/logits.npy" && fail "--int8-reduce-range changed no output bit"
+  # --layer-precision NAME:int8 with reduce range: that layer keeps 8-bit weights (the u7 variant), the others take 7
+  TAILCUT_MAX_ISA=avx512 "$tailcut" build "$work/r.onnx" -o "$work/w7_w8.plan" --batch 1 --int8 --int8-reduce-range \
+    --calib-cache "$work/entropy.cache" --tactics-fixed --layer-precision /layer1/layer1.0/conv2/Conv:int8 >/dev/null ||
+    fail "int8 build with --layer-precision NAME:int8"
+  nw7w8=$(TAILCUT_MAX_ISA=avx512 count_tactic "$work/w7_w8.plan" _int8_u7w7_avx2)
+  [ "$nw7w8" = $((nw7 - 1)) ] || fail "NAME:int8: $nw7w8 u7w7 steps, $nw7 without it"
+  TAILCUT_MAX_ISA=avx512 "$tailcut" inspect "$work/w7_w8.plan" | grep "^[0-9]* */layer1/layer1.0/conv2/Conv " |
+    grep -q "conv_int8_u7_avx2" || fail "NAME:int8: the layer did not keep 8-bit weights"
   if TAILCUT_MAX_ISA=ref "$tailcut" run "$work/avx2.plan" --input "$work/eval/x0.npy" -o "$work/no" 2>"$work/err"; then
     fail "an AVX2 INT8 plan ran under TAILCUT_MAX_ISA=ref"
   fi
   grep -q "avx2" "$work/err" || fail "refusal does not name the missing ISA: $(cat "$work/err")"
+fi
+
+# --accuracy-threshold with --int8-reduce-range: layers first get 8-bit weights, noisiest input first (stage 0); with
+# all of them on 8 bits the plan is the 8-bit plan, and only then do layers leave INT8. A threshold that stage 0 meets
+# keeps every layer INT8.
+if [ $int8 = 1 ]; then
+  "$tailcut" build "$work/r.onnx" -o "$work/acc7.plan" --batch 1 --int8 --int8-reduce-range --calib-data "$work/cal" \
+    --tactics-fixed --accuracy-threshold 0.99999 >/dev/null 2>"$work/acc7.err" || fail "reduce range --accuracy-threshold"
+  "$tailcut" build "$work/r.onnx" -o "$work/acc8.plan" --batch 1 --int8 --calib-data "$work/cal" --tactics-fixed \
+    --accuracy-threshold 0.99999 >/dev/null 2>"$work/acc8.err" || fail "8-bit --accuracy-threshold"
+  mid=$("$py" - "$work/acc7.err" "$work/acc8.err" <<'PY'
+import re, sys
+def rows(path, what):
+    return [(int(n), float(c)) for n, c in re.findall(r"^accuracy: (\d+) layer\(s\) " + what + r".*cosine ([0-9.]+)",
+                                                   open(path).read(), re.M)]
+s0, s1 = rows(sys.argv[1], "given 8-bit weights"), rows(sys.argv[1], "kept out of INT8")
+b0 = rows(sys.argv[2], "kept out of INT8")
+assert len(s0) >= 3 and s0[0][0] == 0 and s1 and s1[0][0] >= 1, (s0, s1)
+assert all(a[0] < b[0] for a, b in zip(s0, s0[1:])), s0
+assert s0[-1][1] == b0[0][1], (s0[-1], b0[0])  # every layer on 8 bits: the 8-bit plan
+assert s0[-1][1] - 2e-6 > s0[0][1], s0
+print(f"{s0[-1][1] - 2e-6:.7f}")  # met in stage 0 at the latest with every layer on 8 bits (cosines print rounded)
+PY
+) || fail "reduce range --accuracy-threshold stages: $(cat "$work/acc7.err")"
+  "$tailcut" build "$work/r.onnx" -o "$work/acc7m.plan" --batch 1 --int8 --int8-reduce-range --calib-data "$work/cal" \
+    --tactics-fixed --accuracy-threshold "$mid" >/dev/null 2>"$work/acc7m.err" || fail "reduce range threshold $mid"
+  grep "^accuracy:" "$work/acc7m.err" | tail -1 | grep -q "given 8-bit weights" ||
+    fail "threshold $mid left stage 0: $(cat "$work/acc7m.err")"
+  grep -q "kept out of INT8" "$work/acc7m.err" && fail "threshold $mid moved layers out of INT8"
+  read -r nacc7 _ < <(count_int8 "$work/acc7m.plan")
+  [ "$nacc7" = "$n8" ] || fail "threshold $mid: $nacc7 INT8 steps of $n8"
 fi
 TAILCUT_MAX_ISA=ref "$tailcut" build "$work/r.onnx" -o "$work/capped.plan" --batch 1 --int8 \
   --calib-cache "$work/entropy.cache" --tactics-fixed >/dev/null || fail "int8 build without AVX2"
@@ -307,10 +347,14 @@ expect_fail "fingerprint" "$tailcut" build "$work/r2.onnx" -o "$work/x.plan" --b
 sed '2s/: .*/: zzzz/' "$work/minmax.cache" >"$work/corrupt.cache"
 expect_fail "corrupt.cache" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
   --calib-cache "$work/corrupt.cache"
-expect_fail "NAME:fp32" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
+expect_fail "NAME:fp32 or NAME:int8" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
   --calib-cache "$work/minmax.cache" --layer-precision /conv1/Conv:int4
 expect_fail "not a node" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
   --calib-cache "$work/minmax.cache" --layer-precision nope:fp32
+expect_fail "is for --int8-reduce-range" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \
+  --calib-cache "$work/minmax.cache" --layer-precision /conv1/Conv:int8
+expect_fail "not a node" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 --int8-reduce-range \
+  --calib-cache "$work/minmax.cache" --layer-precision nope:int8
 expect_fail "percentile" "$tailcut" calibrate "$work/r.onnx" --data "$work/cal" --method percentile --percentile 101 \
   -o "$work/x"
 expect_fail "--calib-samples: bad value" "$tailcut" build "$work/r.onnx" -o "$work/x.plan" --batch 1 --int8 \

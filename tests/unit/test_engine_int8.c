@@ -693,6 +693,28 @@ static void test_reduce_range(void **state) {
     assert_int_equal(tc_engine_build(m, &bad, &none, &err), TC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "TC_BUILD_INT8_REDUCE_RANGE"));
     assert_null(none);
+    /* 8-bit-weight layers: c1 keeps 8 bits (the u7 variant) among 7-bit layers; refused without reduce range, and
+     * a name that is not a node is refused */
+    const char *w8[1] = {"c1"}, *nope[1] = {"nope"};
+    tc_build_options wo = {.struct_size = sizeof wo, .threads = 2,
+                           .flags = TC_BUILD_INT8 | TC_BUILD_INT8_REDUCE_RANGE | TC_BUILD_TACTICS_FIXED,
+                           .calib_cache = cache, .num_int8_w8_layers = 1, .int8_w8_layers = w8};
+    tc_engine *ew = NULL;
+    assert_int_equal(tc_engine_build(m, &wo, &ew, &err), TC_STATUS_OK);
+    assert_true(node_has(ew, "c0", TC__ATTR_INT8_W7) && node_has(ew, "c2", TC__ATTR_INT8_W7));
+    assert_false(node_has(ew, "c1", TC__ATTR_INT8_W7));
+    expect_avx2_tactic(ew, "c1", "conv_int8_u7_avx2");
+    expect_avx2_tactic(ew, "c2", "conv_int8_u7w7_avx2");
+    check_close(ew, &x, &want, "8-bit weights on c1");
+    tc_engine_destroy(ew);
+    wo.flags = TC_BUILD_INT8 | TC_BUILD_TACTICS_FIXED;
+    assert_int_equal(tc_engine_build(m, &wo, &none, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "reduce range"));
+    wo.flags |= TC_BUILD_INT8_REDUCE_RANGE;
+    wo.int8_w8_layers = nope;
+    assert_int_equal(tc_engine_build(m, &wo, &none, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "'nope' is not a node"));
+    assert_null(none);
     tc_tensor_free(&a), tc_tensor_free(&b), tc_tensor_free(&c), tc_tensor_free(&want);
     tc_engine_destroy(e8);
     tc_engine_destroy(e7);

@@ -136,8 +136,9 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
     for (int u = 0; rc == 0 && u < o->num_fp32_layers; u++) fp32[u] = o->fp32_layers[u];
     /* The FP32 engine's outputs are the reference. */
     tc_build_options fo = *o;
-    fo.flags &= ~(uint32_t)(TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16);
+    fo.flags &= ~(uint32_t)(TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16 | TC_BUILD_INT8_REDUCE_RANGE);
     fo.num_fp32_layers = 0, fo.fp32_layers = NULL, fo.calib_cache = NULL;
+    fo.num_int8_w8_layers = 0, fo.int8_w8_layers = NULL;
     if (rc == 0 && tc_engine_build(model, &fo, &e, &err) != TC_STATUS_OK) {
         fprintf(stderr, "tailcut %s: FP32 reference build: %s\n", cmd, err.message);
         rc = 1;
@@ -145,18 +146,30 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
     if (rc == 0) rc = run_all(e, &set, names, &ref, cmd);
     tc_engine_destroy(e);
     e = NULL;
-    /* With --fp16/--bf16 too, a layer moved out of INT8 may still take that type (the no-INT8 list). */
+    /* With --fp16/--bf16 too, a layer moved out of INT8 may still take that type (the no-INT8 list). With
+     * --int8-reduce-range, layers first move to 8-bit weights (stage 0: still INT8, the 8-bit kernels' speed),
+     * and out of INT8 (stage 1) only when every layer has 8-bit weights and the threshold is still missed. */
     const bool half = (o->flags & (TC_BUILD_FP16 | TC_BUILD_BF16)) != 0;
     const char *dest = half ? (o->flags & TC_BUILD_FP16 ? "fp16/fp32" : "bf16/fp32") : "fp32";
-    for (int moved = 0, prev = 0; rc == 0;) {
+    const int n_user_w8 = o->num_int8_w8_layers;
+    const char **w8 = calloc((size_t)(n_layers + n_user_w8) + 1, sizeof *w8);
+    if (w8 == NULL) rc = 1;
+    for (int u = 0; rc == 0 && u < n_user_w8; u++) w8[u] = o->int8_w8_layers[u];
+    int stage = (o->flags & TC_BUILD_INT8_REDUCE_RANGE) ? 0 : 1;
+    for (int moved = 0; rc == 0;) {
         tc_build_options io = *o;
+        const int n_w8 = stage == 0 ? moved : (o->flags & TC_BUILD_INT8_REDUCE_RANGE) ? n_layers : 0;
+        for (int i = 0; i < n_w8; i++) w8[n_user_w8 + i] = layers[i].name;
+        io.num_int8_w8_layers = n_user_w8 + n_w8;
+        io.int8_w8_layers = w8;
+        const int out = stage == 1 ? moved : 0;
         if (half) {
-            for (int i = 0; i < moved; i++) fp32[i] = layers[i].name;
-            io.num_no_int8_layers = moved;
+            for (int i = 0; i < out; i++) fp32[i] = layers[i].name;
+            io.num_no_int8_layers = out;
             io.no_int8_layers = fp32;
         } else {
-            for (int i = 0; i < moved; i++) fp32[o->num_fp32_layers + i] = layers[i].name;
-            io.num_fp32_layers = o->num_fp32_layers + moved;
+            for (int i = 0; i < out; i++) fp32[o->num_fp32_layers + i] = layers[i].name;
+            io.num_fp32_layers = o->num_fp32_layers + out;
             io.fp32_layers = fp32;
         }
         if (tc_engine_build(model, &io, &e, &err) != TC_STATUS_OK) {
@@ -167,18 +180,27 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
         if ((rc = run_all(e, &set, names, &got, cmd)) != 0) break;
         const double v = agreement(&ref, &got, metric);
         fb_outputs_free(&got);
-        fprintf(stderr, "accuracy: %d layer(s) kept out of INT8 (%s) by the threshold: %s %.6f (threshold %g) on %d "
-                "samples%s\n", moved, dest, metric == CLI_METRIC_TOP1 ? "top-1 agreement" : "cosine", v, threshold, set.n_samples,
-                v >= threshold ? "" : moved == n_layers ? ": not met even with every layer in FP32" : "");
-        if (v >= threshold || moved == n_layers) break;
+        const bool last = stage == 1 && moved == n_layers;
+        if (stage == 0)
+            fprintf(stderr, "accuracy: %d layer(s) given 8-bit weights by the threshold: ", moved);
+        else
+            fprintf(stderr, "accuracy: %d layer(s) kept out of INT8 (%s) by the threshold: ", moved, dest);
+        fprintf(stderr, "%s %.6f (threshold %g) on %d samples%s\n", metric == CLI_METRIC_TOP1 ? "top-1 agreement" : "cosine",
+                v, threshold, set.n_samples, v >= threshold ? "" : last ? ": not met even with every layer in FP32" : "");
+        if (v >= threshold || last) break;
         tc_engine_destroy(e);
         e = NULL;
-        const int next = moved == 0 ? 1 : (moved * 2 < n_layers ? moved * 2 : n_layers);
-        prev = moved; /* the loop's own update sets prev = moved again: harmless */
-        moved = next;
+        int prev = moved;
+        if (stage == 0 && moved == n_layers) { /* every layer has 8-bit weights: now out of INT8 */
+            stage = 1;
+            prev = moved = 0;
+        }
+        moved = moved == 0 ? 1 : (moved * 2 < n_layers ? moved * 2 : n_layers);
         for (int i = prev; i < moved; i++)
-            fprintf(stderr, "  to %s: %s (input SQNR %.1f dB)\n", dest, layers[i].name, layers[i].sqnr_db);
+            fprintf(stderr, "  to %s: %s (input SQNR %.1f dB)\n", stage == 0 ? "8-bit weights" : dest, layers[i].name,
+                    layers[i].sqnr_db);
     }
+    free(w8);
     fb_outputs_free(&ref);
     cli_samples_close(&set);
     free(layers);

@@ -1,6 +1,6 @@
 /* accuracy_fallback.h - `tailcut build --int8 --accuracy-threshold X`: keeps the least robust INT8 layers in
  * FP32 (with --fp16 / --bf16 too: in FP16 / BF16 where faster, else FP32) until the engine's outputs agree with
- * the FP32 engine's on the calibration samples. */
+ * the FP32 engine's on the calibration samples; with --int8-reduce-range it gives them 8-bit weights first. */
 #ifndef TC_CLI_ACCURACY_FALLBACK_H
 #define TC_CLI_ACCURACY_FALLBACK_H
 
@@ -15,7 +15,9 @@ typedef enum cli_accuracy_metric {
  * Builds an INT8 engine of model with options o (TC_BUILD_INT8, o->fp32_layers the user's FP32 layers)
  * whose metric against the FP32 engine on up to max_samples samples of dir is at least threshold: layers
  * are moved out of INT8 (to FP32, or to the no-INT8 list when o allows FP16/BF16) in order of the estimated
- * SQNR of their input (calibrator c, by method), 1, 2, 4, ... at a time. Prints each round. Returns non-zero (message printed) on failure; otherwise *engine is set,
+ * SQNR of their input (calibrator c, by method), 1, 2, 4, ... at a time. With TC_BUILD_INT8_REDUCE_RANGE they
+ * move to 8-bit weights first (o->int8_w8_layers), in the same order, and out of INT8 only when all of them
+ * have 8-bit weights and the threshold is still missed. Prints each round. Returns non-zero (message printed) on failure; otherwise *engine is set,
  * to the all-FP32-fallback engine if even that misses the threshold (with a warning).
  */
 int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, const tc_calibrator *c,

@@ -49,6 +49,7 @@ const char *cli_build_usage(void) {
            "  --percentile P                for --calib-method percentile (default 99.99)\n"
            "  --calib-samples N             calibrate on at most N samples\n"
            "  --layer-precision NAME:fp32   keep node NAME in FP32 with --int8/--fp16/--bf16\n"
+           "  --layer-precision NAME:int8   with --int8-reduce-range: node NAME keeps 8-bit INT8 weights\n"
            "  --accuracy-threshold X        (with --calib-data) keep the layers with the noisiest INT8 input\n"
            "                                in FP32 until the outputs agree with FP32 on the calibration\n"
            "                                samples by at least X (e.g. 0.999)\n"
@@ -149,8 +150,8 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     }
     if (strcmp(o, "--layer-precision") == 0) {
         const char *colon = strrchr(val, ':');
-        if (colon == NULL || colon == val || strcmp(colon + 1, "fp32") != 0) {
-            fprintf(stderr, "tailcut %s: --layer-precision wants NAME:fp32, got '%s'\n", cmd, val);
+        if (colon == NULL || colon == val || (strcmp(colon + 1, "fp32") != 0 && strcmp(colon + 1, "int8") != 0)) {
+            fprintf(stderr, "tailcut %s: --layer-precision wants NAME:fp32 or NAME:int8, got '%s'\n", cmd, val);
             return -1;
         }
         if (a->n_fp32_layers >= CLI_MAX_FP32_LAYERS) {
@@ -205,19 +206,30 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     return 1;
 }
 
-/* The --layer-precision NAME:fp32 names, copied into fp32[], as the build options' FP32 layers. */
-static int fp32_layer_names(const cli_build_args *a, tc_build_options *o, char **fp32, const char *cmd) {
+/* Frees the layer names layer_names() copied. */
+static void free_layer_names(const tc_build_options *o, char **names) {
+    for (int i = 0; i < o->num_fp32_layers; i++) free(names[i]);
+    for (int i = 0; i < o->num_int8_w8_layers; i++) free(names[CLI_MAX_FP32_LAYERS - 1 - i]);
+}
+
+/* The --layer-precision names, copied into names[] (CLI_MAX_FP32_LAYERS slots): NAME:fp32 from the front, the build
+ * options' FP32 layers; NAME:int8 from the back, their 8-bit-weight layers (with --int8-reduce-range only). */
+static int layer_names(const cli_build_args *a, tc_build_options *o, char **names, const char *cmd) {
+    o->num_fp32_layers = o->num_int8_w8_layers = 0;
     for (int i = 0; i < a->n_fp32_layers; i++) {
         const char *colon = strrchr(a->fp32_layers[i], ':');
-        fp32[i] = strndup(a->fp32_layers[i], (size_t)(colon - a->fp32_layers[i]));
-        if (fp32[i] == NULL) {
-            while (i-- > 0) free(fp32[i]);
+        const bool w8 = strcmp(colon + 1, "int8") == 0;
+        char *name = strndup(a->fp32_layers[i], (size_t)(colon - a->fp32_layers[i]));
+        if (name == NULL) {
+            free_layer_names(o, names);
             fprintf(stderr, "tailcut %s: out of memory\n", cmd);
             return 1;
         }
+        if (w8) names[CLI_MAX_FP32_LAYERS - 1 - o->num_int8_w8_layers++] = name;
+        else names[o->num_fp32_layers++] = name;
     }
-    o->num_fp32_layers = a->n_fp32_layers;
-    o->fp32_layers = (const char *const *)fp32;
+    o->fp32_layers = (const char *const *)names;
+    o->int8_w8_layers = (const char *const *)names + CLI_MAX_FP32_LAYERS - o->num_int8_w8_layers;
     return 0;
 }
 
@@ -229,13 +241,19 @@ static int precision_options(const tc_model *model, const cli_build_args *a, tc_
         fprintf(stderr, "tailcut %s: --layer-precision needs --int8, --fp16 or --bf16\n", cmd);
         return 2;
     }
+    for (int i = 0; i < a->n_fp32_layers; i++)
+        if (strcmp(strrchr(a->fp32_layers[i], ':') + 1, "int8") == 0 && !(a->flags & TC_BUILD_INT8_REDUCE_RANGE)) {
+            fprintf(stderr, "tailcut %s: --layer-precision %s: NAME:int8 (8-bit weights) is for --int8-reduce-range\n",
+                    cmd, a->fp32_layers[i]);
+            return 2;
+        }
     if (!(a->flags & TC_BUILD_INT8)) {
         if (a->calib_cache || a->calib_data || a->accuracy_threshold > 0 || (a->flags & TC_BUILD_INT8_REDUCE_RANGE)) {
             fprintf(stderr, "tailcut %s: --calib-cache, --calib-data, --accuracy-threshold and --int8-reduce-range need --int8\n",
                     cmd);
             return 2;
         }
-        return fp32_layer_names(a, o, fp32, cmd);
+        return layer_names(a, o, fp32, cmd);
     }
     if (a->accuracy_threshold > 0 && a->calib_data == NULL) {
         fprintf(stderr, "tailcut %s: --accuracy-threshold measures on the calibration samples: give --calib-data\n",
@@ -273,7 +291,7 @@ static int precision_options(const tc_model *model, const cli_build_args *a, tc_
         }
         o->calib_cache = path;
     }
-    return fp32_layer_names(a, o, fp32, cmd);
+    return layer_names(a, o, fp32, cmd);
 }
 
 /* Parses "a:1x2,b:3x4" into ranges; which = 0 min, 1 opt, 2 max. */
@@ -409,6 +427,7 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
     tc_calibrator *calibrator = NULL;
     int rc = precision_options(model, a, &o, fp32, tmp_cache, &calibrator, cmd);
     if (rc) {
+        tc_calibrator_destroy(calibrator);
         if (tmp_cache[0]) unlink(tmp_cache);
         tc_model_destroy(model);
         return rc;
@@ -421,7 +440,7 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
         tc_calibrator_destroy(calibrator);
         if (rc) {
             if (tmp_cache[0]) unlink(tmp_cache);
-            for (int i = 0; i < o.num_fp32_layers; i++) free(fp32[i]);
+            free_layer_names(&o, fp32);
             tc_model_destroy(model);
             return rc;
         }
@@ -429,7 +448,7 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
         st = tc_engine_build(model, &o, engine, &err);
     }
     if (tmp_cache[0]) unlink(tmp_cache);
-    for (int i = 0; i < o.num_fp32_layers; i++) free(fp32[i]);
+    free_layer_names(&o, fp32);
     tc_model_destroy(model);
     if (st != TC_STATUS_OK) {
         fprintf(stderr, "tailcut %s: %s: %s\n", cmd, path, err.message);
