@@ -141,10 +141,17 @@ static inline void img_store8(const s16_job *j, size_t at, __m256i c) {
     if (j->u7) _mm_storel_epi64((__m128i *)((uint8_t *)j->img + at), u7_narrow(c));
     else _mm_storeu_si128((__m128i *)((int16_t *)j->img + at), s16_narrow(c));
 }
-static inline void img_store1(const s16_job *j, size_t at, int q) {
-    if (j->u8) ((uint8_t *)j->img)[at] = (uint8_t)(q + j->fill);
-    else if (j->u7) ((uint8_t *)j->img)[at] = (uint8_t)(q > 0 ? q : 0);
-    else ((int16_t *)j->img)[at] = (int16_t)q;
+/* The first n (1..8) of the 8 centred codes of c, stored as img_store8 stores them. */
+static inline void img_store_n(const s16_job *j, size_t at, __m256i c, int n) {
+    if (n == 8) {
+        img_store8(j, at, c);
+        return;
+    }
+    if (j->u8) c = _mm256_add_epi32(c, _mm256_set1_epi32(j->fill));
+    uint8_t buf[16];
+    if (j->u7) _mm_storel_epi64((__m128i *)buf, u7_narrow(c));
+    else _mm_storeu_si128((__m128i *)buf, s16_narrow(c));
+    memcpy((uint8_t *)j->img + at * j->esz, buf, (size_t)n * j->esz);
 }
 
 /* Transposes 8 x 8 int32 values: r[i] lane j becomes lane i of r[j]. */
@@ -166,6 +173,8 @@ static inline void s16_transpose8(__m256i r[8]) {
     }
 }
 
+static inline __m256 s16_load_n(const float *p, int n);
+
 /* Quantizes padded row r of image n: the border and padding channels get code 0 (x = 0: byte 0, or z with u8). */
 static void s16_quantize_row(void *arg, size_t task) {
     const s16_job *j = arg;
@@ -183,43 +192,33 @@ static void s16_quantize_row(void *arg, size_t task) {
     const size_t dst = row + g->pl * cp;
     const __m256 inv = _mm256_set1_ps(j->inv_scale), z = _mm256_set1_ps((float)g->zero_point);
     const __m256 lo = _mm256_set1_ps((float)g->lo);
-    const int zp = g->zero_point;
+    /* Blocks of 8 channels; the block that reaches the padding channels (cin .. cp) writes code 0 there. Tails are
+     * masked loads and partial stores: no scalar path (a 7 x 7 plane would have no full vector). */
     if (g->in_layout == TC__Q_ROWS) {
-        const size_t c8 = g->cin / 8 * 8;
         for (size_t w = 0; w < g->iw; w++) {
             const float *src = j->x + w * g->cin;
-            const size_t o = dst + w * cp;
-            for (size_t c = 0; c < c8; c += 8) img_store8(j, o + c, s16_codes8(_mm256_loadu_ps(src + c), inv, z, lo));
-            for (size_t c = c8; c < g->cin; c++)
-                img_store1(j, o + c, tc__q_code(src[c], j->inv_scale, g->zero_point, g->lo) - zp);
-            for (size_t c = g->cin; c < cp; c++) img_store1(j, o + c, 0);
+            for (size_t c = 0; c < cp; c += 8) {
+                const int nv = c >= g->cin ? 0 : c + 8 <= g->cin ? 8 : (int)(g->cin - c), nc = c + 8 <= cp ? 8 : (int)(cp - c);
+                const __m256i q = nv ? s16_codes8(s16_load_n(src + c, nv), inv, z, lo) : _mm256_setzero_si256();
+                img_store_n(j, dst + w * cp + c, q, nc);
+            }
         }
         return;
     }
-    /* NCHW: blocks of 8 channels x 8 pixels transposed into the channels-last row, then the rest one channel at
-     * a time */
-    const size_t plane = g->ih * g->iw, w8 = g->iw / 8 * 8, c8 = g->cin / 8 * 8;
-    for (size_t c = 0; c < c8; c += 8) {
+    /* NCHW: blocks of 8 channels x 8 pixels transposed into the channels-last row */
+    const size_t plane = g->ih * g->iw;
+    for (size_t c = 0; c < cp; c += 8) {
+        const int nv = c >= g->cin ? 0 : c + 8 <= g->cin ? 8 : (int)(g->cin - c), nc = c + 8 <= cp ? 8 : (int)(cp - c);
         const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
-        for (size_t w = 0; w < w8; w += 8) {
+        for (size_t w = 0; w < g->iw; w += 8) {
+            const int nw = w + 8 <= g->iw ? 8 : (int)(g->iw - w);
             __m256i q[8];
-            for (int k = 0; k < 8; k++) q[k] = s16_codes8(_mm256_loadu_ps(src + (size_t)k * plane + w), inv, z, lo);
+            for (int k = 0; k < 8; k++)
+                q[k] = k < nv ? s16_codes8(s16_load_n(src + (size_t)k * plane + w, nw), inv, z, lo) : _mm256_setzero_si256();
             s16_transpose8(q);
-            for (int k = 0; k < 8; k++) img_store8(j, dst + (w + (size_t)k) * cp + c, q[k]);
+            for (int k = 0; k < nw; k++) img_store_n(j, dst + (w + (size_t)k) * cp + c, q[k], nc);
         }
     }
-    for (size_t c = 0; c < g->cin; c++) {
-        const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
-        for (size_t w = c < c8 ? w8 : 0; w < w8; w += 8) {
-            int32_t q[8];
-            _mm256_storeu_si256((__m256i *)q, s16_codes8(_mm256_loadu_ps(src + w), inv, z, lo));
-            for (int k = 0; k < 8; k++) img_store1(j, dst + (w + (size_t)k) * cp + c, q[k]);
-        }
-        for (size_t w = w8; w < g->iw; w++)
-            img_store1(j, dst + w * cp + c, tc__q_code(src[w], j->inv_scale, g->zero_point, g->lo) - zp);
-    }
-    for (size_t w = 0; w < g->iw; w++)
-        for (size_t c = g->cin; c < cp; c++) img_store1(j, dst + w * cp + c, 0);
 }
 
 /* The first n (1..8) lanes of p (contiguous), the others 0, without reading past them. */
