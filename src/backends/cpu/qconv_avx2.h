@@ -76,11 +76,19 @@ static inline __m256 q_exp(__m256 x) {
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), e));
 }
 
+/* 1 / d for finite d >= 1 (NaN stays NaN): vrcpps refined by one Newton step, error about 1e-7 relative. A division
+ * (vdivps, several cycles per vector on the divider) held the INT8 epilogue's sigmoid and GELU: half an EfficientNet
+ * expansion layer's time. */
+static inline __m256 q_recip12(__m256 d) {
+    const __m256 r = _mm256_rcp_ps(d);
+    return _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.0f)));
+}
+
 /* sigmoid(x) through e^-|x| (tc__vsigmoid_f32_avx2's formula, with q_exp). */
 static inline __m256 q_sigmoid(__m256 x) {
     const __m256 one = _mm256_set1_ps(1.0f);
     const __m256 e = q_exp(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)));
-    const __m256 r = _mm256_div_ps(one, _mm256_add_ps(one, e));
+    const __m256 r = q_recip12(_mm256_add_ps(one, e));
     return _mm256_blendv_ps(r, _mm256_mul_ps(e, r), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
 }
 
@@ -90,7 +98,10 @@ static inline __m256 q_sigmoid(__m256 x) {
  */
 static inline __m256 q_gelu(__m256 x) {
     const __m256 z = _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(0.70710678118654752f));
-    const __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(z, _mm256_set1_ps(0.3275911f), _mm256_set1_ps(1.0f)));
+    /* t = 1 / (1 + 0.3275911 z) by vrcpps and a Newton step; the divisor, at least 1, is capped at 1e30 (t then
+     * ~0 and erfc(|z|) 0, as with the division; an infinite one would give inf * 0 in the Newton step) */
+    const __m256 d = _mm256_fmadd_ps(z, _mm256_set1_ps(0.3275911f), _mm256_set1_ps(1.0f));
+    const __m256 t = q_recip12(_mm256_min_ps(d, _mm256_set1_ps(1e30f)));
     __m256 p = _mm256_fmadd_ps(t, _mm256_set1_ps(1.061405429f), _mm256_set1_ps(-1.453152027f));
     p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
     p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
@@ -113,6 +124,42 @@ static inline __attribute__((always_inline)) __m256 q_act(const s16_job *j, __m2
     case TC__VACT_CLIP: return _mm256_min_ps(_mm256_set1_ps(j->act.beta), _mm256_max_ps(_mm256_set1_ps(j->act.alpha), v));
     default: return tc__vact_f32_avx2(v, &j->act);
     }
+}
+
+/* The activations q_act computes in a few instructions (the others: q_act_batch). */
+static inline bool q_act_cheap(const s16_job *j) {
+    return j->act.kind == TC__VACT_NONE || j->act.kind == TC__VACT_RELU || j->act.kind == TC__VACT_CLIP;
+}
+
+/* The activation on v[0..n) in place. The transcendental ones (sigmoid, SiLU, GELU: an exp polynomial of a dozen
+ * dependent steps) go a whole tile's vectors at a time, so their latency chains overlap: one vector per call left the
+ * epilogue latency-bound (about 8 cycles per output of an EfficientNet expansion layer, 5x its multiply-adds). */
+static __attribute__((noinline)) void q_act_batch(const s16_job *j, __m256 *v, int n) {
+    switch (j->act.kind) {
+    case TC__VACT_GELU_ERF:
+#pragma GCC unroll 4
+        for (int i = 0; i < n; i++) v[i] = q_gelu(v[i]);
+        return;
+    case TC__VACT_SIGMOID:
+#pragma GCC unroll 4
+        for (int i = 0; i < n; i++) v[i] = q_sigmoid(v[i]);
+        return;
+    case TC__VACT_SILU:
+#pragma GCC unroll 4
+        for (int i = 0; i < n; i++) v[i] = _mm256_mul_ps(v[i], q_sigmoid(v[i]));
+        return;
+    default:
+        for (int i = 0; i < n; i++) v[i] = q_act(j, v[i]);
+        return;
+    }
+}
+
+static inline __attribute__((always_inline)) void q_acts(const s16_job *j, __m256 *v, int n) {
+    if (!q_act_cheap(j)) {
+        q_act_batch(j, v, n);
+        return;
+    }
+    for (int i = 0; i < n; i++) v[i] = q_act(j, v[i]);
 }
 
 /* 8 floats to 8 centred codes (u - z) in 32-bit lanes, u = round(x / s) + z clamped to [lo, 255] (NaN: lo). */
@@ -274,12 +321,13 @@ static inline __attribute__((always_inline)) void s16_store_nchw(const s16_job *
         rows[i] = _mm256_castps_si256(v);
     }
     s16_transpose8(rows);
+    __m256 vals[8];
     for (int c = 0; c < n; c++) {
-        const size_t off = off0 + (size_t)c * o->ls;
-        __m256 v = _mm256_castsi256_ps(rows[c]);
-        if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, mr));
-        s16_store_n(o->y + off, q_act(j, v), mr);
+        vals[c] = _mm256_castsi256_ps(rows[c]);
+        if (o->res) vals[c] = _mm256_add_ps(vals[c], s16_load_n(o->res + off0 + (size_t)c * o->ls, mr));
     }
+    q_acts(j, vals, n);
+    for (int c = 0; c < n; c++) s16_store_n(o->y + off0 + (size_t)c * o->ls, vals[c], mr);
 }
 
 /* The residual image's n (1..8) channels at element at, dequantized. */
@@ -315,11 +363,13 @@ static inline __m256i s16_out_codes8(const s16_job *j, __m256 v) {
 
 /*
  * Output pixel i, all 16 channels oc .. oc + 16 of a tile's block (accumulators a0: channels 0-7, a1: 8-15), of a
- * chained step: s16_store's values and codes, 16 channels at a time (one residual image load, one image store); rt: an
- * FP32 residual's 16 channels of the pixel (s16_store_tile transposes NCHW residuals), or NULL to read them here.
+ * chained step: s16_value's values, 16 channels at a time (one residual image load), before the activation, into
+ * out[0..2); rt: an FP32 residual's 16 channels of the pixel (s16_store_tile transposes NCHW residuals), or NULL to
+ * read them here. s16_img16_put stores their codes (one image store).
  */
-static inline __attribute__((always_inline)) void s16_store_img16(const s16_job *j, const tc__lowp_out *o, int i,
-                                                                  size_t oc, __m256i a0, __m256i a1, const __m256 *rt) {
+static inline __attribute__((always_inline)) void s16_img16_values(const s16_job *j, const tc__lowp_out *o, int i,
+                                                                   size_t oc, __m256i a0, __m256i a1, const __m256 *rt,
+                                                                   __m256 *out) {
     const size_t rel = oc - o->oc0, off = (size_t)i * o->ps + rel / 16 * o->bs + rel % 16 * o->ls;
     __m256 v0 = _mm256_cvtepi32_ps(a0), v1 = _mm256_cvtepi32_ps(a1);
     const __m256 b0 = j->bias ? _mm256_loadu_ps(j->bias + oc) : _mm256_setzero_ps();
@@ -348,7 +398,13 @@ static inline __attribute__((always_inline)) void s16_store_img16(const s16_job 
         v0 = _mm256_add_ps(v0, _mm256_mul_ps(_mm256_cvtepi32_ps(r0), rs));
         v1 = _mm256_add_ps(v1, _mm256_mul_ps(_mm256_cvtepi32_ps(r1), rs));
     }
-    v0 = q_act(j, v0), v1 = q_act(j, v1);
+    out[0] = v0, out[1] = v1;
+}
+
+/* The 16 activated values v0, v1 of pixel i (s16_img16_values) as the out image's codes. */
+static inline __attribute__((always_inline)) void s16_img16_put(const s16_job *j, const tc__lowp_out *o, int i,
+                                                                size_t oc, __m256 v0, __m256 v1) {
+    const size_t rel = oc - o->oc0;
     /* 16 codes in order: packs interleaves the 128-bit lanes, the permutation restores them */
     const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(s16_out_codes8(j, v0), s16_out_codes8(j, v1)), 0xD8);
     const size_t at = o->qoff[i] + rel;
@@ -364,18 +420,25 @@ static inline __attribute__((always_inline)) void s16_store_img16(const s16_job 
 
 /*
  * Output pixel i, channels oc .. oc + n (n <= 8) of a tile whose elements live at o (see lowp_grid.h), for row-major
- * output or a chained step: the accumulator dequantized, bias, residual, activation, stored; a chained step
- * stores the next layer's centred codes instead, as its quantization pass would. (NCHW: s16_store_nchw.)
+ * output or a chained step: the accumulator dequantized, bias, residual (the activation is q_acts', then s16_put stores
+ * the values, or for a chained step the next layer's centred codes, as its quantization pass would). (NCHW:
+ * s16_store_nchw.)
  */
-static inline __attribute__((always_inline)) void s16_store(const s16_job *j, const tc__lowp_out *o, int i, size_t oc,
-                                                            __m256i acc, int n) {
+static inline __attribute__((always_inline)) __m256 s16_value(const s16_job *j, const tc__lowp_out *o, int i, size_t oc,
+                                                              __m256i acc, int n) {
     const size_t off = (size_t)i * o->ps + (oc - o->oc0) / 16 * o->bs + (oc - o->oc0) % 16 * o->ls;
     __m256 v = _mm256_cvtepi32_ps(acc);
     const __m256 bv = j->bias ? s16_load_n(j->bias + oc, n) : _mm256_setzero_ps();
     v = _mm256_fmadd_ps(v, _mm256_loadu_ps(j->mult + oc), bv); /* mult has C_out rounded up to 16 entries */
     if (o->res) v = _mm256_add_ps(v, s16_residual(o, off, n));
     if (o->rimg) v = _mm256_add_ps(v, s16_res_image(j, o, o->roff[i] + (oc - o->oc0), n));
-    v = q_act(j, v);
+    return v;
+}
+
+/* The activated values v of pixel i, channels oc .. oc + n (s16_value), as FP32 or as the out image's codes. */
+static inline __attribute__((always_inline)) void s16_put(const s16_job *j, const tc__lowp_out *o, int i, size_t oc,
+                                                          __m256 v, int n) {
+    const size_t off = (size_t)i * o->ps + (oc - o->oc0) / 16 * o->bs + (oc - o->oc0) % 16 * o->ls;
     if (j->oimg == NULL) {
         s16_store_n(o->y + off, v, n);
         return;
@@ -419,14 +482,27 @@ static inline __attribute__((always_inline)) void s16_store_tile(const s16_job *
         s16_transpose8(rows);
         for (int i = 0; i < MR; i++) rt[i][h] = _mm256_castsi256_ps(rows[i]);
     }
+    /* values of every pixel, then the activation over all of them (q_acts), then the stores */
+    const bool img16 = j->oimg != NULL && n == 16;
+    __m256 vals[S16_MR][2];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++) {
-        if (j->oimg != NULL && n == 16) {
-            s16_store_img16(j, o, i0 + i, oc, acc[i][0], acc[i][1], res_t ? rt[i] : NULL);
+        if (img16) {
+            s16_img16_values(j, o, i0 + i, oc, acc[i][0], acc[i][1], res_t ? rt[i] : NULL, vals[i]);
             continue;
         }
-        s16_store(j, o, i0 + i, oc, acc[i][0], n < 8 ? n : 8);
-        if (n > 8) s16_store(j, o, i0 + i, oc + 8, acc[i][1], n - 8);
+        vals[i][0] = s16_value(j, o, i0 + i, oc, acc[i][0], n < 8 ? n : 8);
+        vals[i][1] = n > 8 ? s16_value(j, o, i0 + i, oc + 8, acc[i][1], n - 8) : _mm256_setzero_ps();
+    }
+    q_acts(j, &vals[0][0], 2 * MR);
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) {
+        if (img16) {
+            s16_img16_put(j, o, i0 + i, oc, vals[i][0], vals[i][1]);
+            continue;
+        }
+        s16_put(j, o, i0 + i, oc, vals[i][0], n < 8 ? n : 8);
+        if (n > 8) s16_put(j, o, i0 + i, oc + 8, vals[i][1], n - 8);
     }
 }
 
