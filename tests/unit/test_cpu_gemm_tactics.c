@@ -287,6 +287,37 @@ static void test_matmul_large_k(void **state) {
     }
 }
 
+/* MatMul(a, b) with attributes attrs (a constant b when b_const) through the MatMul tactics against the reference:
+ * plain, then with a bias, a residual (shaped like the reference's output) and activation act; k is the reduction
+ * length (tolerance). Frees a and b. */
+static void check_matmul(dtu_rng *r, tc__tensor *a, tc__tensor *b, const tc__attr *attrs, int na, bool b_const,
+                         int64_t k, tc__act act, pthreadpool_t pool) {
+    tc__tensor y[1];
+    const tc__tensor *in[2] = {a, b};
+    dtu_run_ok(DTU_OP(MatMul), 13, attrs, na, 2, in, 1, y);
+    int64_t last = y[0].rank > 0 ? y[0].dims[y[0].rank - 1] : 1;
+    tc__tensor bias = rnd(r, 1, &last), res = rnd(r, y[0].rank, y[0].dims);
+    for (int variant = 0; variant < 2; variant++) {
+        tcase c = {.op = "MatMul",
+                   .attrs = attrs,
+                   .n_attrs = na,
+                   .n_in = 2,
+                   .in = {a, b},
+                   .in_const = {false, b_const},
+                   .epi = make_epi(variant ? act : TC__ACT_NONE, variant == 1, variant == 1, 2),
+                   .bias = variant ? &bias : NULL,
+                   .residual = variant ? &res : NULL,
+                   .k = (size_t)k};
+        if (b_const) check_family(kMatMul, &c, pool);
+        check_family(kMatMulDyn, &c, pool);
+    }
+    tc__tensor_free(&y[0]);
+    tc__tensor_free(&bias);
+    tc__tensor_free(&res);
+    tc__tensor_free(a);
+    tc__tensor_free(b);
+}
+
 /* Batch dims: folded into M, broadcast on either side, 1-D operands, batched runtime B (Q.K^T). */
 static void test_matmul_batched(void **state) {
     pthreadpool_t pool = *state;
@@ -307,29 +338,7 @@ static void test_matmul_batched(void **state) {
     };
     for (size_t i = 0; i < sizeof kCases / sizeof kCases[0]; i++) {
         tc__tensor a = rnd(&r, kCases[i].ra, kCases[i].a), b = rnd(&r, kCases[i].rb, kCases[i].b);
-        /* The output's shape, from the reference, sizes the epilogue operands. */
-        tc__tensor y[1];
-        const tc__tensor *in[2] = {&a, &b};
-        dtu_run_ok(DTU_OP(MatMul), 13, NULL, 0, 2, in, 1, y);
-        int64_t last = y[0].rank > 0 ? y[0].dims[y[0].rank - 1] : 1;
-        tc__tensor bias = rnd(&r, 1, &last), res = rnd(&r, y[0].rank, y[0].dims);
-        for (int variant = 0; variant < 2; variant++) {
-            tcase c = {.op = "MatMul",
-                       .n_in = 2,
-                       .in = {&a, &b},
-                       .in_const = {false, kCases[i].b_const},
-                       .epi = make_epi(variant ? TC__ACT_SILU : TC__ACT_NONE, variant == 1, variant == 1, 2),
-                       .bias = variant ? &bias : NULL,
-                       .residual = variant ? &res : NULL,
-                       .k = (size_t)kCases[i].a[kCases[i].ra - 1]};
-            if (kCases[i].b_const) check_family(kMatMul, &c, pool);
-            check_family(kMatMulDyn, &c, pool);
-        }
-        tc__tensor_free(&y[0]);
-        tc__tensor_free(&bias);
-        tc__tensor_free(&res);
-        tc__tensor_free(&a);
-        tc__tensor_free(&b);
+        check_matmul(&r, &a, &b, NULL, 0, kCases[i].b_const, kCases[i].a[kCases[i].ra - 1], TC__ACT_SILU, pool);
     }
 }
 
@@ -385,31 +394,8 @@ static void test_matmul_views(void **state) {
         if (kCases[i].py[0] >= 0) attrs[na++] = dtu_attr_ints(TC__ATTR_MM_Y_PERM, kCases[i].py, (size_t)kCases[i].ry);
         if (kCases[i].alpha != 0.0f) attrs[na++] = dtu_attr_float(TC__ATTR_MM_ALPHA, kCases[i].alpha);
         tc__tensor a = rnd(&r, kCases[i].ra, kCases[i].a), b = rnd(&r, kCases[i].rb, kCases[i].b);
-        tc__tensor y[1];
-        const tc__tensor *in[2] = {&a, &b};
-        dtu_run_ok(DTU_OP(MatMul), 13, attrs, na, 2, in, 1, y);
-        assert_int_equal(y[0].rank, kCases[i].ry);
-        int64_t last = y[0].dims[y[0].rank - 1];
-        tc__tensor bias = rnd(&r, 1, &last), res = rnd(&r, y[0].rank, y[0].dims);
         const int64_t k = kCases[i].pa[0] >= 0 ? kCases[i].a[kCases[i].pa[kCases[i].ra - 1]] : kCases[i].a[kCases[i].ra - 1];
-        for (int variant = 0; variant < 2; variant++) {
-            tcase c = {.op = "MatMul",
-                       .attrs = attrs,
-                       .n_attrs = na,
-                       .n_in = 2,
-                       .in = {&a, &b},
-                       .in_const = {false, false},
-                       .epi = make_epi(variant ? TC__ACT_GELU_ERF : TC__ACT_NONE, variant == 1, variant == 1, 2),
-                       .bias = variant ? &bias : NULL,
-                       .residual = variant ? &res : NULL,
-                       .k = (size_t)k};
-            check_family(kMatMulDyn, &c, pool);
-        }
-        tc__tensor_free(&y[0]);
-        tc__tensor_free(&bias);
-        tc__tensor_free(&res);
-        tc__tensor_free(&a);
-        tc__tensor_free(&b);
+        check_matmul(&r, &a, &b, attrs, na, false, k, TC__ACT_GELU_ERF, pool);
     }
 }
 
