@@ -117,7 +117,11 @@ static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, fals
 static bool q_supports_s16(const tc__step_desc *d) {
     tc__qconv_geom g;
     if (!q_takes(d, false, &g)) return false;
-    if (g.w7 && tc__qconv_u7_input(&g)) return false; /* u7w7's step: it chains as well, with fewer multiplies */
+    /* With 7-bit weights u7w7 (a non-negative X) or u8w7 (any other X) take the step: they chain as well, with fewer
+     * multiplies (u8w7: 4 channels per vpmaddubsw + vpmaddwd, this variant 2 per vpmaddwd) and images of half the
+     * bytes, so timing this variant too would only let the tuner's noise choose (it did, in tuned EfficientNet-B0
+     * plans) */
+    if (g.w7) return false;
     if (g.in_image && !tc__lowp_in_image_fits(d, g.batch, g.hp, g.wp, g.cp, 2)) return false;
     if (g.out_image && !tc__qconv_out_image_ok(d, &g, false)) return false;
     return tc__qconv_s16_packed_bytes(&g) <= (size_t)tc__tensor_numel(d->in[1]) * sizeof(float);
