@@ -159,14 +159,6 @@ static __attribute__((noinline)) void q_act_batch(const s16_job *j, __m256 *v, i
     }
 }
 
-static inline __attribute__((always_inline)) void q_acts(const s16_job *j, __m256 *v, int n) {
-    if (!q_act_cheap(j)) {
-        q_act_batch(j, v, n);
-        return;
-    }
-    for (int i = 0; i < n; i++) v[i] = q_act(j, v[i]);
-}
-
 /* 8 floats to 8 centred codes (u - z) in 32-bit lanes, u = round(x / s) + z clamped to [lo, 255] (NaN: lo). */
 static inline __m256i s16_codes8(__m256 v, __m256 inv, __m256 z, __m256 lo) {
     v = _mm256_fmadd_ps(v, inv, z);
@@ -326,12 +318,21 @@ static inline __attribute__((always_inline)) void s16_store_nchw(const s16_job *
         rows[i] = _mm256_castps_si256(v);
     }
     s16_transpose8(rows);
+    if (q_act_cheap(j)) { /* one row at a time: the activation is a clamp */
+        for (int c = 0; c < n; c++) {
+            const size_t off = off0 + (size_t)c * o->ls;
+            __m256 v = _mm256_castsi256_ps(rows[c]);
+            if (o->res) v = _mm256_add_ps(v, s16_load_n(o->res + off, mr));
+            s16_store_n(o->y + off, q_act(j, v), mr);
+        }
+        return;
+    }
     __m256 vals[8];
     for (int c = 0; c < n; c++) {
         vals[c] = _mm256_castsi256_ps(rows[c]);
         if (o->res) vals[c] = _mm256_add_ps(vals[c], s16_load_n(o->res + off0 + (size_t)c * o->ls, mr));
     }
-    q_acts(j, vals, n);
+    q_act_batch(j, vals, n);
     for (int c = 0; c < n; c++) s16_store_n(o->y + off0 + (size_t)c * o->ls, vals[c], mr);
 }
 
@@ -425,7 +426,7 @@ static inline __attribute__((always_inline)) void s16_img16_put(const s16_job *j
 
 /*
  * Output pixel i, channels oc .. oc + n (n <= 8) of a tile whose elements live at o (see lowp_grid.h), for row-major
- * output or a chained step: the accumulator dequantized, bias, residual (the activation is q_acts', then s16_put stores
+ * output or a chained step: the accumulator dequantized, bias, residual (the activation is q_act's or q_act_batch's, then s16_put stores
  * the values, or for a chained step the next layer's centred codes, as its quantization pass would). (NCHW:
  * s16_store_nchw.)
  */
@@ -464,6 +465,31 @@ static inline __attribute__((always_inline)) void s16_put(const s16_job *j, cons
     }
 }
 
+/* s16_store_tile's path for a transcendental activation (out of line: the tiles' own code stays a clamp's): the values
+ * of every pixel, then the activation over all of them at once (q_act_batch), then the stores; rt as there, or NULL. */
+static __attribute__((noinline)) void s16_store_tile_batched(const s16_job *j, const tc__lowp_out *o, int i0, int MR,
+                                                             size_t oc, int n, __m256i acc[][2], __m256 rt[][2]) {
+    const bool img16 = j->oimg != NULL && n == 16;
+    __m256 vals[S16_MR][2];
+    for (int i = 0; i < MR; i++) {
+        if (img16) {
+            s16_img16_values(j, o, i0 + i, oc, acc[i][0], acc[i][1], rt ? rt[i] : NULL, vals[i]);
+            continue;
+        }
+        vals[i][0] = s16_value(j, o, i0 + i, oc, acc[i][0], n < 8 ? n : 8);
+        vals[i][1] = n > 8 ? s16_value(j, o, i0 + i, oc + 8, acc[i][1], n - 8) : _mm256_setzero_ps();
+    }
+    q_act_batch(j, &vals[0][0], 2 * MR);
+    for (int i = 0; i < MR; i++) {
+        if (img16) {
+            s16_img16_put(j, o, i0 + i, oc, vals[i][0], vals[i][1]);
+            continue;
+        }
+        s16_put(j, o, i0 + i, oc, vals[i][0], n < 8 ? n : 8);
+        if (n > 8) s16_put(j, o, i0 + i, oc + 8, vals[i][1], n - 8);
+    }
+}
+
 /* The epilogue of a tile: MR pixels (from i0) x channels oc .. oc + n of one block (acc[i][0]: channels 0-7, acc[i][1]:
  * 8-15), into NCHW output (transposed), row-major output, or the chained out image. */
 static inline __attribute__((always_inline)) void s16_store_tile(const s16_job *j, const tc__lowp_out *o, int i0,
@@ -487,28 +513,22 @@ static inline __attribute__((always_inline)) void s16_store_tile(const s16_job *
         s16_transpose8(rows);
         for (int i = 0; i < MR; i++) rt[i][h] = _mm256_castsi256_ps(rows[i]);
     }
-    /* values of every pixel, then the activation over all of them (q_acts), then the stores */
     const bool img16 = j->oimg != NULL && n == 16;
-    __m256 vals[S16_MR][2];
+    if (q_act_cheap(j)) { /* a clamp: each pixel's values, activation and store in registers */
 #pragma GCC unroll 6
-    for (int i = 0; i < MR; i++) {
-        if (img16) {
-            s16_img16_values(j, o, i0 + i, oc, acc[i][0], acc[i][1], res_t ? rt[i] : NULL, vals[i]);
-            continue;
+        for (int i = 0; i < MR; i++) {
+            __m256 v[2];
+            if (img16) {
+                s16_img16_values(j, o, i0 + i, oc, acc[i][0], acc[i][1], res_t ? rt[i] : NULL, v);
+                s16_img16_put(j, o, i0 + i, oc, q_act(j, v[0]), q_act(j, v[1]));
+                continue;
+            }
+            s16_put(j, o, i0 + i, oc, q_act(j, s16_value(j, o, i0 + i, oc, acc[i][0], n < 8 ? n : 8)), n < 8 ? n : 8);
+            if (n > 8) s16_put(j, o, i0 + i, oc + 8, q_act(j, s16_value(j, o, i0 + i, oc + 8, acc[i][1], n - 8)), n - 8);
         }
-        vals[i][0] = s16_value(j, o, i0 + i, oc, acc[i][0], n < 8 ? n : 8);
-        vals[i][1] = n > 8 ? s16_value(j, o, i0 + i, oc + 8, acc[i][1], n - 8) : _mm256_setzero_ps();
+        return;
     }
-    q_acts(j, &vals[0][0], 2 * MR);
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; i++) {
-        if (img16) {
-            s16_img16_put(j, o, i0 + i, oc, vals[i][0], vals[i][1]);
-            continue;
-        }
-        s16_put(j, o, i0 + i, oc, vals[i][0], n < 8 ? n : 8);
-        if (n > 8) s16_put(j, o, i0 + i, oc + 8, vals[i][1], n - 8);
-    }
+    s16_store_tile_batched(j, o, i0, MR, oc, n, acc, res_t ? rt : NULL);
 }
 
 /* Fills what the epilogue does not write of the out image with the zero point's element (byte fill: 0 for centred codes
