@@ -10,6 +10,7 @@
 #define TC_CORE_FUSED_ATTR_H
 
 #include "core/attr.h"
+#include "core/error.h"
 
 /* Float attribute of a Softmax: every NaN output becomes this value, as the fused Where(IsNaN(y), value, y)
  * that follows the attention Softmax of exported transformers. */
@@ -28,10 +29,9 @@
  */
 static inline int tc__mm_perm(const tc__attrs *a, const char *name, int32_t rank, int64_t *perm) {
     for (int32_t i = 0; i < rank && i < TC_MAX_RANK; i++) perm[i] = i;
+    if (!tc__attr_has(a, name)) return 0;
     const int64_t *p = NULL;
-    const size_t n = tc__attr_ints(a, name, &p);
-    if (p == NULL && !tc__attr_has(a, name)) return 0;
-    if (rank < 2 || rank > TC_MAX_RANK || n != (size_t)rank) return -1;
+    if (rank < 2 || rank > TC_MAX_RANK || tc__attr_ints(a, name, &p) != (size_t)rank) return -1;
     bool seen[TC_MAX_RANK] = {false};
     for (int32_t i = 0; i < rank; i++) {
         if (p[i] < 0 || p[i] >= rank || seen[p[i]]) return -1;
@@ -39,6 +39,14 @@ static inline int tc__mm_perm(const tc__attrs *a, const char *name, int32_t rank
         perm[i] = p[i];
     }
     return 1;
+}
+
+/* tc__mm_perm for readers that report: *has = 0 or 1, or INVALID_ARGUMENT naming the attribute. */
+static inline tc_status tc__mm_perm_checked(const tc__attrs *a, const char *name, int32_t rank, int64_t *perm, int *has,
+                                            tc__err *err) {
+    *has = tc__mm_perm(a, name, rank, perm);
+    if (*has >= 0) return TC_STATUS_OK;
+    return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "attribute %s is not a permutation of %d dims", name, (int)rank);
 }
 
 /* True when a MatMul's attributes ask for any view or scale (tactics that do not read them refuse it). */

@@ -37,10 +37,9 @@ static tc__dim dim_merge(tc__dim a, tc__dim b) {
 /* The shape of a MatMul operand seen through the view attribute `name` (fused_attr.h) into *view. */
 static tc_status view_shape(tc__infer_ctx *ctx, const tc__shape *s, const char *name, tc__shape *view) {
     int64_t perm[TC_MAX_RANK];
-    const int r = tc__mm_perm(ctx->attrs, name, s->rank, perm);
-    if (r < 0)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute %s is not a permutation of %d dims", name,
-                        (int)s->rank);
+    int has;
+    tc_status st = tc__mm_perm_checked(ctx->attrs, name, s->rank, perm, &has, ctx->err);
+    if (st) return st;
     view->rank = s->rank;
     for (int32_t i = 0; i < s->rank; i++) view->dims[i] = s->dims[perm[i]];
     return TC_STATUS_OK;
@@ -86,9 +85,8 @@ tc_status tc__infer_MatMul(tc__infer_ctx *ctx) {
     /* Written through the output view: dim i of Y is dim perm[i] of the product. */
     const tc__shape product = *out;
     int64_t perm[TC_MAX_RANK];
-    if (tc__mm_perm(ctx->attrs, TC__ATTR_MM_Y_PERM, r, perm) < 0)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute %s is not a permutation of %d dims",
-                        TC__ATTR_MM_Y_PERM, (int)r);
+    int has;
+    if ((st = tc__mm_perm_checked(ctx->attrs, TC__ATTR_MM_Y_PERM, r, perm, &has, ctx->err)) != TC_STATUS_OK) return st;
     for (int32_t i = 0; i < r; i++) out->dims[i] = product.dims[perm[i]];
     return TC_STATUS_OK;
 }

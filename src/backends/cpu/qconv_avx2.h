@@ -426,9 +426,9 @@ static inline __attribute__((always_inline)) void s16_img16_put(const s16_job *j
 
 /*
  * Output pixel i, channels oc .. oc + n (n <= 8) of a tile whose elements live at o (see lowp_grid.h), for row-major
- * output or a chained step: the accumulator dequantized, bias, residual (the activation is q_act's or q_act_batch's, then s16_put stores
- * the values, or for a chained step the next layer's centred codes, as its quantization pass would). (NCHW:
- * s16_store_nchw.)
+ * output or a chained step: the accumulator dequantized, bias, residual (the activation is q_act's or q_act_batch's,
+ * then s16_put stores the values, or for a chained step the next layer's centred codes, as its quantization pass
+ * would). (NCHW: s16_store_nchw.)
  */
 static inline __attribute__((always_inline)) __m256 s16_value(const s16_job *j, const tc__lowp_out *o, int i, size_t oc,
                                                               __m256i acc, int n) {

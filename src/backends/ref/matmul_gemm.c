@@ -97,33 +97,11 @@ static tc_status matmul_geometry(const tc__kernel_ctx *ctx, const tc__tensor *a,
 }
 
 /* dst (contiguous) = Transpose(src, perm), src contiguous with dims sd; 8-byte elements (doubles or uint64). */
-static void permute8(const uint64_t *src, const int64_t *sd, int32_t rank, const int64_t *perm, uint64_t *dst) {
-    int64_t sstr[TC_MAX_RANK], dd[TC_MAX_RANK], idx[TC_MAX_RANK] = {0}, total = 1;
-    for (int32_t i = rank - 1; i >= 0; i--) {
-        sstr[i] = total;
-        total *= sd[i];
-    }
-    for (int32_t i = 0; i < rank; i++) dd[i] = sd[perm[i]];
-    for (int64_t o = 0; o < total; o++) {
-        int64_t off = 0;
-        for (int32_t i = 0; i < rank; i++) off += idx[i] * sstr[perm[i]];
-        dst[o] = src[off];
-        for (int32_t i = rank - 1; i >= 0; i--) {
-            if (++idx[i] < dd[i]) break;
-            idx[i] = 0;
-        }
-    }
-}
-
-/* Reads view attribute `name` for t; view (a copy of t's header) gets t's dims permuted. */
-static tc_status view_of(const tc__kernel_ctx *ctx, const char *name, const tc__tensor *t, int64_t *perm, int *has,
-                         tc__tensor *view) {
-    *has = tc__mm_perm(ctx->attrs, name, t->rank, perm);
-    if (*has < 0)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute %s is not a permutation of %d dims", name,
-                        (int)t->rank);
-    for (int32_t i = 0; i < t->rank; i++) view->dims[i] = t->dims[perm[i]];
-    return TC_STATUS_OK;
+static void permute8(const void *src, const int64_t *sd, int32_t rank, const int64_t *perm, void *dst) {
+    int64_t st[TC_MAX_RANK], dims[TC_MAX_RANK], strides[TC_MAX_RANK];
+    tc__ref_row_strides(rank, sd, st);
+    for (int32_t i = 0; i < rank; i++) dims[i] = sd[perm[i]], strides[i] = st[perm[i]];
+    tc__ref_strided_copy(dst, src, rank, dims, strides, 0, 8);
 }
 
 /* Loads t (n elements) as doubles (floats) or uint64 (integers), through perm when has. tmp holds n elements. */
@@ -156,15 +134,13 @@ tc_status tc__ref_MatMul(const tc__kernel_ctx *ctx) {
     int64_t pa[TC_MAX_RANK], pb[TC_MAX_RANK], py[TC_MAX_RANK];
     int ha, hb, hy;
     tc__tensor va = *a, vb = *b, vy = *y; /* the operands and product as the product sees them */
-    tc_status st = view_of(ctx, TC__ATTR_MM_A_PERM, a, pa, &ha, &va);
+    tc_status st = tc__mm_perm_checked(ctx->attrs, TC__ATTR_MM_A_PERM, a->rank, pa, &ha, ctx->err);
+    if (st == TC_STATUS_OK) st = tc__mm_perm_checked(ctx->attrs, TC__ATTR_MM_B_PERM, b->rank, pb, &hb, ctx->err);
+    if (st == TC_STATUS_OK) st = tc__mm_perm_checked(ctx->attrs, TC__ATTR_MM_Y_PERM, y->rank, py, &hy, ctx->err);
     if (st) return st;
-    if ((st = view_of(ctx, TC__ATTR_MM_B_PERM, b, pb, &hb, &vb)) != TC_STATUS_OK) return st;
-    hy = tc__mm_perm(ctx->attrs, TC__ATTR_MM_Y_PERM, y->rank, py);
-    if (hy < 0)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "attribute %s is not a permutation of %d dims",
-                        TC__ATTR_MM_Y_PERM, (int)y->rank);
-    /* dim perm[i] of the product is dim i of Y */
-    for (int32_t i = 0; i < y->rank; i++) vy.dims[py[i]] = y->dims[i];
+    for (int32_t i = 0; i < a->rank; i++) va.dims[i] = a->dims[pa[i]];
+    for (int32_t i = 0; i < b->rank; i++) vb.dims[i] = b->dims[pb[i]];
+    for (int32_t i = 0; i < y->rank; i++) vy.dims[py[i]] = y->dims[i]; /* dim perm[i] of the product is dim i of Y */
     matmul_geom g;
     if ((st = matmul_geometry(ctx, &va, &vb, &vy, &g)) != TC_STATUS_OK) return st;
     const int64_t an = tc__tensor_numel(a), bn = tc__tensor_numel(b), yn = tc__tensor_numel(y);

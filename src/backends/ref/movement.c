@@ -9,8 +9,7 @@
 
 #include "backends/ref/ref.h"
 
-/* Row-major element strides of a shape. */
-static void row_strides(int32_t rank, const int64_t *dims, int64_t *strides) {
+void tc__ref_row_strides(int32_t rank, const int64_t *dims, int64_t *strides) {
     int64_t s = 1;
     for (int32_t i = rank - 1; i >= 0; i--) {
         strides[i] = s;
@@ -31,12 +30,10 @@ static tc_status check_out(const tc__kernel_ctx *ctx, int o, tc_dtype dtype, int
                     tc_dtype_name(dtype) ? tc_dtype_name(dtype) : "?");
 }
 
-/*
- * Copies a strided view of src into the dense dst: dst element with multi-index c (over
- * dims) comes from src element offset + sum(c[i] * src_strides[i]).
- */
-static void strided_copy(char *dst, const char *src, int32_t rank, const int64_t *dims, const int64_t *src_strides,
-                         int64_t offset, size_t es) {
+void tc__ref_strided_copy(void *dst_, const void *src_, int32_t rank, const int64_t *dims, const int64_t *src_strides,
+                          int64_t offset, size_t es) {
+    char *dst = dst_;
+    const char *src = src_;
     int64_t n = tc__numel(rank, dims);
     if (n <= 0) return;
     int64_t c[TC_MAX_RANK] = {0};
@@ -90,7 +87,7 @@ tc_status tc__ref_Transpose(const tc__kernel_ctx *ctx) {
                         (int)r);
     int64_t in_strides[TC_MAX_RANK], dims[TC_MAX_RANK], strides[TC_MAX_RANK];
     bool used[TC_MAX_RANK] = {false};
-    row_strides(r, in->dims, in_strides);
+    tc__ref_row_strides(r, in->dims, in_strides);
     for (int32_t i = 0; i < r; i++) {
         int64_t p = has_perm ? perm_attr[i] : r - 1 - i;
         if (p < 0 || p >= r || used[p])
@@ -103,7 +100,7 @@ tc_status tc__ref_Transpose(const tc__kernel_ctx *ctx) {
     }
     tc_status st = check_out(ctx, 0, in->dtype, r, dims);
     if (st) return st;
-    strided_copy(ctx->out[0]->data, in->data, r, dims, strides, 0, tc_dtype_size(in->dtype));
+    tc__ref_strided_copy(ctx->out[0]->data, in->data, r, dims, strides, 0, tc_dtype_size(in->dtype));
     return TC_STATUS_OK;
 }
 
@@ -319,12 +316,12 @@ tc_status tc__ref_Slice(const tc__kernel_ctx *ctx) {
     st = check_out(ctx, 0, in->dtype, r, dims);
     if (st) return st;
     int64_t in_strides[TC_MAX_RANK], strides[TC_MAX_RANK], offset = 0;
-    row_strides(r, in->dims, in_strides);
+    tc__ref_row_strides(r, in->dims, in_strides);
     for (int32_t i = 0; i < r; i++) {
         strides[i] = in_strides[i] * step_of[i];
         if (dims[i] > 0) offset += first[i] * in_strides[i];
     }
-    strided_copy(ctx->out[0]->data, in->data, r, dims, strides, offset, tc_dtype_size(in->dtype));
+    tc__ref_strided_copy(ctx->out[0]->data, in->data, r, dims, strides, offset, tc_dtype_size(in->dtype));
     return TC_STATUS_OK;
 }
 
@@ -403,7 +400,7 @@ tc_status tc__ref_GatherElements(const tc__kernel_ctx *ctx) {
     st = check_out(ctx, 0, data->dtype, r, idx->dims);
     if (st) return st;
     int64_t ds[TC_MAX_RANK], c[TC_MAX_RANK] = {0};
-    row_strides(r, data->dims, ds);
+    tc__ref_row_strides(r, data->dims, ds);
     size_t es = tc_dtype_size(data->dtype);
     int64_t n = tc__tensor_numel(idx), dim = data->dims[ax];
     char *dst = ctx->out[0]->data;

@@ -64,4 +64,11 @@ tc_status tc__ref_apply_epilogue(const tc__epilogue *e, tc__tensor *y, const tc_
 /* Fails with a message naming the node and the dtype of input i. */
 tc_status tc__ref_unsupported_dtype(const tc__kernel_ctx *ctx, int input, tc_dtype dtype);
 
+/* Row-major element strides of a shape (movement.c). */
+void tc__ref_row_strides(int32_t rank, const int64_t *dims, int64_t *strides);
+/* Copies a strided view of src into the dense dst (elements of es bytes): the dst element with multi-index c over dims
+ * comes from src element offset + sum(c[i] * src_strides[i]) (movement.c: Transpose, Slice; MatMul's views). */
+void tc__ref_strided_copy(void *dst, const void *src, int32_t rank, const int64_t *dims, const int64_t *src_strides,
+                          int64_t offset, size_t es);
+
 #endif
