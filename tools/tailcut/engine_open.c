@@ -154,11 +154,11 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
             fprintf(stderr, "tailcut %s: --layer-precision wants NAME:fp32 or NAME:int8, got '%s'\n", cmd, val);
             return -1;
         }
-        if (a->n_fp32_layers >= CLI_MAX_FP32_LAYERS) {
-            fprintf(stderr, "tailcut %s: at most %d --layer-precision options\n", cmd, CLI_MAX_FP32_LAYERS);
+        if (a->n_layer_precision >= CLI_MAX_LAYER_PRECISION) {
+            fprintf(stderr, "tailcut %s: at most %d --layer-precision options\n", cmd, CLI_MAX_LAYER_PRECISION);
             return -1;
         }
-        a->fp32_layers[a->n_fp32_layers++] = val; /* the name is cut at the colon when building */
+        a->layer_precision[a->n_layer_precision++] = val; /* the name is cut at the colon when building */
         return 1;
     }
     if (strcmp(o, "--threads") == 0) {
@@ -209,42 +209,43 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
 /* Frees the layer names layer_names() copied. */
 static void free_layer_names(const tc_build_options *o, char **names) {
     for (int i = 0; i < o->num_fp32_layers; i++) free(names[i]);
-    for (int i = 0; i < o->num_int8_w8_layers; i++) free(names[CLI_MAX_FP32_LAYERS - 1 - i]);
+    for (int i = 0; i < o->num_int8_w8_layers; i++) free(names[CLI_MAX_LAYER_PRECISION - 1 - i]);
 }
 
-/* The --layer-precision names, copied into names[] (CLI_MAX_FP32_LAYERS slots): NAME:fp32 from the front, the build
+/* The --layer-precision names, copied into names[] (CLI_MAX_LAYER_PRECISION slots): NAME:fp32 from the front, the build
  * options' FP32 layers; NAME:int8 from the back, their 8-bit-weight layers (with --int8-reduce-range only). */
 static int layer_names(const cli_build_args *a, tc_build_options *o, char **names, const char *cmd) {
     o->num_fp32_layers = o->num_int8_w8_layers = 0;
-    for (int i = 0; i < a->n_fp32_layers; i++) {
-        const char *colon = strrchr(a->fp32_layers[i], ':');
+    for (int i = 0; i < a->n_layer_precision; i++) {
+        const char *colon = strrchr(a->layer_precision[i], ':');
         const bool w8 = strcmp(colon + 1, "int8") == 0;
-        char *name = strndup(a->fp32_layers[i], (size_t)(colon - a->fp32_layers[i]));
+        char *name = strndup(a->layer_precision[i], (size_t)(colon - a->layer_precision[i]));
         if (name == NULL) {
             free_layer_names(o, names);
             fprintf(stderr, "tailcut %s: out of memory\n", cmd);
             return 1;
         }
-        if (w8) names[CLI_MAX_FP32_LAYERS - 1 - o->num_int8_w8_layers++] = name;
+        if (w8) names[CLI_MAX_LAYER_PRECISION - 1 - o->num_int8_w8_layers++] = name;
         else names[o->num_fp32_layers++] = name;
     }
     o->fp32_layers = (const char *const *)names;
-    o->int8_w8_layers = (const char *const *)names + CLI_MAX_FP32_LAYERS - o->num_int8_w8_layers;
+    o->int8_w8_layers = (const char *const *)names + CLI_MAX_LAYER_PRECISION - o->num_int8_w8_layers;
     return 0;
 }
 
 /* The reduced-precision build options: for INT8 the calibration cache (calibrated now on --calib-data, into
- * --calib-cache or a temporary file whose name goes to tmp_cache); the FP32 layers (names copied into fp32[]). */
-static int precision_options(const tc_model *model, const cli_build_args *a, tc_build_options *o, char **fp32,
+ * --calib-cache or a temporary file whose name goes to tmp_cache); the FP32 and 8-bit-weight layers (names copied into
+ * names[], layer_names). */
+static int precision_options(const tc_model *model, const cli_build_args *a, tc_build_options *o, char **names,
                              char *tmp_cache, tc_calibrator **keep, const char *cmd) {
-    if (a->n_fp32_layers && !(a->flags & (TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16))) {
+    if (a->n_layer_precision && !(a->flags & (TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16))) {
         fprintf(stderr, "tailcut %s: --layer-precision needs --int8, --fp16 or --bf16\n", cmd);
         return 2;
     }
-    for (int i = 0; i < a->n_fp32_layers; i++)
-        if (strcmp(strrchr(a->fp32_layers[i], ':') + 1, "int8") == 0 && !(a->flags & TC_BUILD_INT8_REDUCE_RANGE)) {
+    for (int i = 0; i < a->n_layer_precision; i++)
+        if (strcmp(strrchr(a->layer_precision[i], ':') + 1, "int8") == 0 && !(a->flags & TC_BUILD_INT8_REDUCE_RANGE)) {
             fprintf(stderr, "tailcut %s: --layer-precision %s: NAME:int8 (8-bit weights) is for --int8-reduce-range\n",
-                    cmd, a->fp32_layers[i]);
+                    cmd, a->layer_precision[i]);
             return 2;
         }
     if (!(a->flags & TC_BUILD_INT8)) {
@@ -253,7 +254,7 @@ static int precision_options(const tc_model *model, const cli_build_args *a, tc_
                     cmd);
             return 2;
         }
-        return layer_names(a, o, fp32, cmd);
+        return layer_names(a, o, names, cmd);
     }
     if (a->accuracy_threshold > 0 && a->calib_data == NULL) {
         fprintf(stderr, "tailcut %s: --accuracy-threshold measures on the calibration samples: give --calib-data\n",
@@ -291,7 +292,7 @@ static int precision_options(const tc_model *model, const cli_build_args *a, tc_
         }
         o->calib_cache = path;
     }
-    return layer_names(a, o, fp32, cmd);
+    return layer_names(a, o, names, cmd);
 }
 
 /* Parses "a:1x2,b:3x4" into ranges; which = 0 min, 1 opt, 2 max. */
@@ -423,9 +424,9 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
                           .profiles = n_prof ? profiles : NULL, .disabled_passes = a->disabled_passes,
                           .flags = a->flags, .timing_cache = a->timing_cache};
     char tmp_cache[64] = "";
-    char *fp32[CLI_MAX_FP32_LAYERS];
+    char *layers[CLI_MAX_LAYER_PRECISION];
     tc_calibrator *calibrator = NULL;
-    int rc = precision_options(model, a, &o, fp32, tmp_cache, &calibrator, cmd);
+    int rc = precision_options(model, a, &o, layers, tmp_cache, &calibrator, cmd);
     if (rc) {
         tc_calibrator_destroy(calibrator);
         if (tmp_cache[0]) unlink(tmp_cache);
@@ -440,7 +441,7 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
         tc_calibrator_destroy(calibrator);
         if (rc) {
             if (tmp_cache[0]) unlink(tmp_cache);
-            free_layer_names(&o, fp32);
+            free_layer_names(&o, layers);
             tc_model_destroy(model);
             return rc;
         }
@@ -448,7 +449,7 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
         st = tc_engine_build(model, &o, engine, &err);
     }
     if (tmp_cache[0]) unlink(tmp_cache);
-    free_layer_names(&o, fp32);
+    free_layer_names(&o, layers);
     tc_model_destroy(model);
     if (st != TC_STATUS_OK) {
         fprintf(stderr, "tailcut %s: %s: %s\n", cmd, path, err.message);

@@ -9,7 +9,7 @@
 
 #define CLI_MAX_PROFILES 8
 #define CLI_MAX_INPUTS 64
-#define CLI_MAX_FP32_LAYERS 256
+#define CLI_MAX_LAYER_PRECISION 256
 
 typedef struct cli_build_args {
     /* k-th occurrence of --min-shapes/--opt-shapes/--max-shapes belongs to profile k; --shapes sets all three. */
@@ -21,13 +21,13 @@ typedef struct cli_build_args {
     uint32_t flags;             /* TC_BUILD_* */
     const char *timing_cache;   /* --timing-cache FILE */
     /* INT8 (--int8): scales from --calib-cache FILE, or calibrated now on --calib-data DIR (then written to
-     * --calib-cache when given); --layer-precision NAME:fp32 keeps a layer in FP32. */
+     * --calib-cache when given); --layer-precision NAME:fp32 keeps a layer in FP32, NAME:int8 its 8-bit weights. */
     const char *calib_cache, *calib_data;
     int calib_method;           /* tc_calib_method */
     double percentile;          /* 0: 99.99 */
     int calib_samples;          /* 0: all */
-    const char *fp32_layers[CLI_MAX_FP32_LAYERS];
-    int n_fp32_layers;
+    const char *layer_precision[CLI_MAX_LAYER_PRECISION]; /* --layer-precision values, NAME:fp32 or NAME:int8 */
+    int n_layer_precision;
     double accuracy_threshold;  /* --accuracy-threshold X (0: none), measured by accuracy_metric */
     int accuracy_metric;        /* cli_accuracy_metric */
 } cli_build_args;
