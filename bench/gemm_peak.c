@@ -126,23 +126,20 @@ static void bench_peak_vnni(int reps) {
 #define AVX2_MADD(i) "vpmaddwd %%ymm1, %%ymm0, %%ymm3\n\tvpaddd %%ymm3, %%ymm" #i ", %%ymm" #i "\n\t"
 #define AVX2_MADDUBS(i)                                                                                                \
     "vpmaddubsw %%ymm1, %%ymm0, %%ymm3\n\tvpmaddwd %%ymm2, %%ymm3, %%ymm3\n\tvpaddd %%ymm3, %%ymm" #i ", %%ymm" #i "\n\t"
+/* The byte kernels' loop (u8 x s8 codes in ymm0/ymm1, 16-bit ones in ymm2), `body` repeated per iteration. */
+#define AVX2_BYTE_LOOP(body)                                                                                           \
+    __asm__ volatile("vmovd %[x], %%xmm0\n\tvpbroadcastd %%xmm0, %%ymm0\n\tvmovd %[y], %%xmm1\n\tvpbroadcastd %%xmm1, %%ymm1\n\t" \
+                     "vmovd %[o], %%xmm2\n\tvpbroadcastd %%xmm2, %%ymm2\n\t"                                            \
+                     "1:\n\t" body "dec %[n]\n\tjnz 1b\n\t"                                                           \
+                     : [n] "+r"(iters)                                                                                 \
+                     : [x] "r"(0x01020304), [y] "r"(0x05060708), [o] "r"(0x00010001)                                   \
+                     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",   \
+                       "xmm12", "xmm13", "xmm14", "xmm15", "cc")
 __attribute__((target("avx2,fma"), noinline)) static void peak_loop_avx2(long iters, int madd) {
     if (madd == 3)
-        __asm__ volatile("vmovd %[x], %%xmm0\n\tvpbroadcastd %%xmm0, %%ymm0\n\tvmovd %[y], %%xmm1\n\tvpbroadcastd %%xmm1, %%ymm1\n\t"
-                         "vmovd %[o], %%xmm2\n\tvpbroadcastd %%xmm2, %%ymm2\n\t"
-                         "1:\n\t" AVX2_11(AVX2_W7) "dec %[n]\n\tjnz 1b\n\t"
-                         : [n] "+r"(iters)
-                         : [x] "r"(0x01020304), [y] "r"(0x05060708), [o] "r"(0x00010001)
-                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-                           "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+        AVX2_BYTE_LOOP(AVX2_11(AVX2_W7));
     else if (madd == 2)
-        __asm__ volatile("vmovd %[x], %%xmm0\n\tvpbroadcastd %%xmm0, %%ymm0\n\tvmovd %[y], %%xmm1\n\tvpbroadcastd %%xmm1, %%ymm1\n\t"
-                         "vmovd %[o], %%xmm2\n\tvpbroadcastd %%xmm2, %%ymm2\n\t"
-                         "1:\n\t" AVX2_12(AVX2_MADDUBS) "dec %[n]\n\tjnz 1b\n\t"
-                         : [n] "+r"(iters)
-                         : [x] "r"(0x01020304), [y] "r"(0x05060708), [o] "r"(0x00010001)
-                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-                           "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+        AVX2_BYTE_LOOP(AVX2_12(AVX2_MADDUBS));
     else if (madd)
         __asm__ volatile("vmovd %[x], %%xmm0\n\tvpbroadcastd %%xmm0, %%ymm0\n\tvmovd %[y], %%xmm1\n\tvpbroadcastd %%xmm1, %%ymm1\n\t"
                          "1:\n\t" AVX2_12(AVX2_MADD) "dec %[n]\n\tjnz 1b\n\t"

@@ -378,6 +378,17 @@ static void calibrate_on(const tc_model *m, const tc_tensor *x, const char *path
     tc_calibrator_destroy(cal);
 }
 
+/* x[1, c, h, w] uniform in [-1, 1), and a min-max calibration cache of m on it at a temp path named after tag. */
+static tc_tensor calibrated_input(const tc_model *m, int64_t c, int64_t h, int64_t w, char *cache, size_t size,
+                                  const char *tag) {
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, c, h, w}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
+    temp_path(cache, size, tag);
+    calibrate_on(m, &x, cache);
+    return x;
+}
+
 /* x[1,6,20] -> Relu -> MatMul [20,48] -> Relu -> MatMul [48,16] -> y[1,6,16]: a feed-forward pair (both inputs
  * non-negative: on AVX2 the u7 variant). */
 static tc_model *mlp_model(void) {
@@ -452,12 +463,8 @@ static void test_residual_chain(void **state) {
     (void)state;
     if (!have_int8()) skip();
     tc_model *m = residual_model();
-    tc_tensor x;
-    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 9, 9}, &x, NULL), TC_STATUS_OK);
-    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
     char cache[128];
-    temp_path(cache, sizeof cache, "res_cache");
-    calibrate_on(m, &x, cache);
+    tc_tensor x = calibrated_input(m, 16, 9, 9, cache, sizeof cache, "res_cache");
     for (int layout = 0; layout < 2; layout++) {
         const uint32_t off = layout ? 0 : TC_PASS_LAYOUT;
         tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off | TC_PASS_LOWP_CHAIN, 2, 0, NULL);
@@ -510,12 +517,8 @@ static void test_depthwise_chain(void **state) {
     if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip(); /* the depthwise INT8 kernel is AVX2's */
     for (int64_t stride = 1; stride <= 2; stride++) {
         tc_model *m = inverted_residual_model(stride);
-        tc_tensor x;
-        assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 11, 11}, &x, NULL), TC_STATUS_OK);
-        for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
         char cache[128];
-        temp_path(cache, sizeof cache, "dw_cache");
-        calibrate_on(m, &x, cache);
+        tc_tensor x = calibrated_input(m, 16, 11, 11, cache, sizeof cache, "dw_cache");
         tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_LOWP_CHAIN, 2, 0, NULL);
         tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, 2, 0, NULL);
         assert_true(node_has(chained, "dw", TC__ATTR_INT8_NONNEG));
@@ -614,12 +617,8 @@ static void test_residual_image_chain(void **state) {
     const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
     if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip(); /* the residual image is the AVX2 kernels' */
     tc_model *m = block_model();
-    tc_tensor x;
-    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
-    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
     char cache[128];
-    temp_path(cache, sizeof cache, "blk_cache");
-    calibrate_on(m, &x, cache);
+    tc_tensor x = calibrated_input(m, 16, 8, 8, cache, sizeof cache, "blk_cache");
     for (int threads = 1; threads <= 2; threads++) {
         tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_LOWP_CHAIN, threads, 0, NULL);
         tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, threads, 0, NULL);
@@ -646,12 +645,8 @@ static void test_reduce_range(void **state) {
     (void)state;
     if (!have_int8()) skip();
     tc_model *m = block_model();
-    tc_tensor x;
-    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
-    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
     char cache[128];
-    temp_path(cache, sizeof cache, "rr_cache");
-    calibrate_on(m, &x, cache);
+    tc_tensor x = calibrated_input(m, 16, 8, 8, cache, sizeof cache, "rr_cache");
     tc_build_options fo = {.struct_size = sizeof fo, .threads = 2};
     tc_engine *fp32 = NULL;
     tc_error err;
@@ -749,12 +744,8 @@ static void test_u8_chain(void **state) {
     const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
     if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip(); /* the AVX2 variants' chain */
     tc_model *m = signed_chain_model();
-    tc_tensor x;
-    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 9, 9}, &x, NULL), TC_STATUS_OK);
-    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
     char cache[128];
-    temp_path(cache, sizeof cache, "u8_cache");
-    calibrate_on(m, &x, cache);
+    tc_tensor x = calibrated_input(m, 16, 9, 9, cache, sizeof cache, "u8_cache");
     const uint32_t rr = TC_BUILD_TACTICS_FIXED | TC_BUILD_INT8_REDUCE_RANGE;
     for (int threads = 1; threads <= 2; threads++) {
         tc_engine *plain = build_int8(m, cache, rr, TC_PASS_LOWP_CHAIN, threads, 0, NULL);
@@ -793,12 +784,8 @@ static void test_u8_residual_image(void **state) {
     const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
     if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip();
     tc_model *m = block_model_of(true);
-    tc_tensor x;
-    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
-    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
     char cache[128];
-    temp_path(cache, sizeof cache, "u8r_cache");
-    calibrate_on(m, &x, cache);
+    tc_tensor x = calibrated_input(m, 16, 8, 8, cache, sizeof cache, "u8r_cache");
     const uint32_t rr = TC_BUILD_TACTICS_FIXED | TC_BUILD_INT8_REDUCE_RANGE;
     for (int threads = 1; threads <= 2; threads++) {
         tc_engine *plain = build_int8(m, cache, rr, TC_PASS_LOWP_CHAIN, threads, 0, NULL);
@@ -852,12 +839,8 @@ static void test_residual_operand_image(void **state) {
     const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
     if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip();
     tc_model *m = downsample_block_model();
-    tc_tensor x;
-    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
-    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform() - 1.0f;
     char cache[128];
-    temp_path(cache, sizeof cache, "ds_cache");
-    calibrate_on(m, &x, cache);
+    tc_tensor x = calibrated_input(m, 16, 8, 8, cache, sizeof cache, "ds_cache");
     tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_INT8_RESIDUAL_IMAGE, 2, 0, NULL);
     tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, 2, 0, NULL);
     assert_true(node_has(chained, "c0", TC__ATTR_INT8_OUT_IMAGE)); /* t: two input readers */
