@@ -307,10 +307,17 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         const tc__tactic *all[TC__TUNE_MAX_CANDIDATES], *cands[TC__TUNE_MAX_CANDIDATES];
         int n_all = tc__tactics_for(node->op_type, isa, all, TC__TUNE_MAX_CANDIDATES), n = 0;
         const bool blocked = tc__layout_any_blocked(&node->attrs);
-        for (int c = 0; c < n_all; c++) {
+        for (int c = 0; c < n_all && st == TC_STATUS_OK; c++) {
             bool ok = layout_fits(all[c], blocked, &ds[0].d);
             for (int p = 0; p < n_profiles && ok; p++) ok = all[c]->supports(&ds[p].d);
+            /* a tactic with a proof (tactic.h) must match it here first, tuned or not (at the opt shapes of the first
+             * profile): it runs on the proof's arithmetic, and where it differs it is not offered */
+            if (ok && all[c]->proof != NULL) st = tc__tactic_proven(&ds[0].d, all[c], pool, &ok, err);
             if (ok) cands[n++] = all[c];
+        }
+        if (st) {
+            tc__err_prefix(err, "checking the tactics of step '%s' (%s): ", node->name, node->op_type);
+            break;
         }
         const tc__tactic *win = NULL;
         if (n == 0 && blocked) {

@@ -68,7 +68,11 @@ static int tactic_family(const char *tactic) {
     static const struct {
         const char *name;
         int fam;
-    } k[] = {{"conv_int8_avx512vnni", FAM_INT8},
+    } k[] = {{"conv_int8_amx", FAM_INT8}, /* the VNNI image and epilogue */
+             {"conv_nchw16c_int8_amx", FAM_INT8},
+             {"matmul_int8_amx", FAM_INT8 + FAM_DENSE},
+             {"gemm_int8_amx", FAM_INT8 + FAM_DENSE},
+             {"conv_int8_avx512vnni", FAM_INT8},
              {"conv_nchw16c_int8_avx512vnni", FAM_INT8},
              {"matmul_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
              {"gemm_int8_avx512vnni", FAM_INT8 + FAM_DENSE},

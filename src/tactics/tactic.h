@@ -65,6 +65,13 @@ typedef struct tc__tactic {
     size_t (*scratch_bytes)(const tc__step_desc *d);
     /* Runs the step. Must not allocate (use ctx->scratch), lock or log. May use ctx->pool. */
     tc_status (*run)(const tc__kernel_ctx *ctx);
+    /*
+     * Optional: a tactic that computes the same bytes for every step this one supports (the same arithmetic on
+     * other instructions). The builder runs both on this machine on each step's random inputs before this one may
+     * be chosen, and drops it for that step where their outputs differ: for kernels that could not be tested on
+     * their hardware where they were written (the AMX ones, emulated in the tests).
+     */
+    const struct tc__tactic *proof;
 } tc__tactic;
 
 /* Every tactic, from tactics.inc. */

@@ -49,46 +49,74 @@ static void io_free(bench_io *b, int n_in, int n_out) {
     tc__tensor_free(&b->residual);
 }
 
+/* The inputs of step d for tactic t (or the reference, t NULL): random non-constant inputs and residual (the same
+ * values for every candidate), constant inputs packed for t, outputs allocated. */
+static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bench_io *b, tc__err *err) {
+    memset(b, 0, sizeof *b);
+    tc_status st = TC_STATUS_OK;
+    for (int i = 0; i < d->n_in && st == TC_STATUS_OK; i++) {
+        b->pin[i] = NULL;
+        if (d->in[i] == NULL) continue;
+        if (d->in_const[i]) {
+            b->pin[i] = d->in[i];
+            if (t != NULL && t->packs_input != NULL && t->packs_input(d, i)) {
+                b->in[i] = *d->in[i];
+                b->packed[i] = aligned_alloc(64, (d->in[i]->nbytes + 63) & ~(size_t)63);
+                if (b->packed[i] == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
+                st = t->pack(d, i, d->in[i]->data, b->packed[i], err);
+                b->in[i].data = b->packed[i];
+                b->pin[i] = &b->in[i];
+            }
+            continue;
+        }
+        st = tc__tensor_alloc(&b->in[i], d->in[i]->dtype, d->in[i]->rank, d->in[i]->dims, err);
+        if (st == TC_STATUS_OK) fill_random(&b->in[i], (uint64_t)i + 1);
+        b->pin[i] = &b->in[i];
+    }
+    for (int o = 0; o < d->n_out && st == TC_STATUS_OK; o++) {
+        st = tc__tensor_alloc(&b->out[o], d->out[o]->dtype, d->out[o]->rank, d->out[o]->dims, err);
+        b->pout[o] = &b->out[o];
+    }
+    if (st == TC_STATUS_OK && d->residual != NULL) {
+        st = tc__tensor_alloc(&b->residual, d->residual->dtype, d->residual->rank, d->residual->dims, err);
+        if (st == TC_STATUS_OK) fill_random(&b->residual, 99);
+    }
+    return st;
+}
+
+/* The kernel context that runs t (or the reference) on b's tensors. */
+static tc__kernel_ctx io_ctx(const tc__step_desc *d, const tc__tactic *t, bench_io *b, void *pool, tc__scratch *scratch,
+                             tc__err *kerr) {
+    const bool fused = t != NULL && (t->flags & TC__TACTIC_FUSES_EPILOGUE);
+    return (tc__kernel_ctx){.node_name = "tune",
+                            .op_type = d->op_type,
+                            .opset = d->opset,
+                            .attrs = d->attrs,
+                            .n_in = d->n_in,
+                            .in = b->pin,
+                            .n_out = d->n_out,
+                            .out = b->pout,
+                            .err = kerr,
+                            .scratch = scratch,
+                            .epi = fused ? d->epi : NULL,
+                            .bias = fused ? d->bias : NULL,
+                            .residual = fused && d->residual ? &b->residual : NULL,
+                            .pool = t != NULL ? pool : NULL};
+}
+
+/* Scratch bytes for t (the reference: 64 MiB). */
+static size_t scratch_for(const tc__step_desc *d, const tc__tactic *t) {
+    return t != NULL && t->scratch_bytes != NULL ? t->scratch_bytes(d) + 4096 : (size_t)64 << 20;
+}
+
 /* Runs one candidate `runs` times after a warm-up; returns min, median and max in ns (UINT64_MAX if failed). */
 static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_fn ref, int runs, void *pool,
                           uint64_t cutoff, tc__tune_entry *e, tc__err *err) {
     bench_io b;
-    memset(&b, 0, sizeof b);
-    tc_status st = TC_STATUS_OK;
     void *scratch_mem = NULL;
     uint64_t *samples = NULL;
-    for (int i = 0; i < d->n_in && st == TC_STATUS_OK; i++) {
-        b.pin[i] = NULL;
-        if (d->in[i] == NULL) continue;
-        if (d->in_const[i]) {
-            b.pin[i] = d->in[i];
-            if (t != NULL && t->packs_input != NULL && t->packs_input(d, i)) {
-                b.in[i] = *d->in[i];
-                b.packed[i] = aligned_alloc(64, (d->in[i]->nbytes + 63) & ~(size_t)63);
-                if (b.packed[i] == NULL) {
-                    st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
-                    break;
-                }
-                st = t->pack(d, i, d->in[i]->data, b.packed[i], err);
-                b.in[i].data = b.packed[i];
-                b.pin[i] = &b.in[i];
-            }
-            continue;
-        }
-        st = tc__tensor_alloc(&b.in[i], d->in[i]->dtype, d->in[i]->rank, d->in[i]->dims, err);
-        if (st == TC_STATUS_OK) fill_random(&b.in[i], (uint64_t)i + 1);
-        b.pin[i] = &b.in[i];
-    }
-    for (int o = 0; o < d->n_out && st == TC_STATUS_OK; o++) {
-        st = tc__tensor_alloc(&b.out[o], d->out[o]->dtype, d->out[o]->rank, d->out[o]->dims, err);
-        b.pout[o] = &b.out[o];
-    }
-    if (st == TC_STATUS_OK && d->residual != NULL) {
-        st = tc__tensor_alloc(&b.residual, d->residual->dtype, d->residual->rank, d->residual->dims, err);
-        if (st == TC_STATUS_OK) fill_random(&b.residual, 99);
-    }
-    size_t scratch_bytes = (size_t)64 << 20;
-    if (t != NULL && t->scratch_bytes != NULL) scratch_bytes = t->scratch_bytes(d) + 4096;
+    tc_status st = io_setup(d, t, &b, err);
+    const size_t scratch_bytes = scratch_for(d, t);
     if (st == TC_STATUS_OK && (scratch_mem = aligned_alloc(64, (scratch_bytes + 63) & ~(size_t)63)) == NULL)
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %zu bytes of scratch", scratch_bytes);
     if (st == TC_STATUS_OK && (samples = calloc((size_t)runs + 1, sizeof *samples)) == NULL)
@@ -96,22 +124,8 @@ static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_f
     e->min_ns = e->median_ns = e->max_ns = UINT64_MAX;
     if (st == TC_STATUS_OK) {
         tc__scratch scratch = {scratch_mem, scratch_bytes, 0};
-        bool fused = t != NULL && (t->flags & TC__TACTIC_FUSES_EPILOGUE);
         tc__err kerr = {0};
-        tc__kernel_ctx kc = {.node_name = "tune",
-                             .op_type = d->op_type,
-                             .opset = d->opset,
-                             .attrs = d->attrs,
-                             .n_in = d->n_in,
-                             .in = b.pin,
-                             .n_out = d->n_out,
-                             .out = b.pout,
-                             .err = &kerr,
-                             .scratch = &scratch,
-                             .epi = fused ? d->epi : NULL,
-                             .bias = fused ? d->bias : NULL,
-                             .residual = fused && d->residual ? &b.residual : NULL,
-                             .pool = t != NULL ? pool : NULL};
+        tc__kernel_ctx kc = io_ctx(d, t, &b, pool, &scratch, &kerr);
         tc__ref_fn fn = t != NULL ? t->run : ref;
         int done = 0, slow = 0;
         for (int r = -1; r < runs; r++) {
@@ -136,6 +150,38 @@ static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_f
     }
     free(samples);
     free(scratch_mem);
+    io_free(&b, d->n_in, d->n_out);
+    return st;
+}
+
+/* Runs t once on b: *ran tells whether it succeeded. */
+static tc_status run_once(const tc__step_desc *d, const tc__tactic *t, bench_io *b, void *pool, bool *ran, tc__err *err) {
+    const size_t bytes = scratch_for(d, t);
+    void *mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (mem == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %zu bytes of scratch", bytes);
+    tc__scratch scratch = {mem, bytes, 0};
+    tc__err kerr = {0};
+    tc__kernel_ctx kc = io_ctx(d, t, b, pool, &scratch, &kerr);
+    *ran = t->run(&kc) == TC_STATUS_OK;
+    free(mem);
+    return TC_STATUS_OK;
+}
+
+tc_status tc__tactic_proven(const tc__step_desc *d, const tc__tactic *t, void *pool, bool *same, tc__err *err) {
+    *same = true;
+    if (t->proof == NULL) return TC_STATUS_OK;
+    if (d->n_in > MAX_IO || d->n_out > MAX_IO) return tc__fail(err, TC_STATUS_UNSUPPORTED, "too many inputs to check");
+    bench_io a, b;
+    memset(&b, 0, sizeof b);
+    bool ran_a = false, ran_b = false;
+    tc_status st = io_setup(d, t, &a, err);
+    if (st == TC_STATUS_OK) st = io_setup(d, t->proof, &b, err);
+    if (st == TC_STATUS_OK) st = run_once(d, t, &a, pool, &ran_a, err);
+    if (st == TC_STATUS_OK) st = run_once(d, t->proof, &b, pool, &ran_b, err);
+    *same = ran_a && ran_b;
+    for (int o = 0; o < d->n_out && *same; o++)
+        *same = a.out[o].nbytes == b.out[o].nbytes && memcmp(a.out[o].data, b.out[o].data, a.out[o].nbytes) == 0;
+    io_free(&a, d->n_in, d->n_out);
     io_free(&b, d->n_in, d->n_out);
     return st;
 }

@@ -42,6 +42,12 @@ uint64_t tc__step_signature(const tc__step_desc *d);
 tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref, int runs,
                         void *pool, tc__tune_result *out, tc__err *err);
 
+/*
+ * Whether tactic t computes the same output bytes as its proof (tactic.h) on step d: both run once on the same
+ * random inputs (each with its own packing). *same is true when t has no proof; false when either fails to run.
+ */
+tc_status tc__tactic_proven(const tc__step_desc *d, const tc__tactic *t, void *pool, bool *same, tc__err *err);
+
 /* Timing cache: entries per (fingerprint, signature). */
 typedef struct tc__timing_cache tc__timing_cache;
 

@@ -1,5 +1,6 @@
 /* test_timing_cache.c - the auto-tuner's timing cache (save/load round trip, another machine's
- * fingerprint, malformed files) and the tuner itself on a real step (winner = fastest, ref last). */
+ * fingerprint, malformed files), the tuner itself on a real step (winner = fastest, ref last), and the
+ * check of a tactic against its proof (tactic.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -122,11 +123,53 @@ static void test_tuner_times_candidates(void **state) {
     assert_int_not_equal(s1, tc__step_signature(&d)); /* shapes are part of the signature */
 }
 
+/* Relu tactics for the proof check: the reference itself, a twin that matches it, one that differs in one value and
+ * one that fails. */
+static tc_status relu_off(const tc__kernel_ctx *ctx) {
+    tc_status st = tc__ref_Relu(ctx);
+    float *y = ctx->out[0]->data;
+    y[tc__tensor_numel(ctx->out[0]) - 1] += 1.0f;
+    return st;
+}
+static tc_status relu_fails(const tc__kernel_ctx *ctx) { return tc__fail(ctx->err, TC_STATUS_INTERNAL, "refused"); }
+static bool any_step(const tc__step_desc *d) { return d != NULL; }
+static const tc__tactic kRelu = {.name = "relu_proof", .op_type = "Relu", .supports = any_step, .run = tc__ref_Relu};
+
+static void test_tactic_proof(void **state) {
+    (void)state;
+    int64_t dims[2] = {3, 37};
+    tc__tensor x = {.dtype = TC_DTYPE_FLOAT32, .rank = 2}, y;
+    memcpy(x.dims, dims, sizeof dims);
+    x.nbytes = 4 * 3 * 37;
+    y = x;
+    const tc__tensor *in[1] = {&x}, *out[1] = {&y};
+    bool cst[1] = {false};
+    tc__epilogue none = tc__epilogue_none();
+    tc__step_desc d = {.op_type = "Relu", .opset = 17, .n_in = 1, .in = in, .in_const = cst, .n_out = 1, .out = out,
+                       .epi = &none};
+    const tc__tactic same = {.name = "relu_same", .op_type = "Relu", .supports = any_step, .run = tc__ref_Relu,
+                             .proof = &kRelu};
+    const tc__tactic off = {.name = "relu_off", .op_type = "Relu", .supports = any_step, .run = relu_off, .proof = &kRelu};
+    const tc__tactic fails = {.name = "relu_fails", .op_type = "Relu", .supports = any_step, .run = relu_fails,
+                              .proof = &kRelu};
+    tc__err err = {0};
+    bool ok = false;
+    assert_int_equal(tc__tactic_proven(&d, &same, NULL, &ok, &err), TC_STATUS_OK);
+    assert_true(ok);
+    assert_int_equal(tc__tactic_proven(&d, &off, NULL, &ok, &err), TC_STATUS_OK);
+    assert_false(ok);
+    assert_int_equal(tc__tactic_proven(&d, &fails, NULL, &ok, &err), TC_STATUS_OK);
+    assert_false(ok);
+    assert_int_equal(tc__tactic_proven(&d, &kRelu, NULL, &ok, &err), TC_STATUS_OK); /* no proof: nothing to check */
+    assert_true(ok);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_and_fingerprint),
         cmocka_unit_test(test_malformed_files_are_empty),
         cmocka_unit_test(test_tuner_times_candidates),
+        cmocka_unit_test(test_tactic_proof),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,6 +66,23 @@ typedef struct tc__lowp_out {
     size_t roff[TC__LOWP_MR]; /* and the element offset of pixel i's channel oc0 in it */
 } tc__lowp_out;
 
+/* The output addressing of blocks from b0 of image n: o's ps, bs, ls, oc0 and rimg; returns the element offset in Y of
+ * the image's pixel 0, channel b0 * 16 (pixel p of the image is at that + p * ps). */
+static inline size_t tc__lowp_out_base(const tc__lowp_grid *g, size_t n, size_t b0, tc__lowp_out *o) {
+    const size_t plane = g->oh * g->ow, oc0 = b0 * 16;
+    *o = (tc__lowp_out){.oc0 = oc0, .rimg = g->rimg};
+    if (g->out_layout == TC__LOWP_NCHW16C) {
+        o->ps = 16, o->bs = plane * 16, o->ls = 1;
+        return (n * (g->cout / 16) + b0) * plane * 16;
+    }
+    if (g->out_layout == TC__LOWP_ROWS) {
+        o->ps = g->cout, o->bs = 16, o->ls = 1;
+        return n * plane * g->cout + oc0;
+    }
+    o->ps = 1, o->bs = 16 * plane, o->ls = plane;
+    return (n * g->cout + oc0) * plane;
+}
+
 /* The kernel's tile: mr pixels whose windows start at xoff[0..mr) (elements of the padded image, the image's
  * own offset included) x nb blocks of 16 channels from block b0; last_mask: the channels of the last block. */
 typedef void (*tc__lowp_tile_fn)(const void *job, int mr, int nb, size_t b0, const size_t *xoff,
@@ -83,18 +100,8 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
     const size_t oc0 = b0 * 16, last_ch = g->cout - (b0 + (size_t)nb - 1) * 16;
     const uint16_t last_mask = last_ch >= 16 ? (uint16_t)0xffff : (uint16_t)((1u << last_ch) - 1);
     const int mr_max = nb >= 3 ? g->mr_wide : TC__LOWP_MR;
-    tc__lowp_out o = {.oc0 = oc0, .rimg = g->rimg};
-    size_t base;
-    if (g->out_layout == TC__LOWP_NCHW16C) {
-        base = (n * (g->cout / 16) + b0) * plane * 16;
-        o.ps = 16, o.bs = plane * 16, o.ls = 1;
-    } else if (g->out_layout == TC__LOWP_ROWS) {
-        base = oc0;
-        o.ps = g->cout, o.bs = 16, o.ls = 1;
-    } else {
-        base = (n * g->cout + oc0) * plane;
-        o.ps = 1, o.bs = 16 * plane, o.ls = plane;
-    }
+    tc__lowp_out o;
+    const size_t base = tc__lowp_out_base(g, n, b0, &o);
     const size_t img = n * g->hp * g->wp * g->cp;
     size_t r = p0 / g->ow, c = p0 % g->ow; /* output pixel p as row and column */
     size_t tiles = (p1 - p0 + (size_t)mr_max - 1) / (size_t)mr_max; /* tiles of equal size (25: 5 x 5, not 4 x 6 + 1) */

@@ -3,13 +3,15 @@
  * into the padded channels-last u8 image, the vpdpbusd microkernels (MR output pixels x NB blocks of
  * 16 output channels held in zmm accumulators over every tap and input channel), the dequantizing
  * epilogue (bias, residual, activation) and the threaded driver. The task loop and the store are
- * lowp_tile.h's, shared with the FP16 and BF16 kernels.
+ * lowp_tile.h's, shared with the FP16 and BF16 kernels. The AMX driver (tc__qconv_run_amx) is here too: the
+ * same image and epilogue around qconv_u8s8_amx.c's tiles.
  */
 #include <immintrin.h>
 #include <string.h>
 
 #include "backends/cpu/lowp_tile.h"
 #include "backends/cpu/qconv_u8s8.h"
+#include "backends/cpu/qconv_u8s8_amx.h"
 
 typedef struct q_job {
     const tc__qconv_geom *g;
@@ -174,30 +176,111 @@ static void q_compute(void *arg, size_t strip_task, size_t group) {
     tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, q_tile_at, j);
 }
 
-tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
+/* The job of a run (X quantized into scratch unless it is the chain's image; Y's border filled when it is one); the
+ * caller frees *scratch with tc__kernel_free. */
+static tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_job *j, unsigned char **scratch) {
     tc__lowp_io io;
     tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
     if (st != TC_STATUS_OK) return st;
-    q_job j = {.g = g, .x = io.x, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act,
-               .inv_scale = 1.0f / g->x_scale};
-    j.mult = (const float *)(j.w + tc__qconv_weight_bytes(g));
-    j.comp = (const int32_t *)(j.mult + g->cout16);
+    *j = (q_job){.g = g, .x = io.x, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act,
+                 .inv_scale = 1.0f / g->x_scale};
+    j->mult = (const float *)(j->w + tc__qconv_weight_bytes(g));
+    j->comp = (const int32_t *)(j->mult + g->cout16);
     const size_t img = g->batch * g->hp * g->wp * g->cp;
-    unsigned char *scratch = tc__kernel_alloc(ctx, tc__qconv_scratch(g));
-    if (scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
-    j.xq = g->in_image ? (uint8_t *)io.x : scratch; /* the INT8 chain: X is already the image */
-    size_t *tap_off = (size_t *)(scratch + (img + 63) / 64 * 64);
+    *scratch = tc__kernel_alloc(ctx, tc__qconv_scratch(g));
+    if (*scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
+    j->xq = g->in_image ? (uint8_t *)io.x : *scratch; /* the INT8 chain: X is already the image */
+    size_t *tap_off = (size_t *)(*scratch + (img + 63) / 64 * 64);
     for (size_t a = 0; a < g->kh; a++)
         for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
-    j.tap_off = tap_off;
-    j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
+    j->tap_off = tap_off;
+    j->grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
     if (g->out_image) { /* the next layer's image: border and padding channels hold its zero point */
-        j.yq = (uint8_t *)io.y;
-        j.o_inv = 1.0f / g->o_scale;
-        tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
-        memset(j.yq, g->o_zp, g->batch * g->o_hp * g->o_wp * g->o_cp);
+        j->yq = (uint8_t *)io.y;
+        j->o_inv = 1.0f / g->o_scale;
+        tc__lowp_grid_out_image(&j->grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
+        memset(j->yq, g->o_zp, g->batch * g->o_hp * g->o_wp * g->o_cp);
     }
-    tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, q_quantize_row, q_compute, &j);
-    tc__kernel_free(ctx, scratch);
     return TC_STATUS_OK;
+}
+
+tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
+    q_job j;
+    unsigned char *scratch = NULL;
+    tc_status st = q_setup(ctx, g, &j, &scratch);
+    if (st == TC_STATUS_OK)
+        tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, q_quantize_row, q_compute, &j);
+    if (scratch != NULL) tc__kernel_free(ctx, scratch);
+    return st;
+}
+
+/* The AMX run (qconv_u8s8_amx.h): panels x groups of up to 4 blocks, each block pair accumulated in tiles, then the
+ * VNNI epilogue (q_store) on the rows of C. */
+typedef struct qamx_run {
+    const q_job *j;
+    tc__qamx_plan plan;
+    size_t w_block; /* bytes of packed weight per block */
+} qamx_run;
+
+static void qamx_compute(void *arg, size_t panel, size_t group) {
+    const qamx_run *r = arg;
+    const q_job *j = r->j;
+    const tc__qconv_geom *g = j->g;
+    const tc__lowp_grid *grid = &j->grid;
+    size_t n, p0, a_off;
+    int m;
+    tc__qamx_panel_at(&r->plan, g, panel, &n, &p0, &m, &a_off);
+    const size_t b_end = (group + 1) * TC__LOWP_GROUP_BLOCKS < grid->nblocks ? (group + 1) * TC__LOWP_GROUP_BLOCKS
+                                                                              : grid->nblocks;
+    int32_t c[TC__QAMX_PANEL][32];
+    tc__qamx_begin();
+    for (size_t b0 = group * TC__LOWP_GROUP_BLOCKS; b0 < b_end; b0 += 2) {
+        const int nb = b_end - b0 >= 2 ? 2 : 1;
+        const tc__qamx_job t = {.a = j->xq + a_off, .stride = r->plan.stride, .m = m, .plan = &r->plan,
+                                .w = j->w + b0 * r->w_block, .w_block = r->w_block, .nb = nb, .c = c};
+        tc__qamx_accumulate(&t);
+        tc__lowp_out o;
+        const size_t base = tc__lowp_out_base(grid, n, b0, &o);
+        const __m512i lanes = tc__lowp_lanes(o.ls);
+        for (int i = 0; i < m; i++) { /* one pixel at a time: o's pixel 0 */
+            const size_t p = p0 + (size_t)i;
+            o.y = j->y + base + p * o.ps;
+            o.res = j->res ? j->res + base + p * o.ps : NULL;
+            if (grid->o_cp) {
+                const size_t row = p / g->ow, col = p % g->ow;
+                o.qoff[0] = ((n * grid->o_hp + grid->o_pt + row) * grid->o_wp + grid->o_pl + col) * grid->o_cp + o.oc0;
+            }
+            for (int b = 0; b < nb; b++) {
+                const size_t last_ch = g->cout - (b0 + (size_t)b) * 16;
+                const __mmask16 mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
+                q_store(j, &o, 0, b, _mm512_loadu_si512(&c[i][b * 16]), mask, lanes);
+            }
+        }
+    }
+    tc__qamx_end();
+}
+
+tc_status tc__qconv_run_amx(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
+    qamx_run r;
+    if (!tc__qamx_plan_of(g, &r.plan))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: a layer the AMX int8 kernel does not take", ctx->op_type);
+    q_job j;
+    unsigned char *scratch = NULL;
+    tc_status st = q_setup(ctx, g, &j, &scratch);
+    r.j = &j;
+    r.w_block = g->kh * g->kw * g->cp * 16;
+    if (st == TC_STATUS_OK) {
+        if (!g->in_image) {
+            const size_t rows = g->batch * g->hp;
+            if (ctx->pool != NULL && rows > 1) pthreadpool_parallelize_1d(ctx->pool, q_quantize_row, &j, rows, 0);
+            else
+                for (size_t t = 0; t < rows; t++) q_quantize_row(&j, t);
+        }
+        if (ctx->pool != NULL) pthreadpool_parallelize_2d(ctx->pool, qamx_compute, &r, r.plan.panels, j.grid.groups, 0);
+        else
+            for (size_t k = 0; k < r.plan.panels; k++)
+                for (size_t u = 0; u < j.grid.groups; u++) qamx_compute(&r, k, u);
+    }
+    if (scratch != NULL) tc__kernel_free(ctx, scratch);
+    return st;
 }

@@ -1,13 +1,14 @@
 /*
  * qconv_u8s8_tactic.c - the int8 tactics of Conv (NCHW and NCHW16c), MatMul and Gemm with constant
  * weights (qconv_u8s8.h): which steps they take, the weight quantization and packing done at build,
- * and the tactic tables. The VNNI kernels are in qconv_u8s8_avx512vnni.c, the AVX2 ones (16-bit codes,
- * vpmaddwd) in qconv_s16_avx2.c.
+ * and the tactic tables, and the AMX kernel's panel plan. The VNNI kernels (and the AMX driver) are in
+ * qconv_u8s8_avx512vnni.c, the AMX tiles in qconv_u8s8_amx.c, the AVX2 ones in qconv_s16_avx2.c.
  */
 #include <math.h>
 #include <string.h>
 
 #include "backends/cpu/qconv_u8s8.h"
+#include "backends/cpu/qconv_u8s8_amx.h"
 #include "backends/cpu/vec_isa.h"
 
 #define Q_ISA (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512VNNI)
@@ -112,6 +113,35 @@ static bool q_supports(const tc__step_desc *d, bool blocked) {
     return q_takes(d, blocked, &g) && g.o_fmt == TC__INT8_IMG_OWN && !g.res_image;
 }
 static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, false); }
+
+bool tc__qamx_plan_of(const tc__qconv_geom *g, tc__qamx_plan *p) {
+    memset(p, 0, sizeof *p);
+    if (g->depthwise || g->ow == 0 || g->oh == 0) return false;
+    const bool rows = g->dw == 1; /* a kernel row's taps are adjacent pixels: one run */
+    p->runs = rows ? g->kh : g->kh * g->kw;
+    p->run_len = (rows ? g->kw : 1) * g->cp;
+    if (p->run_len % 64 != 0 || p->runs > TC__QAMX_MAX_RUNS) return false;
+    for (size_t a = 0; a < g->kh; a++)
+        for (size_t c = 0; c < (rows ? 1 : g->kw); c++)
+            p->run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
+    p->stride = g->sw * g->cp;
+    /* the plane is one run of windows when the next row's first window follows the row's last at the same stride */
+    const bool flat = g->oh == 1 || g->sh * g->wp == g->sw * g->ow;
+    p->row_px = flat ? g->oh * g->ow : g->ow;
+    p->rows = flat ? 1 : g->oh;
+    p->per_row = (p->row_px + TC__QAMX_PANEL - 1) / TC__QAMX_PANEL;
+    p->panels = g->batch * p->rows * p->per_row; /* at most the batch's pixels: below 2^31 (q_finish) */
+    return true;
+}
+
+/* AMX: the VNNI tactics' steps (the same image, packing and epilogue) that its plan takes. */
+static bool q_supports_amx(const tc__step_desc *d, bool blocked) {
+    tc__qconv_geom g;
+    tc__qamx_plan p;
+    return q_supports(d, blocked) && tc__qconv_geometry(d, &g) && tc__qamx_plan_of(&g, &p);
+}
+static bool q_supports_amx_plain(const tc__step_desc *d) { return q_supports_amx(d, false); }
+static bool q_supports_amx_blocked(const tc__step_desc *d) { return q_supports_amx(d, true); }
 /* The AVX2 variant: plain layouts, its 16-bit packing within the FP32 weight's bytes, and chain images of 16-bit
  * codes within the FP32 tensors' bytes. */
 static bool q_supports_s16(const tc__step_desc *d) {
@@ -245,6 +275,7 @@ static tc_status q_run_with(const tc__kernel_ctx *ctx, tc_status (*kernel)(const
     return st != TC_STATUS_OK ? st : kernel(ctx, &g);
 }
 static tc_status q_run(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_avx512vnni); }
+static tc_status q_run_amx(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_amx); }
 static tc_status q_run_s16(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_s16_avx2); }
 static tc_status q_run_u7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u7_avx2); }
 static tc_status q_run_u7w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u7w7_avx2); }
@@ -255,6 +286,15 @@ static tc_status q_run_u8w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, 
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
                             .packs_input = q_packs_input, .pack = pk, .scratch_bytes = scr, .run = rn};
 
+/* AMX-INT8 (with AVX512-VNNI for the image and epilogue): never run on AMX hardware where it was written, so each
+ * must give its VNNI twin's bytes on the building machine before it is offered (tactic.h's proof). */
+#define Q_AMX_ISA (Q_ISA | (uint64_t)TC__ISA_AMX_TILE | (uint64_t)TC__ISA_AMX_INT8)
+#define Q_AMX_TACTIC(var, tname, op, flag, sup, twin)                                                                 \
+    const tc__tactic var = {.name = tname, .op_type = op, .isa = Q_AMX_ISA,                                            \
+                            .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
+                            .packs_input = q_packs_input, .pack = q_pack, .scratch_bytes = q_scratch,                  \
+                            .run = q_run_amx, .proof = &twin};
+
 Q_TACTIC(tc__tactic_conv_int8_avx512vnni, "conv_int8_avx512vnni", "Conv", Q_ISA, 0, q_supports_plain, q_pack, q_scratch,
          q_run)
 Q_TACTIC(tc__tactic_conv_nchw16c_int8_avx512vnni, "conv_nchw16c_int8_avx512vnni", "Conv", Q_ISA, TC__TACTIC_BLOCKED,
@@ -263,6 +303,12 @@ Q_TACTIC(tc__tactic_matmul_int8_avx512vnni, "matmul_int8_avx512vnni", "MatMul", 
          q_scratch, q_run)
 Q_TACTIC(tc__tactic_gemm_int8_avx512vnni, "gemm_int8_avx512vnni", "Gemm", Q_ISA, 0, q_supports_plain, q_pack, q_scratch,
          q_run)
+Q_AMX_TACTIC(tc__tactic_conv_int8_amx, "conv_int8_amx", "Conv", 0, q_supports_amx_plain, tc__tactic_conv_int8_avx512vnni)
+Q_AMX_TACTIC(tc__tactic_conv_nchw16c_int8_amx, "conv_nchw16c_int8_amx", "Conv", TC__TACTIC_BLOCKED,
+             q_supports_amx_blocked, tc__tactic_conv_nchw16c_int8_avx512vnni)
+Q_AMX_TACTIC(tc__tactic_matmul_int8_amx, "matmul_int8_amx", "MatMul", 0, q_supports_amx_plain,
+             tc__tactic_matmul_int8_avx512vnni)
+Q_AMX_TACTIC(tc__tactic_gemm_int8_amx, "gemm_int8_amx", "Gemm", 0, q_supports_amx_plain, tc__tactic_gemm_int8_avx512vnni)
 /* The AVX2 variants for CPUs without VNNI: vpmaddubsw on unsigned 7-bit codes (a non-negative X; u7w7: with 7-bit
  * weights, two of them summed in 16 bits), else vpmaddwd on 16-bit codes. */
 Q_TACTIC(tc__tactic_conv_int8_u7w7_avx2, "conv_int8_u7w7_avx2", "Conv", TC__VEC_ISA_AVX2, 0, q_supports_u7w7, q_pack,
