@@ -276,6 +276,37 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
     return st;
 }
 
+/* The steps whose tactic has a proof (tactic.h) are checked again with the attributes the reduced-precision chain gave
+ * them (images in and out: other code paths); where one differs, the step takes the proof, which packs its weights the
+ * same way (else the build fails). *required_isa is then recomputed. */
+static tc_status reprove_chained(const tc__graph *g, tc__step *steps, const tc__shapes *s, pthreadpool_t pool,
+                                 uint64_t *required_isa, tc__err *err) {
+    uint64_t isa = 0;
+    tc_status st = TC_STATUS_OK;
+    for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
+        tc__step *step = &steps[k];
+        if (step->kind != TC__STEP_COMPUTE) continue;
+        const tc__node *node = &g->nodes[step->node];
+        const tc__tactic *t = tc__tactic_find(step->tactic, node->op_type);
+        if (t != NULL && t->proof != NULL) {
+            tc__desc_store ds;
+            tc__desc_build(g, node, s, &ds);
+            bool same = false;
+            st = tc__tactic_proven(&ds.d, t, pool, &same, err);
+            if (st == TC_STATUS_OK && !same && (t->pack != t->proof->pack || t->packs_input != t->proof->packs_input))
+                st = tc__fail(err, TC_STATUS_INTERNAL, "step '%s': %s differs from %s in its chain", node->name, t->name,
+                              t->proof->name);
+            if (st == TC_STATUS_OK && !same) {
+                t = t->proof;
+                snprintf(step->tactic, sizeof step->tactic, "%s", t->name);
+            }
+        }
+        if (t != NULL) isa |= t->isa;
+    }
+    if (st == TC_STATUS_OK) *required_isa = isa;
+    return st;
+}
+
 tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__range *const *ranges, int n_profiles,
                                     const tc__tactic_opts *o, tc__tune_result *results, uint64_t *required_isa,
                                     tc__err *err) {
@@ -379,6 +410,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         int chained = 0;
         st = tc__lowp_chain(g, steps, &s[0], o->int8_residual_image, &chained, err);
     }
+    if (st == TC_STATUS_OK) st = reprove_chained(g, steps, &s[0], pool, required_isa, err);
     if (st == TC_STATUS_OK && cache && cache_dirty) st = tc__timing_cache_save(cache, o->cache_path, err);
     if (pool) pthreadpool_destroy(pool);
     tc__timing_cache_free(cache);
