@@ -94,6 +94,10 @@ static int tactic_family(const char *tactic) {
              {"conv_nchw16c_fp16_avx512fp16", FAM_FP16},
              {"matmul_fp16_avx512fp16", FAM_FP16 + FAM_DENSE},
              {"gemm_fp16_avx512fp16", FAM_FP16 + FAM_DENSE},
+             {"conv_bf16_amx", FAM_BF16}, /* the AVX512-BF16 image and epilogue */
+             {"conv_nchw16c_bf16_amx", FAM_BF16},
+             {"matmul_bf16_amx", FAM_BF16 + FAM_DENSE},
+             {"gemm_bf16_amx", FAM_BF16 + FAM_DENSE},
              {"conv_bf16_avx512bf16", FAM_BF16},
              {"conv_nchw16c_bf16_avx512bf16", FAM_BF16},
              {"matmul_bf16_avx512bf16", FAM_BF16 + FAM_DENSE},

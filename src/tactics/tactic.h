@@ -72,6 +72,9 @@ typedef struct tc__tactic {
      * their hardware where they were written (the AMX ones, emulated in the tests).
      */
     const struct tc__tactic *proof;
+    /* 0: the same bytes; else outputs within proof_tol times the proof's largest magnitude (floating-point sums in
+     * another order; a 16-bit out image (tc.half_out_image) is compared as BF16 values, an ulp of which is allowed) */
+    float proof_tol;
 } tc__tactic;
 
 /* Every tactic, from tactics.inc. */

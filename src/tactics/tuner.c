@@ -1,9 +1,11 @@
 /* tuner.c - times candidate tactics of one step on random inputs (see tuner.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <time.h>
 
+#include "core/quant_attr.h"
 #include "tactics/tuner.h"
 
 #define MAX_IO 16
@@ -167,6 +169,34 @@ static tc_status run_once(const tc__step_desc *d, const tc__tactic *t, bench_io 
     return TC_STATUS_OK;
 }
 
+/* Element i of t as a float: of its float32 values, or (halves) of its bytes as BF16 values. */
+static double out_value(const tc__tensor *t, size_t i, bool halves) {
+    if (!halves) return ((const float *)t->data)[i];
+    uint16_t h;
+    memcpy(&h, (const uint8_t *)t->data + 2 * i, sizeof h);
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* True when a's float32 outputs (or BF16 halves) are within tol times b's largest magnitude of b's (NaN where b has
+ * NaN); halves also allow an ulp of BF16 (a sum that rounds the other way). */
+static bool outputs_close(const tc__tensor *a, const tc__tensor *b, float tol, bool halves) {
+    const size_t n = a->nbytes / (halves ? 2 : 4);
+    double peak = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double v = fabs(out_value(b, i, halves));
+        if (v > peak && isfinite(v)) peak = v;
+    }
+    const double lim = (tol + (halves ? 1.0 / 128.0 : 0.0)) * peak;
+    for (size_t i = 0; i < n; i++) {
+        const double x = out_value(a, i, halves), y = out_value(b, i, halves);
+        if (isnan(x) || isnan(y) ? !(isnan(x) && isnan(y)) : x != y && !(fabs(x - y) <= lim)) return false;
+    }
+    return true;
+}
+
 tc_status tc__tactic_proven(const tc__step_desc *d, const tc__tactic *t, void *pool, bool *same, tc__err *err) {
     *same = true;
     if (t->proof == NULL) return TC_STATUS_OK;
@@ -179,8 +209,11 @@ tc_status tc__tactic_proven(const tc__step_desc *d, const tc__tactic *t, void *p
     if (st == TC_STATUS_OK) st = run_once(d, t, &a, pool, &ran_a, err);
     if (st == TC_STATUS_OK) st = run_once(d, t->proof, &b, pool, &ran_b, err);
     *same = ran_a && ran_b;
+    const bool halves = d->attrs != NULL && tc__attr_has(d->attrs, TC__ATTR_HALF_OUT_IMAGE);
     for (int o = 0; o < d->n_out && *same; o++)
-        *same = a.out[o].nbytes == b.out[o].nbytes && memcmp(a.out[o].data, b.out[o].data, a.out[o].nbytes) == 0;
+        *same = a.out[o].nbytes == b.out[o].nbytes &&
+                (t->proof_tol > 0.0f ? outputs_close(&a.out[o], &b.out[o], t->proof_tol, halves)
+                                     : memcmp(a.out[o].data, b.out[o].data, a.out[o].nbytes) == 0);
     io_free(&a, d->n_in, d->n_out);
     io_free(&b, d->n_in, d->n_out);
     return st;

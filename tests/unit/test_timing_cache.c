@@ -131,6 +131,12 @@ static tc_status relu_off(const tc__kernel_ctx *ctx) {
     y[tc__tensor_numel(ctx->out[0]) - 1] += 1.0f;
     return st;
 }
+static tc_status relu_near(const tc__kernel_ctx *ctx) {
+    tc_status st = tc__ref_Relu(ctx);
+    float *y = ctx->out[0]->data;
+    y[tc__tensor_numel(ctx->out[0]) - 1] += 1e-5f;
+    return st;
+}
 static tc_status relu_fails(const tc__kernel_ctx *ctx) { return tc__fail(ctx->err, TC_STATUS_INTERNAL, "refused"); }
 static bool any_step(const tc__step_desc *d) { return d != NULL; }
 static const tc__tactic kRelu = {.name = "relu_proof", .op_type = "Relu", .supports = any_step, .run = tc__ref_Relu};
@@ -162,6 +168,18 @@ static void test_tactic_proof(void **state) {
     assert_false(ok);
     assert_int_equal(tc__tactic_proven(&d, &kRelu, NULL, &ok, &err), TC_STATUS_OK); /* no proof: nothing to check */
     assert_true(ok);
+    /* with a tolerance (FP32 sums in another order): 1e-5 passes 1e-3 of the largest output, 1.0 does not */
+    const tc__tactic near = {.name = "relu_near", .op_type = "Relu", .supports = any_step, .run = relu_near,
+                             .proof = &kRelu}, near_tol = {.name = "relu_near", .op_type = "Relu", .supports = any_step,
+                                                          .run = relu_near, .proof = &kRelu, .proof_tol = 1e-3f},
+                     off_tol = {.name = "relu_off", .op_type = "Relu", .supports = any_step, .run = relu_off,
+                                .proof = &kRelu, .proof_tol = 1e-3f};
+    assert_int_equal(tc__tactic_proven(&d, &near, NULL, &ok, &err), TC_STATUS_OK);
+    assert_false(ok);
+    assert_int_equal(tc__tactic_proven(&d, &near_tol, NULL, &ok, &err), TC_STATUS_OK);
+    assert_true(ok);
+    assert_int_equal(tc__tactic_proven(&d, &off_tol, NULL, &ok, &err), TC_STATUS_OK);
+    assert_false(ok);
 }
 
 int main(void) {

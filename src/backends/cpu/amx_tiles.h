@@ -1,9 +1,9 @@
 /*
  * amx_tiles.h - the AMX tile operations the AMX kernels use (Intel SDM, "Intel AMX instruction set
- * reference"): configure, zero, load, store, TDPBUSD, release. Compiled for AMX they are the compiler's
- * intrinsics (-mamx-tile -mamx-int8). With TC_AMX_EMULATE they are C functions on a per-thread tile file
- * with the instructions' semantics, including the shape checks that raise #UD: the tests run the AMX
- * kernels' addressing and blocking on CPUs without AMX with this (tests/unit/test_cpu_qamx.c). Tile
+ * reference"): configure, zero, load, store, TDPBUSD, TDPBF16PS, release. Compiled for AMX they are the
+ * compiler's intrinsics (-mamx-tile -mamx-int8 -mamx-bf16). With TC_AMX_EMULATE they are C functions on a
+ * per-thread tile file with the instructions' semantics, including the shape checks that raise #UD: the tests
+ * run the AMX kernels' addressing and blocking on CPUs without AMX with this (tests/unit/test_cpu_amx.c). Tile
  * numbers are constants (the instructions encode them).
  */
 #ifndef TC_BACKENDS_CPU_AMX_TILES_H
@@ -30,6 +30,7 @@ _Static_assert(sizeof(tc__amx_cfg) == 64, "LDTILECFG takes 64 bytes");
 #define TC_AMX_LOAD(t, base, stride) _tile_loadd(t, base, (long)(stride))
 #define TC_AMX_STORE(t, base, stride) _tile_stored(t, base, (long)(stride))
 #define TC_AMX_DPBUSD(c, a, b) _tile_dpbusd(c, a, b)
+#define TC_AMX_DPBF16PS(c, a, b) _tile_dpbf16ps(c, a, b)
 
 #else /* the emulation */
 #include <stdbool.h>
@@ -87,12 +88,38 @@ static inline void tc__amx_emu_dpbusd(int c, int a, int b) {
         }
 }
 
+/* BF16 bits as a float. */
+static inline float tc__amx_emu_bf16(const uint8_t *p) {
+    const uint32_t u = (uint32_t)(p[0] | p[1] << 8) << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+/* TDPBF16PS c += a . b on BF16 pairs: c[m][n] += a[m][2k] * b[k][2n] then + a[m][2k + 1] * b[k][2n + 1], in float,
+ * over k < a.colsb / 4 (the SDM's order; its flushing of denormals is not emulated). */
+static inline void tc__amx_emu_dpbf16ps(int c, int a, int b) {
+    const tc__amx_cfg *g = &tc__amx_emu.cfg;
+    tc__amx_emu_check(tc__amx_emu.on && g->colsb[a] == 4 * g->rows[b] && g->colsb[c] == g->colsb[b] &&
+                      g->rows[c] == g->rows[a] && g->colsb[c] % 4 == 0 && g->colsb[a] % 4 == 0);
+    for (int m = 0; m < g->rows[c]; m++)
+        for (int n = 0; n < g->colsb[c] / 4; n++) {
+            float acc;
+            memcpy(&acc, &tc__amx_emu.t[c][m][4 * n], 4);
+            for (int k = 0; k < g->colsb[a] / 4; k++)
+                for (int i = 0; i < 2; i++)
+                    acc += tc__amx_emu_bf16(&tc__amx_emu.t[a][m][4 * k + 2 * i]) *
+                           tc__amx_emu_bf16(&tc__amx_emu.t[b][k][4 * n + 2 * i]);
+            memcpy(&tc__amx_emu.t[c][m][4 * n], &acc, 4);
+        }
+}
+
 #define TC_AMX_CONFIG(cfg) tc__amx_emu_config(cfg)
 #define TC_AMX_RELEASE() tc__amx_emu_release()
 #define TC_AMX_ZERO(t) tc__amx_emu_zero(t)
 #define TC_AMX_LOAD(t, base, stride) tc__amx_emu_load(t, base, (size_t)(stride))
 #define TC_AMX_STORE(t, base, stride) tc__amx_emu_store(t, base, (size_t)(stride))
 #define TC_AMX_DPBUSD(c, a, b) tc__amx_emu_dpbusd(c, a, b)
+#define TC_AMX_DPBF16PS(c, a, b) tc__amx_emu_dpbf16ps(c, a, b)
 #endif
 
 #endif

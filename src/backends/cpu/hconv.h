@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/cpu/amx_panel.h"
 #include "backends/cpu/lowp_layer.h"
 #include "core/quant_attr.h"
 #include "tactics/tactic.h"
@@ -70,5 +71,10 @@ void tc__hconv_pack_weight(const tc__hconv_geom *g, const float *w, bool k_major
 /* Run the operator on a step its tactic supports (need AVX512-FP16 / AVX512-BF16). */
 tc_status tc__hconv_run_avx512fp16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g);
 tc_status tc__hconv_run_avx512bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g);
+
+/* AMX-BF16 (amx_panel.h): the panel plan of a BF16 g, false when the AMX kernel does not take it; and the run (needs
+ * AMX-BF16 and AVX512-BF16; the same image, packing and epilogue as the AVX512-BF16 kernel, FP32 sums). */
+bool tc__hconv_amx_plan(const tc__hconv_geom *g, tc__amx_plan *p);
+tc_status tc__hconv_run_amx_bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g);
 
 #endif

@@ -3,13 +3,15 @@
  * channels-last BF16 image (vcvtneps2bf16, and the same rounding in scalar code for the plain layout), the
  * vdpbf16ps microkernels (MR output pixels x NB blocks of 16 output channels in FP32 accumulators, each lane
  * adding the products of a pair of input channels), the FP32 epilogue (bias, residual, activation) and the
- * threaded driver.
+ * threaded driver; and the AMX-BF16 driver (tc__hconv_run_amx_bf16): the same image and epilogue around
+ * amx_panel_amx.c's tiles.
  */
 #include <float.h>
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
+#include "backends/cpu/amx_panel.h"
 #include "backends/cpu/hconv_job.h"
 #include "core/tensor.h"
 
@@ -155,4 +157,59 @@ static void b_compute(void *arg, size_t strip_task, size_t group) {
 
 tc_status tc__hconv_run_avx512bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g) {
     return tc__hconv_job_run(ctx, g, b_convert_row, b_compute, "bf16");
+}
+
+/* The AMX-BF16 run (amx_panel.h): panels x groups of up to 4 blocks, each block pair accumulated in tiles (FP32), then
+ * b_out on the rows of C. */
+typedef struct bamx_run {
+    const b_job *j;
+    tc__amx_plan plan;
+    size_t w_block; /* bytes of packed weight per block */
+} bamx_run;
+
+static void bamx_compute(void *arg, size_t panel, size_t group) {
+    const bamx_run *r = arg;
+    const b_job *j = r->j;
+    const tc__lowp_grid *grid = &j->grid;
+    size_t n, p0, a_off;
+    int m;
+    tc__amx_panel_at(&r->plan, panel, &n, &p0, &m, &a_off);
+    const size_t b_end = (group + 1) * TC__LOWP_GROUP_BLOCKS < grid->nblocks ? (group + 1) * TC__LOWP_GROUP_BLOCKS
+                                                                              : grid->nblocks;
+    float c[TC__AMX_PANEL][32];
+    tc__amx_begin();
+    for (size_t b0 = group * TC__LOWP_GROUP_BLOCKS; b0 < b_end; b0 += 2) {
+        const int nb = b_end - b0 >= 2 ? 2 : 1;
+        const tc__amx_job t = {.a = (const uint8_t *)j->xh + a_off, .stride = r->plan.stride, .m = m, .plan = &r->plan,
+                               .w = (const uint8_t *)j->w + b0 * r->w_block, .w_block = r->w_block, .nb = nb, .c = c};
+        tc__amx_dot_bf16(&t);
+        tc__lowp_out o;
+        const size_t base = tc__lowp_out_base(grid, n, b0, &o);
+        const __m512i lanes = tc__lowp_lanes(o.ls);
+        for (int i = 0; i < m; i++) { /* one pixel at a time: o's pixel 0 */
+            tc__lowp_out_pixel(grid, n, p0 + (size_t)i, base, j->y, j->res, &o);
+            for (int b = 0; b < nb; b++) {
+                const size_t last_ch = j->g->s.cout - (b0 + (size_t)b) * 16;
+                const __mmask16 mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
+                b_out(j, &o, 0, b, _mm512_loadu_ps(&c[i][b * 16]), mask, lanes);
+            }
+        }
+    }
+    tc__amx_end();
+}
+
+tc_status tc__hconv_run_amx_bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g) {
+    bamx_run r;
+    if (!tc__hconv_amx_plan(g, &r.plan))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: a layer the AMX bf16 kernel does not take", ctx->op_type);
+    b_job j;
+    unsigned char *scratch = NULL;
+    tc_status st = tc__hconv_job_setup(ctx, g, &j, &scratch, "bf16");
+    r.j = &j;
+    r.w_block = g->s.kh * g->s.kw * g->cp * 2 * 16;
+    if (st == TC_STATUS_OK)
+        tc__lowp_run_tasks(ctx->pool, b_convert_row, &j, g->in_image ? 0 : g->s.batch * g->s.hp, bamx_compute, &r,
+                           r.plan.panels, j.grid.groups);
+    if (scratch != NULL) tc__kernel_free(ctx, scratch);
+    return st;
 }

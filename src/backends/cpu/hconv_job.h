@@ -26,34 +26,45 @@ typedef struct tc__hconv_job {
     tc__lowp_grid grid;
 } tc__hconv_job;
 
+/* The job of a run (X converted into scratch unless it is the chain's image; the out image's border filled); the
+ * caller frees *scratch with tc__kernel_free. prec names the type in errors. */
+static inline tc_status tc__hconv_job_setup(const tc__kernel_ctx *ctx, const tc__hconv_geom *g, tc__hconv_job *j,
+                                            unsigned char **scratch, const char *prec) {
+    const tc__lowp_shape *s = &g->s;
+    tc__lowp_io io;
+    tc_status st = tc__lowp_io_of(ctx, s->cout, &io);
+    if (st != TC_STATUS_OK) return st;
+    *j = (tc__hconv_job){.g = g, .x = io.x, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act};
+    const size_t img_bytes = s->batch * s->hp * s->wp * g->cp * sizeof(uint16_t);
+    *scratch = tc__kernel_alloc(ctx, tc__hconv_scratch(g));
+    if (*scratch == NULL)
+        return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the %s image", ctx->op_type, prec);
+    j->xh = g->in_image ? (uint16_t *)io.x : (uint16_t *)*scratch; /* the chain: X is already the image */
+    size_t *tap_off = (size_t *)(*scratch + (img_bytes + 63) / 64 * 64);
+    for (size_t a = 0; a < s->kh; a++)
+        for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
+    j->tap_off = tap_off;
+    j->grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
+    if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
+        j->ych = (uint16_t *)io.y;
+        tc__lowp_grid_out_image(&j->grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
+        memset(j->ych, 0, s->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j->ych);
+    }
+    return TC_STATUS_OK;
+}
+
 /* Runs the operator: convert(job, row) fills the image rows (unless chained in), compute(job, task, group) runs
  * the tiles; prec names the type in errors. */
 static inline tc_status tc__hconv_job_run(const tc__kernel_ctx *ctx, const tc__hconv_geom *g,
                                           void (*convert)(void *, size_t), void (*compute)(void *, size_t, size_t),
                                           const char *prec) {
-    const tc__lowp_shape *s = &g->s;
-    tc__lowp_io io;
-    tc_status st = tc__lowp_io_of(ctx, s->cout, &io);
-    if (st != TC_STATUS_OK) return st;
-    tc__hconv_job j = {.g = g, .x = io.x, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act};
-    const size_t img_bytes = s->batch * s->hp * s->wp * g->cp * sizeof(uint16_t);
-    unsigned char *scratch = tc__kernel_alloc(ctx, tc__hconv_scratch(g));
-    if (scratch == NULL)
-        return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the %s image", ctx->op_type, prec);
-    j.xh = g->in_image ? (uint16_t *)io.x : (uint16_t *)scratch; /* the chain: X is already the image */
-    size_t *tap_off = (size_t *)(scratch + (img_bytes + 63) / 64 * 64);
-    for (size_t a = 0; a < s->kh; a++)
-        for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
-    j.tap_off = tap_off;
-    j.grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
-    if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
-        j.ych = (uint16_t *)io.y;
-        tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
-        memset(j.ych, 0, s->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j.ych);
-    }
-    tc__lowp_run(ctx->pool, &j.grid, s->batch, g->in_image ? 0 : s->batch * s->hp, convert, compute, &j);
-    tc__kernel_free(ctx, scratch);
-    return TC_STATUS_OK;
+    tc__hconv_job j;
+    unsigned char *scratch = NULL;
+    const tc_status st = tc__hconv_job_setup(ctx, g, &j, &scratch, prec);
+    if (st == TC_STATUS_OK)
+        tc__lowp_run(ctx->pool, &j.grid, g->s.batch, g->in_image ? 0 : g->s.batch * g->s.hp, convert, compute, &j);
+    if (scratch != NULL) tc__kernel_free(ctx, scratch);
+    return st;
 }
 
 #endif

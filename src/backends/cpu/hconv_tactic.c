@@ -1,7 +1,8 @@
 /*
  * hconv_tactic.c - the fp16 and bf16 tactics of Conv (NCHW and NCHW16c), MatMul and Gemm with constant
  * weights (hconv.h): which steps they take, the weight packing done at build, and the tactic tables.
- * The kernels are in hconv_f16_avx512fp16.c and hconv_bf16_avx512bf16.c.
+ * The kernels are in hconv_f16_avx512fp16.c and hconv_bf16_avx512bf16.c (with the AMX-BF16 driver; its tiles in
+ * amx_panel_amx.c).
  */
 #include <string.h>
 
@@ -48,6 +49,18 @@ static bool h_supports(const tc__step_desc *d, bool bf16, bool blocked) {
     tc__hconv_geom g;
     return tc__hconv_geometry(d, bf16, &g) && tc__lowp_step_ok(d, &g.s, blocked);
 }
+
+bool tc__hconv_amx_plan(const tc__hconv_geom *g, tc__amx_plan *p) {
+    return g->bf16 && tc__amx_plan_of(&g->s, g->cp * sizeof(uint16_t), p);
+}
+/* AMX-BF16: the AVX512-BF16 tactics' steps (the same image, packing and epilogue) that its plan takes. */
+static bool h_supports_amx(const tc__step_desc *d, bool blocked) {
+    tc__hconv_geom g;
+    tc__amx_plan p;
+    return h_supports(d, true, blocked) && tc__hconv_geometry(d, true, &g) && tc__hconv_amx_plan(&g, &p);
+}
+static bool h_supports_amx_plain(const tc__step_desc *d) { return h_supports_amx(d, false); }
+static bool h_supports_amx_blocked(const tc__step_desc *d) { return h_supports_amx(d, true); }
 
 static bool h_supports_fp16_plain(const tc__step_desc *d) { return h_supports(d, false, false); }
 static bool h_supports_fp16_blocked(const tc__step_desc *d) { return h_supports(d, false, true); }
@@ -112,6 +125,16 @@ static tc_status h_run(const tc__kernel_ctx *ctx, bool bf16) {
                         ctx->op_type, prec);
     return bf16 ? tc__hconv_run_avx512bf16(ctx, &g) : tc__hconv_run_avx512fp16(ctx, &g);
 }
+static tc_status h_run_amx_bf16(const tc__kernel_ctx *ctx) {
+    const tc__tensor *in[3], *out[1];
+    bool in_const[3];
+    tc__epilogue none;
+    tc__step_desc d;
+    tc__hconv_geom g;
+    if (!tc__lowp_ctx_desc(ctx, in, in_const, out, &none, &d) || !tc__hconv_geometry(&d, true, &g))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: a step the AMX bf16 tactic does not take", ctx->op_type);
+    return tc__hconv_run_amx_bf16(ctx, &g);
+}
 static tc_status h_run_fp16(const tc__kernel_ctx *ctx) { return h_run(ctx, false); }
 static tc_status h_run_bf16(const tc__kernel_ctx *ctx) { return h_run(ctx, true); }
 
@@ -132,3 +155,19 @@ H_TACTIC(tc__tactic_conv_nchw16c_bf16_avx512bf16, "conv_nchw16c_bf16_avx512bf16"
 H_TACTIC(tc__tactic_matmul_bf16_avx512bf16, "matmul_bf16_avx512bf16", "MatMul", 0, h_supports_bf16_plain, bf16,
          H_ISA_BF16)
 H_TACTIC(tc__tactic_gemm_bf16_avx512bf16, "gemm_bf16_avx512bf16", "Gemm", 0, h_supports_bf16_plain, bf16, H_ISA_BF16)
+
+/* AMX-BF16 (with AVX512-BF16 for the image and epilogue): never run on AMX hardware where it was written, so each must
+ * match its AVX512-BF16 twin on the building machine before it is offered (tactic.h's proof; FP32 sums in another
+ * order: within proof_tol). */
+#define H_ISA_AMX_BF16 (H_ISA_BF16 | (uint64_t)TC__ISA_AMX_TILE | (uint64_t)TC__ISA_AMX_BF16)
+#define H_AMX_TACTIC(var, tname, op, flag, sup, twin)                                                                 \
+    const tc__tactic var = {.name = tname, .op_type = op, .isa = H_ISA_AMX_BF16,                                       \
+                            .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "bf16", .supports = sup,          \
+                            .packs_input = h_packs_input, .pack = h_pack_bf16, .scratch_bytes = h_scratch_bf16,        \
+                            .run = h_run_amx_bf16, .proof = &twin, .proof_tol = 1e-3f};
+H_AMX_TACTIC(tc__tactic_conv_bf16_amx, "conv_bf16_amx", "Conv", 0, h_supports_amx_plain, tc__tactic_conv_bf16_avx512bf16)
+H_AMX_TACTIC(tc__tactic_conv_nchw16c_bf16_amx, "conv_nchw16c_bf16_amx", "Conv", TC__TACTIC_BLOCKED,
+             h_supports_amx_blocked, tc__tactic_conv_nchw16c_bf16_avx512bf16)
+H_AMX_TACTIC(tc__tactic_matmul_bf16_amx, "matmul_bf16_amx", "MatMul", 0, h_supports_amx_plain,
+             tc__tactic_matmul_bf16_avx512bf16)
+H_AMX_TACTIC(tc__tactic_gemm_bf16_amx, "gemm_bf16_amx", "Gemm", 0, h_supports_amx_plain, tc__tactic_gemm_bf16_avx512bf16)

@@ -83,6 +83,17 @@ static inline size_t tc__lowp_out_base(const tc__lowp_grid *g, size_t n, size_t 
     return (n * g->cout + oc0) * plane;
 }
 
+/* Points o (set by tc__lowp_out_base, which returned base) at pixel p of image n as its pixel 0: for kernels that store
+ * a pixel at a time (the AMX drivers). */
+static inline void tc__lowp_out_pixel(const tc__lowp_grid *g, size_t n, size_t p, size_t base, float *y, const float *res,
+                                      tc__lowp_out *o) {
+    const size_t r = p / g->ow, c = p % g->ow;
+    o->y = y + base + p * o->ps;
+    o->res = res ? res + base + p * o->ps : NULL;
+    if (g->o_cp) o->qoff[0] = ((n * g->o_hp + g->o_pt + r) * g->o_wp + g->o_pl + c) * g->o_cp + o->oc0;
+    if (g->rimg) o->roff[0] = ((n * g->r_hp + g->r_pt + r) * g->r_wp + g->r_pl + c) * g->r_cp + o->oc0;
+}
+
 /* The kernel's tile: mr pixels whose windows start at xoff[0..mr) (elements of the padded image, the image's
  * own offset included) x nb blocks of 16 channels from block b0; last_mask: the channels of the last block. */
 typedef void (*tc__lowp_tile_fn)(const void *job, int mr, int nb, size_t b0, const size_t *xoff,
@@ -121,20 +132,25 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
     }
 }
 
+/* Runs convert(cjob, row) for each of n_rows padded input rows, then compute(job, task, group) for tasks x groups, on
+ * the pool (or the calling thread when it has one thread). */
+static inline void tc__lowp_run_tasks(pthreadpool_t pool, void (*convert)(void *, size_t), void *cjob, size_t n_rows,
+                                      void (*compute)(void *, size_t, size_t), void *job, size_t tasks, size_t groups) {
+    if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1) {
+        for (size_t t = 0; t < n_rows; t++) convert(cjob, t);
+        for (size_t t = 0; t < tasks; t++)
+            for (size_t u = 0; u < groups; u++) compute(job, t, u);
+    } else {
+        if (n_rows > 0) pthreadpool_parallelize_1d(pool, convert, cjob, n_rows, 0);
+        pthreadpool_parallelize_2d(pool, compute, job, tasks, groups, 0);
+    }
+}
+
 /* Runs an operator: convert(job, row) for each of n_rows padded input rows, then compute(job, strip_task,
- * group) for every task of the grid over the batch, on the pool (or the calling thread when it has one
- * thread). */
+ * group) for every task of the grid over the batch. */
 static inline void tc__lowp_run(pthreadpool_t pool, const tc__lowp_grid *g, size_t batch, size_t n_rows,
                                 void (*convert)(void *, size_t), void (*compute)(void *, size_t, size_t), void *job) {
-    const size_t tasks = batch * g->strips;
-    if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1) {
-        for (size_t t = 0; t < n_rows; t++) convert(job, t);
-        for (size_t t = 0; t < tasks; t++)
-            for (size_t u = 0; u < g->groups; u++) compute(job, t, u);
-    } else {
-        if (n_rows > 0) pthreadpool_parallelize_1d(pool, convert, job, n_rows, 0);
-        pthreadpool_parallelize_2d(pool, compute, job, tasks, g->groups, 0);
-    }
+    tc__lowp_run_tasks(pool, convert, job, n_rows, compute, job, batch * g->strips, g->groups);
 }
 
 #endif

@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/cpu/amx_panel.h"
 #include "backends/cpu/lowp_layer.h"
 #include "core/quant_attr.h"
 #include "tactics/tactic.h"
@@ -125,6 +126,11 @@ void tc__qconv_pack_weight(const tc__qconv_geom *g, const float *w, bool k_major
 
 /* Runs the operator on a step its tactic supports (needs AVX512-VNNI). */
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
+
+/* AMX-INT8 (amx_panel.h): the panel plan of g, false when the AMX kernel does not take it; and the run (needs
+ * AMX-INT8 and AVX512-VNNI; the same image, packing and epilogue as the VNNI kernel). */
+bool tc__qconv_amx_plan(const tc__qconv_geom *g, tc__amx_plan *p);
+tc_status tc__qconv_run_amx(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 
 /*
  * The AVX2 variant (qconv_s16_avx2.c), for CPUs without VNNI: the same codes and weights, in 16 bits so

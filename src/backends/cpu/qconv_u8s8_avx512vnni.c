@@ -4,14 +4,13 @@
  * 16 output channels held in zmm accumulators over every tap and input channel), the dequantizing
  * epilogue (bias, residual, activation) and the threaded driver. The task loop and the store are
  * lowp_tile.h's, shared with the FP16 and BF16 kernels. The AMX driver (tc__qconv_run_amx) is here too: the
- * same image and epilogue around qconv_u8s8_amx.c's tiles.
+ * same image and epilogue around amx_panel_amx.c's tiles.
  */
 #include <immintrin.h>
 #include <string.h>
 
 #include "backends/cpu/lowp_tile.h"
 #include "backends/cpu/qconv_u8s8.h"
-#include "backends/cpu/qconv_u8s8_amx.h"
 
 typedef struct q_job {
     const tc__qconv_geom *g;
@@ -214,11 +213,11 @@ tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_ge
     return st;
 }
 
-/* The AMX run (qconv_u8s8_amx.h): panels x groups of up to 4 blocks, each block pair accumulated in tiles, then the
+/* The AMX run (amx_panel.h): panels x groups of up to 4 blocks, each block pair accumulated in tiles, then the
  * VNNI epilogue (q_store) on the rows of C. */
 typedef struct qamx_run {
     const q_job *j;
-    tc__qamx_plan plan;
+    tc__amx_plan plan;
     size_t w_block; /* bytes of packed weight per block */
 } qamx_run;
 
@@ -229,27 +228,21 @@ static void qamx_compute(void *arg, size_t panel, size_t group) {
     const tc__lowp_grid *grid = &j->grid;
     size_t n, p0, a_off;
     int m;
-    tc__qamx_panel_at(&r->plan, g, panel, &n, &p0, &m, &a_off);
+    tc__amx_panel_at(&r->plan, panel, &n, &p0, &m, &a_off);
     const size_t b_end = (group + 1) * TC__LOWP_GROUP_BLOCKS < grid->nblocks ? (group + 1) * TC__LOWP_GROUP_BLOCKS
                                                                               : grid->nblocks;
-    int32_t c[TC__QAMX_PANEL][32];
-    tc__qamx_begin();
+    int32_t c[TC__AMX_PANEL][32];
+    tc__amx_begin();
     for (size_t b0 = group * TC__LOWP_GROUP_BLOCKS; b0 < b_end; b0 += 2) {
         const int nb = b_end - b0 >= 2 ? 2 : 1;
-        const tc__qamx_job t = {.a = j->xq + a_off, .stride = r->plan.stride, .m = m, .plan = &r->plan,
-                                .w = j->w + b0 * r->w_block, .w_block = r->w_block, .nb = nb, .c = c};
-        tc__qamx_accumulate(&t);
+        const tc__amx_job t = {.a = j->xq + a_off, .stride = r->plan.stride, .m = m, .plan = &r->plan,
+                               .w = (const uint8_t *)j->w + b0 * r->w_block, .w_block = r->w_block, .nb = nb, .c = c};
+        tc__amx_dot_u8s8(&t);
         tc__lowp_out o;
         const size_t base = tc__lowp_out_base(grid, n, b0, &o);
         const __m512i lanes = tc__lowp_lanes(o.ls);
         for (int i = 0; i < m; i++) { /* one pixel at a time: o's pixel 0 */
-            const size_t p = p0 + (size_t)i;
-            o.y = j->y + base + p * o.ps;
-            o.res = j->res ? j->res + base + p * o.ps : NULL;
-            if (grid->o_cp) {
-                const size_t row = p / g->ow, col = p % g->ow;
-                o.qoff[0] = ((n * grid->o_hp + grid->o_pt + row) * grid->o_wp + grid->o_pl + col) * grid->o_cp + o.oc0;
-            }
+            tc__lowp_out_pixel(grid, n, p0 + (size_t)i, base, j->y, j->res, &o);
             for (int b = 0; b < nb; b++) {
                 const size_t last_ch = g->cout - (b0 + (size_t)b) * 16;
                 const __mmask16 mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
@@ -257,30 +250,21 @@ static void qamx_compute(void *arg, size_t panel, size_t group) {
             }
         }
     }
-    tc__qamx_end();
+    tc__amx_end();
 }
 
 tc_status tc__qconv_run_amx(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
     qamx_run r;
-    if (!tc__qamx_plan_of(g, &r.plan))
+    if (!tc__qconv_amx_plan(g, &r.plan))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: a layer the AMX int8 kernel does not take", ctx->op_type);
     q_job j;
     unsigned char *scratch = NULL;
     tc_status st = q_setup(ctx, g, &j, &scratch);
     r.j = &j;
     r.w_block = g->kh * g->kw * g->cp * 16;
-    if (st == TC_STATUS_OK) {
-        if (!g->in_image) {
-            const size_t rows = g->batch * g->hp;
-            if (ctx->pool != NULL && rows > 1) pthreadpool_parallelize_1d(ctx->pool, q_quantize_row, &j, rows, 0);
-            else
-                for (size_t t = 0; t < rows; t++) q_quantize_row(&j, t);
-        }
-        if (ctx->pool != NULL) pthreadpool_parallelize_2d(ctx->pool, qamx_compute, &r, r.plan.panels, j.grid.groups, 0);
-        else
-            for (size_t k = 0; k < r.plan.panels; k++)
-                for (size_t u = 0; u < j.grid.groups; u++) qamx_compute(&r, k, u);
-    }
+    if (st == TC_STATUS_OK)
+        tc__lowp_run_tasks(ctx->pool, q_quantize_row, &j, g->in_image ? 0 : g->batch * g->hp, qamx_compute, &r,
+                           r.plan.panels, j.grid.groups);
     if (scratch != NULL) tc__kernel_free(ctx, scratch);
     return st;
 }

@@ -1,14 +1,13 @@
 /*
  * qconv_u8s8_tactic.c - the int8 tactics of Conv (NCHW and NCHW16c), MatMul and Gemm with constant
  * weights (qconv_u8s8.h): which steps they take, the weight quantization and packing done at build,
- * and the tactic tables, and the AMX kernel's panel plan. The VNNI kernels (and the AMX driver) are in
- * qconv_u8s8_avx512vnni.c, the AMX tiles in qconv_u8s8_amx.c, the AVX2 ones in qconv_s16_avx2.c.
+ * and the tactic tables. The VNNI kernels (and the AMX driver) are in qconv_u8s8_avx512vnni.c, the AMX tiles
+ * in amx_panel_amx.c, the AVX2 ones in qconv_s16_avx2.c.
  */
 #include <math.h>
 #include <string.h>
 
 #include "backends/cpu/qconv_u8s8.h"
-#include "backends/cpu/qconv_u8s8_amx.h"
 #include "backends/cpu/vec_isa.h"
 
 #define Q_ISA (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512VNNI)
@@ -114,31 +113,18 @@ static bool q_supports(const tc__step_desc *d, bool blocked) {
 }
 static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, false); }
 
-bool tc__qamx_plan_of(const tc__qconv_geom *g, tc__qamx_plan *p) {
-    memset(p, 0, sizeof *p);
-    if (g->depthwise || g->ow == 0 || g->oh == 0) return false;
-    const bool rows = g->dw == 1; /* a kernel row's taps are adjacent pixels: one run */
-    p->runs = rows ? g->kh : g->kh * g->kw;
-    p->run_len = (rows ? g->kw : 1) * g->cp;
-    if (p->run_len % 64 != 0 || p->runs > TC__QAMX_MAX_RUNS) return false;
-    for (size_t a = 0; a < g->kh; a++)
-        for (size_t c = 0; c < (rows ? 1 : g->kw); c++)
-            p->run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
-    p->stride = g->sw * g->cp;
-    /* the plane is one run of windows when the next row's first window follows the row's last at the same stride */
-    const bool flat = g->oh == 1 || g->sh * g->wp == g->sw * g->ow;
-    p->row_px = flat ? g->oh * g->ow : g->ow;
-    p->rows = flat ? 1 : g->oh;
-    p->per_row = (p->row_px + TC__QAMX_PANEL - 1) / TC__QAMX_PANEL;
-    p->panels = g->batch * p->rows * p->per_row; /* at most the batch's pixels: below 2^31 (q_finish) */
-    return true;
+bool tc__qconv_amx_plan(const tc__qconv_geom *g, tc__amx_plan *p) {
+    const tc__lowp_shape s = {.batch = g->batch, .cin = g->cin, .cout = g->cout, .ih = g->ih, .iw = g->iw, .oh = g->oh,
+                              .ow = g->ow, .kh = g->kh, .kw = g->kw, .sh = g->sh, .sw = g->sw, .dh = g->dh, .dw = g->dw,
+                              .pt = g->pt, .pl = g->pl, .hp = g->hp, .wp = g->wp};
+    return !g->depthwise && tc__amx_plan_of(&s, g->cp, p);
 }
 
 /* AMX: the VNNI tactics' steps (the same image, packing and epilogue) that its plan takes. */
 static bool q_supports_amx(const tc__step_desc *d, bool blocked) {
     tc__qconv_geom g;
-    tc__qamx_plan p;
-    return q_supports(d, blocked) && tc__qconv_geometry(d, &g) && tc__qamx_plan_of(&g, &p);
+    tc__amx_plan p;
+    return q_supports(d, blocked) && tc__qconv_geometry(d, &g) && tc__qconv_amx_plan(&g, &p);
 }
 static bool q_supports_amx_plain(const tc__step_desc *d) { return q_supports_amx(d, false); }
 static bool q_supports_amx_blocked(const tc__step_desc *d) { return q_supports_amx(d, true); }
