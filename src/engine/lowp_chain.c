@@ -15,11 +15,13 @@
  * Only for engines of one profile with static shapes: the image's geometry is fixed at build. The image
  * always fits in the FP32 tensor's bytes (checked), so the memory plan does not change.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/cpu/hconv.h"
 #include "backends/cpu/qconv_u8s8.h"
+#include "backends/cpu/qimage_mul.h"
 #include "engine/engine_tactics.h"
 #include "passes/pattern.h"
 
@@ -330,6 +332,65 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
     }
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK && residual_images; k++)
         st = multi_reader_chain(g, steps, step_of, k, s, chained, err);
+    free(step_of);
+    return st;
+}
+
+/* The only node reading v (through any input, epilogue operands included), or -1. */
+static int32_t only_reader(const tc__graph *g, int32_t v) {
+    int32_t r = -1;
+    for (int32_t k = 0; k < g->n_nodes; k++)
+        for (int i = 0; i < g->nodes[k].n_in; i++)
+            if (!g->nodes[k].removed && g->nodes[k].in[i] == v) {
+                if (r >= 0) return -1;
+                r = k;
+            }
+    return r;
+}
+
+tc_status tc__lowp_chain_mul(tc__graph *g, tc__step *steps, const tc__shapes *s, int *chained, tc__err *err) {
+    *chained = 0;
+    int32_t *step_of = malloc(sizeof *step_of * (size_t)(g->n_nodes + 1));
+    if (step_of == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int k = 0; k < g->n_nodes; k++) step_of[k] = -1;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (steps[k].node >= 0 && steps[k].node < g->n_nodes) step_of[steps[k].node] = k;
+    tc_status st = TC_STATUS_OK;
+    const tc__tactic *t = &tc__tactic_mul_int8_image_avx2;
+    for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
+        tc__step *ms = &steps[k];
+        const int32_t m = ms->node;
+        if (ms->kind != TC__STEP_COMPUTE || strcmp(g->nodes[m].op_type, "Mul") != 0 || g->nodes[m].n_out != 1) continue;
+        const int32_t v = g->nodes[m].out[0], r = v >= 0 ? only_reader(g, v) : -1;
+        if (r < 0 || readers(g, v) != 1 || step_of[r] < 0 || g->nodes[r].in[0] != v) continue; /* (readers: outputs) */
+        const int fam = family(&steps[step_of[r]]);
+        tc__qconv_geom q;
+        tc__qimage_mul mm;
+        tc__desc_store ds;
+        desc_of(g, m, s, &ds);
+        /* an AVX2 INT8 Conv (MatMul/Gemm read rows) converting NCHW X of the Mul's shape */
+        if (!avx2_int8(fam) || fam >= FAM_DENSE || !geometry(g, r, s, &q) || q.in_image || q.in_layout != TC__Q_NCHW ||
+            !tc__qimage_mul_shape(&ds.d, &mm) || mm.batch != q.batch || mm.c != q.cin || mm.h != q.ih || mm.w != q.iw ||
+            q.batch * q.hp * q.wp * q.cp * kFam[fam].elem > (size_t)tc__tensor_numel(&s->t[v]) * 4)
+            continue;
+        const int64_t img[8] = {(int64_t)q.hp, (int64_t)q.wp, (int64_t)q.cp, (int64_t)q.pt, (int64_t)q.pl,
+                                q.zero_point, q.lo, kFam[fam].fmt};
+        const tc__attr out_img = {.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = 8, .ints = img};
+        const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = q.x_scale};
+        const tc__attr in_img = {.name = TC__ATTR_INT8_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
+        st = tc__pat_set_attr(g, m, &out_img, err);
+        if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, m, &out_scale, err);
+        if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, r, &in_img, err);
+        if (st != TC_STATUS_OK) break;
+        snprintf(ms->tactic, sizeof ms->tactic, "%s", t->name);
+        snprintf(ms->precision, sizeof ms->precision, "%s", t->precision);
+        desc_of(g, m, s, &ds);
+        if (!t->supports(&ds.d) || !still_supported(g, &steps[step_of[r]], s))
+            st = tc__fail(err, TC_STATUS_INTERNAL, "INT8 image of Mul %s for %s: the tactics refuse the chained step",
+                          g->nodes[m].name, g->nodes[r].name);
+        else
+            ++*chained;
+    }
     free(step_of);
     return st;
 }

@@ -865,6 +865,58 @@ static void test_residual_operand_image(void **state) {
     tc_model_destroy(m);
 }
 
+/* x[1,16,9,9] -> 3x3 Conv "c0" = t -> GlobalAveragePool -> 1x1 Conv "se1" (16 -> 8) + Relu -> 1x1 Conv "se2"
+ * (8 -> 16) + Sigmoid = s -> Mul "scale" (t, s; or s, t) -> 1x1 Conv "proj" (16 -> 24) -> y[1,24,9,9]: EfficientNet's
+ * squeeze-and-excitation before its projection. */
+static tc_model *se_model(bool swap) {
+    etm_rng = swap ? 0x5e5e : 0x5e01;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "9", "9"}));
+    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "24", "9", "9"}));
+    etm_weight(b, "w0", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
+    etm_weight(b, "w1", 4, (int64_t[]){8, 16, 1, 1}, 0.0f);
+    etm_weight(b, "w2", 4, (int64_t[]){16, 8, 1, 1}, 0.0f);
+    etm_weight(b, "wp", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
+    itm_conv(b, "c0", "x,w0", "t", 3);
+    b_node(b, "gap", "GlobalAveragePool", "t", "g");
+    itm_conv(b, "se1", "g,w1", "h", 1);
+    b_node(b, "se1_relu", "Relu", "h", "hr");
+    itm_conv(b, "se2", "hr,w2", "e", 1);
+    b_node(b, "se2_sigmoid", "Sigmoid", "e", "s");
+    b_node(b, "scale", "Mul", swap ? "s,t" : "t,s", "u");
+    itm_conv(b, "proj", "u,wp", "y", 1);
+    return etm_load(b);
+}
+
+/* The squeeze-and-excitation scale on AVX2: the Mul writes the projection's input image (mul_int8_image_avx2: 16-bit
+ * codes with 8-bit weights, u8 codes with 7-bit ones), the projection takes it as is, and the outputs equal the
+ * unchained engine's bit for bit, with either operand order. */
+static void test_se_mul_chain(void **state) {
+    (void)state;
+    const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
+    if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip(); /* the image Mul is AVX2's */
+    for (int swap = 0; swap < 2; swap++)
+        for (int w7 = 0; w7 < 2; w7++) {
+            tc_model *m = se_model(swap);
+            char cache[128], what[64];
+            snprintf(what, sizeof what, "se scale%s%s", swap ? " (s, t)" : "", w7 ? ", reduce range" : "");
+            tc_tensor x = calibrated_input(m, 16, 9, 9, cache, sizeof cache, "se_cache");
+            const uint32_t flags = TC_BUILD_TACTICS_FIXED | (w7 ? TC_BUILD_INT8_REDUCE_RANGE : 0u);
+            tc_engine *plain = build_int8(m, cache, flags, TC_PASS_LOWP_CHAIN, 2, 0, NULL);
+            tc_engine *chained = build_int8(m, cache, flags, 0, 2, 0, NULL);
+            assert_string_equal(step_field(chained, "scale", 1), "mul_int8_image_avx2");
+            assert_string_equal(step_precision(chained, "scale"), "int8");
+            assert_string_not_equal(step_field(plain, "scale", 1), "mul_int8_image_avx2");
+            assert_true(node_has(chained, "proj", TC__ATTR_INT8_IN_IMAGE));
+            assert_true(node_has(chained, "scale", TC__ATTR_INT8_OUT_IMAGE));
+            expect_avx2_tactic(chained, "proj", w7 ? "conv_int8_u8w7_avx2" : "conv_int8_avx2");
+            expect_same_and_destroy(plain, chained, &x, what);
+            unlink(cache);
+            tc_tensor_free(&x);
+            tc_model_destroy(m);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_chain),
@@ -874,6 +926,7 @@ int main(void) {
         cmocka_unit_test(test_int8_chain),
         cmocka_unit_test(test_int8_errors),
         cmocka_unit_test(test_reduce_range),
+        cmocka_unit_test(test_se_mul_chain),
         cmocka_unit_test(test_residual_chain),
         cmocka_unit_test(test_residual_image_chain),
         cmocka_unit_test(test_residual_operand_image),

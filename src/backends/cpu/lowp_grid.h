@@ -142,7 +142,7 @@ static inline void tc__lowp_run_tasks(pthreadpool_t pool, void (*convert)(void *
             for (size_t u = 0; u < groups; u++) compute(job, t, u);
     } else {
         if (n_rows > 0) pthreadpool_parallelize_1d(pool, convert, cjob, n_rows, 0);
-        pthreadpool_parallelize_2d(pool, compute, job, tasks, groups, 0);
+        if (tasks > 0 && groups > 0) pthreadpool_parallelize_2d(pool, compute, job, tasks, groups, 0);
     }
 }
 

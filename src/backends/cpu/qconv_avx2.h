@@ -3,7 +3,7 @@
  * qconv_u8s8.h): the job, the quantization of X into the padded channels-last image of 16-bit centred codes
  * (or, u7, bytes of max(q, 0)), the dequantizing epilogue (bias, residual, activation) into NCHW or row-major
  * output or the next layer's image (the INT8 chain), and the run on lowp_grid.h's task loop. Included by those
- * two files only: every function is static.
+ * two files only: every function is static. (qconv_s16_avx2.c also runs qimage_mul.h's Mul on the conversion.)
  */
 #ifndef TC_BACKENDS_CPU_QCONV_AVX2_H
 #define TC_BACKENDS_CPU_QCONV_AVX2_H
@@ -31,6 +31,8 @@ typedef struct s16_job {
     const int32_t *comp; /* u8: comp[Cpad16] */
     size_t esz;  /* bytes per image and weight element: 1 (u7) or 2 */
     void *img;   /* the padded input image */
+    const float *chan_scale; /* NULL, or (qimage_mul.h) X is multiplied by chan_scale[n * chan_stride + c] first */
+    size_t chan_stride;
     /* The taps as runs of values contiguous in both the padded image and the packed weight: with dilation 1 along
      * the width, a kernel row's taps are adjacent pixels, so a run is a kernel row (kw * Cp values), else one tap */
     const size_t *run_off; /* element offset of each run in the padded image */
@@ -251,14 +253,18 @@ static void s16_quantize_row(void *arg, size_t task) {
     }
     /* NCHW: blocks of 8 channels x 8 pixels transposed into the channels-last row */
     const size_t plane = g->ih * g->iw;
+    const float *cs = j->chan_scale ? j->chan_scale + n * j->chan_stride : NULL;
     for (size_t c = 0; c < cp; c += 8) {
         const int nv = c >= g->cin ? 0 : c + 8 <= g->cin ? 8 : (int)(g->cin - c), nc = c + 8 <= cp ? 8 : (int)(cp - c);
         const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
         for (size_t w = 0; w < g->iw; w += 8) {
             const int nw = w + 8 <= g->iw ? 8 : (int)(g->iw - w);
             __m256i q[8];
-            for (int k = 0; k < 8; k++)
-                q[k] = k < nv ? s16_codes8(s16_load_n(src + (size_t)k * plane + w, nw), inv, z, lo) : _mm256_setzero_si256();
+            for (int k = 0; k < 8; k++) {
+                __m256 v = k < nv ? s16_load_n(src + (size_t)k * plane + w, nw) : _mm256_setzero_ps();
+                if (cs != NULL && k < nv) v = _mm256_mul_ps(v, _mm256_set1_ps(cs[c + (size_t)k])); /* fl(x * s) */
+                q[k] = k < nv ? s16_codes8(v, inv, z, lo) : _mm256_setzero_si256();
+            }
             s16_transpose8(q);
             for (int k = 0; k < nw; k++) img_store_n(j, dst + (w + (size_t)k) * cp + c, q[k], nc);
         }

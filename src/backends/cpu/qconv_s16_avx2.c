@@ -11,6 +11,7 @@
  * quads in 16 bits before that vpmaddwd.
  */
 #include "backends/cpu/qconv_avx2.h"
+#include "backends/cpu/qimage_mul.h"
 
 /*
  * The microkernel: MR pixels (image offsets xoff[0..MR)) x 16 output channels (block weights w0, channel
@@ -170,4 +171,20 @@ tc_status tc__qconv_run_u8w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geo
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u8w7 int8 kernel needs 7-bit weights (tc.int8_w7)",
                         ctx->op_type);
     return s16_run(ctx, g, Q_U8W7, s16_compute);
+}
+
+/* qimage_mul.h: the rows of the reader's image, converted from fl(x * s) as the reader's own pass converts its X. */
+tc_status tc__qimage_mul_run_avx2(const tc__kernel_ctx *ctx, const tc__qimage_mul *m) {
+    const tc__tensor *x = ctx->in[m->x_input], *s = ctx->in[1 - m->x_input];
+    if (x->data == NULL || s->data == NULL || ctx->out[0]->data == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: a tensor without data", ctx->op_type);
+    const tc__qconv_geom g = {.batch = m->batch, .cin = m->c, .ih = m->h, .iw = m->w, .hp = m->hp, .wp = m->wp,
+                              .cp = m->cp, .pt = m->pt, .pl = m->pl, .zero_point = m->zp, .lo = m->lo,
+                              .in_layout = TC__Q_NCHW};
+    const bool u8 = m->fmt == TC__INT8_IMG_U8;
+    s16_job j = {.g = &g, .x = x->data, .u7 = m->fmt != TC__INT8_IMG_S16, .u8 = u8, .fill = u8 ? m->zp : 0,
+                 .esz = m->fmt == TC__INT8_IMG_S16 ? 2 : 1, .img = ctx->out[0]->data, .inv_scale = 1.0f / m->scale,
+                 .chan_scale = s->data, .chan_stride = m->s_per_image ? m->c : 0};
+    tc__lowp_run_tasks(ctx->pool, s16_quantize_row, &j, m->batch * m->hp, NULL, NULL, 0, 0);
+    return TC_STATUS_OK;
 }
