@@ -5,10 +5,13 @@
  * against the FP32 tactics, so each layer runs in INT8 only where that is faster. Layers named in
  * the exclusion list (--layer-precision NAME:fp32) keep FP32. A layer whose data input cannot be
  * negative also gets tc.int8_nonneg = 1, and one whose own output has a calibrated scale tc.int8_y_scale
- * (core/quant_attr.h). With reduce range (w7), every INT8 node (a QDQ model's too) gets tc.int8_w7 = 1: its weights may
+ * (core/quant_attr.h). A layer whose data input comes out of a GELU, SiLU or HardSwish gets asymmetric codes over
+ * [that activation's minimum, the calibrated maximum] (tc.int8_zero_point, as a QDQ model's). With reduce range (w7), every INT8 node (a QDQ model's too) gets tc.int8_w7 = 1: its weights may
  * be quantized to 7 bits; but the layers named in the 8-bit list (--layer-precision NAME:int8, and tailcut's accuracy
  * fallback) keep 8-bit weights.
  */
+#include <math.h>
+
 #include "core/quant_attr.h"
 #include "passes/passes.h"
 #include "passes/pattern.h"
@@ -34,6 +37,34 @@ static bool nonneg_value(const tc__graph *g, int32_t v, int depth) {
     return false;
 }
 
+/* The least value v can take when its producer's epilogue ends in GELU, SiLU or HardSwish (about -0.170, -0.278 and
+ * -0.375: their minima, rounded away from 0), else 0 (unknown, or non-negative). */
+static float act_floor(const tc__graph *g, int32_t v) {
+    const int32_t p = tc__pat_producer(g, v, NULL);
+    if (p < 0) return 0.0f;
+    switch (g->nodes[p].epi.act) {
+    case TC__ACT_GELU_ERF:
+    case TC__ACT_GELU_TANH: return -0.1701f;
+    case TC__ACT_SILU: return -0.2785f;
+    case TC__ACT_HARDSWISH: return -0.3751f;
+    default: return 0.0f;
+    }
+}
+
+/*
+ * The scale and zero point of a layer's input that a GELU, SiLU or HardSwish produced (lowest value floor < 0): codes
+ * 0..255 over [floor, amax] (amax = 127 * scale, the calibrated symmetric range) instead of -127..127 over
+ * [-amax, amax], about twice as fine; every INT8 kernel takes a zero point (onnxruntime's quantize_static quantizes
+ * activations asymmetrically too). False (symmetric codes kept) when amax does not exceed -floor.
+ */
+static bool floor_codes(float scale, float floor, float *s, int64_t *z) {
+    const double amax = 127.0 * scale;
+    if (!(floor < 0.0f) || !(amax > -2.0 * floor)) return false;
+    *s = (float)((amax - floor) / 255.0);
+    *z = (int64_t)lrint(-floor / *s);
+    return *z >= 1 && *z <= 127 && *s > 0.0f;
+}
+
 tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cache, const tc__int8_lists *lists,
                                   bool w7) {
     tc__graph *g = ctx->g;
@@ -44,9 +75,17 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
         if (!tc__quantizable_layer(g, n, false, &q) || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE)) continue;
         if (tc__layer_listed(n->name, lists->exclude, lists->n_exclude)) continue;
         if (!tc__calib_cache_find(cache, g->values[n->in[0]].name, &scale)) continue;
-        tc__attr a = {.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
+        float s8 = scale;
+        int64_t z = 0;
+        const bool asym = floor_codes(scale, act_floor(g, n->in[0]), &s8, &z);
+        tc__attr a = {.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = s8};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
         if (st) return st;
+        if (asym) {
+            const tc__attr zp = {.name = TC__ATTR_INT8_ZERO_POINT, .kind = TC__ATTR_INT, .i = z};
+            st = tc__pat_set_attr(g, k, &zp, ctx->err);
+            if (st) return st;
+        }
         float y_scale;
         const int32_t y = g->nodes[k].n_out > 0 ? g->nodes[k].out[0] : -1;
         if (y >= 0 && tc__calib_cache_find(cache, g->values[y].name, &y_scale)) {

@@ -917,6 +917,57 @@ static void test_se_mul_chain(void **state) {
         }
 }
 
+/* x[1,16,9,9] -> 3x3 Conv "c0" -> SiLU (Sigmoid, Mul) -> 1x1 Conv "c1" (16 -> 24) -> y: c1's input comes out of a SiLU. */
+static tc_model *silu_model(void) {
+    etm_rng = 0x51f0;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "9", "9"}));
+    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "24", "9", "9"}));
+    etm_weight(b, "w0", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
+    etm_weight(b, "w1", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
+    itm_conv(b, "c0", "x,w0", "t", 3);
+    b_node(b, "sig", "Sigmoid", "t", "st");
+    b_node(b, "silu", "Mul", "t,st", "u");
+    itm_conv(b, "c1", "u,w1", "y", 1);
+    return etm_load(b);
+}
+
+/* A layer whose input comes out of a SiLU gets asymmetric codes over [-0.2785, amax]: a zero point and a scale of
+ * about (amax + 0.2785) / 255, about half the symmetric amax / 127 (the precision pass); the layer reading the model's
+ * input keeps symmetric codes; the outputs stay close to FP32 (8-bit and 7-bit weights). */
+static void test_act_floor_codes(void **state) {
+    (void)state;
+    if (!have_int8()) skip();
+    tc_model *m = silu_model();
+    char cache[128];
+    tc_tensor x = calibrated_input(m, 16, 9, 9, cache, sizeof cache, "silu_cache");
+    tc_engine *fp32 = NULL;
+    tc_error err;
+    tc_build_options o = {.struct_size = sizeof o, .threads = 2};
+    if (tc_engine_build(m, &o, &fp32, &err)) fail_msg("build: %s", err.message);
+    tc_tensor want = run_copy(fp32, &x);
+    for (int w7 = 0; w7 < 2; w7++) {
+        tc_engine *e = build_int8(m, cache, TC_BUILD_TACTICS_FIXED | (w7 ? TC_BUILD_INT8_REDUCE_RANGE : 0u), 0, 2, 0, NULL);
+        assert_false(node_has(e, "c0", TC__ATTR_INT8_ZERO_POINT));
+        assert_true(node_has(e, "c1", TC__ATTR_INT8_ZERO_POINT));
+        int64_t z = -1;
+        for (int k = 0; k < e->g->n_nodes; k++)
+            if (strcmp(e->g->nodes[k].name, "c1") == 0) z = tc__attr_int(&e->g->nodes[k].attrs, TC__ATTR_INT8_ZERO_POINT, -1);
+        const float s8 = node_float(e, "c1", TC__ATTR_INT8_SCALE);
+        assert_true(s8 > 0.0f);
+        assert_int_equal(z, (int64_t)lrint(0.2785 / s8));
+        assert_true(z >= 1 && z < 64);
+        assert_string_equal(step_precision(e, "c1"), "int8");
+        check_close(e, &x, &want, w7 ? "silu input, reduce range" : "silu input");
+        tc_engine_destroy(e);
+    }
+    tc_tensor_free(&want);
+    tc_engine_destroy(fp32);
+    unlink(cache);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_chain),
@@ -926,6 +977,7 @@ int main(void) {
         cmocka_unit_test(test_int8_chain),
         cmocka_unit_test(test_int8_errors),
         cmocka_unit_test(test_reduce_range),
+        cmocka_unit_test(test_act_floor_codes),
         cmocka_unit_test(test_se_mul_chain),
         cmocka_unit_test(test_residual_chain),
         cmocka_unit_test(test_residual_image_chain),
