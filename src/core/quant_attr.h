@@ -18,6 +18,12 @@
  * with min >= 0, Sigmoid or HardSigmoid, possibly through pooling or reshaping), so its symmetric codes q are
  * in [0, 127] and the AVX2 INT8 kernel may multiply them as unsigned bytes (qconv_u8s8.h). */
 #define TC__ATTR_INT8_NONNEG "tc.int8_nonneg"
+/* The precision pass's tc.int8_code_max = 127 (with reduce range, for an input that a GELU, SiLU or HardSwish produced:
+ * asymmetric codes with a zero point): the layer's codes are clamped to [lowest, 127] instead of [lowest, 255], 7 bits
+ * over the same range (the step of symmetric 8-bit codes), so the AVX2 u8w7 kernel adds the products of two channel
+ * quads in 16 bits as u7w7 does. A chained producer writing such a layer's image gets it as the 9th int of
+ * tc.int8_out_image. Absent: 255. */
+#define TC__ATTR_INT8_CODE_MAX "tc.int8_code_max"
 /* The precision pass's tc.int8_w7 = 1 (--int8-reduce-range, TC_BUILD_INT8_REDUCE_RANGE): the layer's weights may be
  * quantized to 7 bits, |q| <= 64 (onnxruntime's reduce_range grid) per output channel, which the AVX2 u7w7 kernels need (qconv_u8s8.h). */
 #define TC__ATTR_INT8_W7 "tc.int8_w7"

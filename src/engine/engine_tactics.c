@@ -250,12 +250,13 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
         /* k with its input image, and p with its output image: what each saves goes to the link */
         const tc__attr in_img = {.name = TC__ATTR_INT8_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
         st = time_chained(g, &steps[k], s, ch->int8, &in_img, 1, pool, cache, cache_dirty, &c[k].lowp_chained, err);
-        int64_t img[8];
+        int64_t img[9];
         float scale;
         uint64_t p_out = UINT64_MAX;
+        size_t n_img = 0;
         if (st == TC_STATUS_OK &&
-            tc__lowp_link_out_image(g, pn, choice[p].int8->name, steps[k].node, ch->int8->name, s, img, &scale)) {
-            const tc__attr out[2] = {{.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = 8, .ints = img},
+            (n_img = tc__lowp_link_out_image(g, pn, choice[p].int8->name, steps[k].node, ch->int8->name, s, img, &scale))) {
+            const tc__attr out[2] = {{.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = n_img, .ints = img},
                                      {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = scale}};
             st = time_chained(g, &steps[p], s, choice[p].int8, out, 2, pool, cache, cache_dirty, &p_out, err);
         }

@@ -73,10 +73,10 @@ bool tc__lowp_may_link(const tc__graph *g, int32_t p, const char *p_tactic, int3
 /* True when a step of this tactic may chain (a reduced-precision family that lowp_chain.c links). */
 bool tc__lowp_tactic_chains(const char *tactic);
 
-/* The INT8 out image node p would write for node c in the chain (tc.int8_out_image's 8 ints and tc.int8_out_scale),
- * or false when the two do not chain (INT8 tactics only). */
-bool tc__lowp_link_out_image(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic,
-                             const tc__shapes *s, int64_t img[8], float *scale);
+/* The INT8 out image node p would write for node c in the chain (tc.int8_out_image's ints, how many of img's 9 it takes,
+ * and tc.int8_out_scale), or 0 when the two do not chain (INT8 tactics only). */
+size_t tc__lowp_link_out_image(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic,
+                               const tc__shapes *s, int64_t img[9], float *scale);
 
 /* The layout `inspect` shows for a chained step of this tactic with these attributes: its out image's ("u8-chain",
  * "s16-chain", "u7-chain", "f16-chain", "bf16-chain"; "" when the tactic does not chain). */

@@ -163,7 +163,7 @@ static bool half_geometry(const tc__graph *g, int32_t k, const tc__shapes *s, bo
 
 /* The attributes of an INT8 pair (producer p, reader c; codes of elem bytes), or false when they do not chain. */
 static bool int8_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes *s, const tc__tensor *vt, size_t elem,
-                      int64_t img[8], float *scale) {
+                      int64_t img[9], float *scale) {
     tc__qconv_geom qc, qp;
     if (!geometry(g, c, s, &qc) || !geometry(g, p, s, &qp)) return false;
     /* (a MatMul/Gemm is one image of one row: its pixels are the rows) */
@@ -172,17 +172,22 @@ static bool int8_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes
     const int64_t v[7] = {(int64_t)qc.hp, (int64_t)qc.wp, (int64_t)qc.cp, (int64_t)qc.pt, (int64_t)qc.pl,
                           qc.zero_point, qc.lo};
     memcpy(img, v, sizeof v);
+    img[8] = qc.hi; /* (img[7], the format, is the caller's) */
     *scale = qc.x_scale;
     return true;
 }
 
-bool tc__lowp_link_out_image(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic,
-                             const tc__shapes *s, int64_t img[8], float *scale) {
+/* The ints of an INT8 out image attribute with these 9 values: the highest code only when it is not 255, the format when
+ * named (or needed before the highest code). */
+static size_t int8_image_ints(const int64_t img[9], bool named) { return img[8] != 255 ? 9 : named ? 8 : 7; }
+
+size_t tc__lowp_link_out_image(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic,
+                               const tc__shapes *s, int64_t img[9], float *scale) {
     const int fc = tactic_family(c_tactic) % FAM_DENSE;
-    if (!tc__lowp_may_link(g, p, p_tactic, c, c_tactic) || !kFam[fc].int8) return false;
-    if (!int8_pair(g, p, c, s, &s->t[g->nodes[c].in[0]], kFam[fc].elem, img, scale)) return false;
+    if (!tc__lowp_may_link(g, p, p_tactic, c, c_tactic) || !kFam[fc].int8) return 0;
+    if (!int8_pair(g, p, c, s, &s->t[g->nodes[c].in[0]], kFam[fc].elem, img, scale)) return 0;
     img[7] = kFam[fc].fmt;
-    return true;
+    return int8_image_ints(img, true);
 }
 
 /* The same for an FP16 or BF16 pair. */
@@ -256,16 +261,17 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
         const float ys = tc__attr_float(&g->nodes[p].attrs, TC__ATTR_INT8_Y_SCALE, 0.0f);
         if (!(ys > 0.0f)) return TC_STATUS_OK;
         q0 = (tc__qconv_geom){.batch = qp.batch, .cin = qp.cout, .ih = qp.oh, .iw = qp.ow, .hp = qp.oh, .wp = qp.ow,
-                              .cp = (qp.cout + 3) / 4 * 4, .zero_point = 128, .lo = 1, .x_scale = ys};
+                              .cp = (qp.cout + 3) / 4 * 4, .zero_point = 128, .lo = 1, .hi = 255, .x_scale = ys};
         fam = FAM_INT8_S16;
     }
     if (qp.cout != q0.cin || qp.oh != q0.ih || qp.ow != q0.iw || qp.batch != q0.batch ||
         q0.batch * q0.hp * q0.wp * q0.cp * kFam[fam].elem > (size_t)tc__tensor_numel(&s->t[v]) * 4)
         return TC_STATUS_OK;
-    const int64_t img[8] = {(int64_t)q0.hp, (int64_t)q0.wp, (int64_t)q0.cp, (int64_t)q0.pt, (int64_t)q0.pl,
-                            q0.zero_point, q0.lo, kFam[fam].fmt};
+    const int64_t img[9] = {(int64_t)q0.hp, (int64_t)q0.wp, (int64_t)q0.cp, (int64_t)q0.pt, (int64_t)q0.pl,
+                            q0.zero_point, q0.lo, kFam[fam].fmt, q0.hi};
     const int64_t rimg[7] = {img[0], img[1], img[2], img[3], img[4], kFam[fam].fmt, q0.zero_point}; /* (u8: its z) */
-    const tc__attr out_img = {.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = 8, .ints = img};
+    const tc__attr out_img = {.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = int8_image_ints(img, true),
+                              .ints = img};
     const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale};
     const tc__attr in_img = {.name = TC__ATTR_INT8_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
     const tc__attr res_img = {.name = TC__ATTR_INT8_RES_IMAGE, .kind = TC__ATTR_INTS,
@@ -309,15 +315,15 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
         if (readers(g, v) != 1 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_INT8_OUT_IMAGE) ||
             tc__attr_has(&g->nodes[p].attrs, TC__ATTR_HALF_OUT_IMAGE))
             continue;
-        int64_t img[8];
+        int64_t img[9];
         float scale = 0.0f;
         const bool int8 = kFam[fam].int8;
         if (int8 ? !int8_pair(g, p, c, s, &s->t[v], kFam[fam].elem, img, &scale)
                  : !half_pair(g, p, c, s, &s->t[v], fam == FAM_BF16, img))
             continue;
         img[7] = kFam[fam].fmt;
-        const tc__attr out_img = {.name = int8 ? TC__ATTR_INT8_OUT_IMAGE : TC__ATTR_HALF_OUT_IMAGE,
-                                  .kind = TC__ATTR_INTS, .n = int8 ? (cross || fam == FAM_INT8_U8 ? 8 : 7) : 5,
+        const tc__attr out_img = {.name = int8 ? TC__ATTR_INT8_OUT_IMAGE : TC__ATTR_HALF_OUT_IMAGE, .kind = TC__ATTR_INTS,
+                                  .n = int8 ? int8_image_ints(img, cross || fam == FAM_INT8_U8) : 5,
                                   .ints = img}; /* (u8 images are always named: the kernel's own is another) */
         const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = scale};
         const tc__attr in_img = {.name = int8 ? TC__ATTR_INT8_IN_IMAGE : TC__ATTR_HALF_IN_IMAGE,
@@ -373,9 +379,10 @@ tc_status tc__lowp_chain_mul(tc__graph *g, tc__step *steps, const tc__shapes *s,
             !tc__qimage_mul_shape(&ds.d, &mm) || mm.batch != q.batch || mm.c != q.cin || mm.h != q.ih || mm.w != q.iw ||
             q.batch * q.hp * q.wp * q.cp * kFam[fam].elem > (size_t)tc__tensor_numel(&s->t[v]) * 4)
             continue;
-        const int64_t img[8] = {(int64_t)q.hp, (int64_t)q.wp, (int64_t)q.cp, (int64_t)q.pt, (int64_t)q.pl,
-                                q.zero_point, q.lo, kFam[fam].fmt};
-        const tc__attr out_img = {.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = 8, .ints = img};
+        const int64_t img[9] = {(int64_t)q.hp, (int64_t)q.wp, (int64_t)q.cp, (int64_t)q.pt, (int64_t)q.pl,
+                                q.zero_point, q.lo, kFam[fam].fmt, q.hi};
+        const tc__attr out_img = {.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = int8_image_ints(img, true),
+                                  .ints = img};
         const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = q.x_scale};
         const tc__attr in_img = {.name = TC__ATTR_INT8_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
         st = tc__pat_set_attr(g, m, &out_img, err);

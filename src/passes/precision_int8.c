@@ -6,7 +6,8 @@
  * the exclusion list (--layer-precision NAME:fp32) keep FP32. A layer whose data input cannot be
  * negative also gets tc.int8_nonneg = 1, and one whose own output has a calibrated scale tc.int8_y_scale
  * (core/quant_attr.h). A layer whose data input comes out of a GELU, SiLU or HardSwish gets asymmetric codes over
- * [that activation's minimum, the calibrated maximum] (tc.int8_zero_point, as a QDQ model's). With reduce range (w7), every INT8 node (a QDQ model's too) gets tc.int8_w7 = 1: its weights may
+ * [that activation's minimum, the calibrated maximum] (tc.int8_zero_point, as a QDQ model's), of 7 bits with reduce range
+ * (tc.int8_code_max). With reduce range (w7), every INT8 node (a QDQ model's too) gets tc.int8_w7 = 1: its weights may
  * be quantized to 7 bits; but the layers named in the 8-bit list (--layer-precision NAME:int8, and tailcut's accuracy
  * fallback) keep 8-bit weights.
  */
@@ -53,16 +54,17 @@ static float act_floor(const tc__graph *g, int32_t v) {
 
 /*
  * The scale and zero point of a layer's input that a GELU, SiLU or HardSwish produced (lowest value floor < 0): codes
- * 0..255 over [floor, amax] (amax = 127 * scale, the calibrated symmetric range) instead of -127..127 over
- * [-amax, amax], about twice as fine; every INT8 kernel takes a zero point (onnxruntime's quantize_static quantizes
- * activations asymmetrically too). False (symmetric codes kept) when amax does not exceed -floor.
+ * 0..code_max over [floor, amax] (amax = 127 * scale, the calibrated symmetric range) instead of -127..127 over
+ * [-amax, amax]. With code_max 255 about twice as fine; every INT8 kernel takes a zero point (onnxruntime's
+ * quantize_static quantizes activations asymmetrically too). With 127 (reduce range) the step of symmetric 8-bit codes,
+ * in 7 bits that the AVX2 u8w7 kernel multiplies faster. False (symmetric codes kept) when amax does not exceed -floor.
  */
-static bool floor_codes(float scale, float floor, float *s, int64_t *z) {
+static bool floor_codes(float scale, float floor, double code_max, float *s, int64_t *z) {
     const double amax = 127.0 * scale;
     if (!(floor < 0.0f) || !(amax > -2.0 * floor)) return false;
-    *s = (float)((amax - floor) / 255.0);
+    *s = (float)((amax - floor) / code_max);
     *z = (int64_t)lrint(-floor / *s);
-    return *z >= 1 && *z <= 127 && *s > 0.0f;
+    return *z >= 1 && *z < code_max / 2 && *s > 0.0f;
 }
 
 tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cache, const tc__int8_lists *lists,
@@ -77,13 +79,20 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
         if (!tc__calib_cache_find(cache, g->values[n->in[0]].name, &scale)) continue;
         float s8 = scale;
         int64_t z = 0;
-        const bool asym = floor_codes(scale, act_floor(g, n->in[0]), &s8, &z);
+        /* 7-bit codes with the layer's 7-bit weights (reduce range), unless it keeps 8-bit weights */
+        const bool code7 = w7 && !tc__layer_listed(n->name, lists->w8, lists->n_w8);
+        const bool asym = floor_codes(scale, act_floor(g, n->in[0]), code7 ? 127.0 : 255.0, &s8, &z);
         tc__attr a = {.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = s8};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
         if (st) return st;
         if (asym) {
             const tc__attr zp = {.name = TC__ATTR_INT8_ZERO_POINT, .kind = TC__ATTR_INT, .i = z};
             st = tc__pat_set_attr(g, k, &zp, ctx->err);
+            if (st) return st;
+        }
+        if (asym && code7) {
+            const tc__attr cm = {.name = TC__ATTR_INT8_CODE_MAX, .kind = TC__ATTR_INT, .i = 127};
+            st = tc__pat_set_attr(g, k, &cm, ctx->err);
             if (st) return st;
         }
         float y_scale;

@@ -40,14 +40,16 @@ typedef struct q_case {
     bool w7;     /* with tc.int8_w7: every variant on 7-bit weights (u7w7 and u8w7 only then; u7 never) */
     bool extreme; /* X all saturating (code 127) and W +-1 by output channel (codes +-64): the u7w7 16-bit sums at
                      their largest */
+    int hi;       /* tc.int8_code_max: 127 (codes of 7 bits: u8w7 sums two quads in 16 bits), or 0: 255 */
 } q_case;
 
-/* X dequantized as the kernel sees it (zero point zp, or symmetric when zp < 0). */
-static tc__tensor q_dequant_x(const tc__tensor *x, float sx, int zp) {
+/* X dequantized as the kernel sees it (zero point zp, or symmetric when zp < 0; codes up to hi, or 255 when hi is 0). */
+static tc__tensor q_dequant_x(const tc__tensor *x, float sx, int zp, int hi) {
     tc__tensor d = dtu_tensor(x->dtype, x->rank, x->dims);
-    const uint8_t z = zp < 0 ? 128 : (uint8_t)zp, lo = zp < 0 ? 1 : 0;
+    const uint8_t z = zp < 0 ? 128 : (uint8_t)zp, lo = zp < 0 ? 1 : 0, top = hi > 0 ? (uint8_t)hi : 255;
     for (int64_t i = 0; i < tc__tensor_numel(x); i++)
-        ((float *)d.data)[i] = (float)((int)tc__q_code(((const float *)x->data)[i], 1.0f / sx, z, lo) - (int)z) * sx;
+        ((float *)d.data)[i] =
+            (float)((int)tc__q_code_in(((const float *)x->data)[i], 1.0f / sx, z, lo, top) - (int)z) * sx;
     return d;
 }
 
@@ -100,10 +102,10 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
         }
     }
     const float sx = 1.7f / 127.0f; /* |x| up to 2: the tails saturate */
-    tc__tensor xq = q_dequant_x(&x, sx, c->zp), wq = q_dequant_w(&w, c->cout, k_major, c->w7 ? TC__QW7_MAX : 127.0);
+    tc__tensor xq = q_dequant_x(&x, sx, c->zp, c->hi), wq = q_dequant_w(&w, c->cout, k_major, c->w7 ? TC__QW7_MAX : 127.0);
 
     int64_t strides[2] = {c->s, c->s}, dils[2] = {c->d, c->d}, pads[4] = {c->pad, c->pad, c->pad, c->pad};
-    tc__attr attrs[9];
+    tc__attr attrs[10];
     int na = 0;
     if (conv) {
         attrs[na++] = dtu_attr_ints("strides", strides, 2);
@@ -139,6 +141,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     if (c->zp >= 0) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_ZERO_POINT, c->zp);
     if (c->nonneg) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_NONNEG, 1);
     if (c->w7) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_W7, 1);
+    if (c->hi > 0) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_CODE_MAX, c->hi);
     if (blk_out) {
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_IN, (blk_in ? 1 : 0) | (c->residual ? (int64_t)1 << epi.residual_input : 0));
         attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
@@ -224,7 +227,7 @@ static bool q_fits(int64_t cin, int64_t cout, int64_t k) {
 }
 
 static q_case conv_case(int64_t cin, int64_t cout, int64_t hw, int64_t k, int64_t s, int layout) {
-    return (q_case){"Conv", 1, cin, cout, hw, hw, k, s, 1, k / 2, true, false, false, TC__ACT_RELU, layout, -1, false, false, false};
+    return (q_case){"Conv", 1, cin, cout, hw, hw, k, s, 1, k / 2, true, false, false, TC__ACT_RELU, layout, -1, false, false, false, 0};
 }
 
 /* ResNet-50-like layers in the three layouts, with residuals. */
@@ -335,7 +338,7 @@ static void test_nonneg(void **state) {
     for (size_t a = 0; a < 4; a++)
         for (size_t b = 0; b < 3; b++) {
             q_case m = {"MatMul", 1, ks[a], ns[b], 13, 1, 1, 1, 1, 0, a % 2 == 0, b % 2 == 1, false,
-                        (tc__act)((a + b) % TC__ACT_FAKE_QUANT), Q_PLAIN, -1, true, false, false};
+                        (tc__act)((a + b) % TC__ACT_FAKE_QUANT), Q_PLAIN, -1, true, false, false, 0};
             if (!q_fits(m.cin, m.cout, 1)) continue;
             check_case(570 + a * 3 + b, &m, "nonneg matmul");
             m.op = "Gemm", m.trans_b = b % 2 == 0;
@@ -385,12 +388,24 @@ static void test_w7(void **state) {
     for (size_t a = 0; a < 4; a++)
         for (size_t b = 0; b < 3; b++) {
             q_case m = {"MatMul", 1, ks[a], ns[b], 13, 1, 1, 1, 1, 0, a % 2 == 0, b % 2 == 1, false,
-                        (tc__act)((a + b) % TC__ACT_FAKE_QUANT), Q_PLAIN, -1, (a + b) % 2 == 0, true, false};
+                        (tc__act)((a + b) % TC__ACT_FAKE_QUANT), Q_PLAIN, -1, (a + b) % 2 == 0, true, false, 0};
             if (!q_fits(m.cin, m.cout, 1)) continue;
             check_case(770 + a * 3 + b, &m, "w7 matmul");
             m.op = "Gemm", m.trans_b = b % 2 == 0;
             check_case(790 + a * 3 + b, &m, "w7 gemm");
+            /* codes of 7 bits with a zero point (tc.int8_code_max, after GELU/SiLU): u8w7 sums two quads in 16 bits */
+            m.op = "MatMul", m.trans_b = false, m.nonneg = false, m.zp = a % 2 ? 3 : 40, m.hi = 127;
+            check_case(810 + a * 3 + b, &m, "w7 matmul, 7-bit codes");
         }
+    for (size_t a = 0; a < 6; a++) { /* 7-bit codes in Convs: odd and even quads per kernel row, tails, saturation */
+        q_case k7 = conv_case(cins[a], couts[a % 3], hws[a % 3], a % 2 ? 3 : 1, 1 + (int64_t)(a % 2), Q_PLAIN);
+        k7.w7 = true, k7.zp = a % 2 ? 3 : 60, k7.hi = 127, k7.residual = a % 3 == 1;
+        if (!q_fits(k7.cin, k7.cout, k7.k)) continue;
+        check_case(830 + a, &k7, "w7 conv, 7-bit codes");
+    }
+    c = conv_case(64, 32, 6, 3, 1, Q_PLAIN); /* every 16-bit sum at +-2 * 2 * 127 * 64 with codes of 7 bits */
+    c.w7 = c.extreme = true, c.bias = false, c.act = TC__ACT_NONE, c.pad = 0, c.zp = 3, c.hi = 127;
+    check_case(840, &c, "w7 extreme, 7-bit codes");
 }
 
 /* MatMul [N, M, K] x [K, N] with fused bias, residual and activations; Gemm with transB and C. */
@@ -403,7 +418,7 @@ static void test_dense(void **state) {
             for (size_t m = 0; m < 4; m++) {
                 q_case c = {"MatMul", 1 + (int64_t)(m % 2), ks[a], ns[b], ms[m], 1, 1, 1, 1, 0,
                             (a + m) % 2 == 0, (b + m) % 2 == 1, false, (tc__act)(seed % TC__ACT_FAKE_QUANT), Q_PLAIN,
-                            m == 2 ? 37 : -1, false, false, false};
+                            m == 2 ? 37 : -1, false, false, false, 0};
                 if (!q_fits(c.cin, c.cout, 1)) continue;
                 char what[96];
                 snprintf(what, sizeof what, "matmul k %lld n %lld m %lld", (long long)c.cin, (long long)c.cout,

@@ -933,8 +933,10 @@ static tc_model *silu_model(void) {
 }
 
 /* A layer whose input comes out of a SiLU gets asymmetric codes over [-0.2785, amax]: a zero point and a scale of
- * about (amax + 0.2785) / 255, about half the symmetric amax / 127 (the precision pass); the layer reading the model's
- * input keeps symmetric codes; the outputs stay close to FP32 (8-bit and 7-bit weights). */
+ * about (amax + 0.2785) / 255, about half the symmetric amax / 127 (the precision pass); with reduce range codes of
+ * 7 bits (tc.int8_code_max 127, a scale of about (amax + 0.2785) / 127) that the u8w7 kernel multiplies two quads at a
+ * time. The layer reading the model's input keeps symmetric codes; the outputs stay close to FP32, and the chained
+ * engine (c0 writes c1's image, clamped to its codes) equals the unchained one bit for bit. */
 static void test_act_floor_codes(void **state) {
     (void)state;
     if (!have_int8()) skip();
@@ -957,9 +959,19 @@ static void test_act_floor_codes(void **state) {
         assert_true(s8 > 0.0f);
         assert_int_equal(z, (int64_t)lrint(0.2785 / s8));
         assert_true(z >= 1 && z < 64);
+        assert_int_equal(node_has(e, "c1", TC__ATTR_INT8_CODE_MAX), w7);
+        assert_false(node_has(e, "c0", TC__ATTR_INT8_CODE_MAX));
         assert_string_equal(step_precision(e, "c1"), "int8");
+        expect_avx2_tactic(e, "c1", w7 ? "conv_int8_u8w7_avx2" : "conv_int8_avx2");
         check_close(e, &x, &want, w7 ? "silu input, reduce range" : "silu input");
-        tc_engine_destroy(e);
+        if (!have_vnni()) assert_true(node_has(e, "c0", TC__ATTR_INT8_OUT_IMAGE)); /* the chain c0 -> c1 */
+        tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED | (w7 ? TC_BUILD_INT8_REDUCE_RANGE : 0u),
+                                      TC_PASS_LOWP_CHAIN, 2, 0, NULL);
+        tc_tensor big; /* 1.5 x: beyond the calibrated range, so c1's codes saturate at their highest */
+        assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, x.dims, &big, NULL), TC_STATUS_OK);
+        for (size_t i = 0; i < x.nbytes / 4; i++) ((float *)big.data)[i] = 1.5f * ((const float *)x.data)[i];
+        expect_same_and_destroy(plain, e, &big, w7 ? "silu input chain, reduce range" : "silu input chain");
+        tc_tensor_free(&big);
     }
     tc_tensor_free(&want);
     tc_engine_destroy(fp32);

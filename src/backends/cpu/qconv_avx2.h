@@ -17,14 +17,15 @@
 
 #define S16_MR 6 /* output pixels per microkernel */
 
-/* The AVX2 variants: 16-bit codes; u7 bytes; u7 bytes with 7-bit weights; u8 codes (q + z) with 7-bit weights. */
-typedef enum { Q_S16, Q_U7, Q_U7W7, Q_U8W7 } q_variant;
+/* The AVX2 variants: 16-bit codes; u7 bytes; u7 bytes with 7-bit weights; u8 codes (q + z) with 7-bit weights; u8 codes
+ * of at most 127 (tc.int8_code_max) with 7-bit weights, two quads summed in 16 bits as u7w7 does. */
+typedef enum { Q_S16, Q_U7, Q_U7W7, Q_U8W7, Q_U8W7P } q_variant;
 
 typedef struct s16_job {
     const tc__qconv_geom *g;
     const float *x;
     bool u7;     /* a byte variant (u7, u7w7, u8w7): 1-byte image elements (else int16), VNNI-packed weights (else int16) */
-    bool w7;     /* u7w7: the products of two quads add in 16 bits (7-bit weights) */
+    bool w7;     /* u7w7 (or u8w7 on codes of at most 127): the products of two quads add in 16 bits (7-bit weights) */
     bool u8;     /* u8w7 (any X, 7-bit weights): image bytes are the codes u = q + z (border z), and the tile subtracts
                     comp[oc] = z * sum(qw[oc, :]) */
     uint8_t fill; /* the image's border byte: 0, or (u8) z */
@@ -43,11 +44,12 @@ typedef struct s16_job {
     float *y;
     tc__vact act;
     float inv_scale;
+    __m256 hiv;    /* the highest code of X's image (255, or 127: tc.int8_code_max), as a vector */
     bool r_u7;     /* the residual image (grid.rimg) holds bytes (else 16-bit codes), */
     int32_t r_zp;  /* less this zero point (u8 bytes; else 0) */
     float r_scale; /* dequantize with this scale */
     void *oimg;  /* INT8 chain: the next layer's image, else NULL */
-    __m256 o_invv, o_zpv, o_lov; /* its 1 / scale, zero point and lowest code, as vectors */
+    __m256 o_invv, o_zpv, o_lov, o_hiv; /* its 1 / scale, zero point, lowest and highest code, as vectors */
     __m256i o_zpi;
     bool o_u7;   /* its elements are bytes of max(q, 0 - o_add) + o_add (else 16-bit centred codes): */
     int16_t o_add; /* 0 (u7 bytes of max(q, 0)) or the zero point (u8 bytes of the codes q + z) */
@@ -161,11 +163,11 @@ static __attribute__((noinline)) void q_act_batch(const s16_job *j, __m256 *v, i
     }
 }
 
-/* 8 floats to 8 centred codes (u - z) in 32-bit lanes, u = round(x / s) + z clamped to [lo, 255] (NaN: lo). */
-static inline __m256i s16_codes8(__m256 v, __m256 inv, __m256 z, __m256 lo) {
+/* 8 floats to 8 centred codes (u - z) in 32-bit lanes, u = round(x / s) + z clamped to [lo, hi] (NaN: lo). */
+static inline __m256i s16_codes8(__m256 v, __m256 inv, __m256 z, __m256 lo, __m256 hi) {
     v = _mm256_fmadd_ps(v, inv, z);
     v = _mm256_max_ps(v, lo); /* a NaN in v gives the second operand */
-    v = _mm256_min_ps(v, _mm256_set1_ps(255.0f));
+    v = _mm256_min_ps(v, hi);
     return _mm256_sub_epi32(_mm256_cvtps_epi32(v), _mm256_cvtps_epi32(z));
 }
 
@@ -245,7 +247,7 @@ static void s16_quantize_row(void *arg, size_t task) {
             const float *src = j->x + w * g->cin;
             for (size_t c = 0; c < cp; c += 8) {
                 const int nv = c >= g->cin ? 0 : c + 8 <= g->cin ? 8 : (int)(g->cin - c), nc = c + 8 <= cp ? 8 : (int)(cp - c);
-                const __m256i q = nv ? s16_codes8(s16_load_n(src + c, nv), inv, z, lo) : _mm256_setzero_si256();
+                const __m256i q = nv ? s16_codes8(s16_load_n(src + c, nv), inv, z, lo, j->hiv) : _mm256_setzero_si256();
                 img_store_n(j, dst + w * cp + c, q, nc);
             }
         }
@@ -263,7 +265,7 @@ static void s16_quantize_row(void *arg, size_t task) {
             for (int k = 0; k < 8; k++) {
                 __m256 v = k < nv ? s16_load_n(src + (size_t)k * plane + w, nw) : _mm256_setzero_ps();
                 if (cs != NULL && k < nv) v = _mm256_mul_ps(v, _mm256_set1_ps(cs[c + (size_t)k])); /* fl(x * s) */
-                q[k] = k < nv ? s16_codes8(v, inv, z, lo) : _mm256_setzero_si256();
+                q[k] = k < nv ? s16_codes8(v, inv, z, lo, j->hiv) : _mm256_setzero_si256();
             }
             s16_transpose8(q);
             for (int k = 0; k < nw; k++) img_store_n(j, dst + (w + (size_t)k) * cp + c, q[k], nc);
@@ -369,7 +371,7 @@ static inline __m256 s16_residual(const tc__lowp_out *o, size_t off, int n) {
 
 /* 8 floats to the next layer's centred codes (s16_codes8 with the job's vectors). */
 static inline __m256i s16_out_codes8(const s16_job *j, __m256 v) {
-    v = _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(v, j->o_invv, j->o_zpv), j->o_lov), _mm256_set1_ps(255.0f));
+    v = _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(v, j->o_invv, j->o_zpv), j->o_lov), j->o_hiv);
     return _mm256_sub_epi32(_mm256_cvtps_epi32(v), j->o_zpi);
 }
 
@@ -561,7 +563,7 @@ static void q_zero_border(void *img, const tc__qconv_geom *g, size_t esz, uint8_
  * weights, qconv_u8s8.h) layer, compute: the kernel's task (tc__lowp_task with its tile). */
 static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_variant v,
                          void (*compute)(void *, size_t, size_t)) {
-    const bool u7 = v != Q_S16, u8 = v == Q_U8W7;
+    const bool u7 = v != Q_S16, u8 = v == Q_U8W7 || v == Q_U8W7P;
     if (g->in_layout == TC__Q_NCHW16C || g->out_layout == TC__Q_NCHW16C)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the AVX2 int8 kernel takes plain layouts only",
                         ctx->op_type);
@@ -571,9 +573,9 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_v
     tc__lowp_io io;
     tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
     if (st != TC_STATUS_OK) return st;
-    s16_job j = {.g = g, .x = io.x, .u7 = u7, .w7 = v == Q_U7W7, .u8 = u8, .fill = u8 ? g->zero_point : 0,
-                 .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act,
-                 .inv_scale = 1.0f / g->x_scale};
+    s16_job j = {.g = g, .x = io.x, .u7 = u7, .w7 = v == Q_U7W7 || v == Q_U8W7P, .u8 = u8,
+                 .fill = u8 ? g->zero_point : 0, .esz = u7 ? 1 : 2, .w = io.w, .y = io.y, .bias = io.bias,
+                 .res = io.res, .act = io.act, .inv_scale = 1.0f / g->x_scale, .hiv = _mm256_set1_ps((float)g->hi)};
     const size_t esz = j.esz;
     /* the weight holds Cpad16 * taps * Cp elements of esz bytes (both packings), then the scales */
     j.mult = g->depthwise ? (const float *)((const int16_t *)io.w + tc__qdw_weight_elems(g))
@@ -599,6 +601,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_v
         j.o_add = tc__qconv_out_fmt(g, u7) == TC__INT8_IMG_U8 ? g->o_zp : 0;
         j.o_invv = _mm256_set1_ps(1.0f / g->o_scale), j.o_zpv = _mm256_set1_ps((float)g->o_zp);
         j.o_lov = _mm256_set1_ps((float)g->o_lo), j.o_zpi = _mm256_set1_epi32(g->o_zp);
+        j.o_hiv = _mm256_set1_ps((float)g->o_hi);
         tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
         q_zero_border(io.y, g, tc__qconv_out_elem(g, u7), (uint8_t)j.o_add);
     }

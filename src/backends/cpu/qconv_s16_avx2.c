@@ -8,7 +8,7 @@
  * image of centred codes (its scale and zero point). The u7 variant (a non-negative X, qconv_u8s8.h) shares all
  * of it but the image's element (bytes of max(q, 0)) and the inner step (vpmaddubsw on 4 channels, then vpmaddwd
  * with ones), on the VNNI packing; its u7w7 form (7-bit weights, qconv_u8s8.h) sums the vpmaddubsw results of two
- * quads in 16 bits before that vpmaddwd.
+ * quads in 16 bits before that vpmaddwd, and so does u8w7 when the codes have 7 bits (tc.int8_code_max).
  */
 #include "backends/cpu/qconv_avx2.h"
 #include "backends/cpu/qimage_mul.h"
@@ -33,8 +33,9 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
     for (size_t t = 0; t < runs && U7; t++) { /* u7: 4 channels per step, u8 x s8 pairs, then pairs of pairs */
         const uint8_t *xt = (const uint8_t *)j->img + j->run_off[t];
         size_t c = 0;
-        /* u7w7: two quads per step; each vpmaddubsw lane is at most 2 * 127 * 64, so two add exactly in 16 bits */
-        for (; V == Q_U7W7 && c + 2 <= pairs; c += 2, wq += 128, xt += 8) {
+        /* u7w7 (and u8w7 on codes of at most 127): two quads per step; each vpmaddubsw lane is at most 2 * 127 * 64, so
+         * two add exactly in 16 bits */
+        for (; (V == Q_U7W7 || V == Q_U8W7P) && c + 2 <= pairs; c += 2, wq += 128, xt += 8) {
             const __m256i w0_lo = _mm256_loadu_si256((const __m256i *)wq);
             const __m256i w0_hi = _mm256_loadu_si256((const __m256i *)(wq + 32));
             const __m256i w1_lo = _mm256_loadu_si256((const __m256i *)(wq + 64));
@@ -64,7 +65,7 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
             }
         }
     }
-    if (V == Q_U8W7) { /* u8 codes: the zero point's share out, comp[oc] = z * sum(qw[oc, :]) */
+    if (V == Q_U8W7 || V == Q_U8W7P) { /* u8 codes: the zero point's share out, comp[oc] = z * sum(qw[oc, :]) */
         const __m256i c0 = _mm256_loadu_si256((const __m256i *)(j->comp + oc));
         const __m256i c1 = _mm256_loadu_si256((const __m256i *)(j->comp + oc + 8));
 #pragma GCC unroll 6
@@ -104,6 +105,10 @@ static inline __attribute__((always_inline)) void s16_tile(const s16_job *j, con
     static void u8_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,     \
                              size_t oc, int n) {                                                                        \
         s16_tile(j, xoff, w0, o, i0, oc, n, MR, Q_U8W7);                                                                \
+    }                                                                                                                   \
+    static void p8_tile_##MR(const s16_job *j, const size_t *xoff, const void *w0, const tc__lowp_out *o, int i0,     \
+                             size_t oc, int n) {                                                                        \
+        s16_tile(j, xoff, w0, o, i0, oc, n, MR, Q_U8W7P);                                                               \
     }
 S16_FN(1)
 S16_FN(2)
@@ -117,6 +122,7 @@ static const s16_tile_fn s16_tiles[S16_MR] = {s16_tile_1, s16_tile_2, s16_tile_3
 static const s16_tile_fn u7_tiles[S16_MR] = {u7_tile_1, u7_tile_2, u7_tile_3, u7_tile_4, u7_tile_5, u7_tile_6};
 static const s16_tile_fn w7_tiles[S16_MR] = {w7_tile_1, w7_tile_2, w7_tile_3, w7_tile_4, w7_tile_5, w7_tile_6};
 static const s16_tile_fn u8_tiles[S16_MR] = {u8_tile_1, u8_tile_2, u8_tile_3, u8_tile_4, u8_tile_5, u8_tile_6};
+static const s16_tile_fn p8_tiles[S16_MR] = {p8_tile_1, p8_tile_2, p8_tile_3, p8_tile_4, p8_tile_5, p8_tile_6};
 /* u7w7 holds four weight vectors: runs of at most 4 pixels keep its accumulators in registers */
 #define W7_MR 4
 
@@ -127,7 +133,7 @@ static void s16_tile_at(const void *job, int mr, int nb, size_t b0, const size_t
     const tc__qconv_geom *g = j->g;
     const size_t wbs = g->kh * g->kw * g->cp * 16; /* elements per block of 16 channels */
     const int last_n = __builtin_popcount(last_mask);
-    const s16_tile_fn *tiles = j->u8 ? u8_tiles : j->w7 ? w7_tiles : j->u7 ? u7_tiles : s16_tiles;
+    const s16_tile_fn *tiles = j->u8 ? (j->w7 ? p8_tiles : u8_tiles) : j->w7 ? w7_tiles : j->u7 ? u7_tiles : s16_tiles;
     const int mr_max = j->w7 ? W7_MR : S16_MR;
     for (int b = 0; b < nb; b++) {
         const size_t at = (b0 + (size_t)b) * wbs;
@@ -170,7 +176,7 @@ tc_status tc__qconv_run_u8w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geo
     if (!g->w7)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: the u8w7 int8 kernel needs 7-bit weights (tc.int8_w7)",
                         ctx->op_type);
-    return s16_run(ctx, g, Q_U8W7, s16_compute);
+    return s16_run(ctx, g, g->hi <= 127 ? Q_U8W7P : Q_U8W7, s16_compute); /* codes of 7 bits: two quads at a time */
 }
 
 /* qimage_mul.h: the rows of the reader's image, converted from fl(x * s) as the reader's own pass converts its X. */
@@ -184,7 +190,7 @@ tc_status tc__qimage_mul_run_avx2(const tc__kernel_ctx *ctx, const tc__qimage_mu
     const bool u8 = m->fmt == TC__INT8_IMG_U8;
     s16_job j = {.g = &g, .x = x->data, .u7 = m->fmt != TC__INT8_IMG_S16, .u8 = u8, .fill = u8 ? m->zp : 0,
                  .esz = m->fmt == TC__INT8_IMG_S16 ? 2 : 1, .img = ctx->out[0]->data, .inv_scale = 1.0f / m->scale,
-                 .chan_scale = s->data, .chan_stride = m->s_per_image ? m->c : 0};
+                 .hiv = _mm256_set1_ps((float)m->hi), .chan_scale = s->data, .chan_stride = m->s_per_image ? m->c : 0};
     tc__lowp_run_tasks(ctx->pool, s16_quantize_row, &j, m->batch * m->hp, NULL, NULL, 0, 0);
     return TC_STATUS_OK;
 }

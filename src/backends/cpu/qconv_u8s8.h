@@ -54,6 +54,7 @@ typedef struct tc__qconv_geom {
     uint8_t in_layout, out_layout; /* tc__lowp_layout */
     float x_scale;          /* sx */
     uint8_t zero_point, lo; /* z and the lowest code (see above) */
+    uint8_t hi;             /* the highest code: 255, or 127 (tc.int8_code_max) */
     bool nonneg;            /* tc.int8_nonneg: X cannot be negative */
     bool w7;                /* tc.int8_w7: the weights may take 7 bits (the u7w7 variant) */
     bool depthwise;         /* a depthwise Conv (group = C_in = C_out; cin = cout; Cp % 16 == 0): qdwconv_avx2.c */
@@ -61,7 +62,7 @@ typedef struct tc__qconv_geom {
      * written as the next layer's padded image [N][o_hp][o_wp][o_cp], codes of y / o_scale + o_zp (out_image). */
     bool in_image, out_image;
     size_t o_hp, o_wp, o_cp, o_pt, o_pl;
-    uint8_t o_zp, o_lo;
+    uint8_t o_zp, o_lo, o_hi;
     uint8_t o_fmt; /* the out image's elements (core/quant_attr.h): TC__INT8_IMG_OWN, _U7 or _S16 (AVX2 variants) */
     float o_scale;
     /* The fused residual is an image of codes (AVX2 variants; tc.int8_res_image): [N][r_hp][r_wp][r_cp], elements
@@ -200,12 +201,16 @@ static inline int8_t tc__q_round(float x, float inv_scale) {
     return (int8_t)__builtin_lrintf(v);
 }
 
-/* An activation's code: round(x / scale) + z clamped to [lo, 255] (NaN gives lo); what the kernels compute. */
-static inline uint8_t tc__q_code(float x, float inv_scale, uint8_t z, uint8_t lo) {
+/* An activation's code: round(x / scale) + z clamped to [lo, hi] (NaN gives lo); what the kernels compute. */
+static inline uint8_t tc__q_code_in(float x, float inv_scale, uint8_t z, uint8_t lo, uint8_t hi) {
     float v = __builtin_fmaf(x, inv_scale, (float)z); /* one rounding, as the vector kernels */
     if (!(v > (float)lo)) v = (float)lo;
-    if (v > 255.0f) v = 255.0f;
+    if (v > (float)hi) v = (float)hi;
     return (uint8_t)__builtin_lrintf(v);
+}
+/* The same with codes up to 255. */
+static inline uint8_t tc__q_code(float x, float inv_scale, uint8_t z, uint8_t lo) {
+    return tc__q_code_in(x, inv_scale, z, lo, 255);
 }
 
 #endif

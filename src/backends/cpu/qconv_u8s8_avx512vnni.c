@@ -29,11 +29,11 @@ typedef struct q_job {
     tc__lowp_grid grid;
 } q_job;
 
-/* 16 floats to 16 u8 codes: round(x / s) + z clamped to [lo, 255] (NaN -> lo), as tc__q_code. */
-static inline __m128i q_codes16(__m512 v, __m512 inv, __m512 z, __m512 lo) {
+/* 16 floats to 16 u8 codes: round(x / s) + z clamped to [lo, hi] (NaN -> lo), as tc__q_code_in. */
+static inline __m128i q_codes16(__m512 v, __m512 inv, __m512 z, __m512 lo, __m512 hi) {
     v = _mm512_fmadd_ps(v, inv, z);
     v = _mm512_max_ps(v, lo); /* a NaN in v gives the second operand */
-    v = _mm512_min_ps(v, _mm512_set1_ps(255.0f));
+    v = _mm512_min_ps(v, hi);
     return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v));
 }
 
@@ -53,12 +53,13 @@ static void q_quantize_row(void *arg, size_t task) {
     memset(row + (g->pl + g->iw) * cp, zp, (g->wp - g->pl - g->iw) * cp);
     uint8_t *dst = row + g->pl * cp;
     const __m512 inv = _mm512_set1_ps(j->inv_scale), z = _mm512_set1_ps((float)zp), lo = _mm512_set1_ps((float)g->lo);
+    const __m512 hi = _mm512_set1_ps((float)g->hi);
     if (g->in_layout == TC__Q_NCHW16C) {
         const size_t cb_n = g->cin / 16;
         for (size_t cb = 0; cb < cb_n; cb++) {
             const float *src = j->x + ((n * cb_n + cb) * g->ih + h) * g->iw * 16;
             for (size_t w = 0; w < g->iw; w++)
-                _mm_storeu_si128((__m128i *)(dst + w * cp + cb * 16), q_codes16(_mm512_loadu_ps(src + w * 16), inv, z, lo));
+                _mm_storeu_si128((__m128i *)(dst + w * cp + cb * 16), q_codes16(_mm512_loadu_ps(src + w * 16), inv, z, lo, hi));
         }
     } else if (g->in_layout == TC__Q_ROWS) {
         const size_t c16 = g->cin / 16 * 16;
@@ -67,15 +68,15 @@ static void q_quantize_row(void *arg, size_t task) {
             const float *src = j->x + w * g->cin;
             uint8_t *o = dst + w * cp;
             for (size_t c = 0; c < c16; c += 16)
-                _mm_storeu_si128((__m128i *)(o + c), q_codes16(_mm512_loadu_ps(src + c), inv, z, lo));
-            if (tail) _mm_mask_storeu_epi8(o + c16, tail, q_codes16(_mm512_maskz_loadu_ps(tail, src + c16), inv, z, lo));
+                _mm_storeu_si128((__m128i *)(o + c), q_codes16(_mm512_loadu_ps(src + c), inv, z, lo, hi));
+            if (tail) _mm_mask_storeu_epi8(o + c16, tail, q_codes16(_mm512_maskz_loadu_ps(tail, src + c16), inv, z, lo, hi));
             for (size_t c = g->cin; c < cp; c++) o[c] = zp;
         }
     } else {
         const size_t plane = g->ih * g->iw;
         for (size_t c = 0; c < g->cin; c++) {
             const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
-            for (size_t w = 0; w < g->iw; w++) dst[w * cp + c] = tc__q_code(src[w], j->inv_scale, zp, g->lo);
+            for (size_t w = 0; w < g->iw; w++) dst[w * cp + c] = tc__q_code_in(src[w], j->inv_scale, zp, g->lo, g->hi);
         }
         for (size_t w = 0; w < g->iw; w++)
             for (size_t c = g->cin; c < cp; c++) dst[w * cp + c] = zp;
@@ -96,7 +97,7 @@ static inline __attribute__((always_inline)) void q_store(const q_job *j, const 
     const tc__qconv_geom *g = j->g;
     _mm_mask_storeu_epi8(j->yq + o->qoff[i] + (size_t)b * 16, mask,
                          q_codes16(v, _mm512_set1_ps(j->o_inv), _mm512_set1_ps((float)g->o_zp),
-                                   _mm512_set1_ps((float)g->o_lo)));
+                                   _mm512_set1_ps((float)g->o_lo), _mm512_set1_ps((float)g->o_hi)));
 }
 
 /*

@@ -40,15 +40,19 @@ static bool q_chain(const tc__step_desc *d, tc__qconv_geom *g) {
     g->in_image = tc__attr_int(d->attrs, TC__ATTR_INT8_IN_IMAGE, 0) == 1;
     if (g->in_image && !tc__lowp_in_image_fits(d, g->batch, g->hp, g->wp, g->cp, 1)) return false;
     tc__lowp_image im;
-    int64_t ex[3] = {0, 0, TC__INT8_IMG_OWN}; /* zero point, lowest code, and optionally the element format */
-    int r = tc__lowp_out_image(d, TC__ATTR_INT8_OUT_IMAGE, 3, 4, 1, g->batch, g->oh, g->ow, g->cout, &im, ex);
+    /* zero point, lowest code, and optionally the element format and the highest code */
+    int64_t ex[4] = {0, 0, TC__INT8_IMG_OWN, 255};
+    int r = tc__lowp_out_image(d, TC__ATTR_INT8_OUT_IMAGE, 4, 4, 1, g->batch, g->oh, g->ow, g->cout, &im, ex);
+    if (r < 0) r = tc__lowp_out_image(d, TC__ATTR_INT8_OUT_IMAGE, 3, 4, 1, g->batch, g->oh, g->ow, g->cout, &im, ex);
     if (r < 0) r = tc__lowp_out_image(d, TC__ATTR_INT8_OUT_IMAGE, 2, 4, 1, g->batch, g->oh, g->ow, g->cout, &im, ex);
     g->out_image = r == 1;
     if (r <= 0) return r == 0;
     const float s = tc__attr_float(d->attrs, TC__ATTR_INT8_OUT_SCALE, 0.0f);
     if (!isfinite(s) || !(s > 0.0f) || ex[0] > 255 || ex[1] > 1 || ex[2] > TC__INT8_IMG_U8) return false;
+    if ((ex[3] != 255 && ex[3] != 127) || ex[0] > ex[3]) return false;
     g->o_hp = im.hp, g->o_wp = im.wp, g->o_cp = im.cp, g->o_pt = im.pt, g->o_pl = im.pl;
-    g->o_zp = (uint8_t)ex[0], g->o_lo = (uint8_t)ex[1], g->o_fmt = (uint8_t)ex[2], g->o_scale = s;
+    g->o_zp = (uint8_t)ex[0], g->o_lo = (uint8_t)ex[1], g->o_fmt = (uint8_t)ex[2], g->o_hi = (uint8_t)ex[3];
+    g->o_scale = s;
     return true;
 }
 
@@ -95,6 +99,9 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     if (z > 255 || z < -1) return false;
     g->zero_point = z < 0 ? 128 : (uint8_t)z;
     g->lo = z < 0 ? 1 : 0;
+    const int64_t hi = tc__attr_int(d->attrs, TC__ATTR_INT8_CODE_MAX, 255);
+    if ((hi != 255 && hi != 127) || g->zero_point > hi) return false;
+    g->hi = (uint8_t)hi;
     g->nonneg = tc__attr_int(d->attrs, TC__ATTR_INT8_NONNEG, 0) == 1;
     g->w7 = tc__attr_int(d->attrs, TC__ATTR_INT8_W7, 0) == 1;
     g->depthwise = depthwise;

@@ -22,6 +22,7 @@ typedef struct tc__qimage_mul {
     bool s_per_image;        /* s has N rows of C values (else one) */
     size_t hp, wp, cp, pt, pl; /* the reader's image */
     uint8_t zp, lo, fmt;     /* its zero point, lowest code and elements (TC__INT8_IMG_U7, _S16 or _U8) */
+    uint8_t hi;              /* its highest code (255, or 127: tc.int8_code_max) */
     float scale;             /* its scale */
 } tc__qimage_mul;
 

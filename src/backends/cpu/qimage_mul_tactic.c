@@ -35,20 +35,22 @@ bool tc__qimage_mul_shape(const tc__step_desc *d, tc__qimage_mul *m) {
 
 bool tc__qimage_mul_geometry(const tc__step_desc *d, tc__qimage_mul *m) {
     if (!tc__qimage_mul_shape(d, m)) return false;
-    int64_t ex[3] = {0, 0, 0}; /* zero point, lowest code, format: all three required */
+    int64_t ex[4] = {0, 0, 0, 255}; /* zero point, lowest code, format (required), highest code (optional) */
     const int64_t *v = NULL;
-    if (tc__attr_ints(d->attrs, TC__ATTR_INT8_OUT_IMAGE, &v) != 8) return false;
+    const size_t n = tc__attr_ints(d->attrs, TC__ATTR_INT8_OUT_IMAGE, &v);
+    if (n != 8 && n != 9) return false;
     const int64_t fmt = v[7];
     if (fmt != TC__INT8_IMG_U7 && fmt != TC__INT8_IMG_S16 && fmt != TC__INT8_IMG_U8) return false;
     tc__lowp_image im;
-    if (tc__lowp_out_image(d, TC__ATTR_INT8_OUT_IMAGE, 3, 4, fmt == TC__INT8_IMG_S16 ? 2 : 1, m->batch, m->h, m->w, m->c,
-                           &im, ex) != 1)
+    if (tc__lowp_out_image(d, TC__ATTR_INT8_OUT_IMAGE, (int)n - 5, 4, fmt == TC__INT8_IMG_S16 ? 2 : 1, m->batch, m->h,
+                           m->w, m->c, &im, ex) != 1)
         return false;
     const float s = tc__attr_float(d->attrs, TC__ATTR_INT8_OUT_SCALE, 0.0f);
-    if (!isfinite(s) || !(s > 0.0f) || ex[0] > 255 || ex[1] > 1) return false;
+    if (!isfinite(s) || !(s > 0.0f) || ex[0] > 255 || ex[1] > 1 || (ex[3] != 255 && ex[3] != 127) || ex[0] > ex[3])
+        return false;
     if (fmt == TC__INT8_IMG_U7 && (ex[0] != 128 || ex[1] != 1)) return false; /* bytes of max(q, 0): symmetric codes */
     m->hp = im.hp, m->wp = im.wp, m->cp = im.cp, m->pt = im.pt, m->pl = im.pl;
-    m->zp = (uint8_t)ex[0], m->lo = (uint8_t)ex[1], m->fmt = (uint8_t)fmt, m->scale = s;
+    m->zp = (uint8_t)ex[0], m->lo = (uint8_t)ex[1], m->fmt = (uint8_t)fmt, m->hi = (uint8_t)ex[3], m->scale = s;
     return true;
 }
 
