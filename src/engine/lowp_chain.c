@@ -294,14 +294,21 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
     return st;
 }
 
-tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images, int *chained,
-                         tc__err *err) {
-    *chained = 0;
+/* The step of each node (-1: none), or NULL when out of memory; free() it. */
+static int32_t *step_index(const tc__graph *g, const tc__step *steps) {
     int32_t *step_of = malloc(sizeof *step_of * (size_t)(g->n_nodes + 1));
-    if (step_of == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (step_of == NULL) return NULL;
     for (int k = 0; k < g->n_nodes; k++) step_of[k] = -1;
     for (int k = 0; k < g->n_nodes; k++)
         if (steps[k].node >= 0 && steps[k].node < g->n_nodes) step_of[steps[k].node] = k;
+    return step_of;
+}
+
+tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images, int *chained,
+                         tc__err *err) {
+    *chained = 0;
+    int32_t *step_of = step_index(g, steps);
+    if (step_of == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
     tc_status st = TC_STATUS_OK;
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
         const tc__step *cs = &steps[k];
@@ -356,11 +363,8 @@ static int32_t only_reader(const tc__graph *g, int32_t v) {
 
 tc_status tc__lowp_chain_mul(tc__graph *g, tc__step *steps, const tc__shapes *s, int *chained, tc__err *err) {
     *chained = 0;
-    int32_t *step_of = malloc(sizeof *step_of * (size_t)(g->n_nodes + 1));
+    int32_t *step_of = step_index(g, steps);
     if (step_of == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
-    for (int k = 0; k < g->n_nodes; k++) step_of[k] = -1;
-    for (int k = 0; k < g->n_nodes; k++)
-        if (steps[k].node >= 0 && steps[k].node < g->n_nodes) step_of[steps[k].node] = k;
     tc_status st = TC_STATUS_OK;
     const tc__tactic *t = &tc__tactic_mul_int8_image_avx2;
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {

@@ -167,35 +167,16 @@ typedef struct bamx_run {
     size_t w_block; /* bytes of packed weight per block */
 } bamx_run;
 
+/* C's row of pixel o / block b: the epilogue of b_tile. */
+static void bamx_store(const void *job, const tc__lowp_out *o, int b, const void *row, __mmask16 mask, __m512i lanes) {
+    b_out(job, o, 0, b, _mm512_loadu_ps(row), mask, lanes);
+}
+
 static void bamx_compute(void *arg, size_t panel, size_t group) {
     const bamx_run *r = arg;
     const b_job *j = r->j;
-    const tc__lowp_grid *grid = &j->grid;
-    size_t n, p0, a_off;
-    int m;
-    tc__amx_panel_at(&r->plan, panel, &n, &p0, &m, &a_off);
-    const size_t b_end = (group + 1) * TC__LOWP_GROUP_BLOCKS < grid->nblocks ? (group + 1) * TC__LOWP_GROUP_BLOCKS
-                                                                              : grid->nblocks;
-    float c[TC__AMX_PANEL][32];
-    tc__amx_begin();
-    for (size_t b0 = group * TC__LOWP_GROUP_BLOCKS; b0 < b_end; b0 += 2) {
-        const int nb = b_end - b0 >= 2 ? 2 : 1;
-        const tc__amx_job t = {.a = (const uint8_t *)j->xh + a_off, .stride = r->plan.stride, .m = m, .plan = &r->plan,
-                               .w = (const uint8_t *)j->w + b0 * r->w_block, .w_block = r->w_block, .nb = nb, .c = c};
-        tc__amx_dot_bf16(&t);
-        tc__lowp_out o;
-        const size_t base = tc__lowp_out_base(grid, n, b0, &o);
-        const __m512i lanes = tc__lowp_lanes(o.ls);
-        for (int i = 0; i < m; i++) { /* one pixel at a time: o's pixel 0 */
-            tc__lowp_out_pixel(grid, n, p0 + (size_t)i, base, j->y, j->res, &o);
-            for (int b = 0; b < nb; b++) {
-                const size_t last_ch = j->g->s.cout - (b0 + (size_t)b) * 16;
-                const __mmask16 mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
-                b_out(j, &o, 0, b, _mm512_loadu_ps(&c[i][b * 16]), mask, lanes);
-            }
-        }
-    }
-    tc__amx_end();
+    tc__amx_drive_task(&r->plan, &j->grid, j->g->s.cout, (const uint8_t *)j->xh, (const uint8_t *)j->w, r->w_block, j->y,
+                       j->res, panel, group, tc__amx_dot_bf16, bamx_store, j);
 }
 
 tc_status tc__hconv_run_amx_bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g) {

@@ -2,8 +2,8 @@
  * lowp_tile.h - the AVX-512 output side that the reduced-precision kernels share (INT8
  * qconv_u8s8_avx512vnni.c, FP16 hconv_f16_avx512fp16.c, BF16 hconv_bf16_avx512bf16.c) on top of the
  * task loop of lowp_grid.h: the epilogue of one block of 16 channels (dequantization scale, bias,
- * residual, activation) stored into NCHW, NCHW16c or row-major output. Static inline: include only from
- * files compiled for AVX-512.
+ * residual, activation) stored into NCHW, NCHW16c or row-major output; and the AMX drivers' task around the tiles of
+ * amx_panel.h. Static inline: include only from files compiled for AVX-512.
  */
 #ifndef TC_BACKENDS_CPU_LOWP_TILE_H
 #define TC_BACKENDS_CPU_LOWP_TILE_H
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/cpu/amx_panel.h"
 #include "backends/cpu/lowp_grid.h"
 #include "backends/cpu/vact_f32.h"
 #include "backends/cpu/vact_f32_avx512.h"
@@ -46,6 +47,42 @@ static inline __attribute__((always_inline)) void tc__lowp_store(const tc__vact 
     const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
     if (o->ls == 1) _mm512_mask_storeu_ps(o->y + off, mask, v);
     else _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
+}
+
+/*
+ * One task of an AMX driver (amx_panel.h): panel `panel` x the blocks of task group `group`, two blocks at a time into C
+ * tiles by dot (tc__amx_dot_u8s8 or tc__amx_dot_bf16) from the image img and packed weight w (w_block bytes per block),
+ * then store(job, o, b, row, mask, lanes) for each pixel (o's pixel 0) and block b of the pair, row: its 16 sums.
+ */
+static inline __attribute__((always_inline)) void tc__amx_drive_task(
+    const tc__amx_plan *plan, const tc__lowp_grid *grid, size_t cout, const uint8_t *img, const uint8_t *w,
+    size_t w_block, float *y, const float *res, size_t panel, size_t group, void (*dot)(const tc__amx_job *),
+    void (*store)(const void *, const tc__lowp_out *, int, const void *, __mmask16, __m512i), const void *job) {
+    size_t n, p0, a_off;
+    int m;
+    tc__amx_panel_at(plan, panel, &n, &p0, &m, &a_off);
+    const size_t b_end = (group + 1) * TC__LOWP_GROUP_BLOCKS < grid->nblocks ? (group + 1) * TC__LOWP_GROUP_BLOCKS
+                                                                              : grid->nblocks;
+    uint32_t c[TC__AMX_PANEL][32]; /* int32 or float sums */
+    tc__amx_begin();
+    for (size_t b0 = group * TC__LOWP_GROUP_BLOCKS; b0 < b_end; b0 += 2) {
+        const int nb = b_end - b0 >= 2 ? 2 : 1;
+        const tc__amx_job t = {.a = img + a_off, .stride = plan->stride, .m = m, .plan = plan, .w = w + b0 * w_block,
+                               .w_block = w_block, .nb = nb, .c = c};
+        dot(&t);
+        tc__lowp_out o;
+        const size_t base = tc__lowp_out_base(grid, n, b0, &o);
+        const __m512i lanes = tc__lowp_lanes(o.ls);
+        for (int i = 0; i < m; i++) { /* one pixel at a time: o's pixel 0 */
+            tc__lowp_out_pixel(grid, n, p0 + (size_t)i, base, y, res, &o);
+            for (int b = 0; b < nb; b++) {
+                const size_t last_ch = cout - (b0 + (size_t)b) * 16;
+                const __mmask16 mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
+                store(job, &o, b, &c[i][b * 16], mask, lanes);
+            }
+        }
+    }
+    tc__amx_end();
 }
 
 #endif

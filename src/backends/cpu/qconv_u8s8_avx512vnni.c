@@ -222,36 +222,16 @@ typedef struct qamx_run {
     size_t w_block; /* bytes of packed weight per block */
 } qamx_run;
 
+/* C's row of pixel o / block b: the VNNI epilogue. */
+static void qamx_store(const void *job, const tc__lowp_out *o, int b, const void *row, __mmask16 mask, __m512i lanes) {
+    q_store(job, o, 0, b, _mm512_loadu_si512(row), mask, lanes);
+}
+
 static void qamx_compute(void *arg, size_t panel, size_t group) {
     const qamx_run *r = arg;
     const q_job *j = r->j;
-    const tc__qconv_geom *g = j->g;
-    const tc__lowp_grid *grid = &j->grid;
-    size_t n, p0, a_off;
-    int m;
-    tc__amx_panel_at(&r->plan, panel, &n, &p0, &m, &a_off);
-    const size_t b_end = (group + 1) * TC__LOWP_GROUP_BLOCKS < grid->nblocks ? (group + 1) * TC__LOWP_GROUP_BLOCKS
-                                                                              : grid->nblocks;
-    int32_t c[TC__AMX_PANEL][32];
-    tc__amx_begin();
-    for (size_t b0 = group * TC__LOWP_GROUP_BLOCKS; b0 < b_end; b0 += 2) {
-        const int nb = b_end - b0 >= 2 ? 2 : 1;
-        const tc__amx_job t = {.a = j->xq + a_off, .stride = r->plan.stride, .m = m, .plan = &r->plan,
-                               .w = (const uint8_t *)j->w + b0 * r->w_block, .w_block = r->w_block, .nb = nb, .c = c};
-        tc__amx_dot_u8s8(&t);
-        tc__lowp_out o;
-        const size_t base = tc__lowp_out_base(grid, n, b0, &o);
-        const __m512i lanes = tc__lowp_lanes(o.ls);
-        for (int i = 0; i < m; i++) { /* one pixel at a time: o's pixel 0 */
-            tc__lowp_out_pixel(grid, n, p0 + (size_t)i, base, j->y, j->res, &o);
-            for (int b = 0; b < nb; b++) {
-                const size_t last_ch = g->cout - (b0 + (size_t)b) * 16;
-                const __mmask16 mask = last_ch >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << last_ch) - 1);
-                q_store(j, &o, 0, b, _mm512_loadu_si512(&c[i][b * 16]), mask, lanes);
-            }
-        }
-    }
-    tc__amx_end();
+    tc__amx_drive_task(&r->plan, &j->grid, j->g->cout, j->xq, (const uint8_t *)j->w, r->w_block, j->y, j->res, panel,
+                       group, tc__amx_dot_u8s8, qamx_store, j);
 }
 
 tc_status tc__qconv_run_amx(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
