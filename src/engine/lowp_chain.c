@@ -92,6 +92,7 @@ static int tactic_family(const char *tactic) {
              {"gemm_int8_avx2", FAM_INT8_S16 + FAM_DENSE},
              {"dwconv_int8_avx2", FAM_INT8_S16},
              {"dwconv_int8_u7_avx2", FAM_INT8_U7},
+             {"dwconv_int8_u8_avx2", FAM_INT8_U8},
              {"conv_fp16_avx512fp16", FAM_FP16},
              {"conv_nchw16c_fp16_avx512fp16", FAM_FP16},
              {"matmul_fp16_avx512fp16", FAM_FP16 + FAM_DENSE},

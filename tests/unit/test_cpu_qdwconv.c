@@ -1,10 +1,10 @@
 /*
- * test_cpu_qdwconv.c - the depthwise INT8 Conv tactics for AVX2 (qdwconv_avx2.c: 16-bit codes, and the u7 variant
- * for a non-negative input) against the reference Conv (group = C) run on the dequantized operands: X per tensor
+ * test_cpu_qdwconv.c - the depthwise INT8 Conv tactics for AVX2 (qdwconv_avx2.c: 16-bit codes, the u7 variant for a
+ * non-negative input, the u8 variant's bytes of codes with a zero point for any other) against the reference Conv (group = C) run on the dequantized operands: X per tensor
  * with the node's tc.int8_scale (tails saturate), W per channel. The integer sums are exact, so only float rounding
  * differs. Cases: channel counts that are not multiples of 16, planes of 1 to 13 pixels, kernels 1/3/5 (odd tap
  * counts), strides, dilation, padding, every fused activation with and without bias and residual, a batch; 1 and 2
- * threads give the same bits, and so do both variants on a non-negative input. supports() rejects what the kernel
+ * threads give the same bits, and so do the 16-bit variant and the byte variant on the same input. supports() rejects what the kernel
  * cannot run.
  */
 #include <setjmp.h>
@@ -99,14 +99,17 @@ static void check_case(uint64_t seed, const dw_case *c, const char *what) {
     const bool in_const[3] = {false, true, true};
     tc__step_desc d = {"Conv", 13, &as, n_op, tin, in_const, 1, outs, &epi, NULL, c->residual ? &res : NULL};
     const tc__tactic *s16 = &tc__tactic_dwconv_int8_avx2, *u7 = &tc__tactic_dwconv_int8_u7_avx2;
-    if ((!c->nonneg || c->zp >= 0) && u7->supports(&d)) fail_msg("%s: u7 takes a signed input or a zero point", what);
+    const tc__tactic *u8 = &tc__tactic_dwconv_int8_u8_avx2;
+    const bool u7_input = c->nonneg && c->zp < 0;
+    if (!u7_input && u7->supports(&d)) fail_msg("%s: u7 takes a signed input or a zero point", what);
+    if (u7_input && u8->supports(&d)) fail_msg("%s: u8 takes a u7 step", what);
     /* the dense tactics never take a depthwise step */
     if (tc__tactic_conv_int8_avx2.supports(&d) || tc__tactic_conv_int8_u7_avx2.supports(&d))
         fail_msg("%s: a dense int8 tactic takes it", what);
     tc__tensor prev = {0};
-    for (int v = 0; v < 2; v++) {
-        const tc__tactic *t = v == 0 ? s16 : u7;
-        if (!vtu_isa_ok(t) || (v == 1 && (!c->nonneg || c->zp >= 0))) continue;
+    for (int v = 0; v < 3; v++) { /* s16 always; u7 on a non-negative symmetric X; u8 (codes as bytes) on any other */
+        const tc__tactic *t = v == 0 ? s16 : v == 1 ? u7 : u8;
+        if (!vtu_isa_ok(t) || (v == 1 && !u7_input) || (v == 2 && u7_input)) continue;
         tin[1] = &w;
         const int64_t c16 = (c->c + 15) / 16 * 16, taps = c->k * c->k;
         if (c16 * ((taps + 1) / 2) * 4 + 4 * c16 > c->c * taps * 4) { /* the packing does not fit: refused */

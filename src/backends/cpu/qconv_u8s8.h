@@ -190,8 +190,12 @@ tc_status tc__qconv_ctx_geometry(const tc__kernel_ctx *ctx, tc__qconv_geom *g);
 
 /* Quantizes and packs a depthwise FP32 weight [C][1][KH][KW] into dst (tc__qdw_packed_bytes). */
 void tc__qdw_pack_weight(const tc__qconv_geom *g, const float *w, void *dst);
-/* Runs the depthwise AVX2 kernel (u7: the input image holds bytes; needs a non-negative symmetric X). */
-tc_status tc__qdw_run_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, bool u7);
+/* Runs the depthwise AVX2 kernel on an image of elem: TC__QDW_S16 (16-bit centred codes), TC__QDW_U7 (bytes of max(q, 0);
+ * needs a non-negative symmetric X) or TC__QDW_U8 (bytes of the codes q + z, border z: any X). */
+#define TC__QDW_S16 0
+#define TC__QDW_U7 1
+#define TC__QDW_U8 2
+tc_status tc__qdw_run_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, int elem);
 
 /* Quantizes one float: round(x / scale) clamped to [-127, 127] (the weights' definition). */
 static inline int8_t tc__q_round(float x, float inv_scale) {

@@ -30,6 +30,12 @@ static bool dw_supports_u7(const tc__step_desc *d) {
     return dw_takes(d, true, &g) && tc__qconv_u7_input(&g);
 }
 
+/* u8: any other X, its codes as bytes (half the 16-bit variant's image); the u7 variant's steps are u7's. */
+static bool dw_supports_u8(const tc__step_desc *d) {
+    tc__qconv_geom g;
+    return dw_takes(d, true, &g) && !tc__qconv_u7_input(&g);
+}
+
 static bool dw_packs_input(const tc__step_desc *d, int index) {
     (void)d;
     return index == TC__QCONV_WEIGHT_INPUT;
@@ -83,13 +89,14 @@ static size_t dw_scratch(const tc__step_desc *d, bool u7) {
 static size_t dw_scratch_s16(const tc__step_desc *d) { return dw_scratch(d, false); }
 static size_t dw_scratch_u7(const tc__step_desc *d) { return dw_scratch(d, true); }
 
-static tc_status dw_run(const tc__kernel_ctx *ctx, bool u7) {
+static tc_status dw_run(const tc__kernel_ctx *ctx, int elem) {
     tc__qconv_geom g;
     tc_status st = tc__qconv_ctx_geometry(ctx, &g);
-    return st != TC_STATUS_OK ? st : tc__qdw_run_avx2(ctx, &g, u7);
+    return st != TC_STATUS_OK ? st : tc__qdw_run_avx2(ctx, &g, elem);
 }
-static tc_status dw_run_s16(const tc__kernel_ctx *ctx) { return dw_run(ctx, false); }
-static tc_status dw_run_u7(const tc__kernel_ctx *ctx) { return dw_run(ctx, true); }
+static tc_status dw_run_s16(const tc__kernel_ctx *ctx) { return dw_run(ctx, TC__QDW_S16); }
+static tc_status dw_run_u7(const tc__kernel_ctx *ctx) { return dw_run(ctx, TC__QDW_U7); }
+static tc_status dw_run_u8(const tc__kernel_ctx *ctx) { return dw_run(ctx, TC__QDW_U8); }
 
 const tc__tactic tc__tactic_dwconv_int8_u7_avx2 = {.name = "dwconv_int8_u7_avx2", .op_type = "Conv",
                                                    .isa = TC__VEC_ISA_AVX2, .flags = TC__TACTIC_FUSES_EPILOGUE,
@@ -100,3 +107,8 @@ const tc__tactic tc__tactic_dwconv_int8_avx2 = {.name = "dwconv_int8_avx2", .op_
                                                 .flags = TC__TACTIC_FUSES_EPILOGUE, .precision = "int8",
                                                 .supports = dw_supports_s16, .packs_input = dw_packs_input,
                                                 .pack = dw_pack, .scratch_bytes = dw_scratch_s16, .run = dw_run_s16};
+const tc__tactic tc__tactic_dwconv_int8_u8_avx2 = {.name = "dwconv_int8_u8_avx2", .op_type = "Conv",
+                                                   .isa = TC__VEC_ISA_AVX2, .flags = TC__TACTIC_FUSES_EPILOGUE,
+                                                   .precision = "int8", .supports = dw_supports_u8,
+                                                   .packs_input = dw_packs_input, .pack = dw_pack,
+                                                   .scratch_bytes = dw_scratch_u7, .run = dw_run_u8};
