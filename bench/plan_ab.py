@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""plan_ab.py - two tailcut plans of one model, interleaved in one process (A, B, A, B, ...) on the same random
+inputs, so that the host's slow drifts hit both alike: P50, P90 and minimum of each, their ratios B/A, and the median
+of the per-pair ratios. For judging one change (a pass, a kernel) on a noisy machine: build the plan with and without
+it and compare them here rather than in two separate runs.
+
+usage: plan_ab.py A.plan B.plan --tailcut-lib build/libtailcut.so [--iterations 300] [--warmup 10] [--seed 0]
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import compare  # this folder's ctypes binding of libtailcut and its seeded inputs
+
+
+def engine_inputs(lib, tc, seed):
+    """The engine's inputs (static shapes: the plans' one profile), as compare.py's seeded random arrays."""
+    c = compare.ctypes
+    lib.tc_engine_num_inputs.restype, lib.tc_engine_num_inputs.argtypes = c.c_int, [c.c_void_p]
+    lib.tc_engine_input_info.restype = c.c_int
+    lib.tc_engine_input_info.argtypes = [c.c_void_p, c.c_int, c.POINTER(compare.TcIoInfo)]
+    arrays = {}
+    for k in range(lib.tc_engine_num_inputs(tc.engine)):
+        info = compare.TcIoInfo()
+        tc._check(lib.tc_engine_input_info(tc.engine, k, c.byref(info)), "input info")
+        name, shape = info.name.decode(), [info.dims[d] for d in range(info.rank)]
+        if any(d < 0 for d in shape):
+            raise compare.CompareError(f"input '{name}' has a dynamic shape: build the plans with static shapes")
+        arrays[name] = compare.make_input(name, shape, compare.TC_DTYPE_TO_NUMPY[info.dtype], seed + k)[0]
+    return arrays
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--tailcut-lib", required=True)
+    ap.add_argument("--iterations", type=int, default=300)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    if args.iterations < 1 or args.warmup < 0:
+        ap.error("--iterations must be >= 1 and --warmup >= 0")
+    lib = compare.load_library(args.tailcut_lib)
+    plans = [compare.Tailcut(lib), compare.Tailcut(lib)]
+    try:
+        for tc, path in zip(plans, (args.a, args.b)):
+            tc.load(path)
+        arrays = engine_inputs(lib, plans[0], args.seed)
+        for tc in plans:
+            tc.bind(arrays)
+        for _ in range(args.warmup):
+            for tc in plans:
+                tc.run()
+        ms = ([], [])
+        for i in range(args.iterations):
+            order = (0, 1) if i % 2 == 0 else (1, 0)  # alternate who goes first
+            for k in order:
+                t0 = time.perf_counter_ns()
+                plans[k].run()
+                ms[k].append((time.perf_counter_ns() - t0) / 1e6)
+    except compare.CompareError as e:
+        print(f"plan_ab: {e}", file=sys.stderr)
+        return 1
+    finally:
+        for tc in plans:
+            tc.close()
+    q = lambda v, p: sorted(v)[min(len(v) - 1, int(p * len(v)))]
+    print(f"{args.iterations} interleaved runs of each after {args.warmup} warm-up runs")
+    print("          P50        P90        min")
+    for label, v in zip(("A", "B"), ms):
+        print(f"  {label}  {q(v, 0.5):9.3f}  {q(v, 0.9):9.3f}  {min(v):9.3f}")
+    pairs = statistics.median(b / a for a, b in zip(*ms))
+    print(f"B/A: P50 {q(ms[1], 0.5) / q(ms[0], 0.5):.3f}x  min {min(ms[1]) / min(ms[0]):.3f}x  "
+          f"median of pair ratios {pairs:.3f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
