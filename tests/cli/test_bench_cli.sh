@@ -116,4 +116,16 @@ EOF
 "$py" "$repo/bench/compare.py" "$work/b.onnx" --threads 1 --shapes input_ids:1x8,attention_mask:1x8 --iterations 10 \
   --warmup 1 --tailcut-lib "$lib" >/dev/null || fail "compare.py b.onnx (int64 inputs)"
 
+step "bench/plan_ab.py"
+"$tailcut" build "$work/r.onnx" -o "$work/r_a.plan" --batch 1 --tactics-fixed >/dev/null || fail "build r_a.plan"
+"$tailcut" build "$work/r.onnx" -o "$work/r_b.plan" --batch 1 --tactics-fixed --disable-pass fuse_activation \
+  >/dev/null || fail "build r_b.plan"
+"$py" "$repo/bench/plan_ab.py" "$work/r_a.plan" "$work/r_b.plan" --tailcut-lib "$lib" --iterations 6 --warmup 1 \
+  >"$work/ab.txt" || { cat "$work/ab.txt"; fail "plan_ab.py"; }
+grep -q "6 interleaved runs" "$work/ab.txt" && grep -q "median of pair ratios" "$work/ab.txt" || fail "plan_ab.py output"
+"$py" "$repo/bench/plan_ab.py" "$work/r_a.plan" "$work/b.plan" --tailcut-lib "$lib" --iterations 2 >/dev/null 2>&1 &&
+  fail "plan_ab.py on plans of different models (inputs) succeeded"
+"$py" "$repo/bench/plan_ab.py" "$work/r_a.plan" "$work/r_b.plan" --tailcut-lib "$lib" --iterations 0 >/dev/null 2>&1 &&
+  fail "plan_ab.py --iterations 0 succeeded"
+
 echo "test_bench_cli: all passed"
