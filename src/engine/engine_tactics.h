@@ -61,10 +61,10 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
 tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images, int *chained,
                          tc__err *err);
 
-/* The reduced-precision chain's per-channel Mul (lowp_chain.c, backends/cpu/qimage_mul.h): a Mul of a [N][C][H][W]
- * tensor by one value per channel whose only reader is an AVX2 INT8 Conv takes the tactic mul_int8_image_avx2 and writes
- * that Conv's input image, which the Conv takes as is (EfficientNet's squeeze-and-excitation scale). */
-tc_status tc__lowp_chain_mul(tc__graph *g, tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
+/* The reduced-precision chain's FP32 producers (lowp_chain.c, backends/cpu/qimage.h): a per-channel Mul of a
+ * [N][C][H][W] tensor (EfficientNet's squeeze-and-excitation scale) whose readers are AVX2 INT8 Convs of one family that
+ * all convert it into the same image takes mul_int8_image_avx2 and writes that image, which the readers take as is. */
+tc_status tc__lowp_chain_images(tc__graph *g, tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
 
 /* True when node c (tactic c_tactic) could take node p's (tactic p_tactic) output image in the chain: families that
  * chain, and c the only reader of p's output (the shapes are checked when the chain is made). */

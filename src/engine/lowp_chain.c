@@ -21,7 +21,7 @@
 
 #include "backends/cpu/hconv.h"
 #include "backends/cpu/qconv_u8s8.h"
-#include "backends/cpu/qimage_mul.h"
+#include "backends/cpu/qimage.h"
 #include "engine/engine_tactics.h"
 #include "passes/pattern.h"
 
@@ -350,56 +350,82 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
     return st;
 }
 
-/* The only node reading v (through any input, epilogue operands included), or -1. */
-static int32_t only_reader(const tc__graph *g, int32_t v) {
-    int32_t r = -1;
-    for (int32_t k = 0; k < g->n_nodes; k++)
-        for (int i = 0; i < g->nodes[k].n_in; i++)
-            if (!g->nodes[k].removed && g->nodes[k].in[i] == v) {
-                if (r >= 0) return -1;
-                r = k;
+/* The readers of v into r[0..*n) (at most cap): false when v is a graph output, when a node reads it other than as its
+ * input 0, or when there are more than cap readers. */
+static bool input_readers(const tc__graph *g, int32_t v, int32_t *r, int cap, int *n) {
+    *n = 0;
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o] == v) return false;
+    for (int32_t k = 0; k < g->n_nodes; k++) {
+        const tc__node *nd = &g->nodes[k];
+        bool uses = false;
+        for (int i = 0; i < nd->n_in && !nd->removed; i++)
+            if (nd->in[i] == v) {
+                if (i != 0) return false;
+                uses = true;
             }
-    return r;
+        if (uses && *n == cap) return false;
+        if (uses) r[(*n)++] = k;
+    }
+    return *n > 0;
 }
 
-tc_status tc__lowp_chain_mul(tc__graph *g, tc__step *steps, const tc__shapes *s, int *chained, tc__err *err) {
+/* The same image: every field a reader's input image depends on. */
+static bool same_image(const tc__qconv_geom *a, const tc__qconv_geom *b) {
+    return a->hp == b->hp && a->wp == b->wp && a->cp == b->cp && a->pt == b->pt && a->pl == b->pl &&
+           a->zero_point == b->zero_point && a->lo == b->lo && a->hi == b->hi && a->x_scale == b->x_scale &&
+           a->batch == b->batch && a->cin == b->cin && a->ih == b->ih && a->iw == b->iw;
+}
+
+tc_status tc__lowp_chain_images(tc__graph *g, tc__step *steps, const tc__shapes *s, int *chained, tc__err *err) {
     *chained = 0;
     int32_t *step_of = step_index(g, steps);
     if (step_of == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
     tc_status st = TC_STATUS_OK;
-    const tc__tactic *t = &tc__tactic_mul_int8_image_avx2;
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
         tc__step *ms = &steps[k];
         const int32_t m = ms->node;
-        if (ms->kind != TC__STEP_COMPUTE || strcmp(g->nodes[m].op_type, "Mul") != 0 || g->nodes[m].n_out != 1) continue;
-        const int32_t v = g->nodes[m].out[0], r = v >= 0 ? only_reader(g, v) : -1;
-        if (r < 0 || readers(g, v) != 1 || step_of[r] < 0 || g->nodes[r].in[0] != v) continue; /* (readers: outputs) */
-        const int fam = family(&steps[step_of[r]]);
-        tc__qconv_geom q;
-        tc__qimage_mul mm;
+        if (ms->kind != TC__STEP_COMPUTE || g->nodes[m].n_out < 1) continue;
+        if (strcmp(g->nodes[m].op_type, "Mul") != 0) continue;
+        const tc__tactic *t = &tc__tactic_mul_int8_image_avx2;
         tc__desc_store ds;
         desc_of(g, m, s, &ds);
-        /* an AVX2 INT8 Conv (MatMul/Gemm read rows) converting NCHW X of the Mul's shape */
-        if (!avx2_int8(fam) || fam >= FAM_DENSE || !geometry(g, r, s, &q) || q.in_image || q.in_layout != TC__Q_NCHW ||
-            !tc__qimage_mul_shape(&ds.d, &mm) || mm.batch != q.batch || mm.c != q.cin || mm.h != q.ih || mm.w != q.iw ||
-            q.batch * q.hp * q.wp * q.cp * kFam[fam].elem > (size_t)tc__tensor_numel(&s->t[v]) * 4)
+        tc__qimage_mul mm;
+        if (!tc__qimage_mul_shape(&ds.d, &mm)) continue;
+        const size_t batch = mm.batch, c = mm.c, h = mm.h, w = mm.w; /* the Mul's output */
+        /* readers: AVX2 INT8 Convs (MatMul/Gemm read rows) of one family, each converting NCHW X into the same image */
+        const int32_t v = g->nodes[m].out[0];
+        int32_t r[8];
+        int nr = 0, fam = FAM_NONE;
+        bool ok = v >= 0 && input_readers(g, v, r, 8, &nr);
+        tc__qconv_geom q0 = {0}, q = {0};
+        for (int i = 0; i < nr && ok; i++) {
+            const int f = step_of[r[i]] >= 0 ? family(&steps[step_of[r[i]]]) : FAM_NONE;
+            ok = avx2_int8(f) && f < FAM_DENSE && (i == 0 || f == fam) && geometry(g, r[i], s, &q) && !q.in_image &&
+                 q.in_layout == TC__Q_NCHW && (i == 0 || same_image(&q, &q0));
+            fam = f, q0 = i == 0 ? q : q0;
+        }
+        if (!ok || q0.batch != batch || q0.cin != c || q0.ih != h || q0.iw != w ||
+            q0.batch * q0.hp * q0.wp * q0.cp * kFam[fam].elem > (size_t)tc__tensor_numel(&s->t[v]) * 4)
             continue;
-        const int64_t img[9] = {(int64_t)q.hp, (int64_t)q.wp, (int64_t)q.cp, (int64_t)q.pt, (int64_t)q.pl,
-                                q.zero_point, q.lo, kFam[fam].fmt, q.hi};
+        const int64_t img[9] = {(int64_t)q0.hp, (int64_t)q0.wp, (int64_t)q0.cp, (int64_t)q0.pt, (int64_t)q0.pl,
+                                q0.zero_point, q0.lo, kFam[fam].fmt, q0.hi};
         const tc__attr out_img = {.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = int8_image_ints(img, true),
                                   .ints = img};
-        const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = q.x_scale};
+        const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale};
         const tc__attr in_img = {.name = TC__ATTR_INT8_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
         st = tc__pat_set_attr(g, m, &out_img, err);
         if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, m, &out_scale, err);
-        if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, r, &in_img, err);
+        for (int i = 0; i < nr && st == TC_STATUS_OK; i++) st = tc__pat_set_attr(g, r[i], &in_img, err);
         if (st != TC_STATUS_OK) break;
         snprintf(ms->tactic, sizeof ms->tactic, "%s", t->name);
         snprintf(ms->precision, sizeof ms->precision, "%s", t->precision);
         desc_of(g, m, s, &ds);
-        if (!t->supports(&ds.d) || !still_supported(g, &steps[step_of[r]], s))
-            st = tc__fail(err, TC_STATUS_INTERNAL, "INT8 image of Mul %s for %s: the tactics refuse the chained step",
-                          g->nodes[m].name, g->nodes[r].name);
+        ok = t->supports(&ds.d);
+        for (int i = 0; i < nr && ok; i++) ok = still_supported(g, &steps[step_of[r[i]]], s);
+        if (!ok)
+            st = tc__fail(err, TC_STATUS_INTERNAL, "INT8 image of %s %s for %d reader(s): the tactics refuse a chained step",
+                          g->nodes[m].op_type, g->nodes[m].name, nr);
         else
             ++*chained;
     }

@@ -1,5 +1,5 @@
 /*
- * test_cpu_qimage_mul.c - the per-channel Mul that writes an INT8 reader's image (qimage_mul.h, mul_int8_image_avx2)
+ * test_cpu_qimage_mul.c - the per-channel Mul that writes an INT8 reader's image (qimage.h, mul_int8_image_avx2)
  * against a scalar quantization of fl(x * s): every image format (u7 bytes of max(q, 0), 16-bit centred codes, u8
  * codes with a zero point), padding borders, channel counts rounded up, widths that are not multiples of 8, scales of
  * one row or one per image (batch 2), either operand order, values that saturate, 1 thread and a 2-thread pool; and
@@ -16,7 +16,7 @@
 #include "dense_test_util.h"
 
 #include "backends/cpu/qconv_u8s8.h"
-#include "backends/cpu/qimage_mul.h"
+#include "backends/cpu/qimage.h"
 #include "core/quant_attr.h"
 
 typedef struct mcase {

@@ -866,9 +866,10 @@ static void test_residual_operand_image(void **state) {
 }
 
 /* x[1,16,9,9] -> 3x3 Conv "c0" = t -> GlobalAveragePool -> 1x1 Conv "se1" (16 -> 8) + Relu -> 1x1 Conv "se2"
- * (8 -> 16) + Sigmoid = s -> Mul "scale" (t, s; or s, t) -> 1x1 Conv "proj" (16 -> 24) -> y[1,24,9,9]: EfficientNet's
- * squeeze-and-excitation before its projection. */
-static tc_model *se_model(bool swap) {
+ * (8 -> 16) + Sigmoid = s -> Mul "scale" (t, s; or s, t) = u -> 1x1 Conv "proj" (16 -> 24) -> y[1,24,9,9]: EfficientNet's
+ * squeeze-and-excitation before its projection. With two readers: y = proj(u) + proj2(u) (proj2 adds proj's output as
+ * its residual), both reading u's image. */
+static tc_model *se_model_of(bool swap, bool two_readers) {
     etm_rng = swap ? 0x5e5e : 0x5e01;
     B *b = b_new(17);
     b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "9", "9"}));
@@ -884,31 +885,40 @@ static tc_model *se_model(bool swap) {
     itm_conv(b, "se2", "hr,w2", "e", 1);
     b_node(b, "se2_sigmoid", "Sigmoid", "e", "s");
     b_node(b, "scale", "Mul", swap ? "s,t" : "t,s", "u");
-    itm_conv(b, "proj", "u,wp", "y", 1);
+    itm_conv(b, "proj", "u,wp", two_readers ? "p1" : "y", 1);
+    if (two_readers) {
+        etm_weight(b, "wq", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
+        itm_conv(b, "proj2", "u,wq", "p2", 1);
+        b_node(b, "sum", "Add", "p1,p2", "y");
+    }
     return etm_load(b);
 }
 
 /* The squeeze-and-excitation scale on AVX2: the Mul writes the projection's input image (mul_int8_image_avx2: 16-bit
- * codes with 8-bit weights, u8 codes with 7-bit ones), the projection takes it as is, and the outputs equal the
- * unchained engine's bit for bit, with either operand order. */
+ * codes with 8-bit weights, u8 codes with 7-bit ones), the projection takes it as is (two projections: both take the
+ * one image), and the outputs equal the unchained engine's bit for bit, with either operand order. */
 static void test_se_mul_chain(void **state) {
     (void)state;
     const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
     if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip(); /* the image Mul is AVX2's */
-    for (int swap = 0; swap < 2; swap++)
+    for (int variant = 0; variant < 3; variant++) /* t * s, s * t, t * s with two readers */
         for (int w7 = 0; w7 < 2; w7++) {
-            tc_model *m = se_model(swap);
+            const bool swap = variant == 1, two = variant == 2;
+            tc_model *m = se_model_of(swap, two);
             char cache[128], what[64];
-            snprintf(what, sizeof what, "se scale%s%s", swap ? " (s, t)" : "", w7 ? ", reduce range" : "");
+            snprintf(what, sizeof what, "se scale%s%s%s", swap ? " (s, t)" : "", two ? ", two readers" : "",
+                     w7 ? ", reduce range" : "");
             tc_tensor x = calibrated_input(m, 16, 9, 9, cache, sizeof cache, "se_cache");
             const uint32_t flags = TC_BUILD_TACTICS_FIXED | (w7 ? TC_BUILD_INT8_REDUCE_RANGE : 0u);
             tc_engine *plain = build_int8(m, cache, flags, TC_PASS_LOWP_CHAIN, 2, 0, NULL);
-            tc_engine *chained = build_int8(m, cache, flags, 0, 2, 0, NULL);
+            /* (without residual images, which quantize proj's output where proj2 adds it) */
+            tc_engine *chained = build_int8(m, cache, flags, TC_PASS_INT8_RESIDUAL_IMAGE, 2, 0, NULL);
             assert_string_equal(step_field(chained, "scale", 1), "mul_int8_image_avx2");
             assert_string_equal(step_precision(chained, "scale"), "int8");
             assert_string_not_equal(step_field(plain, "scale", 1), "mul_int8_image_avx2");
             assert_true(node_has(chained, "proj", TC__ATTR_INT8_IN_IMAGE));
             assert_true(node_has(chained, "scale", TC__ATTR_INT8_OUT_IMAGE));
+            if (two) assert_true(node_has(chained, "proj2", TC__ATTR_INT8_IN_IMAGE));
             expect_avx2_tactic(chained, "proj", w7 ? "conv_int8_u8w7_avx2" : "conv_int8_avx2");
             expect_same_and_destroy(plain, chained, &x, what);
             unlink(cache);

@@ -3,7 +3,7 @@
  * qconv_u8s8.h): the job, the quantization of X into the padded channels-last image of 16-bit centred codes
  * (or, u7, bytes of max(q, 0)), the dequantizing epilogue (bias, residual, activation) into NCHW or row-major
  * output or the next layer's image (the INT8 chain), and the run on lowp_grid.h's task loop. Included by those
- * two files only: every function is static. (qconv_s16_avx2.c also runs qimage_mul.h's Mul on the conversion.)
+ * two files only: every function is static. (qconv_s16_avx2.c also runs qimage.h's Mul on the conversion.)
  */
 #ifndef TC_BACKENDS_CPU_QCONV_AVX2_H
 #define TC_BACKENDS_CPU_QCONV_AVX2_H
@@ -32,7 +32,7 @@ typedef struct s16_job {
     const int32_t *comp; /* u8: comp[Cpad16] */
     size_t esz;  /* bytes per image and weight element: 1 (u7) or 2 */
     void *img;   /* the padded input image */
-    const float *chan_scale; /* NULL, or (qimage_mul.h) X is multiplied by chan_scale[n * chan_stride + c] first */
+    const float *chan_scale; /* NULL, or (qimage.h) X is multiplied by chan_scale[n * chan_stride + c] first */
     size_t chan_stride;
     /* The taps as runs of values contiguous in both the padded image and the packed weight: with dilation 1 along
      * the width, a kernel row's taps are adjacent pixels, so a run is a kernel row (kw * Cp values), else one tap */
@@ -223,21 +223,53 @@ static inline void s16_transpose8(__m256i r[8]) {
 
 static inline __m256 s16_load_n(const float *p, int n);
 
+/* The image elements at element dst of channels c .. c + nc of iw pixels (channels-last, cp per pixel) from nv <= nc
+ * FP32 rows (channel k at src + k * stride; the channels past nv get code 0), each times cs[k] first when cs is given:
+ * blocks of 8 channels x 8 pixels transposed. */
+static inline void s16_rows8(const s16_job *j, size_t dst, size_t c, int nv, int nc, const float *src, size_t stride,
+                             size_t iw, const float *cs) {
+    const __m256 inv = _mm256_set1_ps(j->inv_scale), z = _mm256_set1_ps((float)j->g->zero_point);
+    const __m256 lo = _mm256_set1_ps((float)j->g->lo);
+    const size_t cp = j->g->cp;
+    for (size_t w = 0; w < iw; w += 8) {
+        const int nw = w + 8 <= iw ? 8 : (int)(iw - w);
+        __m256i q[8];
+        for (int k = 0; k < 8; k++) {
+            __m256 v = k < nv ? s16_load_n(src + (size_t)k * stride + w, nw) : _mm256_setzero_ps();
+            if (cs != NULL && k < nv) v = _mm256_mul_ps(v, _mm256_set1_ps(cs[k])); /* fl(x * s) */
+            q[k] = k < nv ? s16_codes8(v, inv, z, lo, j->hiv) : _mm256_setzero_si256();
+        }
+        s16_transpose8(q);
+        for (int k = 0; k < nw; k++) img_store_n(j, dst + (w + (size_t)k) * cp + c, q[k], nc);
+    }
+}
+
 /* Quantizes padded row r of image n: the border and padding channels get code 0 (x = 0: byte 0, or z with u8). */
-static void s16_quantize_row(void *arg, size_t task) {
-    const s16_job *j = arg;
+/* Padded row `task` (image n, row r) of the image: fills it when it is a border row and returns false; else fills its
+ * border columns and gives the input row h and the element index dst of its first interior pixel. */
+static inline bool s16_row_begin(const s16_job *j, size_t task, size_t *n, size_t *h, size_t *dst) {
     const tc__qconv_geom *g = j->g;
-    const size_t n = task / g->hp, r = task % g->hp, cp = g->cp, esz = j->u7 ? 1 : 2;
-    const size_t row = (n * g->hp + r) * g->wp * cp; /* element index */
+    const size_t r = task % g->hp, cp = g->cp, esz = j->u7 ? 1 : 2;
+    *n = task / g->hp;
+    const size_t row = (*n * g->hp + r) * g->wp * cp; /* element index */
     unsigned char *bytes = j->img;
     if (r < g->pt || r >= g->pt + g->ih) {
         memset(bytes + row * esz, j->fill, g->wp * cp * esz);
-        return;
+        return false;
     }
-    const size_t h = r - g->pt;
+    *h = r - g->pt;
     memset(bytes + row * esz, j->fill, g->pl * cp * esz);
     memset(bytes + (row + (g->pl + g->iw) * cp) * esz, j->fill, (g->wp - g->pl - g->iw) * cp * esz);
-    const size_t dst = row + g->pl * cp;
+    *dst = row + g->pl * cp;
+    return true;
+}
+
+static void s16_quantize_row(void *arg, size_t task) {
+    const s16_job *j = arg;
+    const tc__qconv_geom *g = j->g;
+    const size_t cp = g->cp;
+    size_t n, h, dst;
+    if (!s16_row_begin(j, task, &n, &h, &dst)) return;
     const __m256 inv = _mm256_set1_ps(j->inv_scale), z = _mm256_set1_ps((float)g->zero_point);
     const __m256 lo = _mm256_set1_ps((float)g->lo);
     /* Blocks of 8 channels; the block that reaches the padding channels (cin .. cp) writes code 0 there. Tails are
@@ -258,18 +290,7 @@ static void s16_quantize_row(void *arg, size_t task) {
     const float *cs = j->chan_scale ? j->chan_scale + n * j->chan_stride : NULL;
     for (size_t c = 0; c < cp; c += 8) {
         const int nv = c >= g->cin ? 0 : c + 8 <= g->cin ? 8 : (int)(g->cin - c), nc = c + 8 <= cp ? 8 : (int)(cp - c);
-        const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
-        for (size_t w = 0; w < g->iw; w += 8) {
-            const int nw = w + 8 <= g->iw ? 8 : (int)(g->iw - w);
-            __m256i q[8];
-            for (int k = 0; k < 8; k++) {
-                __m256 v = k < nv ? s16_load_n(src + (size_t)k * plane + w, nw) : _mm256_setzero_ps();
-                if (cs != NULL && k < nv) v = _mm256_mul_ps(v, _mm256_set1_ps(cs[c + (size_t)k])); /* fl(x * s) */
-                q[k] = k < nv ? s16_codes8(v, inv, z, lo, j->hiv) : _mm256_setzero_si256();
-            }
-            s16_transpose8(q);
-            for (int k = 0; k < nw; k++) img_store_n(j, dst + (w + (size_t)k) * cp + c, q[k], nc);
-        }
+        s16_rows8(j, dst, c, nv, nc, j->x + (n * g->cin + c) * plane + h * g->iw, plane, g->iw, cs ? cs + c : NULL);
     }
 }
 

@@ -11,7 +11,7 @@
  * quads in 16 bits before that vpmaddwd, and so does u8w7 when the codes have 7 bits (tc.int8_code_max).
  */
 #include "backends/cpu/qconv_avx2.h"
-#include "backends/cpu/qimage_mul.h"
+#include "backends/cpu/qimage.h"
 
 /*
  * The microkernel: MR pixels (image offsets xoff[0..MR)) x 16 output channels (block weights w0, channel
@@ -179,18 +179,26 @@ tc_status tc__qconv_run_u8w7_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geo
     return s16_run(ctx, g, g->hi <= 127 ? Q_U8W7P : Q_U8W7, s16_compute); /* codes of 7 bits: two quads at a time */
 }
 
-/* qimage_mul.h: the rows of the reader's image, converted from fl(x * s) as the reader's own pass converts its X. */
+/* The s16 job that writes image o of [batch][c][ih][iw] FP32 values x (qimage.h's steps), geometry into g. */
+static s16_job qimage_job(const tc__qimage_out *o, size_t batch, size_t c, size_t ih, size_t iw, const float *x, void *img,
+                          tc__qconv_geom *g) {
+    *g = (tc__qconv_geom){.batch = batch, .cin = c, .ih = ih, .iw = iw, .hp = o->hp, .wp = o->wp, .cp = o->cp,
+                          .pt = o->pt, .pl = o->pl, .zero_point = o->zp, .lo = o->lo, .hi = o->hi,
+                          .in_layout = TC__Q_NCHW};
+    const bool u8 = o->fmt == TC__INT8_IMG_U8;
+    return (s16_job){.g = g, .x = x, .u7 = o->fmt != TC__INT8_IMG_S16, .u8 = u8, .fill = u8 ? o->zp : 0,
+                     .esz = o->fmt == TC__INT8_IMG_S16 ? 2 : 1, .img = img, .inv_scale = 1.0f / o->scale,
+                     .hiv = _mm256_set1_ps((float)o->hi)};
+}
+
+/* qimage.h's Mul: the rows of the reader's image, converted from fl(x * s) as the reader's own pass converts its X. */
 tc_status tc__qimage_mul_run_avx2(const tc__kernel_ctx *ctx, const tc__qimage_mul *m) {
     const tc__tensor *x = ctx->in[m->x_input], *s = ctx->in[1 - m->x_input];
     if (x->data == NULL || s->data == NULL || ctx->out[0]->data == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: a tensor without data", ctx->op_type);
-    const tc__qconv_geom g = {.batch = m->batch, .cin = m->c, .ih = m->h, .iw = m->w, .hp = m->hp, .wp = m->wp,
-                              .cp = m->cp, .pt = m->pt, .pl = m->pl, .zero_point = m->zp, .lo = m->lo,
-                              .in_layout = TC__Q_NCHW};
-    const bool u8 = m->fmt == TC__INT8_IMG_U8;
-    s16_job j = {.g = &g, .x = x->data, .u7 = m->fmt != TC__INT8_IMG_S16, .u8 = u8, .fill = u8 ? m->zp : 0,
-                 .esz = m->fmt == TC__INT8_IMG_S16 ? 2 : 1, .img = ctx->out[0]->data, .inv_scale = 1.0f / m->scale,
-                 .hiv = _mm256_set1_ps((float)m->hi), .chan_scale = s->data, .chan_stride = m->s_per_image ? m->c : 0};
-    tc__lowp_run_tasks(ctx->pool, s16_quantize_row, &j, m->batch * m->hp, NULL, NULL, 0, 0);
+    tc__qconv_geom g;
+    s16_job j = qimage_job(&m->o, m->batch, m->c, m->h, m->w, x->data, ctx->out[0]->data, &g);
+    j.chan_scale = s->data, j.chan_stride = m->s_per_image ? m->c : 0;
+    tc__lowp_run_tasks(ctx->pool, s16_quantize_row, &j, m->batch * m->o.hp, NULL, NULL, 0, 0);
     return TC_STATUS_OK;
 }
