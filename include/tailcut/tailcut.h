@@ -256,6 +256,7 @@ enum {
     /* A MatMul of two computed operands (attention) reads its Transpose and scalar Mul inputs through strides and a
      * scale, and writes through its output's Transpose */
     TC_PASS_FUSE_MATMUL_VIEWS = 1u << 13,
+    TC_PASS_FUSE_HARDSWISH = 1u << 14, /* x * Clip(x + 3, 0, 6) / 6 (exports without the operator) -> HardSwish */
 };
 
 typedef struct tc_engine tc_engine;

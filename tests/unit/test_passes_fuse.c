@@ -1,4 +1,5 @@
-/* test_passes_fuse.c - the fusion passes: fuse_gelu (exporter variants of the Erf GELU),
+/* test_passes_fuse.c - the fusion passes: fuse_gelu (exporter variants of the Erf GELU), fuse_hardswish (HardSwish
+ * written as x * Clip(x + 3, 0, 6) / 6),
  * fuse_nan_guard (the Softmax's Where(IsNaN) guard, on rows that are NaN and rows that are not),
  * fuse_matmul_views (attention's Transposes and scale Muls around its MatMuls), fuse_matmul_bias, fuse_residual and fuse_activation (every activation kind, SiLU, a QDQ model's
  * QuantizeLinear -> DequantizeLinear pair) and fold_qdq (a quantized layer takes the pair's scale and
@@ -127,6 +128,103 @@ static void test_gelu_negative(void **state) {
     ptu_output(g, "y");
     ptu_finish(g);
     assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_gelu), 0);
+    tc__graph_destroy(g);
+}
+
+/* ---- fuse_hardswish -------------------------------------------------------------------- */
+
+/* x = in * 4 (spanning the Clip's bounds at -3 and 3), then HardSwish as exporters write it. */
+static tc__graph *hardswish_graph(int64_t opset, int variant) {
+    tc__graph *g = ptu_graph(opset);
+    ptu_input(g, "in", TC_DTYPE_FLOAT32, "2x7");
+    ptu_scalar(g, "four", 4.0);
+    ptu_scalar(g, "three", 3.0);
+    ptu_scalar(g, "zero", 0.0);
+    ptu_scalar(g, "six", 6.0);
+    ptu_scalar(g, "sixth", 1.0 / 6.0);
+    ptu_node(g, "Mul", "in,four", "x");
+    ptu_node(g, "Add", variant % 2 ? "three,x" : "x,three", "a");
+    ptu_node(g, "Clip", "a,zero,six", "c");
+    switch (variant) {
+    case 0: /* (x * c) / 6: Paddle's export */
+    case 1:
+        ptu_node(g, "Mul", "x,c", "m");
+        ptu_node(g, "Div", "m,six", "y");
+        break;
+    case 2: /* (c * x) * (1/6) */
+        ptu_node(g, "Mul", "c,x", "m");
+        ptu_node(g, "Mul", "sixth,m", "y");
+        break;
+    case 3: /* x * (c / 6) */
+        ptu_node(g, "Div", "c,six", "m");
+        ptu_node(g, "Mul", "x,m", "y");
+        break;
+    default: /* (c * (1/6)) * x */
+        ptu_node(g, "Mul", "c,sixth", "m");
+        ptu_node(g, "Mul", "m,x", "y");
+        break;
+    }
+    ptu_node(g, "Relu", "y", "out");
+    ptu_output(g, "out");
+    ptu_finish(g);
+    return g;
+}
+
+static void test_hardswish_variants(void **state) {
+    (void)state;
+    for (int variant = 0; variant < 5; variant++) {
+        tc__graph *g = hardswish_graph(13, variant); /* HardSwish runs below its opset 14 too */
+        assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_hardswish), 1);
+        assert_int_equal(ptu_count(g, "Clip"), 0);
+        const tc__node *h = ptu_producer(g, "y");
+        assert_string_equal(h->op_type, "HardSwish");
+        assert_int_equal(h->n_in, 1);
+        assert_string_equal(ptu_in_name(g, h, 0), "x");
+        tc__graph_destroy(g);
+    }
+}
+
+static void test_hardswish_negative(void **state) {
+    (void)state;
+    tc__graph *g = hardswish_graph(13, 0); /* the Clip read outside the pattern */
+    ptu_output(g, "c");
+    assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_hardswish), 0);
+    tc__graph_destroy(g);
+    g = hardswish_graph(13, 3); /* c / 6 read elsewhere */
+    ptu_output(g, "m");
+    assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_hardswish), 0);
+    tc__graph_destroy(g);
+    const char *bad[] = {"x,four", "x,six"}; /* x + 4; and the Clip to [0, 3] below */
+    for (int k = 0; k < 2; k++) {
+        g = ptu_graph(13);
+        ptu_input(g, "x", TC_DTYPE_FLOAT32, "9");
+        ptu_scalar(g, "four", 4.0);
+        ptu_scalar(g, "three", 3.0);
+        ptu_scalar(g, "zero", 0.0);
+        ptu_scalar(g, "six", 6.0);
+        ptu_node(g, "Add", k == 0 ? bad[0] : "x,three", "a");
+        ptu_node(g, "Clip", k == 0 ? "a,zero,six" : "a,zero,three", "c");
+        ptu_node(g, "Mul", "x,c", "m");
+        ptu_node(g, "Div", "m,six", "y");
+        ptu_output(g, "y");
+        ptu_finish(g);
+        assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_hardswish), 0);
+        tc__graph_destroy(g);
+    }
+    /* multiplied by another value than the Add's input */
+    g = ptu_graph(13);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "9");
+    ptu_input(g, "z", TC_DTYPE_FLOAT32, "9");
+    ptu_scalar(g, "three", 3.0);
+    ptu_scalar(g, "zero", 0.0);
+    ptu_scalar(g, "six", 6.0);
+    ptu_node(g, "Add", "x,three", "a");
+    ptu_node(g, "Clip", "a,zero,six", "c");
+    ptu_node(g, "Mul", "z,c", "m");
+    ptu_node(g, "Div", "m,six", "y");
+    ptu_output(g, "y");
+    ptu_finish(g);
+    assert_int_equal(ptu_apply_checked(g, tc__pass_fuse_hardswish), 0);
     tc__graph_destroy(g);
 }
 
@@ -614,6 +712,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gelu_variants),
         cmocka_unit_test(test_gelu_negative),
+        cmocka_unit_test(test_hardswish_variants),
+        cmocka_unit_test(test_hardswish_negative),
         cmocka_unit_test(test_nan_guard),
         cmocka_unit_test(test_matmul_views),
         cmocka_unit_test(test_matmul_bias),

@@ -209,14 +209,15 @@ static void test_bert_layer_static(void **state) {
 
 static void test_pass_list(void **state) {
     (void)state;
-    assert_int_equal(tc__pass_count(), 11);
+    assert_int_equal(tc__pass_count(), 12);
     assert_string_equal(tc__pass_name(0), "eliminate_noops");
-    assert_int_equal(pass_index("fuse_nan_guard"), 4);
-    assert_int_equal(pass_index("fuse_matmul_views"), 5);
-    assert_string_equal(tc__pass_name(9), "fold_qdq");
-    assert_string_equal(tc__pass_name(10), "eliminate_dead");
+    assert_int_equal(pass_index("fuse_hardswish"), 4);
+    assert_int_equal(pass_index("fuse_nan_guard"), 5);
+    assert_int_equal(pass_index("fuse_matmul_views"), 6);
+    assert_string_equal(tc__pass_name(10), "fold_qdq");
+    assert_string_equal(tc__pass_name(11), "eliminate_dead");
     assert_non_null(tc__pass_description(3));
-    assert_null(tc__pass_name(11));
+    assert_null(tc__pass_name(12));
 }
 
 int main(void) {

@@ -23,6 +23,7 @@ static const struct {
     {"layout", TC_PASS_LAYOUT},               {"fold_qdq", TC_PASS_FOLD_QDQ},
     {"lowp_chain", TC_PASS_LOWP_CHAIN},             {"int8_residual_image", TC_PASS_INT8_RESIDUAL_IMAGE},
     {"fuse_nan_guard", TC_PASS_FUSE_NAN_GUARD},     {"fuse_matmul_views", TC_PASS_FUSE_MATMUL_VIEWS},
+    {"fuse_hardswish", TC_PASS_FUSE_HARDSWISH},
 };
 
 const char *cli_build_usage(void) {
@@ -34,9 +35,10 @@ const char *cli_build_usage(void) {
            "  --timing-cache FILE           reuse and update the auto-tuner's timings (fast rebuilds)\n"
            "  --tactics-fixed               choose kernels by heuristic order, without timing them\n"
            "  --disable-pass NAME           switch off an optimisation pass (eliminate_noops, fold_constants,\n"
-           "                                fold_batchnorm, fuse_gelu, fuse_nan_guard, fuse_matmul_views,\n"
-           "                                fuse_matmul_bias, fuse_residual, fuse_activation, eliminate_dead,\n"
-           "                                layout, fold_qdq, lowp_chain, int8_residual_image, or 'all')\n"
+           "                                fold_batchnorm, fuse_gelu, fuse_hardswish, fuse_nan_guard,\n"
+           "                                fuse_matmul_views, fuse_matmul_bias, fuse_residual,\n"
+           "                                fuse_activation, eliminate_dead, layout, fold_qdq, lowp_chain,\n"
+           "                                int8_residual_image, or 'all')\n"
            "  --int8                        allow INT8 Conv/MatMul/Gemm layers where faster (needs scales:)\n"
            "  --int8-reduce-range           with --int8: weights may take 7 bits where a kernel is faster so\n"
            "                                (onnxruntime's reduce_range; AVX2 CPUs without VNNI; changes results)\n"
