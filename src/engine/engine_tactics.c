@@ -279,7 +279,7 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
 
 /* The steps whose tactic has a proof (tactic.h) are checked again with the attributes the reduced-precision chain gave
  * them (images in and out: other code paths); where one differs, the step takes the proof, which packs its weights the
- * same way (else the build fails). *required_isa is then recomputed. */
+ * same way (else the build fails). Then *required_isa: the ISA bits of the steps' final tactics. */
 static tc_status reprove_chained(const tc__graph *g, tc__step *steps, const tc__shapes *s, pthreadpool_t pool,
                                  uint64_t *required_isa, tc__err *err) {
     uint64_t isa = 0;
@@ -401,7 +401,6 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         tc__desc_build(g, &g->nodes[step->node], &s[0], &ds);
         snprintf(step->tactic, sizeof step->tactic, "%s", win->name);
         snprintf(step->precision, sizeof step->precision, "%s", win->precision ? win->precision : "fp32");
-        *required_isa |= win->isa;
         for (int i = 0; i < ds.d.n_in && st == TC_STATUS_OK; i++)
             if (ds.in_const[i] && win->packs_input != NULL && win->packs_input(&ds.d, i))
                 st = pack_input(g, step->node, i, win, &ds.d, err);

@@ -13,37 +13,16 @@
 
 #define TOL 1e-4
 
-/* For a plain binary node reading v, the index (0 or 1) of v among its op inputs, else -1. */
-static int operand_of(const tc__node *node, int32_t v) {
-    if (node->n_op_in != 2 || !tc__pat_plain(node)) return -1;
-    if (node->in[0] == v) return 0;
-    if (node->in[1] == v) return 1;
-    return -1;
-}
-
-/* If node n is a plain binary node of type op with a constant one-element operand within TOL of
- * target (of rank <= max_rank), returns the other operand; -1 otherwise. With const_second_only
- * the constant must be input 1 (Div). */
-static int32_t with_scalar(const tc__graph *g, int32_t n, const char *op, double target, bool const_second_only,
-                           int32_t max_rank) {
-    if (n < 0) return -1;
-    const tc__node *node = &g->nodes[n];
-    if (!tc__pat_is(node, op) || node->n_op_in != 2 || !tc__pat_plain(node)) return -1;
-    if (tc__pat_scalar_near(g, node->in[1], target, TOL, max_rank)) return node->in[0];
-    if (!const_second_only && tc__pat_scalar_near(g, node->in[0], target, TOL, max_rank)) return node->in[1];
-    return -1;
-}
-
 /* If node n halves some value (Mul by 0.5 either order, or Div by 2), returns that value; else -1. */
 static int32_t halves(const tc__graph *g, int32_t n, int32_t max_rank) {
-    int32_t v = with_scalar(g, n, "Mul", 0.5, false, max_rank);
-    return v >= 0 ? v : with_scalar(g, n, "Div", 2.0, true, max_rank);
+    int32_t v = tc__pat_with_scalar(g, n, "Mul", 0.5, TOL, false, max_rank);
+    return v >= 0 ? v : tc__pat_with_scalar(g, n, "Div", 2.0, TOL, true, max_rank);
 }
 
 /* The other operand of the plain Mul node m, given one of them; -1 when m is not such a Mul. */
 static int32_t mul_other(const tc__graph *g, int32_t m, int32_t v) {
     if (m < 0 || !tc__pat_is(&g->nodes[m], "Mul")) return -1;
-    int k = operand_of(&g->nodes[m], v);
+    int k = tc__pat_operand_of(&g->nodes[m], v);
     if (k < 0) return -1;
     return g->nodes[m].in[1 - k];
 }
@@ -58,8 +37,8 @@ static int32_t match(const tc__graph *g, int32_t e, int32_t *x_out, int32_t *oth
     int32_t dv = en->in[0];
     int32_t dn = tc__pat_producer(g, dv, NULL);
     if (dn < 0 || !tc__pat_single_use(g, dv)) return -1;
-    int32_t x = with_scalar(g, dn, "Div", sqrt(2.0), true, TC_MAX_RANK);
-    if (x < 0) x = with_scalar(g, dn, "Mul", sqrt(0.5), false, TC_MAX_RANK);
+    int32_t x = tc__pat_with_scalar(g, dn, "Div", sqrt(2.0), TOL, true, TC_MAX_RANK);
+    if (x < 0) x = tc__pat_with_scalar(g, dn, "Mul", sqrt(0.5), TOL, false, TC_MAX_RANK);
     if (x < 0) return -1;
     /* Scalar constants of rank <= rank(x) broadcast without changing x's shape, so every value of
      * the pattern has x's shape whether or not its dims are known. */
@@ -68,7 +47,7 @@ static int32_t match(const tc__graph *g, int32_t e, int32_t *x_out, int32_t *oth
     /* a = e + 1 */
     int32_t ev = en->out[0];
     int32_t an = tc__pat_sole_consumer(g, ev);
-    if (an < 0 || with_scalar(g, an, "Add", 1.0, false, xrank) != ev) return -1;
+    if (an < 0 || tc__pat_with_scalar(g, an, "Add", 1.0, TOL, false, xrank) != ev) return -1;
     int32_t av = g->nodes[an].out[0];
     int32_t m1 = tc__pat_sole_consumer(g, av);
     int32_t m1_other = mul_other(g, m1, av);

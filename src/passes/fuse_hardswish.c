@@ -11,30 +11,10 @@
 
 #define TOL 1e-5
 
-/* For a plain binary node reading v, the index (0 or 1) of v among its op inputs, else -1. */
-static int operand_of(const tc__node *node, int32_t v) {
-    if (node->n_op_in != 2 || !tc__pat_plain(node)) return -1;
-    if (node->in[0] == v) return 0;
-    if (node->in[1] == v) return 1;
-    return -1;
-}
-
-/* If node n is a plain binary node of type op with a constant one-element operand near target (rank <= max_rank),
- * returns the other operand; -1 otherwise. With const_second_only the constant must be input 1 (Div). */
-static int32_t with_scalar(const tc__graph *g, int32_t n, const char *op, double target, bool const_second_only,
-                           int32_t max_rank) {
-    if (n < 0) return -1;
-    const tc__node *node = &g->nodes[n];
-    if (!tc__pat_is(node, op) || node->n_op_in != 2 || !tc__pat_plain(node)) return -1;
-    if (tc__pat_scalar_near(g, node->in[1], target, TOL, max_rank)) return node->in[0];
-    if (!const_second_only && tc__pat_scalar_near(g, node->in[0], target, TOL, max_rank)) return node->in[1];
-    return -1;
-}
-
 /* If node n divides some value by 6 (Div by 6, or Mul by 1/6 either order), returns that value; else -1. */
 static int32_t sixth(const tc__graph *g, int32_t n, int32_t max_rank) {
-    const int32_t v = with_scalar(g, n, "Div", 6.0, true, max_rank);
-    return v >= 0 ? v : with_scalar(g, n, "Mul", 1.0 / 6.0, false, max_rank);
+    const int32_t v = tc__pat_with_scalar(g, n, "Div", 6.0, TOL, true, max_rank);
+    return v >= 0 ? v : tc__pat_with_scalar(g, n, "Mul", 1.0 / 6.0, TOL, false, max_rank);
 }
 
 /* True when Clip node n clamps to [0, 6]: bounds as constant inputs (opset 11+) or attributes (before). */
@@ -56,7 +36,7 @@ static int32_t match(const tc__graph *g, int32_t cn, int32_t *x_out, int32_t *ot
     if (clip->n_out != 1 || clip->in[0] < 0) return -1;
     const int32_t av = clip->in[0], an = tc__pat_producer(g, av, NULL);
     if (an < 0 || !tc__pat_single_use(g, av)) return -1;
-    const int32_t x = with_scalar(g, an, "Add", 3.0, false, TC_MAX_RANK);
+    const int32_t x = tc__pat_with_scalar(g, an, "Add", 3.0, TOL, false, TC_MAX_RANK);
     if (x < 0) return -1;
     /* scalar constants of rank <= rank(x) broadcast without changing x's shape */
     const int32_t xrank = g->values[x].info.shape.rank;
@@ -65,13 +45,13 @@ static int32_t match(const tc__graph *g, int32_t cn, int32_t *x_out, int32_t *ot
     if (n1 < 0 || g->nodes[n1].n_out != 1) return -1;
     const int32_t v1 = g->nodes[n1].out[0];
     int32_t last = -1;
-    const int k = tc__pat_is(&g->nodes[n1], "Mul") ? operand_of(&g->nodes[n1], cv) : -1;
+    const int k = tc__pat_is(&g->nodes[n1], "Mul") ? tc__pat_operand_of(&g->nodes[n1], cv) : -1;
     if (k >= 0 && g->nodes[n1].in[1 - k] == x) { /* (x * c) / 6 */
         const int32_t n2 = tc__pat_sole_consumer(g, v1);
         if (n2 >= 0 && sixth(g, n2, xrank) == v1) last = n2;
     } else if (sixth(g, n1, xrank) == cv) { /* x * (c / 6) */
         const int32_t n2 = tc__pat_sole_consumer(g, v1);
-        const int k2 = n2 >= 0 && tc__pat_is(&g->nodes[n2], "Mul") ? operand_of(&g->nodes[n2], v1) : -1;
+        const int k2 = n2 >= 0 && tc__pat_is(&g->nodes[n2], "Mul") ? tc__pat_operand_of(&g->nodes[n2], v1) : -1;
         if (k2 >= 0 && g->nodes[n2].in[1 - k2] == x) last = n2;
     }
     if (last < 0 || g->nodes[last].n_out != 1 || g->nodes[last].out[0] < 0) return -1;

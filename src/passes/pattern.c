@@ -55,6 +55,23 @@ bool tc__pat_scalar_near(const tc__graph *g, int32_t v, double target, double to
 
 bool tc__pat_plain(const tc__node *node) { return tc__epilogue_is_none(&node->epi) && node->n_in == node->n_op_in; }
 
+int tc__pat_operand_of(const tc__node *node, int32_t v) {
+    if (node->n_op_in != 2 || !tc__pat_plain(node)) return -1;
+    if (node->in[0] == v) return 0;
+    if (node->in[1] == v) return 1;
+    return -1;
+}
+
+int32_t tc__pat_with_scalar(const tc__graph *g, int32_t n, const char *op, double target, double tol,
+                            bool const_second_only, int32_t max_rank) {
+    if (n < 0) return -1;
+    const tc__node *node = &g->nodes[n];
+    if (!tc__pat_is(node, op) || node->n_op_in != 2 || !tc__pat_plain(node)) return -1;
+    if (tc__pat_scalar_near(g, node->in[1], target, tol, max_rank)) return node->in[0];
+    if (!const_second_only && tc__pat_scalar_near(g, node->in[0], target, tol, max_rank)) return node->in[1];
+    return -1;
+}
+
 bool tc__pat_same_shape(const tc__shape *a, const tc__shape *b) {
     if (a->rank < 0 || a->rank != b->rank) return false;
     for (int32_t i = 0; i < a->rank; i++)

@@ -26,6 +26,12 @@ const tc__tensor *tc__pat_const(const tc__graph *g, int32_t v);
 bool tc__pat_scalar_near(const tc__graph *g, int32_t v, double target, double tol, int32_t max_rank);
 /* True when node has no fused epilogue and no epilogue operands. */
 bool tc__pat_plain(const tc__node *node);
+/* For a plain binary node reading v, the index (0 or 1) of v among its op inputs, else -1. */
+int tc__pat_operand_of(const tc__node *node, int32_t v);
+/* If node n (-1: none) is a plain binary node of type op with a constant one-element operand within tol of target
+ * (rank <= max_rank), the other operand; -1 otherwise. With const_second_only the constant must be input 1 (Div). */
+int32_t tc__pat_with_scalar(const tc__graph *g, int32_t n, const char *op, double target, double tol,
+                            bool const_second_only, int32_t max_rank);
 /* True when both shapes have a known rank and provably equal dims (known or the same symbol). */
 bool tc__pat_same_shape(const tc__shape *a, const tc__shape *b);
 /* True when v's dtype is a floating-point type (epilogues need one). */

@@ -164,7 +164,6 @@ tc_status tc__hconv_run_avx512bf16(const tc__kernel_ctx *ctx, const tc__hconv_ge
 typedef struct bamx_run {
     const b_job *j;
     tc__amx_plan plan;
-    size_t w_block; /* bytes of packed weight per block */
 } bamx_run;
 
 /* C's row of pixel o / block b: the epilogue of b_tile. */
@@ -175,8 +174,8 @@ static void bamx_store(const void *job, const tc__lowp_out *o, int b, const void
 static void bamx_compute(void *arg, size_t panel, size_t group) {
     const bamx_run *r = arg;
     const b_job *j = r->j;
-    tc__amx_drive_task(&r->plan, &j->grid, j->g->s.cout, (const uint8_t *)j->xh, (const uint8_t *)j->w, r->w_block, j->y,
-                       j->res, panel, group, tc__amx_dot_bf16, bamx_store, j);
+    tc__amx_drive_task(&r->plan, &j->grid, j->g->s.cout, (const uint8_t *)j->xh, (const uint8_t *)j->w, j->y, j->res,
+                       panel, group, tc__amx_dot_bf16, bamx_store, j);
 }
 
 tc_status tc__hconv_run_amx_bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g) {
@@ -187,7 +186,6 @@ tc_status tc__hconv_run_amx_bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom
     unsigned char *scratch = NULL;
     tc_status st = tc__hconv_job_setup(ctx, g, &j, &scratch, "bf16");
     r.j = &j;
-    r.w_block = g->s.kh * g->s.kw * g->cp * 2 * 16;
     if (st == TC_STATUS_OK)
         tc__lowp_run_tasks(ctx->pool, b_convert_row, &j, g->in_image ? 0 : g->s.batch * g->s.hp, bamx_compute, &r,
                            r.plan.panels, j.grid.groups);

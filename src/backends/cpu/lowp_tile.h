@@ -51,12 +51,13 @@ static inline __attribute__((always_inline)) void tc__lowp_store(const tc__vact 
 
 /*
  * One task of an AMX driver (amx_panel.h): panel `panel` x the blocks of task group `group`, two blocks at a time into C
- * tiles by dot (tc__amx_dot_u8s8 or tc__amx_dot_bf16) from the image img and packed weight w (w_block bytes per block),
- * then store(job, o, b, row, mask, lanes) for each pixel (o's pixel 0) and block b of the pair, row: its 16 sums.
+ * tiles by dot (tc__amx_dot_u8s8 or tc__amx_dot_bf16) from the image img and packed weight w (the window's K bytes x 16
+ * per block), then store(job, o, b, row, mask, lanes) for each pixel (o's pixel 0) and block b of the pair, row: its 16
+ * sums.
  */
 static inline __attribute__((always_inline)) void tc__amx_drive_task(
-    const tc__amx_plan *plan, const tc__lowp_grid *grid, size_t cout, const uint8_t *img, const uint8_t *w,
-    size_t w_block, float *y, const float *res, size_t panel, size_t group, void (*dot)(const tc__amx_job *),
+    const tc__amx_plan *plan, const tc__lowp_grid *grid, size_t cout, const uint8_t *img, const uint8_t *w, float *y,
+    const float *res, size_t panel, size_t group, void (*dot)(const tc__amx_job *),
     void (*store)(const void *, const tc__lowp_out *, int, const void *, __mmask16, __m512i), const void *job) {
     size_t n, p0, a_off;
     int m;
@@ -64,6 +65,7 @@ static inline __attribute__((always_inline)) void tc__amx_drive_task(
     const size_t b_end = (group + 1) * TC__LOWP_GROUP_BLOCKS < grid->nblocks ? (group + 1) * TC__LOWP_GROUP_BLOCKS
                                                                               : grid->nblocks;
     uint32_t c[TC__AMX_PANEL][32]; /* int32 or float sums */
+    const size_t w_block = plan->runs * plan->run_len * 16; /* the runs cover the window's K bytes */
     tc__amx_begin();
     for (size_t b0 = group * TC__LOWP_GROUP_BLOCKS; b0 < b_end; b0 += 2) {
         const int nb = b_end - b0 >= 2 ? 2 : 1;

@@ -219,7 +219,6 @@ tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_ge
 typedef struct qamx_run {
     const q_job *j;
     tc__amx_plan plan;
-    size_t w_block; /* bytes of packed weight per block */
 } qamx_run;
 
 /* C's row of pixel o / block b: the VNNI epilogue. */
@@ -230,8 +229,8 @@ static void qamx_store(const void *job, const tc__lowp_out *o, int b, const void
 static void qamx_compute(void *arg, size_t panel, size_t group) {
     const qamx_run *r = arg;
     const q_job *j = r->j;
-    tc__amx_drive_task(&r->plan, &j->grid, j->g->cout, j->xq, (const uint8_t *)j->w, r->w_block, j->y, j->res, panel,
-                       group, tc__amx_dot_u8s8, qamx_store, j);
+    tc__amx_drive_task(&r->plan, &j->grid, j->g->cout, j->xq, (const uint8_t *)j->w, j->y, j->res, panel, group,
+                       tc__amx_dot_u8s8, qamx_store, j);
 }
 
 tc_status tc__qconv_run_amx(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
@@ -242,7 +241,6 @@ tc_status tc__qconv_run_amx(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) 
     unsigned char *scratch = NULL;
     tc_status st = q_setup(ctx, g, &j, &scratch);
     r.j = &j;
-    r.w_block = g->kh * g->kw * g->cp * 16;
     if (st == TC_STATUS_OK)
         tc__lowp_run_tasks(ctx->pool, q_quantize_row, &j, g->in_image ? 0 : g->batch * g->hp, qamx_compute, &r,
                            r.plan.panels, j.grid.groups);
