@@ -510,6 +510,16 @@ static void test_rejects(void **state) {
     assert_true(tc__tactic_conv_int8_avx2.supports(&d));
     attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, badfmt, 8);
     assert_false(tc__tactic_conv_int8_avx2.supports(&d));
+    /* the 9th int, the reader's highest code: 127 with a zero point below it, or 255; nothing else */
+    const int64_t hi127[9] = {4, 6, 16, 0, 0, 3, 0, TC__INT8_IMG_U8, 127}, zp_hi[9] = {4, 6, 16, 0, 0, 128, 1,
+                                                                                         TC__INT8_IMG_U8, 127},
+                  hi200[9] = {4, 6, 16, 0, 0, 3, 0, TC__INT8_IMG_U8, 200};
+    attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, hi127, 9);
+    assert_true(tc__tactic_conv_int8_avx2.supports(&d));
+    attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, zp_hi, 9);
+    assert_false(tc__tactic_conv_int8_avx2.supports(&d));
+    attrs[1] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, hi200, 9);
+    assert_false(tc__tactic_conv_int8_avx2.supports(&d));
     attrs[1] = dtu_attr_int(TC__ATTR_INT8_IN_IMAGE, 1);
     as.n = 2;
     assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
@@ -525,6 +535,15 @@ static void test_rejects(void **state) {
     as.n = 3;
     assert_false(tc__tactic_conv_int8_u7_avx2.supports(&d));
     assert_true(tc__tactic_conv_int8_avx2.supports(&d));
+    /* tc.int8_code_max (a plan's): 127 above the zero point, or 255; not 127 under the symmetric 128, nor 100 */
+    attrs[1] = dtu_attr_int(TC__ATTR_INT8_CODE_MAX, 127);
+    attrs[2] = dtu_attr_int(TC__ATTR_INT8_ZERO_POINT, 3);
+    assert_true(tc__tactic_conv_int8_avx2.supports(&d));
+    attrs[1] = dtu_attr_int(TC__ATTR_INT8_CODE_MAX, 100);
+    assert_false(tc__tactic_conv_int8_avx2.supports(&d));
+    attrs[1] = dtu_attr_int(TC__ATTR_INT8_CODE_MAX, 127);
+    as.n = 2; /* no zero point: symmetric codes around 128 */
+    assert_false(tc__tactic_conv_int8_avx2.supports(&d));
     tc__tensor_free(&w16), tc__tensor_free(&y16);
     tc__tensor_free(&x1), tc__tensor_free(&y1), tc__tensor_free(&wsmall);
     tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);

@@ -2,7 +2,8 @@
  * test_cpu_qimage_mul.c - the per-channel Mul that writes an INT8 reader's image (qimage.h, mul_int8_image_avx2)
  * against a scalar quantization of fl(x * s): every image format (u7 bytes of max(q, 0), 16-bit centred codes, u8
  * codes with a zero point), padding borders, channel counts rounded up, widths that are not multiples of 8, scales of
- * one row or one per image (batch 2), either operand order, values that saturate, 1 thread and a 2-thread pool; and
+ * one row or one per image (batch 2), either operand order, values that saturate (at 255, or 127 for 7-bit codes), 1
+ * thread and a 2-thread pool; and
  * the steps the tactic refuses.
  */
 #include <setjmp.h>
@@ -25,6 +26,7 @@ typedef struct mcase {
     int fmt;                /* TC__INT8_IMG_U7, _S16, _U8 */
     int zp, lo;
     bool per_image, rank3, swap;
+    int hi; /* the highest code: 127, or 255 */
 } mcase;
 
 static size_t up4(size_t v) { return (v + 3) / 4 * 4; }
@@ -36,7 +38,7 @@ static int32_t want_elem(const mcase *k, const float *x, const float *s, float s
     const int64_t r = row - k->pt, cc = col - k->pl;
     if (r < 0 || r >= k->h || cc < 0 || cc >= k->w || ch >= k->c) return fill;
     const float v = x[((n * k->c + ch) * k->h + r) * k->w + cc] * s[(k->per_image ? n * k->c : 0) + ch];
-    const int32_t u = tc__q_code(v, 1.0f / scale, (uint8_t)k->zp, (uint8_t)k->lo);
+    const int32_t u = tc__q_code_in(v, 1.0f / scale, (uint8_t)k->zp, (uint8_t)k->lo, (uint8_t)k->hi);
     const int32_t q = u - k->zp;
     return k->fmt == TC__INT8_IMG_U7 ? (q > 0 ? q : 0) : k->fmt == TC__INT8_IMG_S16 ? q : u;
 }
@@ -50,8 +52,9 @@ static void run_case(const mcase *k, pthreadpool_t pool) {
     tc__tensor y = dtu_tensor(TC_DTYPE_FLOAT32, 4, xd);
     const float scale = 2.0f / 127.0f; /* products up to 4: some codes saturate */
     const size_t hp = (size_t)(k->h + k->pt + k->pb), wp = (size_t)(k->w + k->pl + k->pr), cp = up4((size_t)k->c);
-    const int64_t img[8] = {(int64_t)hp, (int64_t)wp, (int64_t)cp, k->pt, k->pl, k->zp, k->lo, k->fmt};
-    tc__attr items[2] = {dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, img, 8), dtu_attr_float(TC__ATTR_INT8_OUT_SCALE, scale)};
+    const int64_t img[9] = {(int64_t)hp, (int64_t)wp, (int64_t)cp, k->pt, k->pl, k->zp, k->lo, k->fmt, k->hi};
+    tc__attr items[2] = {dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, img, k->hi == 255 ? 8 : 9),
+                         dtu_attr_float(TC__ATTR_INT8_OUT_SCALE, scale)};
     const tc__attrs attrs = {2, items};
     const tc__tensor *in[2] = {k->swap ? &s : &x, k->swap ? &x : &s}, *out_c[1] = {&y};
     tc__tensor *out[1] = {&y};
@@ -93,12 +96,13 @@ static void test_formats(void **state) {
     const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
     if ((tc__cpu_get()->isa & avx2) != avx2) skip();
     const mcase cases[] = {
-        {1, 16, 9, 9, 0, 0, 0, 0, TC__INT8_IMG_U8, 128, 1, false, false, false},
-        {1, 13, 7, 11, 1, 1, 1, 1, TC__INT8_IMG_U8, 140, 0, false, true, true}, /* Cp 16, padded, [C,1,1], s first */
-        {2, 24, 5, 17, 0, 0, 0, 0, TC__INT8_IMG_S16, 128, 1, true, false, false}, /* one scale row per image */
-        {1, 3, 1, 1, 0, 0, 0, 0, TC__INT8_IMG_S16, 128, 1, false, false, false},
-        {2, 40, 6, 8, 2, 1, 0, 3, TC__INT8_IMG_U7, 128, 1, true, false, true},
-        {1, 8, 3, 23, 0, 2, 1, 0, TC__INT8_IMG_U7, 128, 1, false, true, false},
+        {1, 16, 9, 9, 0, 0, 0, 0, TC__INT8_IMG_U8, 128, 1, false, false, false, 255},
+        {1, 13, 7, 11, 1, 1, 1, 1, TC__INT8_IMG_U8, 140, 0, false, true, true, 255}, /* Cp 16, padded, [C,1,1], s first */
+        {2, 24, 5, 17, 0, 0, 0, 0, TC__INT8_IMG_S16, 128, 1, true, false, false, 255}, /* one scale row per image */
+        {1, 3, 1, 1, 0, 0, 0, 0, TC__INT8_IMG_S16, 128, 1, false, false, false, 255},
+        {2, 40, 6, 8, 2, 1, 0, 3, TC__INT8_IMG_U7, 128, 1, true, false, true, 255},
+        {1, 8, 3, 23, 0, 2, 1, 0, TC__INT8_IMG_U7, 128, 1, false, true, false, 255},
+        {1, 20, 4, 13, 1, 0, 0, 1, TC__INT8_IMG_U8, 5, 0, false, false, false, 127}, /* 7-bit codes: saturate at 127 */
     };
     pthreadpool_t pool = pthreadpool_create(2);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
