@@ -10,14 +10,15 @@ PY := $(VENV)/bin/python
 BUILD := build
 BUILD_ASAN := build-asan
 BUILD_FUZZ := build-fuzz
+BUILD_EMU := build-emu
 FUZZ_SECONDS ?= 60
 OUT := out
 
 DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libcmocka-dev \
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
-	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core
+	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev
 
-.PHONY: all deps venv build build-asan demo test unit conformance cli server models fuzz clean
+.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz clean
 
 all: build
 
@@ -51,6 +52,17 @@ build-asan: deps
 # Unit tests (cmocka, one process each) under AddressSanitizer + UndefinedBehaviorSanitizer.
 unit: build-asan
 	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS)
+
+# The AVX-512 (F/BW/VL/DQ, VNNI, BF16, FP16) and AMX kernels on a CPU that lacks them: a build whose AVX-512 files
+# take SIMDe's portable intrinsics and whose AMX tiles are C (TC_ISA_EMULATION, isa_emulation.h), under the
+# sanitizers; the unit and conformance tests then choose those tactics wherever the real ISA would. Correctness
+# only; on a CPU without AVX2 it adds nothing.
+emulated: venv
+	cmake -S . -B $(BUILD_EMU) -DCMAKE_BUILD_TYPE=Debug -DTC_SANITIZE=ON -DTC_ISA_EMULATION=ON >/dev/null
+	cmake --build $(BUILD_EMU) -j $(JOBS)
+	cd $(BUILD_EMU) && ctest --output-on-failure -j $(JOBS)
+	node_dir=$$($(PY) -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/node"))'); \
+	ASAN_OPTIONS=detect_leaks=1 $(BUILD_EMU)/tests/tc_conformance "$$node_dir" --jobs $(JOBS)
 
 # ONNX backend node tests shipped in the onnx package, run under the sanitizers.
 conformance: venv build-asan
@@ -102,7 +114,7 @@ fuzz: deps
 	  done; \
 	else echo "clang not found: fuzz targets skipped"; fi
 
-test: unit conformance cli server models fuzz
+test: unit emulated conformance cli server models fuzz
 	@echo "make test: all test suites passed"
 
 demo: venv build

@@ -113,7 +113,9 @@ static uint64_t xgetbv0(void) {
 
 /* Asks the kernel for permission to use AMX tile data (Linux 5.16+); true when granted. */
 static bool amx_permitted(void) {
-#if defined(__linux__) && defined(__x86_64__) && defined(SYS_arch_prctl)
+#if defined(TC_ISA_EMULATION)
+    return true; /* the emulated tiles need no kernel state */
+#elif defined(__linux__) && defined(__x86_64__) && defined(SYS_arch_prctl)
     if (syscall(SYS_arch_prctl, TC__ARCH_REQ_XCOMP_PERM, TC__XFEATURE_XTILEDATA) != 0) return false;
     unsigned long perm = 0;
     if (syscall(SYS_arch_prctl, TC__ARCH_GET_XCOMP_PERM, &perm) != 0) return false;
@@ -211,7 +213,16 @@ static void detect_x86(tc__cpu *out, uint64_t cap) {
     if (max_leaf >= 1) decode_signature(out, cpuid(1, 0).a, amd);
 
     bool amx_cpuid;
-    uint64_t isa = detect_isa(max_leaf, &amx_cpuid) & cap;
+    uint64_t isa = detect_isa(max_leaf, &amx_cpuid);
+#ifdef TC_ISA_EMULATION
+    /* Emulation build (tests only): the AVX-512 and AMX kernels run as portable C on any AVX2 CPU. */
+    if (isa & TC__ISA_AVX2) {
+        out->emulated = (TC__ISA_AVX512_ANY | TC__ISA_AVX_VNNI | TC__ISA_AMX_ANY) & ~isa;
+        isa |= out->emulated;
+        amx_cpuid = true;
+    }
+#endif
+    isa &= cap;
     /* Ask for AMX permission only when it would be used: it changes the process's signal frame size. */
     if ((isa & TC__ISA_AMX_ANY) && !(amx_cpuid && amx_permitted())) isa &= ~TC__ISA_AMX_ANY;
     out->isa = isa;

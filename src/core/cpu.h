@@ -63,6 +63,7 @@ typedef struct tc__cpu {
     char brand[64];          /* processor brand string, leading spaces trimmed; "" when absent */
     uint32_t l1d_bytes, l2_bytes, l3_bytes; /* per-core L1 data, L2, and L3 sizes; 0 when unknown */
     int logical_cpus;        /* online logical CPUs (at least 1) */
+    uint64_t emulated;       /* isa bits that an emulation build (TC_ISA_EMULATION) adds: tests only */
 } tc__cpu;
 
 /* The description of this machine, detected on first call (pthread_once); never NULL. */

@@ -72,6 +72,12 @@ void tc__desc_build(const tc__graph *g, const tc__node *node, const tc__shapes *
                             .residual = e->residual_input >= 0 ? &s->t[node->in[e->residual_input]] : NULL};
 }
 
+void tc__desc_build_packed(const tc__graph *g, const tc__node *node, const tc__shapes *s, tc__desc_store *ds) {
+    tc__desc_build(g, node, s, ds);
+    for (int i = 0; i < ds->d.n_in; i++)
+        if (node->in[i] >= 0 && g->values[node->in[i]].init != NULL) ds->in[i] = g->values[node->in[i]].init;
+}
+
 /* The ref kernels' scratch bound: double copies of all inputs and the output, plus index tables. */
 static uint64_t ref_scratch(const tc__node *node, const tc__shapes *s) {
     if (!tc__ref_uses_scratch(node->op_type)) return 0;
@@ -290,13 +296,12 @@ static tc_status reprove_chained(const tc__graph *g, tc__step *steps, const tc__
         const tc__node *node = &g->nodes[step->node];
         const tc__tactic *t = tc__tactic_find(step->tactic, node->op_type);
         if (t != NULL && t->proof != NULL) {
+            /* the weights are packed by now (into new values s does not cover): both run on those */
             tc__desc_store ds;
-            tc__desc_build(g, node, s, &ds);
+            tc__desc_build_packed(g, node, s, &ds);
             bool same = false;
-            st = tc__tactic_proven(&ds.d, t, pool, &same, err);
-            if (st == TC_STATUS_OK && !same && (t->pack != t->proof->pack || t->packs_input != t->proof->packs_input))
-                st = tc__fail(err, TC_STATUS_INTERNAL, "step '%s': %s differs from %s in its chain", node->name, t->name,
-                              t->proof->name);
+            st = tc__tactic_proven_packed(&ds.d, t, pool, &same, err);
+            if (st) tc__err_prefix(err, "step '%s': ", node->name);
             if (st == TC_STATUS_OK && !same) {
                 t = t->proof;
                 snprintf(step->tactic, sizeof step->tactic, "%s", t->name);

@@ -29,6 +29,9 @@ typedef struct tc__desc_store {
 } tc__desc_store;
 
 void tc__desc_build(const tc__graph *g, const tc__node *node, const tc__shapes *s, tc__desc_store *ds);
+/* The same after the weights were packed (tc__engine_choose_tactics): constant inputs are the graph's initializers,
+ * which s, computed before the packing, does not cover. */
+void tc__desc_build_packed(const tc__graph *g, const tc__node *node, const tc__shapes *s, tc__desc_store *ds);
 
 #define TC__MAX_TUNE_PROFILES 8 /* profiles the tuner times; later ones use the same tactics */
 

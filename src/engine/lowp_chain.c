@@ -141,13 +141,9 @@ bool tc__lowp_may_link(const tc__graph *g, int32_t p, const char *p_tactic, int3
     return v >= 0 && g->values[v].producer == p && g->nodes[p].out[0] == v && readers(g, v) == 1;
 }
 
-/* The step description of node k at shapes s; constant inputs are the graph's initializers (the weights were
- * packed into new initializers after s was computed). */
+/* The step description of node k at shapes s, with its packed weights. */
 static void desc_of(const tc__graph *g, int32_t k, const tc__shapes *s, tc__desc_store *ds) {
-    const tc__node *node = &g->nodes[k];
-    tc__desc_build(g, node, s, ds);
-    for (int i = 0; i < ds->d.n_in; i++)
-        if (node->in[i] >= 0 && g->values[node->in[i]].init != NULL) ds->in[i] = g->values[node->in[i]].init;
+    tc__desc_build_packed(g, &g->nodes[k], s, ds);
 }
 
 /* The geometry of node k's INT8 / FP16 / BF16 step at shapes s. */

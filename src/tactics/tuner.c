@@ -52,8 +52,8 @@ static void io_free(bench_io *b, int n_in, int n_out) {
 }
 
 /* The inputs of step d for tactic t (or the reference, t NULL): random non-constant inputs and residual (the same
- * values for every candidate), constant inputs packed for t, outputs allocated. */
-static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bench_io *b, tc__err *err) {
+ * values for every candidate), constant inputs packed for t (unless `packed`: d's are already), outputs allocated. */
+static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool packed, bench_io *b, tc__err *err) {
     memset(b, 0, sizeof *b);
     tc_status st = TC_STATUS_OK;
     for (int i = 0; i < d->n_in && st == TC_STATUS_OK; i++) {
@@ -61,7 +61,7 @@ static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bench_io 
         if (d->in[i] == NULL) continue;
         if (d->in_const[i]) {
             b->pin[i] = d->in[i];
-            if (t != NULL && t->packs_input != NULL && t->packs_input(d, i)) {
+            if (!packed && t != NULL && t->packs_input != NULL && t->packs_input(d, i)) {
                 b->in[i] = *d->in[i];
                 b->packed[i] = aligned_alloc(64, (d->in[i]->nbytes + 63) & ~(size_t)63);
                 if (b->packed[i] == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
@@ -117,7 +117,7 @@ static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_f
     bench_io b;
     void *scratch_mem = NULL;
     uint64_t *samples = NULL;
-    tc_status st = io_setup(d, t, &b, err);
+    tc_status st = io_setup(d, t, false, &b, err);
     const size_t scratch_bytes = scratch_for(d, t);
     if (st == TC_STATUS_OK && (scratch_mem = aligned_alloc(64, (scratch_bytes + 63) & ~(size_t)63)) == NULL)
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %zu bytes of scratch", scratch_bytes);
@@ -197,15 +197,17 @@ static bool outputs_close(const tc__tensor *a, const tc__tensor *b, float tol, b
     return true;
 }
 
-tc_status tc__tactic_proven(const tc__step_desc *d, const tc__tactic *t, void *pool, bool *same, tc__err *err) {
+static tc_status proven(const tc__step_desc *d, const tc__tactic *t, bool packed, void *pool, bool *same, tc__err *err) {
     *same = true;
     if (t->proof == NULL) return TC_STATUS_OK;
     if (d->n_in > MAX_IO || d->n_out > MAX_IO) return tc__fail(err, TC_STATUS_UNSUPPORTED, "too many inputs to check");
+    if (packed && (t->pack != t->proof->pack || t->packs_input != t->proof->packs_input))
+        return tc__fail(err, TC_STATUS_INTERNAL, "%s and %s pack their inputs differently", t->name, t->proof->name);
     bench_io a, b;
     memset(&b, 0, sizeof b);
     bool ran_a = false, ran_b = false;
-    tc_status st = io_setup(d, t, &a, err);
-    if (st == TC_STATUS_OK) st = io_setup(d, t->proof, &b, err);
+    tc_status st = io_setup(d, t, packed, &a, err);
+    if (st == TC_STATUS_OK) st = io_setup(d, t->proof, packed, &b, err);
     if (st == TC_STATUS_OK) st = run_once(d, t, &a, pool, &ran_a, err);
     if (st == TC_STATUS_OK) st = run_once(d, t->proof, &b, pool, &ran_b, err);
     *same = ran_a && ran_b;
@@ -217,6 +219,14 @@ tc_status tc__tactic_proven(const tc__step_desc *d, const tc__tactic *t, void *p
     io_free(&a, d->n_in, d->n_out);
     io_free(&b, d->n_in, d->n_out);
     return st;
+}
+
+tc_status tc__tactic_proven(const tc__step_desc *d, const tc__tactic *t, void *pool, bool *same, tc__err *err) {
+    return proven(d, t, false, pool, same, err);
+}
+
+tc_status tc__tactic_proven_packed(const tc__step_desc *d, const tc__tactic *t, void *pool, bool *same, tc__err *err) {
+    return proven(d, t, true, pool, same, err);
 }
 
 tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref, int runs,

@@ -48,6 +48,10 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
  */
 tc_status tc__tactic_proven(const tc__step_desc *d, const tc__tactic *t, void *pool, bool *same, tc__err *err);
 
+/* The same on a step whose constant inputs are already packed for t (the engine after packing its weights): t and
+ * its proof must share the packing (TC_STATUS_INTERNAL otherwise). */
+tc_status tc__tactic_proven_packed(const tc__step_desc *d, const tc__tactic *t, void *pool, bool *same, tc__err *err);
+
 /* Timing cache: entries per (fingerprint, signature). */
 typedef struct tc__timing_cache tc__timing_cache;
 

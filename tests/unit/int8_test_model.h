@@ -1,7 +1,7 @@
 /*
  * int8_test_model.h - a small CNN whose layers all fit the INT8 tactics, built as an ONNX model in memory:
  * x[1,3,12,12] -> 3x3 stem (bias) -> Relu -> 3x3 -> Relu -> 1x1 + residual -> Relu -> GAP -> Flatten ->
- * MatMul -> y[1,10], 32 channels; and random inputs for it. Include after cmocka.h.
+ * MatMul -> y[1,10], 32 channels (or another count); and random inputs for it. Include after cmocka.h.
  */
 #ifndef TC_TEST_INT8_TEST_MODEL_H
 #define TC_TEST_INT8_TEST_MODEL_H
@@ -23,20 +23,20 @@ static inline void itm_conv(B *b, const char *name, const char *ins, const char 
     itm_ints_attr(b, n, "pads", 4, (int64_t[]){k / 2, k / 2, k / 2, k / 2});
 }
 
-/* x[1,3,HW,HW] -> stem 3x3 -> relu -> 3x3 -> relu -> 1x1 + residual -> relu -> GAP -> flatten -> MatMul -> y[1,10].
- * seed changes the weights (another model). */
-static inline tc_model *itm_model(uint64_t seed) {
+/* x[1,3,HW,HW] -> stem 3x3 -> relu -> 3x3 -> relu -> 1x1 + residual -> relu -> GAP -> flatten -> MatMul -> y[1,10],
+ * ch channels. seed changes the weights (another model). */
+static inline tc_model *itm_model_ch(uint64_t seed, int64_t ch) {
     etm_rng = seed;
     B *b = b_new(17);
     char hw[16];
     snprintf(hw, sizeof hw, "%d", HW);
     b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "3", hw, hw}));
     b_output(b, b_vi(b, "y", 1, 2, (const char *[]){"1", "10"}));
-    etm_weight(b, "w1", 4, (int64_t[]){CH, 3, 3, 3}, 0.0f);
-    etm_weight(b, "b1", 1, (int64_t[]){CH}, 0.0f);
-    etm_weight(b, "w2", 4, (int64_t[]){CH, CH, 3, 3}, 0.0f);
-    etm_weight(b, "w3", 4, (int64_t[]){CH, CH, 1, 1}, 0.0f);
-    etm_weight(b, "fc", 2, (int64_t[]){CH, CLASSES}, 0.0f);
+    etm_weight(b, "w1", 4, (int64_t[]){ch, 3, 3, 3}, 0.0f);
+    etm_weight(b, "b1", 1, (int64_t[]){ch}, 0.0f);
+    etm_weight(b, "w2", 4, (int64_t[]){ch, ch, 3, 3}, 0.0f);
+    etm_weight(b, "w3", 4, (int64_t[]){ch, ch, 1, 1}, 0.0f);
+    etm_weight(b, "fc", 2, (int64_t[]){ch, CLASSES}, 0.0f);
     itm_conv(b, "stem", "x,w1,b1", "c1", 3);
     b_node(b, "stem_relu", "Relu", "c1", "r1");
     itm_conv(b, "mid", "r1,w2", "c2", 3);
@@ -49,6 +49,7 @@ static inline tc_model *itm_model(uint64_t seed) {
     b_node(b, "classifier", "MatMul", "f,fc", "y");
     return etm_load(b);
 }
+static inline tc_model *itm_model(uint64_t seed) { return itm_model_ch(seed, CH); }
 
 static inline tc_tensor itm_input(void) {
     tc_tensor x;

@@ -367,6 +367,61 @@ static void expect_same_and_destroy(tc_engine *plain, tc_engine *chained, const 
     tc_engine_destroy(chained);
 }
 
+/* Step name of e runs tactic want. */
+static void expect_tactic(const tc_engine *e, const char *name, const char *want, const char *what) {
+    if (strcmp(step_field(e, name, 1), want) != 0) fail_msg("%s: %s runs %s, not %s", what, name, step_field(e, name, 1), want);
+}
+
+/* With AMX (or its emulation, `make emulated`) the AMX tactics take the layers whose kernel rows are whole 64-byte
+ * chunks, after matching their VNNI / AVX512-BF16 twins on this machine (tactic.h's proof), chained or not: with 64
+ * channels the INT8 rows are 64 (1x1, MatMul) and 192 bytes (3x3), the BF16 ones twice that; the stem (3 channels)
+ * stays with the twin. Outputs close to the reference; chained bit-identical to unchained. */
+static void test_amx_chosen(void **state) {
+    (void)state;
+    const uint64_t isa = tc__cpu_get()->isa;
+    if (!(isa & (TC__ISA_AMX_INT8 | TC__ISA_AMX_BF16))) skip();
+    tc_model *m = itm_model_ch(0xa3, 64);
+    char cache[128];
+    temp_path(cache, sizeof cache, "amx_cache");
+    calibrate(m, TC_CALIB_MINMAX, cache);
+    tc_tensor x = itm_input(), want;
+    const char *names[1] = {"x"};
+    tc_error err;
+    if (tc_model_run_reference(m, 1, names, &x, &want, &err)) fail_msg("reference: %s", err.message);
+    const struct {
+        uint32_t flag;
+        uint64_t isa;
+        const char *conv[2], *matmul;
+    } kinds[2] = {{TC_BUILD_INT8, TC__ISA_AMX_INT8, {"conv_int8_amx", "conv_nchw16c_int8_amx"}, "matmul_int8_amx"},
+                  {TC_BUILD_BF16, TC__ISA_AMX_BF16, {"conv_bf16_amx", "conv_nchw16c_bf16_amx"}, "matmul_bf16_amx"}};
+    for (int kind = 0; kind < 2; kind++) {
+        if (!(isa & kinds[kind].isa)) continue;
+        for (int layout = 0; layout < 2; layout++) {
+            char what[64];
+            snprintf(what, sizeof what, "%s, layout %d", kind ? "bf16" : "int8", layout);
+            tc_build_options o = {.struct_size = sizeof o, .threads = 2, .flags = kinds[kind].flag | TC_BUILD_TACTICS_FIXED,
+                                  .calib_cache = kind == 0 ? cache : NULL,
+                                  .disabled_passes = layout ? 0 : TC_PASS_LAYOUT};
+            tc_engine *chained = NULL, *plain = NULL;
+            if (tc_engine_build(m, &o, &chained, &err)) fail_msg("%s: build: %s", what, err.message);
+            o.disabled_passes |= TC_PASS_LOWP_CHAIN;
+            if (tc_engine_build(m, &o, &plain, &err)) fail_msg("%s: build: %s", what, err.message);
+            const tc_engine *both[2] = {plain, chained};
+            for (int e = 0; e < 2; e++) {
+                expect_tactic(both[e], "mid", kinds[kind].conv[layout], what);
+                expect_tactic(both[e], "proj", kinds[kind].conv[layout], what);
+                expect_tactic(both[e], "classifier", kinds[kind].matmul, what);
+                if (strstr(step_field(both[e], "stem", 1), "_amx") != NULL) fail_msg("%s: the stem runs AMX", what);
+            }
+            check_close(chained, &x, &want, what);
+            expect_same_and_destroy(plain, chained, &x, what);
+        }
+    }
+    unlink(cache);
+    tc_tensor_free(&x), tc_tensor_free(&want);
+    tc_model_destroy(m);
+}
+
 /* Calibrates m (one input, "x") on 4 copies of x and writes a min-max cache to path. */
 static void calibrate_on(const tc_model *m, const tc_tensor *x, const char *path) {
     tc_calibrator *cal = NULL;
@@ -992,6 +1047,7 @@ static void test_act_floor_codes(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_amx_chosen),
         cmocka_unit_test(test_dense_chain),
         cmocka_unit_test(test_depthwise_chain),
         cmocka_unit_test(test_half_chain),
