@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # test_ocr_cls.sh BUILD_DIR PYTHON - accuracy check of tailcut on a real pretrained model: renders
-# a small PP-OCR direction-classifier set (200 eval, 32 calib), builds a batch-1 plan and a dynamic-batch
+# a PP-OCR direction-classifier set (1000 eval, 32 calib), builds a batch-1 plan and a dynamic-batch
 # plan of ch_ppocr_mobile_v2.0_cls, and fails unless each plan's accuracy is >= 90% and its top-1
 # agreement with onnxruntime >= 99.5%. Then INT8: calibrated on the (separate) calibration set, every
 # layer that has an INT8 tactic in INT8 (--tactics-fixed), it must stay within 1 point of onnxruntime's
 # FP32 accuracy with >= 99% top-1 agreement (where the CPU has VNNI or AVX2). Then FP16 and BF16 (--fp16 / --bf16,
 # every layer that fits in that type): within 0.2 points of onnxruntime's FP32 accuracy (the BF16
-# target) with >= 99.5% agreement. About 35 s on 2 cores.
+# target) with >= 99.5% agreement. 1000 images: one is 0.1 point (with 200, one image decided the INT8 gate on the VNNI
+# kernels: 98.5% vs 99.5%, 99.0% agreement). About 35 s on 2 cores.
 set -euo pipefail
 BUILD=${1:?usage: test_ocr_cls.sh BUILD_DIR PYTHON}
 PY=${2:?usage: test_ocr_cls.sh BUILD_DIR PYTHON}
@@ -16,7 +17,7 @@ WORK=$(mktemp -d /tmp/test_ocr_cls.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
 MODEL=$("$PY" -c "import sys; sys.path.insert(0, '$HERE'); import ocr_cls_common as c; print(c.model_path())")
-"$PY" "$HERE/ocr_cls_data.py" --out "$WORK/data" --n-eval 200 --n-calib 32 --seed 7
+"$PY" "$HERE/ocr_cls_data.py" --out "$WORK/data" --n-eval 1000 --n-calib 32 --seed 7
 # the batch-1 plan runs once per sample: one thread, as pthreadpool's spin-waits stall a 2-thread
 # context for up to ~0.8 s when the shared 2-core machine is busy
 "$TAILCUT" build "$MODEL" -o "$WORK/cls_b1.plan" --shapes x:1x3x48x192 --threads 1 >/dev/null
