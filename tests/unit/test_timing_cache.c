@@ -182,8 +182,55 @@ static void test_tactic_proof(void **state) {
     assert_false(ok);
 }
 
+/* Packing for the packed-proof check: a copy that counts its calls. */
+static int g_packs;
+static bool packs_x(const tc__step_desc *d, int i) { return i == 0 && d->in_const[0]; }
+static tc_status pack_copy(const tc__step_desc *d, int i, const void *src, void *dst, tc__err *err) {
+    (void)err;
+    g_packs++;
+    memcpy(dst, src, d->in[i]->nbytes);
+    return TC_STATUS_OK;
+}
+static tc_status pack_other(const tc__step_desc *d, int i, const void *src, void *dst, tc__err *err) {
+    return pack_copy(d, i, src, dst, err);
+}
+
+/* tc__tactic_proven_packed (the engine's proof after packing): constant inputs are used as given, not packed again;
+ * a tactic and a proof that pack differently are refused. */
+static void test_tactic_proof_packed(void **state) {
+    (void)state;
+    float xv[3 * 37];
+    for (int k = 0; k < 3 * 37; k++) xv[k] = (float)(k % 7) - 3.0f;
+    tc__tensor x = {.dtype = TC_DTYPE_FLOAT32, .rank = 2, .dims = {3, 37}, .nbytes = sizeof xv, .data = xv}, y = x;
+    y.data = NULL;
+    const tc__tensor *in[1] = {&x}, *out[1] = {&y};
+    bool cst[1] = {true};
+    tc__epilogue none = tc__epilogue_none();
+    tc__step_desc d = {.op_type = "Relu", .opset = 17, .n_in = 1, .in = in, .in_const = cst, .n_out = 1, .out = out,
+                       .epi = &none};
+    const tc__tactic twin = {.name = "relu_twin", .op_type = "Relu", .supports = any_step, .run = tc__ref_Relu,
+                             .packs_input = packs_x, .pack = pack_copy};
+    const tc__tactic t = {.name = "relu_packed", .op_type = "Relu", .supports = any_step, .run = tc__ref_Relu,
+                          .packs_input = packs_x, .pack = pack_copy, .proof = &twin};
+    const tc__tactic other = {.name = "relu_other", .op_type = "Relu", .supports = any_step, .run = tc__ref_Relu,
+                              .packs_input = packs_x, .pack = pack_other, .proof = &twin};
+    tc__err err = {0};
+    bool ok = false;
+    g_packs = 0;
+    assert_int_equal(tc__tactic_proven(&d, &t, NULL, &ok, &err), TC_STATUS_OK);
+    assert_true(ok);
+    assert_int_equal(g_packs, 2); /* each packs its own copy */
+    assert_int_equal(tc__tactic_proven_packed(&d, &t, NULL, &ok, &err), TC_STATUS_OK);
+    assert_true(ok);
+    assert_int_equal(g_packs, 2); /* nothing packed again */
+    assert_int_equal(tc__tactic_proven(&d, &other, NULL, &ok, &err), TC_STATUS_OK);
+    assert_true(ok);
+    assert_int_equal(tc__tactic_proven_packed(&d, &other, NULL, &ok, &err), TC_STATUS_INTERNAL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tactic_proof_packed),
         cmocka_unit_test(test_round_trip_and_fingerprint),
         cmocka_unit_test(test_malformed_files_are_empty),
         cmocka_unit_test(test_tuner_times_candidates),
