@@ -185,22 +185,17 @@ static inline simde__m512i tc_emu_cvtepu8_epi32(__m128i a) {
     for (int i = 0; i < 16; i++) r[i] = s[i];
     return tc_emu_si_from(r);
 }
-static inline __m128i tc_emu_cvtepi32_epi8(simde__m512i a) {
-    simde__m512i_private x = TC_EMU_SI(a);
-    int8_t r[16];
-    for (int i = 0; i < 16; i++) r[i] = (int8_t)(uint8_t)(x.u32[i] & 0xff);
-    __m128i v;
-    memcpy(&v, r, 16);
-    return v;
-}
-static inline __m128i tc_emu_cvtusepi32_epi8(simde__m512i a) {
+/* 16 dwords to bytes: truncated (VPMOVDB) or as unsigned saturated at 255 (VPMOVUSDB). */
+static inline __m128i tc_emu_narrow_epi32(simde__m512i a, int saturate) {
     simde__m512i_private x = TC_EMU_SI(a);
     uint8_t r[16];
-    for (int i = 0; i < 16; i++) r[i] = x.u32[i] > 255u ? 255u : (uint8_t)x.u32[i];
+    for (int i = 0; i < 16; i++) r[i] = saturate && x.u32[i] > 255u ? 255u : (uint8_t)(x.u32[i] & 0xffu);
     __m128i v;
     memcpy(&v, r, 16);
     return v;
 }
+static inline __m128i tc_emu_cvtepi32_epi8(simde__m512i a) { return tc_emu_narrow_epi32(a, 0); }
+static inline __m128i tc_emu_cvtusepi32_epi8(simde__m512i a) { return tc_emu_narrow_epi32(a, 1); }
 static inline __m256 tc_emu_cvtpd_ps(simde__m512d a) {
     simde__m512d_private x = TC_EMU_PD(a);
     float r[8];
