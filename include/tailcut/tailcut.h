@@ -257,6 +257,9 @@ enum {
      * scale, and writes through its output's Transpose */
     TC_PASS_FUSE_MATMUL_VIEWS = 1u << 13,
     TC_PASS_FUSE_HARDSWISH = 1u << 14, /* x * Clip(x + 3, 0, 6) / 6 (exports without the operator) -> HardSwish */
+    /* After tactic choice (QDQ models): a QuantizeLinear -> DequantizeLinear pair (or its fused fake quantization)
+     * whose readers are all INT8 steps that quantize with its scale and zero point goes; they read its input */
+    TC_PASS_QDQ_ELIDE = 1u << 15,
 };
 
 typedef struct tc_engine tc_engine;

@@ -40,6 +40,7 @@ typedef struct tc__tactic_opts {
     bool lowp_chain;            /* chain consecutive INT8 / FP16 / BF16 convolutions (lowp_chain.c): one static
                                    profile only */
     bool int8_residual_image;   /* with lowp_chain: values several AVX2 INT8 Convs read become one image */
+    bool qdq_elide;             /* drop the Q/DQ pairs whose readers are all matching INT8 steps (qdq_elide.c) */
     const char *cache_path;     /* timing cache file or NULL */
     int threads;
 } tc__tactic_opts;
@@ -54,6 +55,14 @@ typedef struct tc__tactic_opts {
 tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__range *const *ranges, int n_profiles,
                                     const tc__tactic_opts *o, tc__tune_result *results, uint64_t *required_isa,
                                     tc__err *err);
+
+/*
+ * The fake quantization that INT8 steps make redundant (qdq_elide.c), after the tactics are chosen: a QuantizeLinear ->
+ * DequantizeLinear pair (or a producer's TC__ACT_FAKE_QUANT epilogue) whose output only INT8 steps read as their data
+ * input, each with the pair's scale and zero point, goes; its readers read the pair's input. The removed nodes leave g,
+ * steps and results alike (g->n_nodes shrinks). Returns the number of pairs and epilogues elided.
+ */
+int tc__elide_qdq(tc__graph *g, tc__step *steps, tc__tune_result *results);
 
 /*
  * The reduced-precision chain (lowp_chain.c): marks every pair of INT8 (or FP16, or BF16) Conv steps where the

@@ -78,6 +78,8 @@ static int tactic_family(const char *tactic) {
              {"conv_nchw16c_int8_avx512vnni", FAM_INT8},
              {"matmul_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
              {"gemm_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
+             {"dwconv_int8_avx512vnni", FAM_INT8},
+             {"dwconv_nchw16c_int8_avx512vnni", FAM_INT8},
              {"conv_int8_avx2", FAM_INT8_S16},
              {"conv_int8_u7_avx2", FAM_INT8_U7},
              {"conv_int8_u7w7_avx2", FAM_INT8_U7}, /* the same image; other weights */

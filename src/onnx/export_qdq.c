@@ -2,7 +2,8 @@
  * export_qdq.c - writes a calibrated model as a standard QDQ ONNX file (the format onnxruntime's
  * quantize_static produces and TensorRT's explicit quantization reads): every calibrated activation
  * that a Conv (one group or depthwise), MatMul or Gemm reads gets QuantizeLinear -> DequantizeLinear (int8, zero
- * point 0, the calibrated scale), and those nodes' constant FP32 weights become int8 initializers
+ * point 0, the calibrated scale; or uint8 with the zero point and scale of the asymmetric codes tailcut's engine gives
+ * the outputs of GELU, SiLU and HardSwish), and those nodes' constant FP32 weights become int8 initializers
  * behind a DequantizeLinear (symmetric, per output channel from opset 13, per tensor before). The rest
  * of the model is written as it was read. Models with external data are refused.
  *
@@ -99,11 +100,16 @@ static int64_t node_int_attr(const Onnx__NodeProto *n, const char *name, int64_t
     return dflt;
 }
 
+/* The index of the calibrated tensor name, or -1. */
+static int find_act(const char *const *names, int n, const char *name) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0) return i;
+    return -1;
+}
 /* The calibrated scale of name, or 0. */
 static float find_scale(const char *const *names, const float *scales, int n, const char *name) {
-    for (int i = 0; i < n; i++)
-        if (strcmp(names[i], name) == 0) return scales[i];
-    return 0.0f;
+    const int i = find_act(names, n, name);
+    return i >= 0 ? scales[i] : 0.0f;
 }
 
 /* What the export decided for one node of the original graph. */
@@ -156,15 +162,17 @@ static tc_status add_weight(xp_pool *p, const tc__graph *g, const Onnx__NodeProt
     return TC_STATUS_OK;
 }
 
-/* Adds QuantizeLinear -> DequantizeLinear of activation name with scale s; *out is the DQ output. */
-static tc_status add_act(xp_pool *p, const char *name, float s, Onnx__NodeProto **nodes, size_t *n_nodes,
+/* Adds QuantizeLinear -> DequantizeLinear of activation name with scale s and zero point z (0: int8, else uint8);
+ * *out is the DQ output. */
+static tc_status add_act(xp_pool *p, const char *name, float s, uint8_t z, Onnx__NodeProto **nodes, size_t *n_nodes,
                          Onnx__TensorProto **inits, size_t *n_inits, const char **out, tc__err *err) {
-    const int8_t zero = 0;
+    const uint8_t zero = z;
     const char *sn = xp_name(p, name, "_scale"), *zn = xp_name(p, name, "_zero_point"),
                *qo = xp_name(p, name, "_QuantizeLinear_Output"), *dqo = xp_name(p, name, "_DequantizeLinear_Output"),
                *qnn = xp_name(p, name, "_QuantizeLinear"), *dqn = xp_name(p, name, "_DequantizeLinear");
     Onnx__TensorProto *ts = xp_tensor(p, sn, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL, &s, sizeof s);
-    Onnx__TensorProto *tz = xp_tensor(p, zn, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 0, NULL, &zero, 1);
+    Onnx__TensorProto *tz = xp_tensor(p, zn, z ? ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 : ONNX__TENSOR_PROTO__DATA_TYPE__INT8,
+                                      0, NULL, &zero, 1);
     Onnx__NodeProto *q = xp_node(p, "QuantizeLinear", qnn, name, sn, zn, qo, -1);
     Onnx__NodeProto *dq = xp_node(p, "DequantizeLinear", dqn, qo, sn, zn, dqo, -1);
     if (!ts || !tz || !q || !dq || !sn || !zn || !qo || !dqo || !qnn || !dqn)
@@ -191,7 +199,8 @@ static tc_status write_atomic(const char *path, const void *data, size_t size, t
 }
 
 tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const char *const *names, const float *scales,
-                              int n_scales, bool reduce_range, const char *out_path, tc__err *err) {
+                              const uint8_t *zero_points, int n_scales, bool reduce_range, const char *out_path,
+                              tc__err *err) {
     void *data = NULL;
     size_t size = 0;
     tc_status st = tc__read_file(model_path, XP_MAX_MODEL, &data, &size, err);
@@ -293,7 +302,9 @@ tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const 
             for (size_t i = 0; i < n_act; i++) done |= strcmp(act_done[2 * i], a) == 0;
             if (done) continue;
             const char *dq = NULL;
-            st = add_act(&pool, a, find_scale(names, scales, n_scales, a), nodes, &n_nodes, inits, &n_inits, &dq, err);
+            const int ai = find_act(names, n_scales, a);
+            st = add_act(&pool, a, scales[ai], zero_points ? zero_points[ai] : 0, nodes, &n_nodes, inits, &n_inits, &dq,
+                         err);
             if (st == TC_STATUS_OK) act_done[2 * n_act] = a, act_done[2 * n_act + 1] = dq, n_act++;
         }
     }

@@ -21,12 +21,14 @@ tc_status tc__onnx_tensor_from_pb(const void *data, size_t size, tc__tensor *out
 
 /*
  * Writes the model at model_path (imported as g) as a QDQ model to out_path: the n calibrated tensors
- * names[i] with scales[i] that Conv / MatMul / Gemm nodes read get QuantizeLinear -> DequantizeLinear, and
+ * names[i] with scales[i] that Conv / MatMul / Gemm nodes read get QuantizeLinear -> DequantizeLinear (int8 with zero
+ * point 0, or uint8 with zero_points[i] when that is not 0; zero_points may be NULL: all 0), and
  * those nodes' float32 initializer weights int8 + DequantizeLinear (per output channel from opset 13; with
  * reduce_range |q| <= 64 except depthwise weights: tailcut's --int8-reduce-range). See
  * export_qdq.c. Written atomically.
  */
 tc_status tc__onnx_export_qdq(const char *model_path, const tc__graph *g, const char *const *names, const float *scales,
-                              int n_scales, bool reduce_range, const char *out_path, tc__err *err);
+                              const uint8_t *zero_points, int n_scales, bool reduce_range, const char *out_path,
+                              tc__err *err);
 
 #endif

@@ -57,6 +57,14 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const struct tc__calib_cach
                                   bool w7);
 
 /*
+ * The asymmetric codes the precision pass gives a layer reading value v of graph g (an optimized graph: v's producer
+ * ends in a GELU, SiLU or HardSwish epilogue) with calibrated symmetric scale `scale`: codes 0..code_max (255, or 127
+ * with reduce range) over [that activation's minimum, 127 * scale] as scale *s and zero point *z; false when the
+ * layer keeps symmetric codes. `--export-qdq` writes the same.
+ */
+bool tc__int8_floor_codes(const tc__graph *g, int32_t v, float scale, double code_max, float *s, int64_t *z);
+
+/*
  * The 16-bit float precision pass (precision_half.c): gives the same layers the int attribute attr
  * (TC__ATTR_FP16 or TC__ATTR_BF16) = 1, except the nodes named in exclude. Run once after the rounds,
  * before the layout pass.

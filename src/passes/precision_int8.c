@@ -67,6 +67,10 @@ static bool floor_codes(float scale, float floor, double code_max, float *s, int
     return *z >= 1 && *z < code_max / 2 && *s > 0.0f;
 }
 
+bool tc__int8_floor_codes(const tc__graph *g, int32_t v, float scale, double code_max, float *s, int64_t *z) {
+    return floor_codes(scale, act_floor(g, v), code_max, s, z);
+}
+
 tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cache, const tc__int8_lists *lists,
                                   bool w7) {
     tc__graph *g = ctx->g;
@@ -81,7 +85,7 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
         int64_t z = 0;
         /* 7-bit codes with the layer's 7-bit weights (reduce range), unless it keeps 8-bit weights */
         const bool code7 = w7 && !tc__layer_listed(n->name, lists->w8, lists->n_w8);
-        const bool asym = floor_codes(scale, act_floor(g, n->in[0]), code7 ? 127.0 : 255.0, &s8, &z);
+        const bool asym = tc__int8_floor_codes(g, n->in[0], scale, code7 ? 127.0 : 255.0, &s8, &z);
         tc__attr a = {.name = TC__ATTR_INT8_SCALE, .kind = TC__ATTR_FLOAT, .f = s8};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
         if (st) return st;

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "engine/model.h"
 #include "onnx/onnx_import.h"
+#include "passes/passes.h"
 #include "quant/calib.h"
 #include "quant/calib_cache.h"
 #include "quant/model_fingerprint.h"
@@ -327,7 +329,10 @@ tc_status tc_calibrator_export_qdq_flags(const tc_calibrator *c, tc_calib_method
     }
     const char **names = calloc((size_t)c->n_obs, sizeof *names);
     float *scales = calloc((size_t)c->n_obs, sizeof *scales);
-    tc_status st = names && scales ? TC_STATUS_OK : tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    uint8_t *zero_points = calloc((size_t)c->n_obs, 1);
+    tc_status st = names && scales && zero_points ? TC_STATUS_OK : tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    /* the engine's graph (fused epilogues) tells which tensors come out of a GELU, SiLU or HardSwish */
+    tc__graph *eg = c->engine != NULL ? c->engine->g : NULL;
     int n = 0;
     for (int i = 0; st == TC_STATUS_OK && i < c->n_obs; i++) {
         tc__calib_stats s;
@@ -336,13 +341,21 @@ tc_status tc_calibrator_export_qdq_flags(const tc_calibrator *c, tc_calib_method
         double amax = 0.0;
         st = tc__calib_amax(c->hist[i], (tc__calib_method)method, percentile, &amax, &err);
         names[n] = c->g->values[c->obs[i]].name;
-        scales[n++] = tc__calib_scale(amax);
+        scales[n] = tc__calib_scale(amax);
+        /* the asymmetric 8-bit codes the engine's precision pass gives such a tensor (without reduce range's 7 bits: a
+         * QuantizeLinear saturates at 255) */
+        const int32_t v = eg != NULL ? tc__graph_find_value(eg, names[n]) : -1;
+        float s8;
+        int64_t z;
+        if (v >= 0 && tc__int8_floor_codes(eg, v, scales[n], 255.0, &s8, &z)) scales[n] = s8, zero_points[n] = (uint8_t)z;
+        n++;
     }
     /* The tensors' names are the model's; c->model->graph holds its weights. */
     if (st == TC_STATUS_OK)
-        st = tc__onnx_export_qdq(model_path, c->model->graph, names, scales, n, (flags & TC_EXPORT_QDQ_REDUCE_RANGE) != 0,
-                                 out_path, &err);
+        st = tc__onnx_export_qdq(model_path, c->model->graph, names, scales, zero_points, n,
+                                 (flags & TC_EXPORT_QDQ_REDUCE_RANGE) != 0, out_path, &err);
     free(names);
     free(scales);
+    free(zero_points);
     return st ? cal_fail(&err, error) : TC_STATUS_OK;
 }

@@ -1,7 +1,8 @@
 /*
  * test_cpu_amx.c - the AMX kernels' tile code (amx_panel_amx.c) on amx_tiles.h's emulation, so it runs on any
  * CPU: for random layers (1x1 flat planes, 3x3 rows with and without stride, dilation with one run per tap,
- * MatMul rows, single pixels, panels with short A tiles, odd block counts) every panel x block pair's sums must
+ * MatMul rows, single pixels, panels with short A tiles, odd block counts, runs that end in a chunk shorter than 64
+ * bytes) every panel x block pair's sums must
  * equal a scalar sum over the window computed from the geometry alone: INT8 (u8 image bytes x s8 weights in the
  * VNNI packing's documented layout) exactly, BF16 (image and weight pairs in hconv.h's layout) within float
  * rounding. Also: the layers the plan refuses, and that every tactic with a proof names a twin of its op, layout
@@ -174,6 +175,10 @@ static void test_layers(void **state) {
         geom(1, 64, 16, 1, 1, 1, 1, 1, 1, 0),    /* one pixel */
         geom(1, 192, 64, 5, 40, 1, 1, 1, 1, 1),  /* rows of 42 with padding: 32 + 10, several 64-byte chunks */
         geom(3, 256, 32, 4, 4, 3, 3, 1, 1, 1),   /* batch 3, many chunks per run */
+        geom(1, 96, 40, 7, 7, 1, 1, 1, 1, 0),    /* 96 bytes: a chunk and a tail of 32 (BF16 192: three chunks) */
+        geom(1, 24, 33, 9, 9, 3, 3, 1, 1, 1),    /* kernel rows of 72 bytes: tail 8 (BF16 144: tail 16); short A tiles */
+        geom(1, 144, 16, 5, 5, 3, 3, 2, 2, 2),   /* dilation 2: taps of 144 bytes, tail 16; stride 2 */
+        geom(2, 100, 48, 1, 35, 1, 1, 1, 1, 0),  /* MatMul rows of 100 bytes (tail 36), 35 = 32 + 3 pixels, batch 2 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_layer(cases[i], false);
     /* BF16: 2 bytes per channel (the INT8 Cp 16 x kw 4 layer is 8 x kw 4 here: a 64-byte run too) */
@@ -189,8 +194,13 @@ static void test_plan_refuses(void **state) {
     tc__amx_plan p;
     layer l = geom(1, 3, 64, 32, 32, 7, 7, 2, 1, 3); /* a stem: runs of 28 bytes */
     assert_false(tc__amx_plan_of(&l.s, l.cp, &p));
-    l = geom(1, 96, 64, 8, 8, 1, 1, 1, 1, 0); /* 96 bytes: not a multiple of 64 */
+    l = geom(1, 24, 64, 8, 8, 1, 1, 1, 1, 0); /* 24 bytes: shorter than a chunk */
     assert_false(tc__amx_plan_of(&l.s, l.cp, &p));
+    assert_true(tc__amx_plan_of(&l.s, 4 * l.cp, &p)); /* 96 bytes (a chunk and a tail) */
+    assert_false(tc__amx_plan_of(&l.s, 4 * l.cp + 2, &p)); /* not a multiple of 4 */
+    l = geom(1, 96, 64, 8, 8, 1, 1, 1, 1, 0); /* 96 bytes: a chunk and a tail of 32 */
+    assert_true(tc__amx_plan_of(&l.s, l.cp, &p));
+    assert_int_equal(p.run_len, 96);
     assert_true(tc__amx_plan_of(&l.s, 2 * l.cp, &p)); /* 192 bytes as BF16 */
     l = geom(1, 64, 64, 8, 8, 3, 3, 1, 1, 1);
     assert_true(tc__amx_plan_of(&l.s, l.cp, &p));

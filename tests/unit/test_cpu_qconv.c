@@ -549,12 +549,10 @@ static void test_rejects(void **state) {
     tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);
 }
 
-/* The per-tensor QuantizeLinear / DequantizeLinear tactics against the reference kernels, bit for bit: lengths
- * around the vector width, ties (x / s exactly k + 0.5), saturation, NaN, uint8 and int8, 1 and 2 threads. */
-static void test_qdq_tactics(void **state) {
-    (void)state;
-    if (!vtu_isa_ok(&tc__tactic_quantize_x8_avx512)) skip();
-    const int64_t lens[] = {1, 7, 16, 17, 33, 1000, 40000};
+/* The per-tensor QuantizeLinear / DequantizeLinear tactics (AVX-512, AVX2) against the reference kernels, bit for bit:
+ * lengths around the vector widths, ties (x / s exactly k + 0.5), saturation, NaN, uint8 and int8, 1 and 2 threads. */
+static void check_qdq_tactics(const tc__tactic *qt, const tc__tactic *dqt) {
+    const int64_t lens[] = {1, 7, 8, 9, 16, 17, 33, 1000, 40000};
     dtu_rng r = {11};
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
         for (int sgn = 0; sgn < 2; sgn++) {
@@ -577,30 +575,38 @@ static void test_qdq_tactics(void **state) {
                 vtu_step st = vtu_step_of("QuantizeLinear", 13);
                 st.n_in = 3;
                 st.in[0] = &x, st.in[1] = &s, st.in[2] = &z;
-                if (!vtu_supports(&tc__tactic_quantize_x8_avx512, &st, &qref)) fail_msg("quantize: not supported");
+                if (!vtu_supports(qt, &st, &qref)) fail_msg("quantize: not supported");
                 tc__tensor q = dtu_tensor(qref.dtype, qref.rank, qref.dims);
                 tc__tensor *out[1] = {&q};
                 tc__err err = {0};
                 const tc__epilogue none = tc__epilogue_none();
                 tc__kernel_ctx kc = {"test", "QuantizeLinear", 13, NULL, 3, st.in, 1, out, &err, NULL, &none, NULL, NULL,
                                      threads ? vtu_pool : NULL};
-                assert_int_equal(tc__tactic_quantize_x8_avx512.run(&kc), TC_STATUS_OK);
-                if (memcmp(q.data, qref.data, qref.nbytes) != 0) fail_msg("quantize n %lld signed %d differs", (long long)n, sgn);
+                assert_int_equal(qt->run(&kc), TC_STATUS_OK);
+                if (memcmp(q.data, qref.data, qref.nbytes) != 0) fail_msg("%s: n %lld signed %d differs", qt->name, (long long)n, sgn);
                 st = vtu_step_of("DequantizeLinear", 13);
                 st.n_in = 3;
                 st.in[0] = &qref, st.in[1] = &s, st.in[2] = &z;
-                if (!vtu_supports(&tc__tactic_dequantize_x8_avx512, &st, &dref)) fail_msg("dequantize: not supported");
+                if (!vtu_supports(dqt, &st, &dref)) fail_msg("dequantize: not supported");
                 tc__tensor d = dtu_tensor(dref.dtype, dref.rank, dref.dims);
                 out[0] = &d;
                 kc.op_type = "DequantizeLinear";
                 kc.in = st.in;
-                assert_int_equal(tc__tactic_dequantize_x8_avx512.run(&kc), TC_STATUS_OK);
-                if (memcmp(d.data, dref.data, dref.nbytes) != 0) fail_msg("dequantize n %lld signed %d differs", (long long)n, sgn);
+                assert_int_equal(dqt->run(&kc), TC_STATUS_OK);
+                if (memcmp(d.data, dref.data, dref.nbytes) != 0) fail_msg("%s: n %lld signed %d differs", dqt->name, (long long)n, sgn);
                 tc__tensor_free(&q);
                 tc__tensor_free(&d);
             }
             tc__tensor_free(&qref), tc__tensor_free(&dref), tc__tensor_free(&s), tc__tensor_free(&z), tc__tensor_free(&x);
         }
+}
+
+static void test_qdq_tactics(void **state) {
+    (void)state;
+    if (!vtu_isa_ok(&tc__tactic_quantize_x8_avx2)) skip();
+    check_qdq_tactics(&tc__tactic_quantize_x8_avx2, &tc__tactic_dequantize_x8_avx2);
+    if (vtu_isa_ok(&tc__tactic_quantize_x8_avx512))
+        check_qdq_tactics(&tc__tactic_quantize_x8_avx512, &tc__tactic_dequantize_x8_avx512);
 }
 
 /* The fake quantization epilogue (a QDQ pair fused into its producer) in the AVX-512 and AVX2 activations and

@@ -1,11 +1,13 @@
 /*
  * test_cpu_qdwconv.c - the depthwise INT8 Conv tactics for AVX2 (qdwconv_avx2.c: 16-bit codes, the u7 variant for a
- * non-negative input, the u8 variant's bytes of codes with a zero point for any other) against the reference Conv (group = C) run on the dequantized operands: X per tensor
- * with the node's tc.int8_scale (tails saturate), W per channel. The integer sums are exact, so only float rounding
- * differs. Cases: channel counts that are not multiples of 16, planes of 1 to 13 pixels, kernels 1/3/5 (odd tap
- * counts), strides, dilation, padding, every fused activation with and without bias and residual, a batch; 1 and 2
- * threads give the same bits, and so do the 16-bit variant and the byte variant on the same input. supports() rejects what the kernel
- * cannot run.
+ * non-negative input, the u8 variant's bytes of codes with a zero point for any other) and AVX512-VNNI
+ * (qdwconv_avx512vnni.c: NCHW, and NCHW16c out with X in either layout) against the reference Conv (group = C) run on
+ * the dequantized operands: X per tensor with the node's tc.int8_scale (tails saturate), W per channel. The integer
+ * sums are exact, so only float rounding differs. Cases: channel counts that are not multiples of 16 (and groups of 1
+ * to 4 blocks for VNNI), planes of 1 to 13 pixels, kernels 1/3/5 (odd tap counts, a last quad of 1 tap), strides,
+ * dilation, padding, every fused activation with and without bias and residual, a batch; 1 and 2 threads give the
+ * same bits, and so do the AVX2 variants on the same input (VNNI: the same up to the activations' last bits).
+ * supports() rejects what the kernels cannot run.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,6 +68,42 @@ static int dw_attrs(const dw_case *c, tc__attr *a, int64_t st[2], int64_t dl[2],
     return n;
 }
 
+/* The VNNI NCHW16c tactic on step d (plain layouts, inputs x, w (packed into wp), b, res) with Y in NCHW16c and X in
+ * NCHW16c or NCHW (c->n + c->h picks): close to ref, and to the plain layouts' result prev within vtol. */
+static void check_blocked(const dw_case *c, const tc__step_desc *plain, int n_ctx, const tc__tensor *x, tc__tensor *wp,
+                          const tc__tensor *w, const tc__tensor *b, const tc__tensor *res, const tc__tensor *ref,
+                          const tc__tensor *prev, double vtol, const char *what) {
+    const tc__tactic *t = &tc__tactic_dwconv_nchw16c_int8_avx512vnni;
+    const bool blk_in = (c->n + c->h) % 2 == 0;
+    if (t->supports(plain)) fail_msg("%s [%s]: takes plain layouts", what, t->name);
+    tc__attr attrs[12];
+    const int n_plain = plain->attrs->n;
+    memcpy(attrs, plain->attrs->items, sizeof attrs[0] * (size_t)n_plain);
+    const int64_t in_bits = (blk_in ? 1 : 0) | (c->residual ? (int64_t)1 << plain->epi->residual_input : 0);
+    attrs[n_plain] = dtu_attr_int(TC__ATTR_LAYOUT_IN, in_bits);
+    attrs[n_plain + 1] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
+    const tc__attrs as = {n_plain + 2, attrs};
+    tc__tensor xt = blk_in ? vtu_reorder_nchw16c(x, true) : *x, rt = c->residual ? vtu_reorder_nchw16c(res, true) : *res;
+    tc__step_desc d = *plain;
+    const tc__tensor *tin[4] = {&xt, w, c->bias ? b : NULL, NULL};
+    d.in = tin, d.attrs = &as, d.residual = c->residual ? &rt : NULL;
+    if (!t->supports(&d)) fail_msg("%s [%s]: not supported", what, t->name);
+    tc__err err = {0};
+    if (t->pack(&d, 1, w->data, wp->data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", what, err.msg);
+    tin[1] = wp;
+    if (c->residual) tin[plain->epi->residual_input] = &rt;
+    tc__tensor y1 = vtu_run_desc(t, &d, n_ctx, tin, ref, NULL), y2 = vtu_run_desc(t, &d, n_ctx, tin, ref, vtu_pool);
+    if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s [%s]: 1 and 2 threads differ", what, t->name);
+    tc__tensor y = vtu_reorder_nchw16c(&y1, false);
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s [%s, X %s]", what, t->name, blk_in ? "NCHW16c" : "NCHW");
+    vtu_assert_close(&y, ref, DW_TOL * sqrt((double)(c->k * c->k)), msg);
+    if (prev->data != NULL) vtu_assert_close(&y, prev, vtol, msg);
+    tc__tensor_free(&y), tc__tensor_free(&y1), tc__tensor_free(&y2);
+    if (blk_in) tc__tensor_free(&xt);
+    if (c->residual) tc__tensor_free(&rt);
+}
+
 static void check_case(uint64_t seed, const dw_case *c, const char *what) {
     dtu_rng r = {seed};
     const int64_t xd[4] = {c->n, c->c, c->h, c->w}, wd[4] = {c->c, 1, c->k, c->k}, bd[1] = {c->c};
@@ -107,12 +145,17 @@ static void check_case(uint64_t seed, const dw_case *c, const char *what) {
     if (tc__tactic_conv_int8_avx2.supports(&d) || tc__tactic_conv_int8_u7_avx2.supports(&d))
         fail_msg("%s: a dense int8 tactic takes it", what);
     tc__tensor prev = {0};
-    for (int v = 0; v < 3; v++) { /* s16 always; u7 on a non-negative symmetric X; u8 (codes as bytes) on any other */
-        const tc__tactic *t = v == 0 ? s16 : v == 1 ? u7 : u8;
+    /* the VNNI epilogue's activations may differ from AVX2's in the last bits (its own exp, erfc) */
+    const bool own = c->act == TC__ACT_GELU_ERF || c->act == TC__ACT_SIGMOID || c->act == TC__ACT_SILU;
+    const double vtol = c->act == TC__ACT_NONE || c->act == TC__ACT_RELU ? 0.0 : own ? 1e-5 : 1e-6;
+    const int64_t c16 = (c->c + 15) / 16 * 16, taps = c->k * c->k;
+    const bool avx2_fits = c16 * ((taps + 1) / 2) * 4 + 4 * c16 <= c->c * taps * 4;
+    const bool vnni_fits = avx2_fits && c16 * ((taps + 3) / 4 * 4 + 8) <= c->c * taps * 4;
+    for (int v = 0; v < 4; v++) { /* s16 always; u7 on a non-negative symmetric X; u8 (codes as bytes) on any other; VNNI */
+        const tc__tactic *t = v == 0 ? s16 : v == 1 ? u7 : v == 2 ? u8 : &tc__tactic_dwconv_int8_avx512vnni;
         if (!vtu_isa_ok(t) || (v == 1 && !u7_input) || (v == 2 && u7_input)) continue;
         tin[1] = &w;
-        const int64_t c16 = (c->c + 15) / 16 * 16, taps = c->k * c->k;
-        if (c16 * ((taps + 1) / 2) * 4 + 4 * c16 > c->c * taps * 4) { /* the packing does not fit: refused */
+        if (!(v == 3 ? vnni_fits : avx2_fits)) { /* the packing does not fit: refused */
             if (t->supports(&d)) fail_msg("%s [%s]: takes a step whose packing does not fit", what, t->name);
             continue;
         }
@@ -126,11 +169,13 @@ static void check_case(uint64_t seed, const dw_case *c, const char *what) {
         char msg[200];
         snprintf(msg, sizeof msg, "%s [%s]", what, t->name);
         vtu_assert_close(&y1, &ref, DW_TOL * sqrt((double)(c->k * c->k)), msg);
-        if (prev.data != NULL) vtu_assert_close(&y1, &prev, 0.0, msg); /* the same sums and epilogue */
+        if (prev.data != NULL) vtu_assert_close(&y1, &prev, v == 3 ? vtol : 0.0, msg); /* the same sums and epilogue */
         tc__tensor_free(&y2);
         tc__tensor_free(&prev);
         prev = y1;
     }
+    if (c->c % 16 == 0 && vnni_fits && vtu_isa_ok(&tc__tactic_dwconv_nchw16c_int8_avx512vnni))
+        check_blocked(c, &d, n_ctx, &x, &wp, &w, &b, &res, &ref, &prev, vtol, what);
     tc__tensor_free(&prev);
     tc__tensor_free(&res);
     tc__tensor_free(&wp);
@@ -191,6 +236,23 @@ static void test_dw_edge_sizes(void **state) {
     check_case(201, &c, "batch 3 5x5");
 }
 
+/* Channel counts whose VNNI groups of 4 blocks are whole (64), whole plus one block (80), whole plus three (112) or
+ * several (240, EfficientNet-B0's 5x5 stride 2 layer), with zero points, signed inputs and residuals. */
+static void test_dw_group_sizes(void **state) {
+    (void)state;
+    const int64_t cs[] = {64, 80, 112, 240}, hws[] = {7, 9, 5, 14}, ks[] = {3, 3, 5, 5}, ss[] = {1, 2, 1, 2};
+    for (int i = 0; i < 4; i++) {
+        dw_case c = dw(cs[i], hws[i], ks[i], ss[i]);
+        c.nonneg = i == 0;
+        c.residual = i % 2 == 1;
+        c.zp = i == 2 ? 131 : -1;
+        c.act = i == 3 ? TC__ACT_SILU : i == 1 ? TC__ACT_NONE : TC__ACT_CLIP;
+        char what[96];
+        snprintf(what, sizeof what, "groups: C %lld hw %lld k %lld", (long long)c.c, (long long)c.h, (long long)c.k);
+        check_case((uint64_t)(400 + i), &c, what);
+    }
+}
+
 /* Zero points of QDQ models (16-bit variant only): 0 (a ReLU range), 128 with the full [0, 255], others; the
  * border holds the zero point. */
 static void test_dw_zero_points(void **state) {
@@ -207,11 +269,14 @@ static void test_dw_zero_points(void **state) {
 }
 
 /* What the tactics refuse: a grouped (not depthwise) Conv, a channel multiplier, a packing that does not fit (8
- * channels of 3x3: 16 padded channels of 16-bit pairs need more bytes than 72 floats), no scale, NCHW16c tensors. */
+ * channels of 3x3: 16 padded channels of 16-bit pairs need more bytes than 72 floats), no scale, NCHW16c tensors (AVX2),
+ * plain Y (VNNI NCHW16c). */
 static void test_dw_rejects(void **state) {
     (void)state;
     dtu_rng r = {5};
-    const tc__tactic *ts[2] = {&tc__tactic_dwconv_int8_avx2, &tc__tactic_dwconv_int8_u7_avx2};
+    const tc__tactic *ts[3] = {&tc__tactic_dwconv_int8_avx2, &tc__tactic_dwconv_int8_u7_avx2,
+                               &tc__tactic_dwconv_int8_avx512vnni};
+    const tc__tactic *blk = &tc__tactic_dwconv_nchw16c_int8_avx512vnni;
     struct {
         int64_t c, group, wc, cout;
         bool scale;
@@ -230,16 +295,22 @@ static void test_dw_rejects(void **state) {
         const bool in_const[2] = {false, true};
         tc__epilogue none = tc__epilogue_none();
         tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &none, NULL, NULL};
-        for (int t = 0; t < 2; t++) {
+        for (int t = 0; t < 3; t++) {
             if (k[i].why == NULL && !ts[t]->supports(&d)) fail_msg("%s refuses the good step", ts[t]->name);
             if (k[i].why != NULL && ts[t]->supports(&d)) fail_msg("%s takes a step with %s", ts[t]->name, k[i].why);
         }
-        if (k[i].why == NULL) { /* the same step with NCHW16c tensors */
+        if (blk->supports(&d)) fail_msg("%s takes plain layouts", blk->name);
+        if (k[i].why == NULL) { /* the same step with NCHW16c tensors: only the VNNI NCHW16c tactic */
             tc__attr b[6] = {a[0], a[1], a[2], a[3], dtu_attr_int(TC__ATTR_LAYOUT_IN, 1), dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1)};
             const tc__attrs bs = {6, b};
             d.attrs = &bs;
-            for (int t = 0; t < 2; t++)
+            for (int t = 0; t < 3; t++)
                 if (ts[t]->supports(&d)) fail_msg("%s takes NCHW16c", ts[t]->name);
+            if (!blk->supports(&d)) fail_msg("%s refuses NCHW16c", blk->name);
+            b[4] = dtu_attr_int(TC__ATTR_LAYOUT_IN, 0); /* X NCHW, Y NCHW16c */
+            if (!blk->supports(&d)) fail_msg("%s refuses NCHW X", blk->name);
+            b[5] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 0); /* (plain) */
+            if (blk->supports(&d)) fail_msg("%s takes an NCHW Y", blk->name);
         }
         tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);
     }
@@ -249,6 +320,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dw_mobilenet_shapes),
         cmocka_unit_test(test_dw_edge_sizes),
+        cmocka_unit_test(test_dw_group_sizes),
         cmocka_unit_test(test_dw_zero_points),
         cmocka_unit_test(test_dw_rejects),
     };

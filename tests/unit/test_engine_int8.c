@@ -372,54 +372,58 @@ static void expect_tactic(const tc_engine *e, const char *name, const char *want
     if (strcmp(step_field(e, name, 1), want) != 0) fail_msg("%s: %s runs %s, not %s", what, name, step_field(e, name, 1), want);
 }
 
-/* With AMX (or its emulation, `make emulated`) the AMX tactics take the layers whose kernel rows are whole 64-byte
- * chunks, after matching their VNNI / AVX512-BF16 twins on this machine (tactic.h's proof), chained or not: with 64
- * channels the INT8 rows are 64 (1x1, MatMul) and 192 bytes (3x3), the BF16 ones twice that; the stem (3 channels)
- * stays with the twin. Outputs close to the reference; chained bit-identical to unchained. */
+/* With AMX (or its emulation, `make emulated`) the AMX tactics take the layers whose kernel rows are at least 64 bytes,
+ * after matching their VNNI / AVX512-BF16 twins on this machine (tactic.h's proof), chained or not: with 64 channels
+ * the INT8 rows are 64 (1x1, MatMul) and 192 bytes (3x3), the BF16 ones twice that; with 80 channels they end in a
+ * shorter chunk (INT8 80 and 240 bytes, BF16 160 and 480); the stem (3 channels: 12-byte rows) stays with the twin.
+ * Outputs close to the reference; chained bit-identical to unchained. */
 static void test_amx_chosen(void **state) {
     (void)state;
     const uint64_t isa = tc__cpu_get()->isa;
     if (!(isa & (TC__ISA_AMX_INT8 | TC__ISA_AMX_BF16))) skip();
-    tc_model *m = itm_model_ch(0xa3, 64);
-    char cache[128];
-    temp_path(cache, sizeof cache, "amx_cache");
-    calibrate(m, TC_CALIB_MINMAX, cache);
-    tc_tensor x = itm_input(), want;
-    const char *names[1] = {"x"};
-    tc_error err;
-    if (tc_model_run_reference(m, 1, names, &x, &want, &err)) fail_msg("reference: %s", err.message);
-    const struct {
-        uint32_t flag;
-        uint64_t isa;
-        const char *conv[2], *matmul;
-    } kinds[2] = {{TC_BUILD_INT8, TC__ISA_AMX_INT8, {"conv_int8_amx", "conv_nchw16c_int8_amx"}, "matmul_int8_amx"},
-                  {TC_BUILD_BF16, TC__ISA_AMX_BF16, {"conv_bf16_amx", "conv_nchw16c_bf16_amx"}, "matmul_bf16_amx"}};
-    for (int kind = 0; kind < 2; kind++) {
-        if (!(isa & kinds[kind].isa)) continue;
-        for (int layout = 0; layout < 2; layout++) {
-            char what[64];
-            snprintf(what, sizeof what, "%s, layout %d", kind ? "bf16" : "int8", layout);
-            tc_build_options o = {.struct_size = sizeof o, .threads = 2, .flags = kinds[kind].flag | TC_BUILD_TACTICS_FIXED,
-                                  .calib_cache = kind == 0 ? cache : NULL,
-                                  .disabled_passes = layout ? 0 : TC_PASS_LAYOUT};
-            tc_engine *chained = NULL, *plain = NULL;
-            if (tc_engine_build(m, &o, &chained, &err)) fail_msg("%s: build: %s", what, err.message);
-            o.disabled_passes |= TC_PASS_LOWP_CHAIN;
-            if (tc_engine_build(m, &o, &plain, &err)) fail_msg("%s: build: %s", what, err.message);
-            const tc_engine *both[2] = {plain, chained};
-            for (int e = 0; e < 2; e++) {
-                expect_tactic(both[e], "mid", kinds[kind].conv[layout], what);
-                expect_tactic(both[e], "proj", kinds[kind].conv[layout], what);
-                expect_tactic(both[e], "classifier", kinds[kind].matmul, what);
-                if (strstr(step_field(both[e], "stem", 1), "_amx") != NULL) fail_msg("%s: the stem runs AMX", what);
+    for (int64_t ch = 64; ch <= 80; ch += 16) {
+        tc_model *m = itm_model_ch(0xa3 + (uint64_t)ch, ch);
+        char cache[128];
+        temp_path(cache, sizeof cache, "amx_cache");
+        calibrate(m, TC_CALIB_MINMAX, cache);
+        tc_tensor x = itm_input(), want;
+        const char *names[1] = {"x"};
+        tc_error err;
+        if (tc_model_run_reference(m, 1, names, &x, &want, &err)) fail_msg("reference: %s", err.message);
+        const struct {
+            uint32_t flag;
+            uint64_t isa;
+            const char *conv[2], *matmul;
+        } kinds[2] = {{TC_BUILD_INT8, TC__ISA_AMX_INT8, {"conv_int8_amx", "conv_nchw16c_int8_amx"}, "matmul_int8_amx"},
+                      {TC_BUILD_BF16, TC__ISA_AMX_BF16, {"conv_bf16_amx", "conv_nchw16c_bf16_amx"}, "matmul_bf16_amx"}};
+        for (int kind = 0; kind < 2; kind++) {
+            if (!(isa & kinds[kind].isa)) continue;
+            for (int layout = 0; layout < 2; layout++) {
+                char what[64];
+                snprintf(what, sizeof what, "%s, layout %d, %d channels", kind ? "bf16" : "int8", layout, (int)ch);
+                tc_build_options o = {.struct_size = sizeof o, .threads = 2,
+                                      .flags = kinds[kind].flag | TC_BUILD_TACTICS_FIXED,
+                                      .calib_cache = kind == 0 ? cache : NULL,
+                                      .disabled_passes = layout ? 0 : TC_PASS_LAYOUT};
+                tc_engine *chained = NULL, *plain = NULL;
+                if (tc_engine_build(m, &o, &chained, &err)) fail_msg("%s: build: %s", what, err.message);
+                o.disabled_passes |= TC_PASS_LOWP_CHAIN;
+                if (tc_engine_build(m, &o, &plain, &err)) fail_msg("%s: build: %s", what, err.message);
+                const tc_engine *both[2] = {plain, chained};
+                for (int e = 0; e < 2; e++) {
+                    expect_tactic(both[e], "mid", kinds[kind].conv[layout], what);
+                    expect_tactic(both[e], "proj", kinds[kind].conv[layout], what);
+                    expect_tactic(both[e], "classifier", kinds[kind].matmul, what);
+                    if (strstr(step_field(both[e], "stem", 1), "_amx") != NULL) fail_msg("%s: the stem runs AMX", what);
+                }
+                check_close(chained, &x, &want, what);
+                expect_same_and_destroy(plain, chained, &x, what);
             }
-            check_close(chained, &x, &want, what);
-            expect_same_and_destroy(plain, chained, &x, what);
         }
+        unlink(cache);
+        tc_tensor_free(&x), tc_tensor_free(&want);
+        tc_model_destroy(m);
     }
-    unlink(cache);
-    tc_tensor_free(&x), tc_tensor_free(&want);
-    tc_model_destroy(m);
 }
 
 /* Calibrates m (one input, "x") on 4 copies of x and writes a min-max cache to path. */
@@ -604,6 +608,137 @@ static void test_depthwise_chain(void **state) {
         tc_tensor_free(&x);
         tc_model_destroy(m);
     }
+}
+
+/* The same block with VNNI (or its emulation, `make emulated`): the depthwise layer runs the VNNI depthwise kernel (NCHW,
+ * or NCHW16c where the layout pass blocks it), between the dense VNNI layers: the expansion writes its u8 image, it
+ * writes the projection's; outputs equal the unchained engine's bit for bit and stay close to FP32. */
+static void test_depthwise_chain_vnni(void **state) {
+    (void)state;
+    if (!have_vnni()) skip();
+    for (int64_t stride = 1; stride <= 2; stride++)
+        for (int layout = 0; layout < 2; layout++) {
+            char what[64];
+            snprintf(what, sizeof what, "VNNI depthwise, stride %d, layout %d", (int)stride, layout);
+            tc_model *m = inverted_residual_model(stride);
+            char cache[128];
+            tc_tensor x = calibrated_input(m, 16, 11, 11, cache, sizeof cache, "dwv_cache");
+            const uint32_t off = layout ? 0 : TC_PASS_LAYOUT;
+            tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off | TC_PASS_LOWP_CHAIN, 2, 0, NULL);
+            tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, off, 2, 0, NULL);
+            const tc_engine *both[2] = {plain, chained};
+            for (int e = 0; e < 2; e++) {
+                const char *dw = step_field(both[e], "dw", 1);
+                if (strcmp(dw, "dwconv_int8_avx512vnni") != 0 && (!layout || strcmp(dw, "dwconv_nchw16c_int8_avx512vnni") != 0))
+                    fail_msg("%s: dw runs %s", what, dw);
+                if (strstr(step_field(both[e], "expand", 1), "int8_avx512vnni") == NULL ||
+                    strstr(step_field(both[e], "project", 1), "int8_avx512vnni") == NULL)
+                    fail_msg("%s: expand runs %s, project %s", what, step_field(both[e], "expand", 1),
+                             step_field(both[e], "project", 1));
+            }
+            assert_true(node_has(chained, "expand", TC__ATTR_INT8_OUT_IMAGE));
+            assert_true(node_has(chained, "dw", TC__ATTR_INT8_IN_IMAGE));
+            assert_true(node_has(chained, "dw", TC__ATTR_INT8_OUT_IMAGE));
+            assert_true(node_has(chained, "project", TC__ATTR_INT8_IN_IMAGE));
+            assert_false(node_has(plain, "dw", TC__ATTR_INT8_IN_IMAGE));
+            tc_engine *fp32 = NULL;
+            tc_error err;
+            tc_build_options o = {.struct_size = sizeof o, .threads = 2};
+            if (tc_engine_build(m, &o, &fp32, &err)) fail_msg("build: %s", err.message);
+            tc_tensor want = run_copy(fp32, &x);
+            check_close(chained, &x, &want, what);
+            tc_tensor_free(&want);
+            tc_engine_destroy(fp32);
+            expect_same_and_destroy(plain, chained, &x, what);
+            unlink(cache);
+            tc_tensor_free(&x);
+            tc_model_destroy(m);
+        }
+}
+
+/* A QDQ model: x[1,16,8,8] -> Q/DQ (u8, zero point 128) -> 1x1 Conv c1 (16 -> 32) -> SiLU (Sigmoid * x) -> Q/DQ (u8, zero
+ * point 15) -> 1x1 Conv c2 (32 -> 16) -> y. Both pairs feed only an INT8 Conv with their quantization. */
+static tc_model *qdq_silu_model(void) {
+    etm_rng = 0x3d3d;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "8", "8"}));
+    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "16", "8", "8"}));
+    etm_weight(b, "w1", 4, (int64_t[]){32, 16, 1, 1}, -0.25f);
+    etm_weight(b, "w2", 4, (int64_t[]){16, 32, 1, 1}, -0.25f);
+    const float sx = 2.0f / 255.0f, ss = 0.01f;
+    const uint8_t zx = 128, zs = 15;
+    const struct {
+        const char *name;
+        int dtype;
+        const void *v;
+        size_t n;
+    } scalars[4] = {{"sx", 1, &sx, 4}, {"zx", 2, &zx, 1}, {"ss", 1, &ss, 4}, {"zs", 2, &zs, 1}};
+    for (int i = 0; i < 4; i++) {
+        Onnx__TensorProto *t = b_tensor(b, scalars[i].name, scalars[i].dtype, 0, (const int64_t[]){1});
+        b_raw(b, t, scalars[i].v, scalars[i].n);
+        b_init(b, t);
+    }
+    b_node(b, "xq", "QuantizeLinear", "x,sx,zx", "xq_out");
+    b_node(b, "xdq", "DequantizeLinear", "xq_out,sx,zx", "xd");
+    b_node(b, "c1", "Conv", "xd,w1", "h");
+    b_node(b, "sig", "Sigmoid", "h", "hs");
+    b_node(b, "silu", "Mul", "h,hs", "s");
+    b_node(b, "sq", "QuantizeLinear", "s,ss,zs", "sq_out");
+    b_node(b, "sdq", "DequantizeLinear", "sq_out,ss,zs", "sd");
+    b_node(b, "c2", "Conv", "sd,w2", "y");
+    return etm_load(b);
+}
+
+/* The number of Q and DQ steps of e. */
+static int qdq_steps(const tc_engine *e) {
+    int n = 0;
+    for (int k = 0; k < tc_engine_num_steps(e); k++) {
+        tc_step_info si;
+        assert_int_equal(tc_engine_step_info(e, k, &si), TC_STATUS_OK);
+        n += strcmp(si.ops, "QuantizeLinear") == 0 || strcmp(si.ops, "DequantizeLinear") == 0;
+    }
+    return n;
+}
+
+/* The Q/DQ pairs of a QDQ model that only INT8 steps with their quantization read go after the tactic choice (pass
+ * qdq_elide): the INT8 Convs quantize the tensors themselves, to the same codes, and then chain. Outputs equal the
+ * plan with the pairs (--disable-pass qdq_elide) up to codes at exact ties, and survive a plan round trip. */
+static void test_qdq_elide(void **state) {
+    (void)state;
+    if (!have_int8()) skip();
+    tc_model *m = qdq_silu_model();
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = etm_uniform();
+    tc_error err;
+    tc_build_options o = {.struct_size = sizeof o, .threads = 2, .flags = TC_BUILD_TACTICS_FIXED};
+    tc_engine *elided = NULL, *kept = NULL;
+    if (tc_engine_build(m, &o, &elided, &err)) fail_msg("build: %s", err.message);
+    o.disabled_passes = TC_PASS_QDQ_ELIDE;
+    if (tc_engine_build(m, &o, &kept, &err)) fail_msg("build: %s", err.message);
+    assert_int_equal(qdq_steps(kept), 4);
+    assert_int_equal(qdq_steps(elided), 0);
+    assert_string_equal(step_precision(elided, "c1"), "int8");
+    assert_string_equal(step_precision(elided, "c2"), "int8");
+    assert_true(node_has(elided, "c1", TC__ATTR_INT8_OUT_IMAGE)); /* c1 now writes c2's image */
+    tc_tensor a = run_copy(kept, &x), b = run_copy(elided, &x);
+    double worst = 0.0, range = 0.0;
+    for (size_t i = 0; i < a.nbytes / 4; i++) {
+        worst = fmax(worst, fabs((double)((float *)a.data)[i] - ((float *)b.data)[i]));
+        range = fmax(range, fabs((double)((float *)a.data)[i]));
+    }
+    if (!(worst <= 1e-3 * range)) fail_msg("elided output moved by %g (range %g)", worst, range);
+    char plan[128];
+    temp_path(plan, sizeof plan, "qdq_elide_plan");
+    assert_int_equal(tc_engine_save(elided, plan, &err), TC_STATUS_OK);
+    tc_engine *loaded = NULL;
+    assert_int_equal(tc_engine_load(plan, &loaded, &err), TC_STATUS_OK);
+    unlink(plan);
+    tc_tensor c = run_copy(loaded, &x);
+    if (memcmp(b.data, c.data, b.nbytes) != 0) fail_msg("the loaded plan differs");
+    tc_tensor_free(&a), tc_tensor_free(&b), tc_tensor_free(&c), tc_tensor_free(&x);
+    tc_engine_destroy(loaded), tc_engine_destroy(elided), tc_engine_destroy(kept);
+    tc_model_destroy(m);
 }
 
 /* x[1,16,8,8] -> 3x3 Conv + Relu = t -> 1x1 Conv + Relu -> 1x1 Conv + t (residual) + Relu -> y[1,16,8,8]: a ResNet
@@ -1050,6 +1185,8 @@ int main(void) {
         cmocka_unit_test(test_amx_chosen),
         cmocka_unit_test(test_dense_chain),
         cmocka_unit_test(test_depthwise_chain),
+        cmocka_unit_test(test_depthwise_chain_vnni),
+        cmocka_unit_test(test_qdq_elide),
         cmocka_unit_test(test_half_chain),
         cmocka_unit_test(test_int8_end_to_end),
         cmocka_unit_test(test_int8_chain),

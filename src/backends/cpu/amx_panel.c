@@ -10,7 +10,8 @@ bool tc__amx_plan_of(const tc__lowp_shape *s, size_t px_bytes, tc__amx_plan *p) 
     const bool rows = s->dw == 1; /* a kernel row's taps are adjacent pixels: one run */
     p->runs = rows ? s->kh : s->kh * s->kw;
     p->run_len = (rows ? s->kw : 1) * px_bytes;
-    if (p->run_len == 0 || p->run_len % 64 != 0 || p->runs > TC__AMX_MAX_RUNS) return false;
+    /* at least one whole 64-byte chunk per run (a shorter run would be all copies, amx_panel_amx.c's tail) */
+    if (p->run_len < 64 || p->run_len % 4 != 0 || p->runs > TC__AMX_MAX_RUNS) return false;
     for (size_t a = 0; a < s->kh; a++)
         for (size_t c = 0; c < (rows ? 1 : s->kw); c++)
             p->run_off[a * (rows ? 1 : s->kw) + c] = (a * s->dh * s->wp + c * s->dw) * px_bytes;

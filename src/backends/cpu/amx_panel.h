@@ -11,7 +11,8 @@
  * MatMul rows) x one or two blocks: two A tiles of 16 pixels x 64 image bytes, two B tiles of 16 rows x 64
  * bytes, four C tiles of 16 x 16 32-bit sums (int32 or float). K runs over the window's runs (a kernel row of kw
  * pixels with dilation 1 along the width, else one tap) in chunks of 64 bytes: the kernels take layers whose
- * run is a multiple of 64 bytes (no tail). A tile of fewer than 16 pixels is copied into a zeroed buffer first.
+ * run is at least 64 bytes (a multiple of 4); a shorter last chunk of a run (the tail: run_len % 64 bytes, tail / 4
+ * weight rows) goes through zeroed buffers. A tile of fewer than 16 pixels is copied into a zeroed buffer first.
  *
  * The plan is plain C (amx_panel.c); the tiles need only AMX (amx_panel_amx.c; the tests build it on
  * amx_tiles.h's emulation); the drivers and epilogues are AVX-512.
@@ -37,12 +38,12 @@ typedef struct tc__amx_plan {
     size_t per_row;  /* panels per panel row */
     size_t panels;   /* panels of the whole batch */
     size_t stride;   /* bytes between consecutive pixels' windows: sw * px_bytes */
-    size_t runs, run_len; /* runs per window and their bytes (a multiple of 64) */
+    size_t runs, run_len; /* runs per window and their bytes (>= 64, a multiple of 4) */
     size_t run_off[TC__AMX_MAX_RUNS]; /* byte offset of each run from the window's start */
 } tc__amx_plan;
 
 /* The plan of layer s (not depthwise) on an image of px_bytes per pixel, or false when the AMX kernels do not take
- * it (a run not a multiple of 64 bytes, more than TC__AMX_MAX_RUNS runs, an empty output). */
+ * it (a run shorter than 64 bytes or not a multiple of 4, more than TC__AMX_MAX_RUNS runs, an empty output). */
 bool tc__amx_plan_of(const tc__lowp_shape *s, size_t px_bytes, tc__amx_plan *p);
 
 /* Panel k of plan p: its image, first output pixel (index in the plane), pixel count (1..32), and the byte offset

@@ -1,9 +1,9 @@
 /*
  * amx_panel_amx.c - the AMX tile code of amx_panel.h: one panel (up to 32 pixels) x one or two blocks of 16
  * output channels, accumulated with TDPBUSD (u8 x s8 into int32) or TDPBF16PS (BF16 pairs into float) over every
- * 64-byte chunk of the window's runs. Tiles: C 0-3 (c[pixel tile][block]), A 4-5 (pixel tiles), B 6-7 (blocks);
- * every tile 16 rows x 64 bytes. Needs only AMX (the epilogues are the callers'); the tests build it on the
- * emulation of amx_tiles.h.
+ * 64-byte chunk of the window's runs (a shorter last chunk through zeroed buffers). Tiles: C 0-3
+ * (c[pixel tile][block]), A 4-5 (pixel tiles), B 6-7 (blocks); every tile 16 rows x 64 bytes. Needs only AMX (the
+ * epilogues are the callers'); the tests build it on the emulation of amx_tiles.h.
  */
 #include <string.h>
 
@@ -31,6 +31,36 @@ void tc__amx_end(void) { TC_AMX_RELEASE(); }
         }                                                                                                            \
     } while (0)
 
+/* The last chunk of every run when runs are not whole 64-byte chunks: its `tail` bytes of each window row and its
+ * tail / 4 weight rows through zeroed buffers (zero columns of A meet zero rows of B: the chunk adds only its own K). */
+#define AMX_TAILS(DOT)                                                                                               \
+    do {                                                                                                             \
+        const size_t full = p->run_len / 64 * 64, tail = p->run_len - full, krows = tail / 4;                         \
+        uint8_t ta[16][64], tb[2][16][64];                                                                            \
+        memset(ta, 0, sizeof ta);                                                                                    \
+        memset(tb, 0, sizeof tb);                                                                                    \
+        for (size_t r = 0; r < p->runs; r++) {                                                                       \
+            const size_t off = p->run_off[r] + full;                                                                 \
+            const uint8_t *b = j->w + (r * p->run_len + full) * 16;                                                  \
+            for (int r_ = 0; r_ < m0; r_++) memcpy(ta[r_], j->a + off + (size_t)r_ * j->stride, tail);                \
+            TC_AMX_LOAD(4, ta, 64);                                                                                  \
+            memcpy(tb[0], b, krows * 64);                                                                            \
+            TC_AMX_LOAD(6, tb[0], 64);                                                                               \
+            DOT(0, 4, 6);                                                                                            \
+            if (two_b) {                                                                                             \
+                memcpy(tb[1], b + j->w_block, krows * 64);                                                           \
+                TC_AMX_LOAD(7, tb[1], 64);                                                                           \
+                DOT(1, 4, 7);                                                                                        \
+            }                                                                                                        \
+            if (two_a) { /* (rows m1.. keep tile 4's: C rows past m are undefined) */                                 \
+                for (int r_ = 0; r_ < m1; r_++) memcpy(ta[r_], a1 + off + (size_t)r_ * j->stride, tail);              \
+                TC_AMX_LOAD(5, ta, 64);                                                                              \
+                DOT(2, 5, 6);                                                                                        \
+                if (two_b) DOT(3, 5, 7);                                                                             \
+            }                                                                                                        \
+        }                                                                                                            \
+    } while (0)
+
 /* The panel with dot product DOT (TC_AMX_DPBUSD or TC_AMX_DPBF16PS; a macro: the tile numbers are encoded). */
 #define AMX_PANEL(DOT)                                                                                               \
     do {                                                                                                             \
@@ -45,7 +75,7 @@ void tc__amx_end(void) { TC_AMX_RELEASE(); }
         TC_AMX_ZERO(2);                                                                                              \
         TC_AMX_ZERO(3);                                                                                              \
         for (size_t r = 0; r < p->runs; r++)                                                                         \
-            for (size_t o = 0; o < p->run_len; o += 64) {                                                            \
+            for (size_t o = 0; o + 64 <= p->run_len; o += 64) {                                                      \
                 const size_t off = p->run_off[r] + o;                                                                \
                 /* the chunk's weight rows: runs are consecutive in the packing, 64 bytes per 4 bytes of K */        \
                 const uint8_t *b = j->w + (r * p->run_len + o) * 16;                                                 \
@@ -62,6 +92,7 @@ void tc__amx_end(void) { TC_AMX_RELEASE(); }
                     if (two_b) DOT(3, 5, 7);                                                                         \
                 }                                                                                                    \
             }                                                                                                        \
+        if (p->run_len % 64 != 0) AMX_TAILS(DOT);                                                                    \
         uint8_t *c = j->c;                                                                                           \
         TC_AMX_STORE(0, c, 128);                                                                                     \
         if (two_b) TC_AMX_STORE(1, c + 64, 128);                                                                     \

@@ -90,6 +90,12 @@ static inline void tc_emu_mask_storeu_epi8_128(void *p, simde__mmask16 k, __m128
     for (int i = 0; i < 16; i++)
         if (k >> i & 1) ((int8_t *)p)[i] = s[i];
 }
+static inline simde__m512i tc_emu_maskz_loadu_epi8_512(simde__mmask64 k, const void *p) {
+    simde__m512i_private s = TC_EMU_SI(simde_mm512_setzero_si512());
+    for (int i = 0; i < 64; i++)
+        if (k >> i & 1) s.i8[i] = ((const int8_t *)p)[i];
+    return simde__m512i_from_private(s);
+}
 static inline __m128i tc_emu_maskz_loadu_epi8_128(simde__mmask16 k, const void *p) {
     int8_t s[16] = {0};
     for (int i = 0; i < 16; i++)
@@ -351,6 +357,8 @@ TC_EMU_SLEEF16(tc_emu_sleef_tanhf16, Sleef_tanhf8_u10avx2)
 #define _mm_mask_storeu_epi8 tc_emu_mask_storeu_epi8_128
 #undef _mm_maskz_loadu_epi8
 #define _mm_maskz_loadu_epi8 tc_emu_maskz_loadu_epi8_128
+#undef _mm512_maskz_loadu_epi8
+#define _mm512_maskz_loadu_epi8 tc_emu_maskz_loadu_epi8_512
 #undef _mm512_mask_i32gather_ps
 #define _mm512_mask_i32gather_ps tc_emu_mask_i32gather_ps
 #undef _mm512_mask_i32scatter_ps

@@ -57,7 +57,7 @@ typedef struct tc__qconv_geom {
     uint8_t hi;             /* the highest code: 255, or 127 (tc.int8_code_max) */
     bool nonneg;            /* tc.int8_nonneg: X cannot be negative */
     bool w7;                /* tc.int8_w7: the weights may take 7 bits (the u7w7 variant) */
-    bool depthwise;         /* a depthwise Conv (group = C_in = C_out; cin = cout; Cp % 16 == 0): qdwconv_avx2.c */
+    bool depthwise;         /* a depthwise Conv (group = C_in = C_out; cin = cout; Cp % 16 == 0): qdwconv_*.c */
     /* The INT8 chain (core/quant_attr.h): X is already this operator's padded u8 image (in_image), or Y is
      * written as the next layer's padded image [N][o_hp][o_wp][o_cp], codes of y / o_scale + o_zp (out_image). */
     bool in_image, out_image;
@@ -104,6 +104,23 @@ static inline size_t tc__qconv_scratch(const tc__qconv_geom *g) {
 static inline size_t tc__qdw_tap_pairs(const tc__qconv_geom *g) { return (g->kh * g->kw + 1) / 2; }
 static inline size_t tc__qdw_weight_elems(const tc__qconv_geom *g) { return g->cout16 * tc__qdw_tap_pairs(g) * 2; }
 static inline size_t tc__qdw_packed_bytes(const tc__qconv_geom *g) { return tc__qdw_weight_elems(g) * 2 + 4 * g->cout16; }
+
+/*
+ * The depthwise INT8 Conv on AVX512-VNNI (qdwconv_avx512vnni.c, tactics in qdwconv_tactic.c): the dense VNNI kernel's
+ * image (u8 codes, border z; Cp = C rounded up to 16), the same epilogue and chain. Per output pixel, a group of up to
+ * four blocks of 16 channels (64 bytes of the image) and four taps: their rows interleaved per channel by
+ * vpunpck{l,h}{bw,wd} into four vectors of 16 dwords (one channel's four taps each: within 128-bit lane L, channels
+ * 16L + 4v .. 16L + 4v + 3 of vector v), each multiplied by vpdpbusd with the same order of weights; the four sums are
+ * put back in channel order once per pixel. A last quad of fewer taps repeats the last one with weight 0. The zero
+ * point leaves as comp[c] = z * sum(qw[c, :]), as in the dense kernel. Packed weight, in the FP32 weight's bytes
+ * (C * taps floats):
+ *   int8 [groups of 4 blocks][ceil(taps / 4)][4 vectors][16 * nb]   (nb: blocks of the group, 4 but in the last)
+ *   float mult[Cpad16]   int32 comp[Cpad16]
+ * where byte 16 L + 4 (c % 4) + t % 4 of vector v holds channel 16 L + 4 v + c % 4 (block L of the group), tap t.
+ */
+static inline size_t tc__qdw_tap_quads(const tc__qconv_geom *g) { return (g->kh * g->kw + 3) / 4; }
+static inline size_t tc__qdw_vnni_weight_bytes(const tc__qconv_geom *g) { return g->cout16 * tc__qdw_tap_quads(g) * 4; }
+static inline size_t tc__qdw_vnni_packed_bytes(const tc__qconv_geom *g) { return tc__qdw_vnni_weight_bytes(g) + 8 * g->cout16; }
 
 /*
  * The geometry of step d (Conv, MatMul or Gemm; or a depthwise Conv, then g->depthwise) for this operator, with X and Y in the layouts the
@@ -196,6 +213,12 @@ void tc__qdw_pack_weight(const tc__qconv_geom *g, const float *w, void *dst);
 #define TC__QDW_U7 1
 #define TC__QDW_U8 2
 tc_status tc__qdw_run_avx2(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, int elem);
+
+/* Quantizes and packs a depthwise FP32 weight for the VNNI kernel into dst (tc__qdw_vnni_packed_bytes); the same codes
+ * and scales as tc__qdw_pack_weight. */
+void tc__qdw_pack_weight_vnni(const tc__qconv_geom *g, const float *w, void *dst);
+/* Runs the depthwise VNNI kernel on a step its tactic supports (needs AVX512-VNNI). */
+tc_status tc__qdw_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g);
 
 /* Quantizes one float: round(x / scale) clamped to [-127, 127] (the weights' definition). */
 static inline int8_t tc__q_round(float x, float inv_scale) {

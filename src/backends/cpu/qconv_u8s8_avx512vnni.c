@@ -1,104 +1,12 @@
 /*
- * qconv_u8s8_avx512vnni.c - the INT8 operator of qconv_u8s8.h on AVX512-VNNI: quantization of X
- * into the padded channels-last u8 image, the vpdpbusd microkernels (MR output pixels x NB blocks of
- * 16 output channels held in zmm accumulators over every tap and input channel), the dequantizing
- * epilogue (bias, residual, activation) and the threaded driver. The task loop and the store are
- * lowp_tile.h's, shared with the FP16 and BF16 kernels. The AMX driver (tc__qconv_run_amx) is here too: the
+ * qconv_u8s8_avx512vnni.c - the INT8 operator of qconv_u8s8.h on AVX512-VNNI: the vpdpbusd microkernels
+ * (MR output pixels x NB blocks of 16 output channels held in zmm accumulators over every tap and input
+ * channel) and the threaded driver; the quantization of X into the padded channels-last u8 image and the
+ * dequantizing epilogue are qconv_vnni.h's (shared with the depthwise kernel), the task loop and the store
+ * lowp_tile.h's (shared with the FP16 and BF16 kernels). The AMX driver (tc__qconv_run_amx) is here too: the
  * same image and epilogue around amx_panel_amx.c's tiles.
  */
-#include <immintrin.h>
-#include <string.h>
-
-#include "backends/cpu/lowp_tile.h"
-#include "backends/cpu/qconv_u8s8.h"
-
-typedef struct q_job {
-    const tc__qconv_geom *g;
-    const float *x;
-    uint8_t *xq;
-    const size_t *tap_off; /* byte offset of each tap in the padded image */
-    const int8_t *w;
-    const float *mult;
-    const int32_t *comp;
-    const float *bias, *res;
-    float *y;
-    tc__vact act;
-    float inv_scale;
-    uint8_t *yq;   /* INT8 chain: the output image (else NULL) */
-    float o_inv;   /* its 1 / scale */
-    tc__lowp_grid grid;
-} q_job;
-
-/* 16 floats to 16 u8 codes: round(x / s) + z clamped to [lo, hi] (NaN -> lo), as tc__q_code_in. */
-static inline __m128i q_codes16(__m512 v, __m512 inv, __m512 z, __m512 lo, __m512 hi) {
-    v = _mm512_fmadd_ps(v, inv, z);
-    v = _mm512_max_ps(v, lo); /* a NaN in v gives the second operand */
-    v = _mm512_min_ps(v, hi);
-    return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v));
-}
-
-/* Quantizes padded row r of image n: the border and padding channels get z (x = 0). */
-static void q_quantize_row(void *arg, size_t task) {
-    const q_job *j = arg;
-    const tc__qconv_geom *g = j->g;
-    const size_t n = task / g->hp, r = task % g->hp, cp = g->cp;
-    uint8_t *row = j->xq + (n * g->hp + r) * g->wp * cp;
-    const uint8_t zp = g->zero_point;
-    if (r < g->pt || r >= g->pt + g->ih) {
-        memset(row, zp, g->wp * cp);
-        return;
-    }
-    const size_t h = r - g->pt;
-    memset(row, zp, g->pl * cp);
-    memset(row + (g->pl + g->iw) * cp, zp, (g->wp - g->pl - g->iw) * cp);
-    uint8_t *dst = row + g->pl * cp;
-    const __m512 inv = _mm512_set1_ps(j->inv_scale), z = _mm512_set1_ps((float)zp), lo = _mm512_set1_ps((float)g->lo);
-    const __m512 hi = _mm512_set1_ps((float)g->hi);
-    if (g->in_layout == TC__Q_NCHW16C) {
-        const size_t cb_n = g->cin / 16;
-        for (size_t cb = 0; cb < cb_n; cb++) {
-            const float *src = j->x + ((n * cb_n + cb) * g->ih + h) * g->iw * 16;
-            for (size_t w = 0; w < g->iw; w++)
-                _mm_storeu_si128((__m128i *)(dst + w * cp + cb * 16), q_codes16(_mm512_loadu_ps(src + w * 16), inv, z, lo, hi));
-        }
-    } else if (g->in_layout == TC__Q_ROWS) {
-        const size_t c16 = g->cin / 16 * 16;
-        const __mmask16 tail = (__mmask16)((1u << (g->cin - c16)) - 1);
-        for (size_t w = 0; w < g->iw; w++) {
-            const float *src = j->x + w * g->cin;
-            uint8_t *o = dst + w * cp;
-            for (size_t c = 0; c < c16; c += 16)
-                _mm_storeu_si128((__m128i *)(o + c), q_codes16(_mm512_loadu_ps(src + c), inv, z, lo, hi));
-            if (tail) _mm_mask_storeu_epi8(o + c16, tail, q_codes16(_mm512_maskz_loadu_ps(tail, src + c16), inv, z, lo, hi));
-            for (size_t c = g->cin; c < cp; c++) o[c] = zp;
-        }
-    } else {
-        const size_t plane = g->ih * g->iw;
-        for (size_t c = 0; c < g->cin; c++) {
-            const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
-            for (size_t w = 0; w < g->iw; w++) dst[w * cp + c] = tc__q_code_in(src[w], j->inv_scale, zp, g->lo, g->hi);
-        }
-        for (size_t w = 0; w < g->iw; w++)
-            for (size_t c = g->cin; c < cp; c++) dst[w * cp + c] = zp;
-    }
-}
-
-/* Pixel i, block b: the accumulator less the zero point's share, dequantized, then the epilogue. */
-static inline __attribute__((always_inline)) void q_store(const q_job *j, const tc__lowp_out *o, int i, int b,
-                                                          __m512i acc, __mmask16 mask, __m512i lanes) {
-    const size_t oc = o->oc0 + (size_t)b * 16;
-    __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(j->comp + oc)));
-    if (j->yq == NULL) {
-        tc__lowp_store(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
-        return;
-    }
-    /* INT8 chain: the FP32 value, then the next layer's code, as its quantization pass would (q_codes16) */
-    v = tc__lowp_value(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
-    const tc__qconv_geom *g = j->g;
-    _mm_mask_storeu_epi8(j->yq + o->qoff[i] + (size_t)b * 16, mask,
-                         q_codes16(v, _mm512_set1_ps(j->o_inv), _mm512_set1_ps((float)g->o_zp),
-                                   _mm512_set1_ps((float)g->o_lo), _mm512_set1_ps((float)g->o_hi)));
-}
+#include "backends/cpu/qconv_vnni.h"
 
 /*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
@@ -176,42 +84,8 @@ static void q_compute(void *arg, size_t strip_task, size_t group) {
     tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, q_tile_at, j);
 }
 
-/* The job of a run (X quantized into scratch unless it is the chain's image; Y's border filled when it is one); the
- * caller frees *scratch with tc__kernel_free. */
-static tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_job *j, unsigned char **scratch) {
-    tc__lowp_io io;
-    tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
-    if (st != TC_STATUS_OK) return st;
-    *j = (q_job){.g = g, .x = io.x, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act,
-                 .inv_scale = 1.0f / g->x_scale};
-    j->mult = (const float *)(j->w + tc__qconv_weight_bytes(g));
-    j->comp = (const int32_t *)(j->mult + g->cout16);
-    const size_t img = g->batch * g->hp * g->wp * g->cp;
-    *scratch = tc__kernel_alloc(ctx, tc__qconv_scratch(g));
-    if (*scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
-    j->xq = g->in_image ? (uint8_t *)io.x : *scratch; /* the INT8 chain: X is already the image */
-    size_t *tap_off = (size_t *)(*scratch + (img + 63) / 64 * 64);
-    for (size_t a = 0; a < g->kh; a++)
-        for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
-    j->tap_off = tap_off;
-    j->grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
-    if (g->out_image) { /* the next layer's image: border and padding channels hold its zero point */
-        j->yq = (uint8_t *)io.y;
-        j->o_inv = 1.0f / g->o_scale;
-        tc__lowp_grid_out_image(&j->grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
-        memset(j->yq, g->o_zp, g->batch * g->o_hp * g->o_wp * g->o_cp);
-    }
-    return TC_STATUS_OK;
-}
-
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
-    q_job j;
-    unsigned char *scratch = NULL;
-    tc_status st = q_setup(ctx, g, &j, &scratch);
-    if (st == TC_STATUS_OK)
-        tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, q_quantize_row, q_compute, &j);
-    if (scratch != NULL) tc__kernel_free(ctx, scratch);
-    return st;
+    return q_run_tasks(ctx, g, q_compute);
 }
 
 /* The AMX run (amx_panel.h): panels x groups of up to 4 blocks, each block pair accumulated in tiles, then the

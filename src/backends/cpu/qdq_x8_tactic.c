@@ -1,6 +1,6 @@
 /*
- * qdq_x8_tactic.c - tactics quantize_x8_avx512 and dequantize_x8_avx512: per-tensor QuantizeLinear and
- * DequantizeLinear between float32 and uint8 / int8 (qdq_x8.h), threaded over chunks of the tensor.
+ * qdq_x8_tactic.c - tactics quantize_x8_avx512, dequantize_x8_avx512 and their AVX2 twins: per-tensor QuantizeLinear
+ * and DequantizeLinear between float32 and uint8 / int8 (qdq_x8.h), threaded over chunks of the tensor.
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -39,17 +39,19 @@ typedef struct qdq_job {
     int64_t n;
     float scale;
     int32_t zp;
-    bool is_signed, quantize;
+    bool is_signed, quantize, avx2;
 } qdq_job;
 
 static void qdq_chunk(void *arg, size_t c) {
     const qdq_job *j = arg;
     const int64_t i = (int64_t)c * QDQ_CHUNK, m = j->n - i < QDQ_CHUNK ? j->n - i : QDQ_CHUNK;
-    if (j->quantize) tc__quantize_x8_avx512((const float *)j->x + i, (uint8_t *)j->y + i, m, j->scale, j->zp, j->is_signed);
-    else tc__dequantize_x8_avx512((const uint8_t *)j->x + i, (float *)j->y + i, m, j->scale, j->zp, j->is_signed);
+    const float *xf = (const float *)j->x + i;
+    const uint8_t *xq = (const uint8_t *)j->x + i;
+    if (j->quantize) (j->avx2 ? tc__quantize_x8_avx2 : tc__quantize_x8_avx512)(xf, (uint8_t *)j->y + i, m, j->scale, j->zp, j->is_signed);
+    else (j->avx2 ? tc__dequantize_x8_avx2 : tc__dequantize_x8_avx512)(xq, (float *)j->y + i, m, j->scale, j->zp, j->is_signed);
 }
 
-static tc_status qdq_run(const tc__kernel_ctx *ctx, bool quantize) {
+static tc_status qdq_run(const tc__kernel_ctx *ctx, bool quantize, bool avx2) {
     if (ctx->n_in < 2 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s expects x, scale and an output", ctx->op_type);
     const tc__tensor *x = ctx->in[0], *s = ctx->in[1], *z = ctx->n_in > 2 ? ctx->in[2] : NULL;
@@ -60,7 +62,7 @@ static tc_status qdq_run(const tc__kernel_ctx *ctx, bool quantize) {
     const tc_dtype q = quantize ? y->dtype : x->dtype;
     qdq_job j = {.x = x->data, .y = y->data, .n = tc__tensor_numel(x), .scale = *(const float *)s->data,
                  .zp = z == NULL ? 0 : z->dtype == TC_DTYPE_INT8 ? *(const int8_t *)z->data : *(const uint8_t *)z->data,
-                 .is_signed = q == TC_DTYPE_INT8, .quantize = quantize};
+                 .is_signed = q == TC_DTYPE_INT8, .quantize = quantize, .avx2 = avx2};
     const size_t chunks = (size_t)((j.n + QDQ_CHUNK - 1) / QDQ_CHUNK);
     if (ctx->pool == NULL || chunks < 2)
         for (size_t c = 0; c < chunks; c++) qdq_chunk(&j, c);
@@ -68,21 +70,16 @@ static tc_status qdq_run(const tc__kernel_ctx *ctx, bool quantize) {
     return TC_STATUS_OK;
 }
 
-static tc_status q_run(const tc__kernel_ctx *ctx) { return qdq_run(ctx, true); }
-static tc_status dq_run(const tc__kernel_ctx *ctx) { return qdq_run(ctx, false); }
+static tc_status q_run(const tc__kernel_ctx *ctx) { return qdq_run(ctx, true, false); }
+static tc_status dq_run(const tc__kernel_ctx *ctx) { return qdq_run(ctx, false, false); }
+static tc_status q_run_avx2(const tc__kernel_ctx *ctx) { return qdq_run(ctx, true, true); }
+static tc_status dq_run_avx2(const tc__kernel_ctx *ctx) { return qdq_run(ctx, false, true); }
 
-const tc__tactic tc__tactic_quantize_x8_avx512 = {
-    .name = "quantize_x8_avx512",
-    .op_type = "QuantizeLinear",
-    .isa = TC__VEC_ISA_AVX512,
-    .supports = q_supports,
-    .run = q_run,
-};
-
-const tc__tactic tc__tactic_dequantize_x8_avx512 = {
-    .name = "dequantize_x8_avx512",
-    .op_type = "DequantizeLinear",
-    .isa = TC__VEC_ISA_AVX512,
-    .supports = dq_supports,
-    .run = dq_run,
-};
+const tc__tactic tc__tactic_quantize_x8_avx512 = {.name = "quantize_x8_avx512", .op_type = "QuantizeLinear",
+                                                  .isa = TC__VEC_ISA_AVX512, .supports = q_supports, .run = q_run};
+const tc__tactic tc__tactic_dequantize_x8_avx512 = {.name = "dequantize_x8_avx512", .op_type = "DequantizeLinear",
+                                                    .isa = TC__VEC_ISA_AVX512, .supports = dq_supports, .run = dq_run};
+const tc__tactic tc__tactic_quantize_x8_avx2 = {.name = "quantize_x8_avx2", .op_type = "QuantizeLinear",
+                                                .isa = TC__VEC_ISA_AVX2, .supports = q_supports, .run = q_run_avx2};
+const tc__tactic tc__tactic_dequantize_x8_avx2 = {.name = "dequantize_x8_avx2", .op_type = "DequantizeLinear",
+                                                  .isa = TC__VEC_ISA_AVX2, .supports = dq_supports, .run = dq_run_avx2};

@@ -1,8 +1,9 @@
 /*
- * qdwconv_tactic.c - the depthwise INT8 Conv tactics for AVX2 (qconv_u8s8.h, kernel qdwconv_avx2.c): which
- * steps they take (a depthwise Conv the precision pass gave an input scale, plain layouts, images and packed
- * weight within the FP32 tensors' bytes), the weight quantization and packing done at build, the tactic table.
- * Two variants, as for the dense AVX2 kernels: 16-bit centred codes, and u7 (a non-negative X, byte images).
+ * qdwconv_tactic.c - the depthwise INT8 Conv tactics (qconv_u8s8.h) for AVX512-VNNI (kernel qdwconv_avx512vnni.c)
+ * and AVX2 (qdwconv_avx2.c): which steps they take (a depthwise Conv the precision pass gave an input scale, images
+ * and packed weight within the FP32 tensors' bytes; AVX2 plain layouts only, VNNI NCHW16c too), the weight
+ * quantization and packing done at build, the tactic table. AVX2 has three variants, as the dense AVX2 kernels:
+ * 16-bit centred codes, u7 (a non-negative X, byte images) and u8 (bytes of codes with a zero point).
  */
 #include <math.h>
 #include <string.h>
@@ -53,6 +54,16 @@ static float dw_tensor_grid(const float *w, size_t n) {
     return (float)s;
 }
 
+/* The scale of channel wc (taps weights): the tensor's grid when it has one, else max|wc| / 127 (1 for a zero or
+ * non-finite channel). */
+static float dw_channel_scale(const float *wc, size_t taps, float grid) {
+    if (grid > 0.0f) return grid;
+    double amax = 0.0;
+    for (size_t t = 0; t < taps; t++)
+        if (fabs((double)wc[t]) > amax) amax = fabs((double)wc[t]); /* NaN is skipped: it quantizes to -127 */
+    return amax > 0.0 && isfinite(amax) ? (float)(amax / 127.0) : 1.0f;
+}
+
 void tc__qdw_pack_weight(const tc__qconv_geom *g, const float *w, void *dst) {
     const size_t taps = g->kh * g->kw, pairs = tc__qdw_tap_pairs(g);
     int16_t *qw = dst;
@@ -61,11 +72,7 @@ void tc__qdw_pack_weight(const tc__qconv_geom *g, const float *w, void *dst) {
     const float grid = dw_tensor_grid(w, g->cout * taps);
     for (size_t c = 0; c < g->cout; c++) {
         const float *wc = w + c * taps;
-        double amax = 0.0;
-        for (size_t t = 0; t < taps; t++)
-            if (fabs((double)wc[t]) > amax) amax = fabs((double)wc[t]); /* NaN is skipped: it quantizes to -127 */
-        const float sw = grid > 0.0f ? grid : amax > 0.0 && isfinite(amax) ? (float)(amax / 127.0) : 1.0f;
-        const float inv = 1.0f / sw;
+        const float sw = dw_channel_scale(wc, taps, grid), inv = 1.0f / sw;
         /* within a block's 32 values per tap pair: vector (c % 8) / 4, 128-bit lane (c % 16) / 8, pair c % 4 */
         const size_t in_blk = c % 16, pos = (in_blk % 8) / 4 * 16 + in_blk / 8 * 8 + in_blk % 4 * 2;
         for (size_t t = 0; t < taps; t++) qw[((c / 16) * pairs + t / 2) * 32 + pos + t % 2] = tc__q_round(wc[t], inv);
@@ -73,14 +80,60 @@ void tc__qdw_pack_weight(const tc__qconv_geom *g, const float *w, void *dst) {
     }
 }
 
-static tc_status dw_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+void tc__qdw_pack_weight_vnni(const tc__qconv_geom *g, const float *w, void *dst) {
+    const size_t taps = g->kh * g->kw, quads = tc__qdw_tap_quads(g), blocks = g->cout16 / 16;
+    int8_t *qw = dst;
+    float *mult = (float *)(qw + tc__qdw_vnni_weight_bytes(g));
+    int32_t *comp = (int32_t *)(mult + g->cout16);
+    memset(dst, 0, tc__qdw_vnni_packed_bytes(g));
+    const float grid = dw_tensor_grid(w, g->cout * taps);
+    for (size_t c = 0; c < g->cout; c++) {
+        const float *wc = w + c * taps;
+        const float sw = dw_channel_scale(wc, taps, grid), inv = 1.0f / sw;
+        /* group G of up to 4 blocks (nb of them), block L in it, vector v = (c % 16) / 4, dword c % 4 of lane L */
+        const size_t blk = c / 16, grp = blk / 4, lane = blk % 4, nb = blocks - grp * 4 < 4 ? blocks - grp * 4 : 4;
+        const size_t v = c % 16 / 4, vb = 16 * nb;
+        int8_t *base = qw + grp * 4 * 16 * quads * 4 + v * vb + lane * 16 + c % 4 * 4;
+        int32_t sum = 0;
+        for (size_t t = 0; t < taps; t++) {
+            const int8_t q = tc__q_round(wc[t], inv);
+            base[t / 4 * 4 * vb + t % 4] = q;
+            sum += q;
+        }
+        mult[c] = g->x_scale * sw;
+        comp[c] = (int32_t)g->zero_point * sum;
+    }
+}
+
+/* Packs the weight of step d for the VNNI kernel or the AVX2 ones (whose packing tc__qconv_geometry checks). */
+static tc_status dw_pack_as(const tc__step_desc *d, int index, const void *src, void *dst, bool vnni, tc__err *err) {
     tc__qconv_geom g;
-    if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g) || !g.depthwise)
+    if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g) || !g.depthwise ||
+        (vnni && tc__qdw_vnni_packed_bytes(&g) > (size_t)tc__tensor_numel(d->in[1]) * sizeof(float)))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the depthwise int8 tactics pack only the weight of a step they take");
     memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
-    tc__qdw_pack_weight(&g, src, dst);
+    (vnni ? tc__qdw_pack_weight_vnni : tc__qdw_pack_weight)(&g, src, dst);
     return TC_STATUS_OK;
 }
+static tc_status dw_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+    return dw_pack_as(d, index, src, dst, false, err);
+}
+static tc_status dw_pack_vnni(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
+    return dw_pack_as(d, index, src, dst, true, err);
+}
+
+/* VNNI: the dense VNNI kernels' image and out image (u8 codes) and their layouts, no residual image; the packing within
+ * the FP32 weight's bytes. */
+static bool dw_supports_vnni(const tc__step_desc *d, bool blocked) {
+    tc__qconv_geom g;
+    tc__lowp_shape s;
+    if (!tc__qconv_geometry(d, &g) || !g.depthwise || !tc__lowp_dw_shape_of(d, &s) || !tc__lowp_step_ok(d, &s, blocked))
+        return false;
+    return g.o_fmt == TC__INT8_IMG_OWN && !g.res_image &&
+           tc__qdw_vnni_packed_bytes(&g) <= (size_t)tc__tensor_numel(d->in[1]) * sizeof(float);
+}
+static bool dw_supports_vnni_plain(const tc__step_desc *d) { return dw_supports_vnni(d, false); }
+static bool dw_supports_vnni_blocked(const tc__step_desc *d) { return dw_supports_vnni(d, true); }
 
 static size_t dw_scratch(const tc__step_desc *d, bool u7) {
     tc__qconv_geom g;
@@ -97,6 +150,22 @@ static tc_status dw_run(const tc__kernel_ctx *ctx, int elem) {
 static tc_status dw_run_s16(const tc__kernel_ctx *ctx) { return dw_run(ctx, TC__QDW_S16); }
 static tc_status dw_run_u7(const tc__kernel_ctx *ctx) { return dw_run(ctx, TC__QDW_U7); }
 static tc_status dw_run_u8(const tc__kernel_ctx *ctx) { return dw_run(ctx, TC__QDW_U8); }
+static tc_status dw_run_vnni(const tc__kernel_ctx *ctx) {
+    tc__qconv_geom g;
+    tc_status st = tc__qconv_ctx_geometry(ctx, &g);
+    return st != TC_STATUS_OK ? st : tc__qdw_run_avx512vnni(ctx, &g);
+}
+
+#define DW_VNNI_ISA (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512VNNI)
+const tc__tactic tc__tactic_dwconv_int8_avx512vnni = {.name = "dwconv_int8_avx512vnni", .op_type = "Conv",
+                                                      .isa = DW_VNNI_ISA, .flags = TC__TACTIC_FUSES_EPILOGUE,
+                                                      .precision = "int8", .supports = dw_supports_vnni_plain,
+                                                      .packs_input = dw_packs_input, .pack = dw_pack_vnni,
+                                                      .scratch_bytes = dw_scratch_u7, .run = dw_run_vnni};
+const tc__tactic tc__tactic_dwconv_nchw16c_int8_avx512vnni = {
+    .name = "dwconv_nchw16c_int8_avx512vnni", .op_type = "Conv", .isa = DW_VNNI_ISA,
+    .flags = TC__TACTIC_FUSES_EPILOGUE | TC__TACTIC_BLOCKED, .precision = "int8", .supports = dw_supports_vnni_blocked,
+    .packs_input = dw_packs_input, .pack = dw_pack_vnni, .scratch_bytes = dw_scratch_u7, .run = dw_run_vnni};
 
 const tc__tactic tc__tactic_dwconv_int8_u7_avx2 = {.name = "dwconv_int8_u7_avx2", .op_type = "Conv",
                                                    .isa = TC__VEC_ISA_AVX2, .flags = TC__TACTIC_FUSES_EPILOGUE,

@@ -1,0 +1,146 @@
+/*
+ * qconv_vnni.h - what the AVX512-VNNI INT8 kernels share (dense and AMX qconv_u8s8_avx512vnni.c, depthwise
+ * qdwconv_avx512vnni.c; see qconv_u8s8.h): the job, the quantization of X into the padded channels-last u8 image,
+ * the dequantizing epilogue of one block of 16 channels (bias, residual, activation) into NCHW, NCHW16c or
+ * row-major output or the next layer's image (the INT8 chain), and the set-up of a run. Included by those files
+ * only (compiled for AVX-512): every function is static.
+ */
+#ifndef TC_BACKENDS_CPU_QCONV_VNNI_H
+#define TC_BACKENDS_CPU_QCONV_VNNI_H
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "backends/cpu/lowp_tile.h"
+#include "backends/cpu/qconv_u8s8.h"
+
+typedef struct q_job {
+    const tc__qconv_geom *g;
+    const float *x;
+    uint8_t *xq;
+    const size_t *tap_off; /* byte offset of each tap in the padded image */
+    const int8_t *w;
+    const float *mult;
+    const int32_t *comp;
+    const float *bias, *res;
+    float *y;
+    tc__vact act;
+    float inv_scale;
+    uint8_t *yq;   /* INT8 chain: the output image (else NULL) */
+    float o_inv;   /* its 1 / scale */
+    tc__lowp_grid grid;
+} q_job;
+
+/* 16 floats to 16 u8 codes: round(x / s) + z clamped to [lo, hi] (NaN -> lo), as tc__q_code_in. */
+static inline __m128i q_codes16(__m512 v, __m512 inv, __m512 z, __m512 lo, __m512 hi) {
+    v = _mm512_fmadd_ps(v, inv, z);
+    v = _mm512_max_ps(v, lo); /* a NaN in v gives the second operand */
+    v = _mm512_min_ps(v, hi);
+    return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v));
+}
+
+/* Quantizes padded row r of image n: the border and padding channels get z (x = 0). */
+static inline void q_quantize_row(void *arg, size_t task) {
+    const q_job *j = arg;
+    const tc__qconv_geom *g = j->g;
+    const size_t n = task / g->hp, r = task % g->hp, cp = g->cp;
+    uint8_t *row = j->xq + (n * g->hp + r) * g->wp * cp;
+    const uint8_t zp = g->zero_point;
+    if (r < g->pt || r >= g->pt + g->ih) {
+        memset(row, zp, g->wp * cp);
+        return;
+    }
+    const size_t h = r - g->pt;
+    memset(row, zp, g->pl * cp);
+    memset(row + (g->pl + g->iw) * cp, zp, (g->wp - g->pl - g->iw) * cp);
+    uint8_t *dst = row + g->pl * cp;
+    const __m512 inv = _mm512_set1_ps(j->inv_scale), z = _mm512_set1_ps((float)zp), lo = _mm512_set1_ps((float)g->lo);
+    const __m512 hi = _mm512_set1_ps((float)g->hi);
+    if (g->in_layout == TC__Q_NCHW16C) {
+        const size_t cb_n = g->cin / 16;
+        for (size_t cb = 0; cb < cb_n; cb++) {
+            const float *src = j->x + ((n * cb_n + cb) * g->ih + h) * g->iw * 16;
+            for (size_t w = 0; w < g->iw; w++)
+                _mm_storeu_si128((__m128i *)(dst + w * cp + cb * 16), q_codes16(_mm512_loadu_ps(src + w * 16), inv, z, lo, hi));
+        }
+    } else if (g->in_layout == TC__Q_ROWS) {
+        const size_t c16 = g->cin / 16 * 16;
+        const __mmask16 tail = (__mmask16)((1u << (g->cin - c16)) - 1);
+        for (size_t w = 0; w < g->iw; w++) {
+            const float *src = j->x + w * g->cin;
+            uint8_t *o = dst + w * cp;
+            for (size_t c = 0; c < c16; c += 16)
+                _mm_storeu_si128((__m128i *)(o + c), q_codes16(_mm512_loadu_ps(src + c), inv, z, lo, hi));
+            if (tail) _mm_mask_storeu_epi8(o + c16, tail, q_codes16(_mm512_maskz_loadu_ps(tail, src + c16), inv, z, lo, hi));
+            for (size_t c = g->cin; c < cp; c++) o[c] = zp;
+        }
+    } else {
+        const size_t plane = g->ih * g->iw;
+        for (size_t c = 0; c < g->cin; c++) {
+            const float *src = j->x + (n * g->cin + c) * plane + h * g->iw;
+            for (size_t w = 0; w < g->iw; w++) dst[w * cp + c] = tc__q_code_in(src[w], j->inv_scale, zp, g->lo, g->hi);
+        }
+        for (size_t w = 0; w < g->iw; w++)
+            for (size_t c = g->cin; c < cp; c++) dst[w * cp + c] = zp;
+    }
+}
+
+/* Pixel i, block b: the accumulator less the zero point's share, dequantized, then the epilogue. */
+static inline __attribute__((always_inline)) void q_store(const q_job *j, const tc__lowp_out *o, int i, int b,
+                                                          __m512i acc, __mmask16 mask, __m512i lanes) {
+    const size_t oc = o->oc0 + (size_t)b * 16;
+    __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(j->comp + oc)));
+    if (j->yq == NULL) {
+        tc__lowp_store(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
+        return;
+    }
+    /* INT8 chain: the FP32 value, then the next layer's code, as its quantization pass would (q_codes16) */
+    v = tc__lowp_value(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
+    const tc__qconv_geom *g = j->g;
+    _mm_mask_storeu_epi8(j->yq + o->qoff[i] + (size_t)b * 16, mask,
+                         q_codes16(v, _mm512_set1_ps(j->o_inv), _mm512_set1_ps((float)g->o_zp),
+                                   _mm512_set1_ps((float)g->o_lo), _mm512_set1_ps((float)g->o_hi)));
+}
+
+/* The job of a run (X quantized into scratch unless it is the chain's image; Y's border filled when it is one); the
+ * caller frees *scratch with tc__kernel_free. */
+static inline tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_job *j, unsigned char **scratch) {
+    tc__lowp_io io;
+    tc_status st = tc__lowp_io_of(ctx, g->cout, &io);
+    if (st != TC_STATUS_OK) return st;
+    *j = (q_job){.g = g, .x = io.x, .w = io.w, .y = io.y, .bias = io.bias, .res = io.res, .act = io.act,
+                 .inv_scale = 1.0f / g->x_scale};
+    j->mult = (const float *)(j->w + (g->depthwise ? tc__qdw_vnni_weight_bytes(g) : tc__qconv_weight_bytes(g)));
+    j->comp = (const int32_t *)(j->mult + g->cout16);
+    const size_t img = g->batch * g->hp * g->wp * g->cp;
+    *scratch = tc__kernel_alloc(ctx, tc__qconv_scratch(g));
+    if (*scratch == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "%s: no scratch for the int8 image", ctx->op_type);
+    j->xq = g->in_image ? (uint8_t *)io.x : *scratch; /* the INT8 chain: X is already the image */
+    size_t *tap_off = (size_t *)(*scratch + (img + 63) / 64 * 64);
+    for (size_t a = 0; a < g->kh; a++)
+        for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
+    j->tap_off = tap_off;
+    j->grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
+    if (g->out_image) { /* the next layer's image: border and padding channels hold its zero point */
+        j->yq = (uint8_t *)io.y;
+        j->o_inv = 1.0f / g->o_scale;
+        tc__lowp_grid_out_image(&j->grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
+        memset(j->yq, g->o_zp, g->batch * g->o_hp * g->o_wp * g->o_cp);
+    }
+    return TC_STATUS_OK;
+}
+
+/* Runs a set-up job: X quantized into the image (unless it is the chain's), then compute(job, strip_task, group) over
+ * lowp_grid.h's tasks. */
+static inline tc_status q_run_tasks(const tc__kernel_ctx *ctx, const tc__qconv_geom *g,
+                                    void (*compute)(void *, size_t, size_t)) {
+    q_job j;
+    unsigned char *scratch = NULL;
+    tc_status st = q_setup(ctx, g, &j, &scratch);
+    if (st == TC_STATUS_OK)
+        tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, q_quantize_row, compute, &j);
+    if (scratch != NULL) tc__kernel_free(ctx, scratch);
+    return st;
+}
+
+#endif
