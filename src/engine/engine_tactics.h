@@ -67,8 +67,8 @@ int tc__elide_qdq(tc__graph *g, tc__step *steps, tc__tune_result *results);
 /*
  * The reduced-precision chain (lowp_chain.c): marks every pair of INT8 (or FP16, or BF16) Conv steps where the
  * second is the only reader of the first's output (shapes s: the one static profile's), so that the first
- * writes the second's padded input image in that type; with residual_images also the values that several AVX2 INT8
- * Convs read as input or fused residual. *chained receives the number of chained values.
+ * writes the second's padded input image in that type; with residual_images also the values that several INT8 (AVX2, or
+ * VNNI and AMX) Convs read as input or fused residual. *chained receives the number of chained values.
  */
 tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images, int *chained,
                          tc__err *err);

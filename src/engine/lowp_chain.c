@@ -8,7 +8,7 @@
  * them and the reader's conversion pass disappear (core/quant_attr.h: tc.int8_out_image, tc.int8_out_scale,
  * tc.int8_in_image; tc.half_out_image, tc.half_in_image). The codes or 16-bit values are the ones the
  * reader's own pass would compute from the FP32 values, so the results do not change, bit for bit. The two AVX2 INT8
- * variants chain with each other (the producer writes the reader's image format). With residual images (AVX2 INT8), a
+ * variants chain with each other (the producer writes the reader's image format). With residual images (INT8), a
  * value several Convs read as input or fused residual is written once as their image too (multi_reader_chain); that
  * quantizes the residual.
  *
@@ -213,9 +213,14 @@ static bool still_supported(const tc__graph *g, const tc__step *st, const tc__sh
 /* True when fam (+ FAM_DENSE) is an AVX2 INT8 variant's Conv (dense or depthwise, not MatMul/Gemm). */
 static bool avx2_conv(int fam) { return fam == FAM_INT8_S16 || fam == FAM_INT8_U7 || fam == FAM_INT8_U8; }
 
+/* True when a Conv of family f may read a residual image of the multi-reader chain whose producer is of family pf: the
+ * AVX2 variants (any of their images), or VNNI and AMX (FAM_INT8: u8 codes) with VNNI and AMX. */
+static bool res_image_family(int pf, int f) { return pf == FAM_INT8 ? f == FAM_INT8 : avx2_conv(pf) && avx2_conv(f); }
+
 /*
- * The output v of step k (an AVX2 INT8 Conv) when every reader is an AVX2 INT8 Conv that takes it as its input (all
- * with the same input image, scale and variant) or as its fused residual, and there are several readers (ResNet's
+ * The output v of step k (an AVX2 INT8 Conv; or a VNNI or AMX one) when every reader is an INT8 Conv of the same kind
+ * (AVX2 / VNNI and AMX) that takes it as its input (all with the same input image, scale and variant) or as its fused
+ * residual, and there are several readers (ResNet's
  * block outputs: the next block's first Conv and downsample Conv read it, its last Conv adds it), or residual readers
  * only and k's output has a calibrated scale (tc.int8_y_scale: ResNet's downsample output, which conv3 adds):
  * k writes that image, the input readers take it as is (tc.int8_in_image) and the residual readers dequantize it
@@ -226,7 +231,8 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
                                     const tc__shapes *s, int *chained, tc__err *err) {
     const tc__step *ps = &steps[k];
     const int32_t p = ps->node;
-    if (!avx2_conv(family(ps)) || p < 0 || g->nodes[p].n_out < 1) return TC_STATUS_OK;
+    const int pf = family(ps);
+    if (!res_image_family(pf, pf) || p < 0 || g->nodes[p].n_out < 1) return TC_STATUS_OK;
     const int32_t v = g->nodes[p].out[0];
     if (v < 0 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_INT8_OUT_IMAGE) || readers(g, v) < 1) return TC_STATUS_OK;
     for (int o = 0; o < g->n_outputs; o++)
@@ -240,7 +246,7 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
         for (int i = 0; i < rn->n_in && !rn->removed; i++) uses = uses || rn->in[i] == v;
         if (!uses) continue;
         const int f = step_of[r] >= 0 ? family(&steps[step_of[r]]) : FAM_NONE;
-        if (!avx2_conv(f) || n_data >= 16 || n_res >= 16) return TC_STATUS_OK;
+        if (!res_image_family(pf, f) || n_data >= 16 || n_res >= 16) return TC_STATUS_OK;
         const int ri = rn->epi.residual_input;
         for (int i = 1; i < rn->n_in; i++) /* v only as input 0 or as the residual, not both */
             if (rn->in[i] == v && (i != ri || rn->in[0] == v)) return TC_STATUS_OK;
@@ -256,25 +262,27 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
         fam = f, q0 = q, data[n_data++] = r;
     }
     if ((n_data == 1 && n_res == 0) || !geometry(g, p, s, &qp)) return TC_STATUS_OK; /* (one input reader: the chain) */
-    if (n_data == 0) { /* residual readers only: an unpadded image of 16-bit codes of the output's own scale */
+    if (n_data == 0) { /* residual readers only: an unpadded image of (AVX2: 16-bit) codes of the output's own scale */
         const float ys = tc__attr_float(&g->nodes[p].attrs, TC__ATTR_INT8_Y_SCALE, 0.0f);
         if (!(ys > 0.0f)) return TC_STATUS_OK;
         q0 = (tc__qconv_geom){.batch = qp.batch, .cin = qp.cout, .ih = qp.oh, .iw = qp.ow, .hp = qp.oh, .wp = qp.ow,
                               .cp = (qp.cout + 3) / 4 * 4, .zero_point = 128, .lo = 1, .hi = 255, .x_scale = ys};
-        fam = FAM_INT8_S16;
+        fam = pf == FAM_INT8 ? FAM_INT8 : FAM_INT8_S16;
     }
+    /* VNNI's image is its own u8 codes; named (TC__INT8_IMG_U8, with the zero point) where a residual reader reads it */
+    const int64_t fmt = fam == FAM_INT8 ? TC__INT8_IMG_U8 : kFam[fam].fmt;
     if (qp.cout != q0.cin || qp.oh != q0.ih || qp.ow != q0.iw || qp.batch != q0.batch ||
         q0.batch * q0.hp * q0.wp * q0.cp * kFam[fam].elem > (size_t)tc__tensor_numel(&s->t[v]) * 4)
         return TC_STATUS_OK;
     const int64_t img[9] = {(int64_t)q0.hp, (int64_t)q0.wp, (int64_t)q0.cp, (int64_t)q0.pt, (int64_t)q0.pl,
-                            q0.zero_point, q0.lo, kFam[fam].fmt, q0.hi};
-    const int64_t rimg[7] = {img[0], img[1], img[2], img[3], img[4], kFam[fam].fmt, q0.zero_point}; /* (u8: its z) */
+                            q0.zero_point, q0.lo, fmt, q0.hi};
+    const int64_t rimg[7] = {img[0], img[1], img[2], img[3], img[4], fmt, q0.zero_point}; /* (u8: its z) */
     const tc__attr out_img = {.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = int8_image_ints(img, true),
                               .ints = img};
     const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale};
     const tc__attr in_img = {.name = TC__ATTR_INT8_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
     const tc__attr res_img = {.name = TC__ATTR_INT8_RES_IMAGE, .kind = TC__ATTR_INTS,
-                              .n = kFam[fam].fmt == TC__INT8_IMG_U8 ? 7 : 6, .ints = rimg};
+                              .n = fmt == TC__INT8_IMG_U8 ? 7 : 6, .ints = rimg};
     const tc__attr res_scale = {.name = TC__ATTR_INT8_RES_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale};
     tc_status st = tc__pat_set_attr(g, p, &out_img, err);
     if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, p, &out_scale, err);

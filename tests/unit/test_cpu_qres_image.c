@@ -1,5 +1,6 @@
 /*
- * test_cpu_qres_image.c - the AVX2 INT8 Conv tactics (dense 16-bit and u7, depthwise 16-bit and u7) with their fused
+ * test_cpu_qres_image.c - the AVX2 INT8 Conv tactics (dense 16-bit and u7, depthwise 16-bit and u7) and the VNNI ones
+ * (dense and depthwise, residual images of u8 codes) with their fused
  * residual given as an image of codes (tc.int8_res_image: the chain's multi-reader values, core/quant_attr.h):
  * against the reference Conv on the dequantized operands plus the dequantized residual (codes of the residual
  * scale, bytes of max(q, 0) or 16-bit centred codes, in a padded channels-last image with a border and padded
@@ -23,6 +24,7 @@
 #define RI_TOL 2e-5
 
 typedef struct ri_case {
+    bool vnni;          /* the VNNI tactics (plain layouts; u8 residual images only), else the AVX2 ones */
     bool depthwise, u7; /* the tactic; u7: a non-negative X, and the residual image in bytes */
     int u8_zp;          /* >= 0: the residual image holds u8 codes with this zero point (TC__INT8_IMG_U8) */
     int64_t cin, cout, hw, k, s;
@@ -98,14 +100,16 @@ static void check_case(uint64_t seed, const ri_case *c, const char *what) {
     attrs[na++] = dtu_attr_ints(TC__ATTR_INT8_RES_IMAGE, ri, u8 ? 7 : 6);
     attrs[na++] = dtu_attr_float(TC__ATTR_INT8_RES_SCALE, rs);
     const tc__attrs as = {na, attrs}, plain = {plain_na, attrs};
-    const tc__tactic *t = c->depthwise ? (c->u7 ? &tc__tactic_dwconv_int8_u7_avx2 : &tc__tactic_dwconv_int8_avx2)
-                                       : (c->u7 ? &tc__tactic_conv_int8_u7_avx2 : &tc__tactic_conv_int8_avx2);
+    const tc__tactic *t = c->vnni ? (c->depthwise ? &tc__tactic_dwconv_int8_avx512vnni : &tc__tactic_conv_int8_avx512vnni)
+                          : c->depthwise ? (c->u7 ? &tc__tactic_dwconv_int8_u7_avx2 : &tc__tactic_dwconv_int8_avx2)
+                                         : (c->u7 ? &tc__tactic_conv_int8_u7_avx2 : &tc__tactic_conv_int8_avx2);
     if (!vtu_isa_ok(t)) goto done;
     const tc__tensor *tin[4] = {&x, &w, &b, &rimg}, *outs[1] = {&ref};
     const bool in_const[3] = {false, true, true};
     tc__step_desc d = {"Conv", 13, &as, 3, tin, in_const, 1, outs, &epi, NULL, &rimg};
     if (!t->supports(&d)) fail_msg("%s [%s]: not supported", what, t->name);
-    if (tc__tactic_conv_int8_avx512vnni.supports(&d)) fail_msg("%s: the VNNI tactic takes a residual image", what);
+    if (!u8 && (tc__tactic_conv_int8_avx512vnni.supports(&d) || tc__tactic_dwconv_int8_avx512vnni.supports(&d)))
+        fail_msg("%s: a VNNI tactic takes a residual image of 16-bit or u7 codes", what);
     tc__tensor wp_ = dtu_tensor(w.dtype, w.rank, w.dims);
     if (t->pack(&d, 1, w.data, wp_.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", what, err.msg);
     tin[1] = &wp_;
@@ -152,7 +156,7 @@ static void test_res_image(void **state) {
     for (int dwv = 0; dwv < 2; dwv++)
         for (int u7 = 0; u7 < 2; u7++)
             for (int i = 0; i < 10; i++) { /* i >= 5: the residual image in u8 codes (zero points 128 and 90) */
-                ri_case c = {dwv == 1, u7 == 1, i < 5 ? -1 : i % 2 ? 128 : 90, 5 + 8 * (i % 5), couts[i % 5], hws[i % 5],
+                ri_case c = {false, dwv == 1, u7 == 1, i < 5 ? -1 : i % 2 ? 128 : 90, 5 + 8 * (i % 5), couts[i % 5], hws[i % 5],
                              i % 5 == 0 ? 1 : 3, i % 5 == 4 ? 1 : 1 + i % 2, (tc__act)(seed % TC__ACT_FAKE_QUANT)};
                 if (c.depthwise && c.k == 1) c.k = 3; /* (a 1x1 depthwise packing does not fit, nor 20 channels') */
                 if (c.depthwise && c.cout == 20) c.cout = 24;
@@ -162,6 +166,19 @@ static void test_res_image(void **state) {
                          (long long)c.hw, (long long)c.k, (long long)c.s, c.u8_zp);
                 check_case(seed++, &c, what);
             }
+    /* the VNNI tactics: u8 residual images (zero points 128 and 90) */
+    for (int dwv = 0; dwv < 2; dwv++)
+        for (int i = 0; i < 10; i++) {
+            ri_case c = {true, dwv == 1, false, i % 2 ? 128 : 90, 5 + 8 * (i % 5), couts[i % 5], hws[i % 5],
+                         i % 5 == 0 ? 1 : 3, i % 5 == 4 ? 1 : 1 + i % 2, (tc__act)(seed % TC__ACT_FAKE_QUANT)};
+            if (c.depthwise && c.k == 1) c.k = 3;
+            if (c.depthwise && c.cout == 20) c.cout = 24;
+            char what[120];
+            snprintf(what, sizeof what, "VNNI %s C %lld -> %lld hw %lld k %lld s %lld res u8 zp %d",
+                     dwv ? "depthwise" : "dense", (long long)c.cin, (long long)c.cout, (long long)c.hw, (long long)c.k,
+                     (long long)c.s, c.u8_zp);
+            check_case(seed++, &c, what);
+        }
 }
 
 /* Residual image attributes the tactics refuse. */

@@ -798,20 +798,20 @@ static void expect_residual_image_and_destroy(tc_engine *plain, tc_engine *chain
     tc_engine_destroy(chained);
 }
 
-/* A value with several INT8 readers on AVX2 (ResNet's block outputs): its producer writes one image, the first 1x1
+/* A value with several INT8 readers (ResNet's block outputs; AVX2, or VNNI with u8 images): its producer writes one image, the first 1x1
  * Conv takes it as input and the second adds it, dequantized, as its residual. The residual then carries its
  * quantization error and no more: with min-max scales (no saturation) the output moves by at most half a step of
  * t's scale from the unchained engine's (Relu and the add are 1-Lipschitz). */
 static void test_residual_image_chain(void **state) {
     (void)state;
-    const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
-    if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip(); /* the residual image is the AVX2 kernels' */
+    if (!have_int8()) skip(); /* AVX2: the variants' images; VNNI (and AMX): u8 codes */
     tc_model *m = block_model();
     char cache[128];
     tc_tensor x = calibrated_input(m, 16, 8, 8, cache, sizeof cache, "blk_cache");
+    const uint32_t nchw = have_vnni() ? TC_PASS_LAYOUT : 0; /* (NCHW16c: c1's 24 channels read t through a reorder) */
     for (int threads = 1; threads <= 2; threads++) {
-        tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_LOWP_CHAIN, threads, 0, NULL);
-        tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, threads, 0, NULL);
+        tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_LOWP_CHAIN | nchw, threads, 0, NULL);
+        tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, nchw, threads, 0, NULL);
         expect_avx2_tactic(chained, "c0", "conv_int8_avx2");
         expect_avx2_tactic(chained, "c1", "conv_int8_u7_avx2");
         expect_avx2_tactic(chained, "c2", "conv_int8_u7_avx2");
@@ -1026,13 +1026,13 @@ static tc_model *downsample_block_model(void) {
  * moves by at most half a step of that scale. t, read by c1 and ds, is chained to both. */
 static void test_residual_operand_image(void **state) {
     (void)state;
-    const uint64_t avx2 = (uint64_t)(TC__ISA_AVX2 | TC__ISA_FMA);
-    if ((tc__cpu_get()->isa & avx2) != avx2 || have_vnni()) skip();
+    if (!have_int8()) skip();
     tc_model *m = downsample_block_model();
     char cache[128];
     tc_tensor x = calibrated_input(m, 16, 8, 8, cache, sizeof cache, "ds_cache");
-    tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_INT8_RESIDUAL_IMAGE, 2, 0, NULL);
-    tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, 2, 0, NULL);
+    const uint32_t nchw = have_vnni() ? TC_PASS_LAYOUT : 0; /* (NCHW16c: c1's 24 channels read t through a reorder) */
+    tc_engine *plain = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, TC_PASS_INT8_RESIDUAL_IMAGE | nchw, 2, 0, NULL);
+    tc_engine *chained = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, nchw, 2, 0, NULL);
     assert_true(node_has(chained, "c0", TC__ATTR_INT8_OUT_IMAGE)); /* t: two input readers */
     assert_true(node_has(chained, "c1", TC__ATTR_INT8_IN_IMAGE) && node_has(chained, "ds", TC__ATTR_INT8_IN_IMAGE));
     const bool ds_adds = node_has(chained, "ds", TC__ATTR_INT8_RES_IMAGE);

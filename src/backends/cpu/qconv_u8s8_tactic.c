@@ -113,10 +113,11 @@ static bool q_takes(const tc__step_desc *d, bool blocked, tc__qconv_geom *g) {
     tc__lowp_shape s;
     return tc__qconv_geometry(d, g) && tc__lowp_shape_of(d, &s) && tc__lowp_step_ok(d, &s, blocked);
 }
-/* VNNI: its own image format only. */
+/* VNNI: images of u8 codes only (its own format, also when named: TC__INT8_IMG_U8), out and residual. */
 static bool q_supports(const tc__step_desc *d, bool blocked) {
     tc__qconv_geom g;
-    return q_takes(d, blocked, &g) && g.o_fmt == TC__INT8_IMG_OWN && !g.res_image;
+    return q_takes(d, blocked, &g) && (g.o_fmt == TC__INT8_IMG_OWN || g.o_fmt == TC__INT8_IMG_U8) &&
+           (!g.res_image || g.r_fmt == TC__INT8_IMG_U8);
 }
 static bool q_supports_plain(const tc__step_desc *d) { return q_supports(d, false); }
 

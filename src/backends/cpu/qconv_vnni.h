@@ -1,8 +1,8 @@
 /*
  * qconv_vnni.h - what the AVX512-VNNI INT8 kernels share (dense and AMX qconv_u8s8_avx512vnni.c, depthwise
  * qdwconv_avx512vnni.c; see qconv_u8s8.h): the job, the quantization of X into the padded channels-last u8 image,
- * the dequantizing epilogue of one block of 16 channels (bias, residual, activation) into NCHW, NCHW16c or
- * row-major output or the next layer's image (the INT8 chain), and the set-up of a run. Included by those files
+ * the dequantizing epilogue of one block of 16 channels (bias, residual: FP32 or an image of u8 codes, activation)
+ * into NCHW, NCHW16c or row-major output or the next layer's image (the INT8 chain), and the set-up of a run. Included by those files
  * only (compiled for AVX-512): every function is static.
  */
 #ifndef TC_BACKENDS_CPU_QCONV_VNNI_H
@@ -28,6 +28,8 @@ typedef struct q_job {
     float inv_scale;
     uint8_t *yq;   /* INT8 chain: the output image (else NULL) */
     float o_inv;   /* its 1 / scale */
+    float r_scale; /* a residual image of u8 codes (grid.rimg): (u - r_zp) * r_scale */
+    int32_t r_zp;
     tc__lowp_grid grid;
 } q_job;
 
@@ -85,17 +87,30 @@ static inline void q_quantize_row(void *arg, size_t task) {
     }
 }
 
-/* Pixel i, block b: the accumulator less the zero point's share, dequantized, then the epilogue. */
+/* Pixel i, block b: the accumulator less the zero point's share, dequantized, then the epilogue (a residual image's
+ * codes dequantized and added as tc__lowp_value adds an FP32 residual: after the scale and bias, before the
+ * activation). */
 static inline __attribute__((always_inline)) void q_store(const q_job *j, const tc__lowp_out *o, int i, int b,
                                                           __m512i acc, __mmask16 mask, __m512i lanes) {
     const size_t oc = o->oc0 + (size_t)b * 16;
     __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(j->comp + oc)));
+    if (o->rimg != NULL) {
+        const __m512 bv = j->bias ? _mm512_maskz_loadu_ps(mask, j->bias + oc) : _mm512_setzero_ps();
+        v = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(mask, j->mult + oc), bv);
+        const __m128i u = _mm_maskz_loadu_epi8(mask, (const uint8_t *)o->rimg + o->roff[i] + (size_t)b * 16);
+        const __m512i r = _mm512_sub_epi32(_mm512_cvtepu8_epi32(u), _mm512_set1_epi32(j->r_zp));
+        v = tc__vact_f32_avx512(_mm512_add_ps(v, _mm512_mul_ps(_mm512_cvtepi32_ps(r), _mm512_set1_ps(j->r_scale))),
+                                &j->act);
+    } else {
+        v = tc__lowp_value(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
+    }
     if (j->yq == NULL) {
-        tc__lowp_store(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
+        const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
+        if (o->ls == 1) _mm512_mask_storeu_ps(o->y + off, mask, v);
+        else _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
         return;
     }
-    /* INT8 chain: the FP32 value, then the next layer's code, as its quantization pass would (q_codes16) */
-    v = tc__lowp_value(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
+    /* INT8 chain: the next layer's code of the FP32 value, as its quantization pass would (q_codes16) */
     const tc__qconv_geom *g = j->g;
     _mm_mask_storeu_epi8(j->yq + o->qoff[i] + (size_t)b * 16, mask,
                          q_codes16(v, _mm512_set1_ps(j->o_inv), _mm512_set1_ps((float)g->o_zp),
@@ -126,6 +141,11 @@ static inline tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom 
         j->o_inv = 1.0f / g->o_scale;
         tc__lowp_grid_out_image(&j->grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
         memset(j->yq, g->o_zp, g->batch * g->o_hp * g->o_wp * g->o_cp);
+    }
+    if (g->res_image) { /* the residual is an image of u8 codes (tc.int8_res_image, TC__INT8_IMG_U8) */
+        tc__lowp_grid_res_image(&j->grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);
+        j->r_zp = g->r_zp, j->r_scale = g->r_scale;
+        j->res = NULL;
     }
     return TC_STATUS_OK;
 }

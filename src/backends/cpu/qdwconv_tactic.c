@@ -122,14 +122,14 @@ static tc_status dw_pack_vnni(const tc__step_desc *d, int index, const void *src
     return dw_pack_as(d, index, src, dst, true, err);
 }
 
-/* VNNI: the dense VNNI kernels' image and out image (u8 codes) and their layouts, no residual image; the packing within
- * the FP32 weight's bytes. */
+/* VNNI: the dense VNNI kernels' images (u8 codes: out, and residual) and their layouts; the packing within the FP32
+ * weight's bytes. */
 static bool dw_supports_vnni(const tc__step_desc *d, bool blocked) {
     tc__qconv_geom g;
     tc__lowp_shape s;
     if (!tc__qconv_geometry(d, &g) || !g.depthwise || !tc__lowp_dw_shape_of(d, &s) || !tc__lowp_step_ok(d, &s, blocked))
         return false;
-    return g.o_fmt == TC__INT8_IMG_OWN && !g.res_image &&
+    return (g.o_fmt == TC__INT8_IMG_OWN || g.o_fmt == TC__INT8_IMG_U8) && (!g.res_image || g.r_fmt == TC__INT8_IMG_U8) &&
            tc__qdw_vnni_packed_bytes(&g) <= (size_t)tc__tensor_numel(d->in[1]) * sizeof(float);
 }
 static bool dw_supports_vnni_plain(const tc__step_desc *d) { return dw_supports_vnni(d, false); }
