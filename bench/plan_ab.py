@@ -2,9 +2,11 @@
 """plan_ab.py - two tailcut plans of one model, interleaved in one process (A, B, A, B, ...) on the same random
 inputs, so that the host's slow drifts hit both alike: P50, P90 and minimum of each, their ratios B/A, and the median
 of the per-pair ratios. For judging one change (a pass, a kernel) on a noisy machine: build the plan with and without
-it and compare them here rather than in two separate runs.
+it and compare them here rather than in two separate runs. A kernel change lives in the library, not the plan: with
+--tailcut-lib-b B runs in that second library (e.g. one built from the previous commit), A in --tailcut-lib.
 
-usage: plan_ab.py A.plan B.plan --tailcut-lib build/libtailcut.so [--iterations 300] [--warmup 10] [--seed 0]
+usage: plan_ab.py A.plan B.plan --tailcut-lib build/libtailcut.so [--tailcut-lib-b OLD/libtailcut.so]
+                  [--iterations 300] [--warmup 10] [--seed 0]
 """
 import argparse
 import statistics
@@ -36,6 +38,7 @@ def main(argv=None):
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("--tailcut-lib", required=True)
+    ap.add_argument("--tailcut-lib-b", help="the library B runs in (default: --tailcut-lib)")
     ap.add_argument("--iterations", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
@@ -43,7 +46,8 @@ def main(argv=None):
     if args.iterations < 1 or args.warmup < 0:
         ap.error("--iterations must be >= 1 and --warmup >= 0")
     lib = compare.load_library(args.tailcut_lib)
-    plans = [compare.Tailcut(lib), compare.Tailcut(lib)]
+    lib_b = compare.load_library(args.tailcut_lib_b) if args.tailcut_lib_b else lib
+    plans = [compare.Tailcut(lib), compare.Tailcut(lib_b)]
     try:
         for tc, path in zip(plans, (args.a, args.b)):
             tc.load(path)

@@ -31,10 +31,11 @@
  *     text-mode conversions), version TC__PLAN_VERSION, header_size 128,
  *     file_size, section_count and section_table_offset, the XXH3 of the section
  *     table bytes, and the target: CPUID vendor string, family, model, stepping
- *     (decoded as in core/cpu.h), required_isa (TC__ISA_* bits the engine's
- *     kernels need) and target_isa (all usable bits of the build machine, for
- *     information). Loading requires vendor, family and model equal to this
- *     machine's and required_isa usable here; stepping and target_isa are not checked.
+ *     (decoded as in core/cpu.h), kernel_rev (TC__PLAN_KERNEL_REV), required_isa
+ *     (TC__ISA_* bits the engine's kernels need) and target_isa (all usable bits of
+ *     the build machine, for information). Loading requires kernel_rev equal to this
+ *     build's, vendor, family and model equal to this machine's and required_isa
+ *     usable here; stepping and target_isa are not checked.
  *
  *   Sections (kind, each exactly once in version 1):
  *     STRINGS  NUL-terminated UTF-8 strings back to back. A string reference
@@ -72,6 +73,11 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the plan format is li
 #define TC__PLAN_MAGIC "\x89TCPLAN\n" /* 8 bytes, no terminating NUL in the file */
 #define TC__PLAN_MAGIC_SIZE 8
 #define TC__PLAN_VERSION 1u
+/* The revision of the contract between a plan's step attributes and the tactics that run them: raised whenever a tactic
+ * starts to take attributes it used to ignore, or reads them differently (e.g. revision 2: VNNI steps with residual
+ * images of u8 codes, which a revision-0 build would have read as FP32). A plan of another revision is refused at load
+ * (rebuild it), as a tactic of another build may run its steps silently wrong. Plans before the field: 0. */
+#define TC__PLAN_KERNEL_REV 2u
 #define TC__PLAN_ALIGN 64u         /* sections, tensor data, file size */
 #define TC__PLAN_ARRAY_ALIGN 8u    /* graph tables, attribute arrays */
 #define TC__PLAN_NONE (-1)         /* absent index (initializer tensor, node input/output, ...) */
@@ -89,7 +95,7 @@ typedef struct tc__plan_header {
     uint64_t section_table_checksum; /* XXH3 of section_count * 32 table bytes */
     char vendor[16];                /* CPUID vendor string, NUL-padded ("GenuineIntel") */
     uint32_t family, model, stepping;
-    uint32_t reserved0;
+    uint32_t kernel_rev;            /* TC__PLAN_KERNEL_REV of the build that wrote it (a reader refuses another) */
     uint64_t required_isa;          /* TC__ISA_* bits this machine must have */
     uint64_t target_isa;            /* the build machine's usable TC__ISA_* bits (informational) */
     uint8_t reserved[24];
@@ -109,7 +115,7 @@ _Static_assert(offsetof(tc__plan_header, vendor) == 48, "plan header layout");
 _Static_assert(offsetof(tc__plan_header, family) == 64, "plan header layout");
 _Static_assert(offsetof(tc__plan_header, model) == 68, "plan header layout");
 _Static_assert(offsetof(tc__plan_header, stepping) == 72, "plan header layout");
-_Static_assert(offsetof(tc__plan_header, reserved0) == 76, "plan header layout");
+_Static_assert(offsetof(tc__plan_header, kernel_rev) == 76, "plan header layout");
 _Static_assert(offsetof(tc__plan_header, required_isa) == 80, "plan header layout");
 _Static_assert(offsetof(tc__plan_header, target_isa) == 88, "plan header layout");
 _Static_assert(offsetof(tc__plan_header, reserved) == 96, "plan header layout");

@@ -56,6 +56,9 @@ static tc_status check_header(const uint8_t *data, size_t size, uint32_t flags, 
     if (h->file_size != size)
         return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan is %zu bytes but its header says %llu (truncated or extended)",
                         size, (unsigned long long)h->file_size);
+    if (h->kernel_rev != TC__PLAN_KERNEL_REV)
+        return tc__fail(err, TC_STATUS_UNSUPPORTED, "plan written for kernel revision %u, this build runs revision %u: "
+                        "rebuild the plan", h->kernel_rev, TC__PLAN_KERNEL_REV);
     return TC_STATUS_OK;
 }
 

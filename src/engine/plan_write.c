@@ -463,6 +463,7 @@ static tc_status assemble(writer *w, const wbuf *graph, const tc__cpu *target, u
     memset(&h, 0, sizeof h);
     memcpy(h.magic, TC__PLAN_MAGIC, TC__PLAN_MAGIC_SIZE);
     h.version = TC__PLAN_VERSION;
+    h.kernel_rev = TC__PLAN_KERNEL_REV;
     h.header_size = sizeof h;
     h.file_size = total;
     h.section_count = TC__PLAN_SECTION_COUNT;

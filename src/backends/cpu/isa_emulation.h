@@ -191,6 +191,13 @@ static inline simde__m512i tc_emu_cvtepu8_epi32(__m128i a) {
     for (int i = 0; i < 16; i++) r[i] = s[i];
     return tc_emu_si_from(r);
 }
+/* VRCP14PS: the hardware's estimate is within 2^-14 of 1 / x; this is 1 / x itself (SIMDe 0.7.4 lacks it). */
+static inline simde__m512 tc_emu_rcp14_ps(simde__m512 a) {
+    simde__m512_private x = TC_EMU_PS(a);
+    float r[16];
+    for (int i = 0; i < 16; i++) r[i] = 1.0f / x.f32[i];
+    return tc_emu_ps_from(r);
+}
 /* 16 dwords to bytes: truncated (VPMOVDB) or as unsigned saturated at 255 (VPMOVUSDB). */
 static inline __m128i tc_emu_narrow_epi32(simde__m512i a, int saturate) {
     simde__m512i_private x = TC_EMU_SI(a);
@@ -379,6 +386,8 @@ TC_EMU_SLEEF16(tc_emu_sleef_tanhf16, Sleef_tanhf8_u10avx2)
 #define _mm512_cvtepi8_epi32 tc_emu_cvtepi8_epi32
 #undef _mm512_cvtepu8_epi32
 #define _mm512_cvtepu8_epi32 tc_emu_cvtepu8_epi32
+#undef _mm512_rcp14_ps
+#define _mm512_rcp14_ps tc_emu_rcp14_ps
 #undef _mm512_cvtepi32_epi8
 #define _mm512_cvtepi32_epi8 tc_emu_cvtepi32_epi8
 #undef _mm512_cvtusepi32_epi8

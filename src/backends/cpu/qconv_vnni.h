@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backends/cpu/lowp_tile.h"
+#include "backends/cpu/qact_avx512.h"
 #include "backends/cpu/qconv_u8s8.h"
 
 typedef struct q_job {
@@ -99,11 +100,12 @@ static inline __attribute__((always_inline)) void q_store(const q_job *j, const 
         v = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(mask, j->mult + oc), bv);
         const __m128i u = _mm_maskz_loadu_epi8(mask, (const uint8_t *)o->rimg + o->roff[i] + (size_t)b * 16);
         const __m512i r = _mm512_sub_epi32(_mm512_cvtepu8_epi32(u), _mm512_set1_epi32(j->r_zp));
-        v = tc__vact_f32_avx512(_mm512_add_ps(v, _mm512_mul_ps(_mm512_cvtepi32_ps(r), _mm512_set1_ps(j->r_scale))),
-                                &j->act);
+        v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_cvtepi32_ps(r), _mm512_set1_ps(j->r_scale)));
     } else {
-        v = tc__lowp_value(&j->act, j->mult, j->bias, o, i, b, v, mask, lanes);
+        static const tc__vact none = {.kind = TC__VACT_NONE};
+        v = tc__lowp_value(&none, j->mult, j->bias, o, i, b, v, mask, lanes);
     }
+    v = tc__qact_avx512(&j->act, v); /* (GELU, sigmoid, SiLU: qact_avx512.h's short forms) */
     if (j->yq == NULL) {
         const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
         if (o->ls == 1) _mm512_mask_storeu_ps(o->y + off, mask, v);
