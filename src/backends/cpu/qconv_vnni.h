@@ -88,35 +88,62 @@ static inline void q_quantize_row(void *arg, size_t task) {
     }
 }
 
-/* Pixel i, block b: the accumulator less the zero point's share, dequantized, then the epilogue (a residual image's
- * codes dequantized and added as tc__lowp_value adds an FP32 residual: after the scale and bias, before the
- * activation). */
-static inline __attribute__((always_inline)) void q_store(const q_job *j, const tc__lowp_out *o, int i, int b,
-                                                          __m512i acc, __mmask16 mask, __m512i lanes) {
-    const size_t oc = o->oc0 + (size_t)b * 16;
-    __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, _mm512_loadu_si512(j->comp + oc)));
+/* What the epilogue reads besides the accumulators, loaded into locals once per tile: its stores go through uint8_t
+ * pointers (the chain's images), which may alias anything, so fields read through j for every pixel are reloaded after
+ * each store. q_blk: one block of 16 channels (comp, and mult and bias on the block's mask); q_consts: the rest. */
+typedef struct q_blk {
+    __m512i comp;
+    __m512 mult, bias;
+} q_blk;
+typedef struct q_consts {
+    tc__vact act;
+    uint8_t *yq;
+    __m512 o_inv, o_zp, o_lo, o_hi, r_scale;
+    __m512i r_zp;
+} q_consts;
+
+static inline __attribute__((always_inline)) q_blk q_blk_of(const q_job *j, size_t oc, __mmask16 mask) {
+    return (q_blk){_mm512_loadu_si512(j->comp + oc), _mm512_maskz_loadu_ps(mask, j->mult + oc),
+                   j->bias ? _mm512_maskz_loadu_ps(mask, j->bias + oc) : _mm512_setzero_ps()};
+}
+static inline __attribute__((always_inline)) q_consts q_consts_of(const q_job *j) {
+    const tc__qconv_geom *g = j->g;
+    return (q_consts){j->act, j->yq, _mm512_set1_ps(j->o_inv), _mm512_set1_ps((float)g->o_zp),
+                      _mm512_set1_ps((float)g->o_lo), _mm512_set1_ps((float)g->o_hi), _mm512_set1_ps(j->r_scale),
+                      _mm512_set1_epi32(j->r_zp)};
+}
+
+/* Pixel i, block b (its q_blk k): the accumulator less the zero point's share, dequantized (the same operations as
+ * tc__lowp_value: v * mult + bias, + the residual), the activation, stored (NCHW, NCHW16c, rows) or, in the INT8 chain,
+ * quantized into the next layer's image as its quantization pass would (q_codes16). A residual image's codes are
+ * dequantized and added where an FP32 residual is: after the scale and bias, before the activation. */
+static inline __attribute__((always_inline)) void q_store_with(const q_consts *c, const q_blk *k, const tc__lowp_out *o,
+                                                               int i, int b, __m512i acc, __mmask16 mask, __m512i lanes) {
+    __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, k->comp)), k->mult, k->bias);
+    const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
     if (o->rimg != NULL) {
-        const __m512 bv = j->bias ? _mm512_maskz_loadu_ps(mask, j->bias + oc) : _mm512_setzero_ps();
-        v = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(mask, j->mult + oc), bv);
         const __m128i u = _mm_maskz_loadu_epi8(mask, (const uint8_t *)o->rimg + o->roff[i] + (size_t)b * 16);
-        const __m512i r = _mm512_sub_epi32(_mm512_cvtepu8_epi32(u), _mm512_set1_epi32(j->r_zp));
-        v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_cvtepi32_ps(r), _mm512_set1_ps(j->r_scale)));
-    } else {
-        static const tc__vact none = {.kind = TC__VACT_NONE};
-        v = tc__lowp_value(&none, j->mult, j->bias, o, i, b, v, mask, lanes);
+        const __m512i r = _mm512_sub_epi32(_mm512_cvtepu8_epi32(u), c->r_zp);
+        v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_cvtepi32_ps(r), c->r_scale));
+    } else if (o->res != NULL) {
+        v = _mm512_add_ps(v, o->ls == 1 ? _mm512_maskz_loadu_ps(mask, o->res + off)
+                                        : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
     }
-    v = tc__qact_avx512(&j->act, v); /* (GELU, sigmoid, SiLU: qact_avx512.h's short forms) */
-    if (j->yq == NULL) {
-        const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
+    v = tc__qact_avx512(&c->act, v); /* (GELU, sigmoid, SiLU: qact_avx512.h's short forms) */
+    if (c->yq == NULL) {
         if (o->ls == 1) _mm512_mask_storeu_ps(o->y + off, mask, v);
         else _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
         return;
     }
-    /* INT8 chain: the next layer's code of the FP32 value, as its quantization pass would (q_codes16) */
-    const tc__qconv_geom *g = j->g;
-    _mm_mask_storeu_epi8(j->yq + o->qoff[i] + (size_t)b * 16, mask,
-                         q_codes16(v, _mm512_set1_ps(j->o_inv), _mm512_set1_ps((float)g->o_zp),
-                                   _mm512_set1_ps((float)g->o_lo), _mm512_set1_ps((float)g->o_hi)));
+    _mm_mask_storeu_epi8(c->yq + o->qoff[i] + (size_t)b * 16, mask, q_codes16(v, c->o_inv, c->o_zp, c->o_lo, c->o_hi));
+}
+
+/* The same for one pixel and block, with the locals loaded here (the AMX and depthwise kernels). */
+static inline __attribute__((always_inline)) void q_store(const q_job *j, const tc__lowp_out *o, int i, int b,
+                                                          __m512i acc, __mmask16 mask, __m512i lanes) {
+    const q_consts c = q_consts_of(j);
+    const q_blk k = q_blk_of(j, o->oc0 + (size_t)b * 16, mask);
+    q_store_with(&c, &k, o, i, b, acc, mask, lanes);
 }
 
 /* The job of a run (X quantized into scratch unless it is the chain's image; Y's border filled when it is one); the
@@ -153,12 +180,13 @@ static inline tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom 
 }
 
 /* Runs a set-up job: X quantized into the image (unless it is the chain's), then compute(job, strip_task, group) over
- * lowp_grid.h's tasks. */
+ * lowp_grid.h's tasks of group_blocks blocks each. */
 static inline tc_status q_run_tasks(const tc__kernel_ctx *ctx, const tc__qconv_geom *g,
-                                    void (*compute)(void *, size_t, size_t)) {
+                                    void (*compute)(void *, size_t, size_t), size_t group_blocks) {
     q_job j;
     unsigned char *scratch = NULL;
     tc_status st = q_setup(ctx, g, &j, &scratch);
+    if (st == TC_STATUS_OK) tc__lowp_grid_group_blocks(&j.grid, group_blocks);
     if (st == TC_STATUS_OK)
         tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, q_quantize_row, compute, &j);
     if (scratch != NULL) tc__kernel_free(ctx, scratch);
