@@ -376,7 +376,8 @@ static void expect_tactic(const tc_engine *e, const char *name, const char *want
  * after matching their VNNI / AVX512-BF16 twins on this machine (tactic.h's proof), chained or not: with 64 channels
  * the INT8 rows are 64 (1x1, MatMul) and 192 bytes (3x3), the BF16 ones twice that; with 80 channels they end in a
  * shorter chunk (INT8 80 and 240 bytes, BF16 160 and 480); the stem (3 channels: 12-byte rows) stays with the twin.
- * Outputs close to the reference; chained bit-identical to unchained. */
+ * Outputs close to the reference; chained bit-identical to unchained; INT8 with the stem's output as proj's residual
+ * image (AMX epilogue reading u8 codes) close to the reference too. */
 static void test_amx_chosen(void **state) {
     (void)state;
     const uint64_t isa = tc__cpu_get()->isa;
@@ -401,11 +402,20 @@ static void test_amx_chosen(void **state) {
             for (int layout = 0; layout < 2; layout++) {
                 char what[64];
                 snprintf(what, sizeof what, "%s, layout %d, %d channels", kind ? "bf16" : "int8", layout, (int)ch);
+                /* (INT8: the residual image, which quantizes the stem's output that proj adds, checked apart) */
                 tc_build_options o = {.struct_size = sizeof o, .threads = 2,
                                       .flags = kinds[kind].flag | TC_BUILD_TACTICS_FIXED,
                                       .calib_cache = kind == 0 ? cache : NULL,
                                       .disabled_passes = layout ? 0 : TC_PASS_LAYOUT};
                 tc_engine *chained = NULL, *plain = NULL;
+                if (kind == 0) {
+                    if (tc_engine_build(m, &o, &chained, &err)) fail_msg("%s: build: %s", what, err.message);
+                    expect_tactic(chained, "proj", kinds[kind].conv[layout], what);
+                    if (!node_has(chained, "proj", TC__ATTR_INT8_RES_IMAGE)) fail_msg("%s: no residual image", what);
+                    check_close(chained, &x, &want, what);
+                    tc_engine_destroy(chained);
+                    o.disabled_passes |= TC_PASS_INT8_RESIDUAL_IMAGE;
+                }
                 if (tc_engine_build(m, &o, &chained, &err)) fail_msg("%s: build: %s", what, err.message);
                 o.disabled_passes |= TC_PASS_LOWP_CHAIN;
                 if (tc_engine_build(m, &o, &plain, &err)) fail_msg("%s: build: %s", what, err.message);
