@@ -560,26 +560,6 @@ static inline __attribute__((always_inline)) void s16_store_tile(const s16_job *
     s16_store_tile_batched(j, o, i0, MR, oc, n, acc, res_t ? rt : NULL);
 }
 
-/* Fills what the epilogue does not write of the out image with the zero point's element (byte fill: 0 for centred codes
- * and u7 bytes, z for u8 bytes): its border rows and columns, and the channels past C_out of its pixels. */
-static void q_zero_border(void *img, const tc__qconv_geom *g, size_t esz, uint8_t fill) {
-    unsigned char *b = img;
-    const size_t row = g->o_wp * g->o_cp * esz, px = g->o_cp * esz;
-    for (size_t n = 0; n < g->batch; n++) {
-        unsigned char *im = b + n * g->o_hp * row;
-        memset(im, fill, g->o_pt * row);
-        memset(im + (g->o_pt + g->oh) * row, fill, (g->o_hp - g->o_pt - g->oh) * row);
-        for (size_t r = g->o_pt; r < g->o_pt + g->oh; r++) {
-            unsigned char *rw = im + r * row;
-            memset(rw, fill, g->o_pl * px);
-            memset(rw + (g->o_pl + g->ow) * px, fill, (g->o_wp - g->o_pl - g->ow) * px);
-            if (g->o_cp > g->cout)
-                for (size_t c = g->o_pl; c < g->o_pl + g->ow; c++)
-                    memset(rw + c * px + g->cout * esz, fill, (g->o_cp - g->cout) * esz);
-        }
-    }
-}
-
 /* Runs variant v of a dense (byte variants: VNNI packing, else 16-bit weights) or depthwise (Q_S16 or Q_U7; 16-bit
  * weights, qconv_u8s8.h) layer, compute: the kernel's task (tc__lowp_task with its tile). */
 static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_variant v,
@@ -624,7 +604,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_v
         j.o_lov = _mm256_set1_ps((float)g->o_lo), j.o_zpi = _mm256_set1_epi32(g->o_zp);
         j.o_hiv = _mm256_set1_ps((float)g->o_hi);
         tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
-        q_zero_border(io.y, g, tc__qconv_out_elem(g, u7), (uint8_t)j.o_add);
+        tc__qconv_fill_out_border(io.y, g, tc__qconv_out_elem(g, u7), (uint8_t)j.o_add);
     }
     if (g->res_image) { /* the residual is an image of codes */
         tc__lowp_grid_res_image(&j.grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);
