@@ -48,7 +48,7 @@ static inline tc_status tc__hconv_job_setup(const tc__kernel_ctx *ctx, const tc_
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
         j->ych = (uint16_t *)io.y;
         tc__lowp_grid_out_image(&j->grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
-        memset(j->ych, 0, s->batch * g->o_hp * g->o_wp * g->o_cp * sizeof *j->ych);
+        tc__lowp_fill_out_border(&j->grid, s->batch, j->ych, sizeof *j->ych, 0);
     }
     return TC_STATUS_OK;
 }

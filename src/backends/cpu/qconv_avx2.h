@@ -604,7 +604,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_v
         j.o_lov = _mm256_set1_ps((float)g->o_lo), j.o_zpi = _mm256_set1_epi32(g->o_zp);
         j.o_hiv = _mm256_set1_ps((float)g->o_hi);
         tc__lowp_grid_out_image(&j.grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
-        tc__qconv_fill_out_border(io.y, g, tc__qconv_out_elem(g, u7), (uint8_t)j.o_add);
+        tc__lowp_fill_out_border(&j.grid, g->batch, io.y, tc__qconv_out_elem(g, u7), (uint8_t)j.o_add);
     }
     if (g->res_image) { /* the residual is an image of codes */
         tc__lowp_grid_res_image(&j.grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);

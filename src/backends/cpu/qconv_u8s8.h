@@ -32,7 +32,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "backends/cpu/amx_panel.h"
 #include "backends/cpu/lowp_layer.h"
@@ -81,28 +80,6 @@ static inline int tc__qconv_out_fmt(const tc__qconv_geom *g, bool u7) {
 }
 static inline size_t tc__qconv_out_elem(const tc__qconv_geom *g, bool u7) {
     return tc__qconv_out_fmt(g, u7) == TC__INT8_IMG_S16 ? 2 : 1;
-}
-
-/* Fills what the epilogue does not write of the out image (g->out_image) with the zero point's element (byte fill: z for
- * u8 codes, 0 for the AVX2 variants' centred codes and u7 bytes; elements of esz bytes): its border rows and columns, and
- * the channels past C_out of its pixels. (Not the whole image: a 1x1 reader's has no border, and ResNet's layer1 images
- * are 0.8 MB, filled on one thread before the parallel run.) */
-static inline void tc__qconv_fill_out_border(void *img, const tc__qconv_geom *g, size_t esz, uint8_t fill) {
-    unsigned char *b = img;
-    const size_t row = g->o_wp * g->o_cp * esz, px = g->o_cp * esz;
-    for (size_t n = 0; n < g->batch; n++) {
-        unsigned char *im = b + n * g->o_hp * row;
-        memset(im, fill, g->o_pt * row);
-        memset(im + (g->o_pt + g->oh) * row, fill, (g->o_hp - g->o_pt - g->oh) * row);
-        for (size_t r = g->o_pt; r < g->o_pt + g->oh; r++) {
-            unsigned char *rw = im + r * row;
-            memset(rw, fill, g->o_pl * px);
-            memset(rw + (g->o_pl + g->ow) * px, fill, (g->o_wp - g->o_pl - g->ow) * px);
-            if (g->o_cp > g->cout)
-                for (size_t c = g->o_pl; c < g->o_pl + g->ow; c++)
-                    memset(rw + c * px + g->cout * esz, fill, (g->o_cp - g->cout) * esz);
-        }
-    }
 }
 
 /* Bytes of the packed weight (int8 part + mult + comp). */

@@ -169,7 +169,7 @@ static inline tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom 
         j->yq = (uint8_t *)io.y;
         j->o_inv = 1.0f / g->o_scale;
         tc__lowp_grid_out_image(&j->grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
-        tc__qconv_fill_out_border(j->yq, g, 1, g->o_zp);
+        tc__lowp_fill_out_border(&j->grid, g->batch, j->yq, 1, g->o_zp);
     }
     if (g->res_image) { /* the residual is an image of u8 codes (tc.int8_res_image, TC__INT8_IMG_U8) */
         tc__lowp_grid_res_image(&j->grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);
