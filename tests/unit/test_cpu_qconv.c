@@ -269,6 +269,16 @@ static void test_conv_edge_sizes(void **state) {
                 if (!q_fits(c.cin, c.cout, c.k)) continue; /* not supported (see test_rejects) */
                 check_case(seed++, &c, what);
             }
+    /* image stems (1 to 4 channels, NCHW): rows of 16 pixels and more take the vector quantization, the rest one by one */
+    const int64_t stem_cins[] = {1, 2, 3, 4}, stem_hws[] = {16, 37};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t h = 0; h < 2; h++) {
+            q_case c = conv_case(stem_cins[a], 16 + 7 * (int64_t)a, stem_hws[h], 3 + 2 * (int64_t)h, 1 + (int64_t)h, Q_PLAIN);
+            char what[96];
+            snprintf(what, sizeof what, "stem cin %lld hw %lld", (long long)c.cin, (long long)c.h);
+            if (!q_fits(c.cin, c.cout, c.k)) continue;
+            check_case(seed++, &c, what);
+        }
     q_case c = conv_case(16, 32, 11, 3, 1, Q_BLOCKED);
     c.d = 2;
     c.pad = 2;

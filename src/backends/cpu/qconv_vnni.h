@@ -77,6 +77,27 @@ static inline void q_quantize_row(void *arg, size_t task) {
             if (tail) _mm_mask_storeu_epi8(o + c16, tail, q_codes16(_mm512_maskz_loadu_ps(tail, src + c16), inv, z, lo, hi));
             for (size_t c = g->cin; c < cp; c++) o[c] = zp;
         }
+    } else if (cp == 4) { /* NCHW of at most 4 channels (an image stem): 16 pixels' channel quads per 64 bytes */
+        const size_t plane = g->ih * g->iw;
+        const float *src[4] = {NULL, NULL, NULL, NULL};
+        for (size_t c = 0; c < g->cin; c++) src[c] = j->x + (n * g->cin + c) * plane + h * g->iw;
+        size_t w = 0;
+        for (; w + 16 <= g->iw; w += 16) {
+            __m128i b[4];
+            for (int c = 0; c < 4; c++)
+                b[c] = src[c] ? q_codes16(_mm512_loadu_ps(src[c] + w), inv, z, lo, hi) : _mm_set1_epi8((char)zp);
+            /* bytes (channel, pixel) to (pixel, channel): pixels 0-7 and 8-15 of channels 0, 1 and 2, 3 in pairs, then
+             * quads */
+            const __m128i l01 = _mm_unpacklo_epi8(b[0], b[1]), h01 = _mm_unpackhi_epi8(b[0], b[1]);
+            const __m128i l23 = _mm_unpacklo_epi8(b[2], b[3]), h23 = _mm_unpackhi_epi8(b[2], b[3]);
+            _mm_storeu_si128((__m128i *)(dst + w * 4), _mm_unpacklo_epi16(l01, l23));
+            _mm_storeu_si128((__m128i *)(dst + w * 4 + 16), _mm_unpackhi_epi16(l01, l23));
+            _mm_storeu_si128((__m128i *)(dst + w * 4 + 32), _mm_unpacklo_epi16(h01, h23));
+            _mm_storeu_si128((__m128i *)(dst + w * 4 + 48), _mm_unpackhi_epi16(h01, h23));
+        }
+        for (; w < g->iw; w++)
+            for (size_t c = 0; c < 4; c++)
+                dst[w * 4 + c] = src[c] ? tc__q_code_in(src[c][w], j->inv_scale, zp, g->lo, g->hi) : zp;
     } else {
         const size_t plane = g->ih * g->iw;
         for (size_t c = 0; c < g->cin; c++) {
