@@ -24,6 +24,13 @@
 #define TC__SHAPE_STEP_MAX_NUMEL 64
 #define TC__ARENA_ALIGN 64
 
+/* True when some layer of g may run INT8 (tc.int8_scale: from --int8's calibration, or a QDQ model's scales). */
+static bool has_int8_layers(const tc__graph *g) {
+    for (int k = 0; k < g->n_nodes; k++)
+        if (!g->nodes[k].removed && tc__attr_has(&g->nodes[k].attrs, TC__ATTR_INT8_SCALE)) return true;
+    return false;
+}
+
 static bool is_view_op(const char *op) {
     return strcmp(op, "Reshape") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Squeeze") == 0 ||
            strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Identity") == 0;
@@ -370,8 +377,13 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     /* The graph after the passes, with and without the NCHW16c layout: both are tuned and the one whose
      * chosen tactics take less time in total wins (a whole-graph layout choice made by timing). */
     variant best = {0}, other = {0};
-    const bool layout = !(o && (o->disabled_passes & TC_PASS_LAYOUT)) && (tc__cpu_get()->isa & TC__ISA_AVX512F);
     const bool fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED);
+    /* Without timing (--tactics-fixed) the NCHW16c variant is taken, except for INT8 layers (--int8, a QDQ model) on an
+     * AVX-512 CPU without VNNI (Skylake-SP, or TAILCUT_MAX_ISA=avx512): its INT8 kernels, the AVX2 variants, take
+     * plain layouts only, so in NCHW16c hardly a layer could be INT8 */
+    const bool int8_plain_only = has_int8_layers(g) && !(tc__cpu_get()->isa & TC__ISA_AVX512VNNI);
+    const bool layout = !(o && (o->disabled_passes & TC_PASS_LAYOUT)) && (tc__cpu_get()->isa & TC__ISA_AVX512F) &&
+                        !(fixed && int8_plain_only);
     if (st == TC_STATUS_OK && layout) {
         tc__graph *g2 = NULL; /* a clone keeps no inferred values: sort and infer it again */
         st = tc__graph_clone(g, &g2, err);
