@@ -39,18 +39,12 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
             }
         }
     }
-    /* the epilogue, its operands in locals (q_consts) */
-    const tc__lowp_out oo = *o;
-    const q_consts qc = q_consts_of(j);
-    const __m512i lanes = tc__lowp_lanes(oo.ls);
-    q_blk k[4];
-#pragma GCC unroll 4
-    for (int b = 0; b < NB; b++) k[b] = q_blk_of(j, oo.oc0 + (size_t)b * 16, b == NB - 1 ? last_mask : (__mmask16)0xffff);
+    q_tile_epi e;
+    q_tile_epi_of(j, o, NB, last_mask, &e);
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
-        for (int b = 0; b < NB; b++)
-            q_store_with(&qc, &k[b], &oo, i, b, acc[i][b], b == NB - 1 ? last_mask : (__mmask16)0xffff, lanes);
+        for (int b = 0; b < NB; b++) q_tile_store(&e, i, b, NB, acc[i][b], last_mask);
 }
 
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */

@@ -159,7 +159,29 @@ static inline __attribute__((always_inline)) void q_store_with(const q_consts *c
     _mm_mask_storeu_epi8(c->yq + o->qoff[i] + (size_t)b * 16, mask, q_codes16(v, c->o_inv, c->o_zp, c->o_lo, c->o_hi));
 }
 
-/* The same for one pixel and block, with the locals loaded here (the AMX and depthwise kernels). */
+/* A tile's epilogue operands in locals: its output addressing, q_consts, the q_blk of each of its nb blocks (the last on
+ * last_mask) and the lane offsets of scattered stores. */
+typedef struct q_tile_epi {
+    tc__lowp_out o;
+    q_consts c;
+    q_blk k[4];
+    __m512i lanes;
+} q_tile_epi;
+static inline __attribute__((always_inline)) void q_tile_epi_of(const q_job *j, const tc__lowp_out *o, int nb,
+                                                                __mmask16 last_mask, q_tile_epi *e) {
+    e->o = *o;
+    e->c = q_consts_of(j);
+    e->lanes = tc__lowp_lanes(o->ls);
+#pragma GCC unroll 4
+    for (int b = 0; b < nb; b++) e->k[b] = q_blk_of(j, o->oc0 + (size_t)b * 16, b == nb - 1 ? last_mask : (__mmask16)0xffff);
+}
+/* Pixel i, block b of the tile: q_store_with on its locals. */
+static inline __attribute__((always_inline)) void q_tile_store(const q_tile_epi *e, int i, int b, int nb, __m512i acc,
+                                                               __mmask16 last_mask) {
+    q_store_with(&e->c, &e->k[b], &e->o, i, b, acc, b == nb - 1 ? last_mask : (__mmask16)0xffff, e->lanes);
+}
+
+/* The same for one pixel and block, with the locals loaded here (the AMX kernels). */
 static inline __attribute__((always_inline)) void q_store(const q_job *j, const tc__lowp_out *o, int i, int b,
                                                           __m512i acc, __mmask16 mask, __m512i lanes) {
     const q_consts c = q_consts_of(j);

@@ -52,13 +52,8 @@ static inline __attribute__((always_inline)) void dw_tile(const q_job *j, const 
             acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], _mm512_unpackhi_epi16(h01, h23), wv[3]);
         }
     }
-    /* the epilogue, its operands in locals (q_consts) */
-    const tc__lowp_out oo = *o;
-    const q_consts qc = q_consts_of(j);
-    const __m512i lanes = tc__lowp_lanes(oo.ls);
-    q_blk k[4];
-#pragma GCC unroll 4
-    for (int b = 0; b < NB; b++) k[b] = q_blk_of(j, oo.oc0 + (size_t)b * 16, b == NB - 1 ? last_mask : (__mmask16)0xffff);
+    q_tile_epi e;
+    q_tile_epi_of(j, o, NB, last_mask, &e);
 #pragma GCC unroll 4
     for (int i = 0; i < MR; i++) {
         /* block L = lane L of acc[0..3]: t01 = (acc0 lanes 0 1, acc1 lanes 0 1), ... */
@@ -67,8 +62,7 @@ static inline __attribute__((always_inline)) void dw_tile(const q_job *j, const 
         const __m512i blk[4] = {_mm512_shuffle_i32x4(t0, t2, 0x88), _mm512_shuffle_i32x4(t0, t2, 0xdd),
                                 _mm512_shuffle_i32x4(t1, t3, 0x88), _mm512_shuffle_i32x4(t1, t3, 0xdd)};
 #pragma GCC unroll 4
-        for (int b = 0; b < NB; b++)
-            q_store_with(&qc, &k[b], &oo, i0 + i, b, blk[b], b == NB - 1 ? last_mask : (__mmask16)0xffff, lanes);
+        for (int b = 0; b < NB; b++) q_tile_store(&e, i0 + i, b, NB, blk[b], last_mask);
     }
 }
 
