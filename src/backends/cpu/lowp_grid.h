@@ -27,7 +27,6 @@ typedef struct tc__lowp_grid {
     size_t oh, ow, sh, sw, hp, wp, cp, cout;
     uint8_t out_layout;     /* tc__lowp_layout */
     size_t nblocks, groups; /* blocks of 16 output channels (C_out rounded up), task groups of them */
-    size_t group_blocks;    /* blocks per group: TC__LOWP_GROUP_BLOCKS, or fewer (tc__lowp_grid_group_blocks) */
     size_t strips;          /* strips per image */
     int mr_wide;            /* output pixels per tile with 3 or 4 blocks (6; a kernel may take more, up to TC__LOWP_MR) */
     /* INT8 chain: the output is the next layer's padded channels-last image (o_cp != 0; see qconv_u8s8.h) */
@@ -39,18 +38,11 @@ typedef struct tc__lowp_grid {
 
 static inline tc__lowp_grid tc__lowp_grid_of(size_t oh, size_t ow, size_t sh, size_t sw, size_t hp, size_t wp,
                                              size_t cp, size_t cout, uint8_t out_layout) {
-    tc__lowp_grid g = {oh, ow, sh, sw, hp, wp, cp, cout, out_layout, (cout + 15) / 16, 0, TC__LOWP_GROUP_BLOCKS, 0, 6,
-                       0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0};
+    tc__lowp_grid g = {oh, ow, sh, sw, hp, wp, cp, cout, out_layout, (cout + 15) / 16, 0, 0, 6, 0, 0, 0, 0, 0,
+                       NULL, 0, 0, 0, 0, 0};
     g.groups = (g.nblocks + TC__LOWP_GROUP_BLOCKS - 1) / TC__LOWP_GROUP_BLOCKS;
     g.strips = (oh * ow + TC__LOWP_STRIP - 1) / TC__LOWP_STRIP;
     return g;
-}
-
-/* Gives the grid's tasks n (1..TC__LOWP_GROUP_BLOCKS) blocks each: with 1 or 2 the tiles take 12 pixels, each weight
- * vector serving twice as many of them. */
-static inline void tc__lowp_grid_group_blocks(tc__lowp_grid *g, size_t n) {
-    g->group_blocks = n;
-    g->groups = (g->nblocks + n - 1) / n;
 }
 
 /* Makes the grid's output the next layer's padded channels-last image (the reduced-precision chain). */
@@ -137,8 +129,8 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
     /* strips of equal length (49 pixels: 25 + 24, not 48 + 1) */
     const size_t n = strip_task / g->strips, s = strip_task % g->strips;
     const size_t p0 = s * plane / g->strips, p1 = (s + 1) * plane / g->strips;
-    const size_t b0 = group * g->group_blocks;
-    const int nb = (int)(g->nblocks - b0 < g->group_blocks ? g->nblocks - b0 : g->group_blocks);
+    const size_t b0 = group * TC__LOWP_GROUP_BLOCKS;
+    const int nb = (int)(g->nblocks - b0 < TC__LOWP_GROUP_BLOCKS ? g->nblocks - b0 : TC__LOWP_GROUP_BLOCKS);
     const size_t oc0 = b0 * 16, last_ch = g->cout - (b0 + (size_t)nb - 1) * 16;
     const uint16_t last_mask = last_ch >= 16 ? (uint16_t)0xffff : (uint16_t)((1u << last_ch) - 1);
     const int mr_max = nb >= 3 ? g->mr_wide : TC__LOWP_MR;

@@ -23,6 +23,15 @@ static inline __m512i tc__lowp_lanes(size_t ls) {
                               _mm512_set1_epi32((int32_t)ls));
 }
 
+/* v + the FP32 residual of pixel i, block b (when o has one). */
+static inline __attribute__((always_inline)) __m512 tc__lowp_add_res(const tc__lowp_out *o, int i, int b, __m512 v,
+                                                                     __mmask16 mask, __m512i lanes) {
+    if (o->res == NULL) return v;
+    const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
+    return _mm512_add_ps(v, o->ls == 1 ? _mm512_maskz_loadu_ps(mask, o->res + off)
+                                       : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
+}
+
 /* Pixel i, block b of a tile: v * mult[oc] (when mult) + bias[oc] (when bias) + residual, activation: the
  * FP32 value the step outputs (for a chained step: what the next layer's image is made from). */
 static inline __attribute__((always_inline)) __m512 tc__lowp_value(const tc__vact *act, const float *mult,
@@ -31,22 +40,22 @@ static inline __attribute__((always_inline)) __m512 tc__lowp_value(const tc__vac
     const size_t oc = o->oc0 + (size_t)b * 16;
     const __m512 bv = bias ? _mm512_maskz_loadu_ps(mask, bias + oc) : _mm512_setzero_ps();
     v = mult ? _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(mask, mult + oc), bv) : _mm512_add_ps(v, bv);
-    if (o->res) {
-        const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
-        v = _mm512_add_ps(v, o->ls == 1 ? _mm512_maskz_loadu_ps(mask, o->res + off)
-                                        : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
-    }
-    return tc__vact_f32_avx512(v, act);
+    return tc__vact_f32_avx512(tc__lowp_add_res(o, i, b, v, mask, lanes), act);
+}
+
+/* v stored as pixel i, block b of o's FP32 output, on the mask's lanes. */
+static inline __attribute__((always_inline)) void tc__lowp_put(const tc__lowp_out *o, int i, int b, __m512 v,
+                                                               __mmask16 mask, __m512i lanes) {
+    const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
+    if (o->ls == 1) _mm512_mask_storeu_ps(o->y + off, mask, v);
+    else _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
 }
 
 /* tc__lowp_value, stored on the mask's lanes. */
 static inline __attribute__((always_inline)) void tc__lowp_store(const tc__vact *act, const float *mult,
                                                                  const float *bias, const tc__lowp_out *o, int i,
                                                                  int b, __m512 v, __mmask16 mask, __m512i lanes) {
-    v = tc__lowp_value(act, mult, bias, o, i, b, v, mask, lanes);
-    const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
-    if (o->ls == 1) _mm512_mask_storeu_ps(o->y + off, mask, v);
-    else _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
+    tc__lowp_put(o, i, b, tc__lowp_value(act, mult, bias, o, i, b, v, mask, lanes), mask, lanes);
 }
 
 /*

@@ -80,17 +80,13 @@ static void q_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *
     tiles[mr - 1](j, j->xq, xoff, j->w + b0 * wbs, wbs, o, last_mask);
 }
 
-#ifndef Q_GROUP_BLOCKS
-#define Q_GROUP_BLOCKS 4 /* (2, with 12-pixel tiles: ResNet-50 1.10x, BERT 1.07x slower on AVX512-VNNI) */
-#endif
-
 static void q_compute(void *arg, size_t strip_task, size_t group) {
     const q_job *j = arg;
     tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, q_tile_at, j);
 }
 
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
-    return q_run_tasks(ctx, g, q_compute, Q_GROUP_BLOCKS);
+    return q_run_tasks(ctx, g, q_compute);
 }
 
 /* The AMX run (amx_panel.h): panels x groups of up to 4 blocks, each block pair accumulated in tiles, then the

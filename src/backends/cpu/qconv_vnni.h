@@ -141,19 +141,16 @@ static inline __attribute__((always_inline)) q_consts q_consts_of(const q_job *j
 static inline __attribute__((always_inline)) void q_store_with(const q_consts *c, const q_blk *k, const tc__lowp_out *o,
                                                                int i, int b, __m512i acc, __mmask16 mask, __m512i lanes) {
     __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, k->comp)), k->mult, k->bias);
-    const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
     if (o->rimg != NULL) {
         const __m128i u = _mm_maskz_loadu_epi8(mask, (const uint8_t *)o->rimg + o->roff[i] + (size_t)b * 16);
         const __m512i r = _mm512_sub_epi32(_mm512_cvtepu8_epi32(u), c->r_zp);
         v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_cvtepi32_ps(r), c->r_scale));
-    } else if (o->res != NULL) {
-        v = _mm512_add_ps(v, o->ls == 1 ? _mm512_maskz_loadu_ps(mask, o->res + off)
-                                        : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
+    } else {
+        v = tc__lowp_add_res(o, i, b, v, mask, lanes);
     }
     v = tc__qact_avx512(&c->act, v); /* (GELU, sigmoid, SiLU: qact_avx512.h's short forms) */
     if (c->yq == NULL) {
-        if (o->ls == 1) _mm512_mask_storeu_ps(o->y + off, mask, v);
-        else _mm512_mask_i32scatter_ps(o->y + off, mask, lanes, v, 4);
+        tc__lowp_put(o, i, b, v, mask, lanes);
         return;
     }
     _mm_mask_storeu_epi8(c->yq + o->qoff[i] + (size_t)b * 16, mask, q_codes16(v, c->o_inv, c->o_zp, c->o_lo, c->o_hi));
@@ -223,13 +220,12 @@ static inline tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom 
 }
 
 /* Runs a set-up job: X quantized into the image (unless it is the chain's), then compute(job, strip_task, group) over
- * lowp_grid.h's tasks of group_blocks blocks each. */
+ * lowp_grid.h's tasks. */
 static inline tc_status q_run_tasks(const tc__kernel_ctx *ctx, const tc__qconv_geom *g,
-                                    void (*compute)(void *, size_t, size_t), size_t group_blocks) {
+                                    void (*compute)(void *, size_t, size_t)) {
     q_job j;
     unsigned char *scratch = NULL;
     tc_status st = q_setup(ctx, g, &j, &scratch);
-    if (st == TC_STATUS_OK) tc__lowp_grid_group_blocks(&j.grid, group_blocks);
     if (st == TC_STATUS_OK)
         tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, q_quantize_row, compute, &j);
     if (scratch != NULL) tc__kernel_free(ctx, scratch);

@@ -104,5 +104,5 @@ static void dw_compute(void *arg, size_t strip_task, size_t group) {
 tc_status tc__qdw_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
     if (!g->depthwise || g->cp % 16 != 0)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: not a depthwise layer of the int8 kernel", ctx->op_type);
-    return q_run_tasks(ctx, g, dw_compute, TC__LOWP_GROUP_BLOCKS); /* (the packing's groups) */
+    return q_run_tasks(ctx, g, dw_compute);
 }
