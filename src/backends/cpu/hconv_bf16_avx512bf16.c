@@ -79,6 +79,19 @@ static inline __attribute__((always_inline)) void b_out(const b_job *j, const tc
 }
 
 /*
+ * The epilogue of a tile whose sums (pixel i, block b at sums[i * nb + b]) the microkernel left in memory. Not inlined:
+ * the activation may call SLEEF, and accumulators live across a call are kept in memory by the register allocator for
+ * their whole life, the multiply-add loop included (b_tile_6x4 spilled 24 accumulators per step, at ~0.4x its rate).
+ */
+static __attribute__((noinline)) void b_epilogue(const b_job *j, const tc__lowp_out *o, const __m512 *sums, int mr,
+                                                 int nb, __mmask16 last_mask) {
+    const __m512i lanes = tc__lowp_lanes(o->ls);
+    for (int i = 0; i < mr; i++)
+        for (int b = 0; b < nb; b++)
+            b_out(j, o, i, b, sums[i * nb + b], b == nb - 1 ? last_mask : (__mmask16)0xffff, lanes);
+}
+
+/*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
  * accumulated in FP32 over every tap and pair of input channels, then stored.
  */
@@ -109,12 +122,12 @@ static inline __attribute__((always_inline)) void b_tile(const b_job *j, const u
             }
         }
     }
-    const __m512i lanes = tc__lowp_lanes(o->ls);
+    __m512 sums[TC__LOWP_MR * TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
-        for (int b = 0; b < NB; b++)
-            b_out(j, o, i, b, acc[i][b], b == NB - 1 ? last_mask : (__mmask16)0xffff, lanes);
+        for (int b = 0; b < NB; b++) sums[i * NB + b] = acc[i][b];
+    b_epilogue(j, o, sums, MR, NB, last_mask);
 }
 
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */
