@@ -13,6 +13,8 @@ import statistics
 import sys
 import time
 
+import numpy as np
+
 import compare  # this folder's ctypes binding of libtailcut and its seeded inputs
 
 
@@ -64,6 +66,7 @@ def main(argv=None):
                 t0 = time.perf_counter_ns()
                 plans[k].run()
                 ms[k].append((time.perf_counter_ns() - t0) / 1e6)
+        outs = [tc.outputs() for tc in plans]  # of the last run, on the same inputs
     except compare.CompareError as e:
         print(f"plan_ab: {e}", file=sys.stderr)
         return 1
@@ -75,6 +78,14 @@ def main(argv=None):
     print("          P50        P90        min")
     for label, v in zip(("A", "B"), ms):
         print(f"  {label}  {q(v, 0.5):9.3f}  {q(v, 0.9):9.3f}  {min(v):9.3f}")
+    for name, a in outs[0].items():
+        b = outs[1].get(name)
+        if b is None or b.shape != a.shape:
+            print(f"output '{name}': not in B with its shape")
+            continue
+        diff = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
+        same = "identical bits" if a.tobytes() == b.tobytes() else f"max |A - B| {diff:.3g}"
+        print(f"output '{name}': {same}")
     pairs = statistics.median(b / a for a, b in zip(*ms))
     print(f"B/A: P50 {q(ms[1], 0.5) / q(ms[0], 0.5):.3f}x  min {min(ms[1]) / min(ms[0]):.3f}x  "
           f"median of pair ratios {pairs:.3f}x")

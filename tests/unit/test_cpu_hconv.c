@@ -209,6 +209,14 @@ static void test_conv_resnet_shapes(void **state) {
     check_both(6, &c, "1x1 s2 downsample");
     c = conv_case(256, 48, 5, 3, 1, H_BLOCKED);
     check_both(7, &c, "3x3 K 2304");
+    /* stems of 3 and 4 channels: 16 pixels at a time into the image, then the row's tail; Clip and no activation */
+    c = conv_case(4, 48, 35, 3, 1, H_PLAIN_IN);
+    c.act = TC__ACT_CLIP;
+    check_both(8, &c, "stem 3x3 of 4 channels, Clip");
+    c = conv_case(3, 16, 40, 7, 2, H_PLAIN_IN);
+    c.act = TC__ACT_NONE;
+    c.residual = true;
+    check_both(9, &c, "stem 7x7 s2 +res, no activation");
 }
 
 /* Edge sizes: odd and prime channel counts (plain layout), planes of 1 to 13, kernels 1/3/5, dilation. */

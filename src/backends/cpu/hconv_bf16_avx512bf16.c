@@ -55,6 +55,29 @@ static void b_convert_row(void *arg, size_t task) {
             if (tail) _mm256_mask_storeu_epi16(o + c16, tail, (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(tail, src + c16)));
             if (cp > s->cin) o[s->cin] = 0;
         }
+    } else if (cp == 4) { /* NCHW of at most 4 channels (an image stem): 16 pixels' channel quads per 128 bytes */
+        const size_t plane = s->ih * s->iw;
+        const float *src[4] = {NULL, NULL, NULL, NULL};
+        for (size_t c = 0; c < s->cin; c++) src[c] = j->x + (n * s->cin + c) * plane + h * s->iw;
+        size_t w = 0;
+        for (; w + 16 <= s->iw; w += 16) {
+            __m256i b[4];
+            for (int c = 0; c < 4; c++)
+                b[c] = src[c] ? (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src[c] + w)) : _mm256_setzero_si256();
+            /* (channel, pixel) to (pixel, channel): channels 0, 1 and 2, 3 in pairs, then quads; the unpacks work
+             * within 128-bit lanes, so the quads of pixels 0-3, 8-11 come first, then 4-7, 12-15 */
+            const __m256i p01l = _mm256_unpacklo_epi16(b[0], b[1]), p01h = _mm256_unpackhi_epi16(b[0], b[1]);
+            const __m256i p23l = _mm256_unpacklo_epi16(b[2], b[3]), p23h = _mm256_unpackhi_epi16(b[2], b[3]);
+            const __m256i q0 = _mm256_unpacklo_epi32(p01l, p23l), q1 = _mm256_unpackhi_epi32(p01l, p23l);
+            const __m256i q2 = _mm256_unpacklo_epi32(p01h, p23h), q3 = _mm256_unpackhi_epi32(p01h, p23h);
+            /* q0: pixels 0-1 | 8-9, q1: 2-3 | 10-11, q2: 4-5 | 12-13, q3: 6-7 | 14-15 */
+            _mm256_storeu_si256((__m256i *)(dst + w * 4), _mm256_permute2x128_si256(q0, q1, 0x20));
+            _mm256_storeu_si256((__m256i *)(dst + w * 4 + 16), _mm256_permute2x128_si256(q2, q3, 0x20));
+            _mm256_storeu_si256((__m256i *)(dst + w * 4 + 32), _mm256_permute2x128_si256(q0, q1, 0x31));
+            _mm256_storeu_si256((__m256i *)(dst + w * 4 + 48), _mm256_permute2x128_si256(q2, q3, 0x31));
+        }
+        for (; w < s->iw; w++)
+            for (size_t c = 0; c < 4; c++) dst[w * 4 + c] = src[c] ? b_scalar(src[c][w]) : 0;
     } else {
         const size_t plane = s->ih * s->iw;
         for (size_t c = 0; c < s->cin; c++) {
@@ -83,13 +106,58 @@ static inline __attribute__((always_inline)) void b_out(const b_job *j, const tc
  * the activation may call SLEEF, and accumulators live across a call are kept in memory by the register allocator for
  * their whole life, the multiply-add loop included (b_tile_6x4 spilled 24 accumulators per step, at ~0.4x its rate).
  */
+static inline __attribute__((always_inline)) void b_epi(const b_job *j, const tc__lowp_out *o, const __m512 *sums,
+                                                        int mr, int nb, __mmask16 last_mask, const tc__vact_kind kind,
+                                                        const bool chain, const bool res) {
+    __m512 bias[TC__LOWP_GROUP_BLOCKS];
+    __mmask16 mask[TC__LOWP_GROUP_BLOCKS];
+    for (int b = 0; b < nb; b++) {
+        mask[b] = b == nb - 1 ? last_mask : (__mmask16)0xffff;
+        bias[b] = j->bias ? _mm512_maskz_loadu_ps(mask[b], j->bias + o->oc0 + (size_t)b * 16) : _mm512_setzero_ps();
+    }
+    const float alpha = j->act.alpha, beta = j->act.beta;
+    uint16_t *const ych = j->ych;
+    for (int i = 0; i < mr; i++)
+        for (int b = 0; b < nb; b++) {
+            const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
+            __m512 v = _mm512_add_ps(sums[i * nb + b], bias[b]);
+            if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[b], o->res + off));
+            v = tc__vact_f32_avx512_kind(v, kind, alpha, beta);
+            if (chain) _mm256_mask_storeu_epi16(ych + o->qoff[i] + (size_t)b * 16, mask[b], (__m256i)_mm512_cvtneps_pbh(v));
+            else _mm512_mask_storeu_ps(o->y + off, mask[b], v);
+        }
+}
+
+#define B_EPI(KIND)                                                                                                   \
+    (chain ? (res ? b_epi(j, o, sums, mr, nb, last_mask, KIND, true, true)                                           \
+                  : b_epi(j, o, sums, mr, nb, last_mask, KIND, true, false))                                         \
+           : (res ? b_epi(j, o, sums, mr, nb, last_mask, KIND, false, true)                                          \
+                  : b_epi(j, o, sums, mr, nb, last_mask, KIND, false, false)))
+
+/*
+ * The epilogue of a tile whose sums (pixel i, block b at sums[i * nb + b]) the microkernel left in memory. Not inlined:
+ * the activation may call SLEEF, and accumulators live across a call are kept in memory by the register allocator for
+ * their whole life, the multiply-add loop included (b_tile_6x4 spilled 24 accumulators per step, at ~0.4x its rate).
+ * No activation, Relu and Clip on contiguous lanes (NCHW16c, rows, the chain's image) take b_epi's variants, with the
+ * branches on the layout, residual and activation taken once per tile; the rest b_out's general path. Same bits.
+ */
 static __attribute__((noinline)) void b_epilogue(const b_job *j, const tc__lowp_out *o, const __m512 *sums, int mr,
                                                  int nb, __mmask16 last_mask) {
+    const bool chain = j->ych != NULL, res = o->res != NULL;
+    if (o->ls == 1 || (chain && !res)) {
+        switch ((tc__vact_kind)j->act.kind) {
+        case TC__VACT_NONE: B_EPI(TC__VACT_NONE); return;
+        case TC__VACT_RELU: B_EPI(TC__VACT_RELU); return;
+        case TC__VACT_CLIP: B_EPI(TC__VACT_CLIP); return;
+        default: break;
+        }
+    }
     const __m512i lanes = tc__lowp_lanes(o->ls);
     for (int i = 0; i < mr; i++)
         for (int b = 0; b < nb; b++)
             b_out(j, o, i, b, sums[i * nb + b], b == nb - 1 ? last_mask : (__mmask16)0xffff, lanes);
 }
+#undef B_EPI
 
 /*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
@@ -98,16 +166,15 @@ static __attribute__((noinline)) void b_epilogue(const b_job *j, const tc__lowp_
 static inline __attribute__((always_inline)) void b_tile(const b_job *j, const uint16_t *x0, const size_t *xoff,
                                                          const uint16_t *w0, size_t wbs, const tc__lowp_out *o,
                                                          __mmask16 last_mask, const int MR, const int NB) {
-    const tc__lowp_shape *s = &j->g->s;
-    const size_t taps = s->kh * s->kw, c2 = j->g->cp / 2;
+    const size_t runs = j->runs, c2 = j->run_pairs, run_step = j->run_step;
     __m512 acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
         for (int b = 0; b < NB; b++) acc[i][b] = _mm512_setzero_ps();
     const uint16_t *wp = w0;
-    for (size_t t = 0; t < taps; t++) {
-        const uint16_t *xt = x0 + j->tap_off[t];
+    for (size_t t = 0; t < runs; t++) {
+        const uint16_t *xt = x0 + j->tap_off[t * run_step];
         for (size_t p = 0; p < c2; p++, wp += 32) {
             __m512bh wv[TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 4

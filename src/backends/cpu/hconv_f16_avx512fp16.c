@@ -92,8 +92,7 @@ static inline __attribute__((always_inline)) void h_store(const h_job *j, const 
 static inline __attribute__((always_inline)) void h_tile(const h_job *j, const _Float16 *x0, const size_t *xoff,
                                                          const _Float16 *w0, size_t wbs, const tc__lowp_out *o,
                                                          __mmask16 last_mask, const int MR, const int NB) {
-    const tc__lowp_shape *s = &j->g->s;
-    const size_t taps = s->kh * s->kw, c2 = j->g->cp / 2;
+    const size_t runs = j->runs, c2 = j->run_pairs, run_step = j->run_step;
     __m512h acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS];
     __m512 part[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS][2];
 #pragma GCC unroll 12
@@ -105,8 +104,8 @@ static inline __attribute__((always_inline)) void h_tile(const h_job *j, const _
         }
     const _Float16 *wp = w0;
     size_t left = TC__HCONV_CHUNK;
-    for (size_t t = 0; t < taps; t++) {
-        const _Float16 *xt = x0 + j->tap_off[t];
+    for (size_t t = 0; t < runs; t++) {
+        const _Float16 *xt = x0 + j->tap_off[t * run_step];
         for (size_t p = 0; p < c2;) {
             const size_t n = c2 - p < left ? c2 - p : left;
             for (size_t e = 0; e < n; e++, p++, wp += 32) {
@@ -123,7 +122,7 @@ static inline __attribute__((always_inline)) void h_tile(const h_job *j, const _
                 }
             }
             left -= n;
-            if (left == 0 || (t + 1 == taps && p == c2)) {
+            if (left == 0 || (t + 1 == runs && p == c2)) {
 #pragma GCC unroll 12
                 for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4

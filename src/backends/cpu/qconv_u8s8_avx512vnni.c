@@ -15,16 +15,15 @@
 static inline __attribute__((always_inline)) void q_tile(const q_job *j, const uint8_t *x0, const size_t *xoff,
                                                          const int8_t *w0, size_t wbs, const tc__lowp_out *o,
                                                          __mmask16 last_mask, const int MR, const int NB) {
-    const tc__qconv_geom *g = j->g;
-    const size_t taps = g->kh * g->kw, c4 = g->cp / 4;
+    const size_t runs = j->runs, c4 = j->run_quads, run_step = j->run_step;
     __m512i acc[12][4];
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
         for (int b = 0; b < NB; b++) acc[i][b] = _mm512_setzero_si512();
     const int8_t *wp = w0;
-    for (size_t t = 0; t < taps; t++) {
-        const uint8_t *xt = x0 + j->tap_off[t];
+    for (size_t t = 0; t < runs; t++) {
+        const uint8_t *xt = x0 + j->tap_off[t * run_step];
         for (size_t c = 0; c < c4; c++, wp += 64, xt += 4) {
             __m512i wv[4];
 #pragma GCC unroll 4

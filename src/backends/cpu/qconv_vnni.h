@@ -20,6 +20,8 @@ typedef struct q_job {
     const float *x;
     uint8_t *xq;
     const size_t *tap_off; /* byte offset of each tap in the padded image */
+    size_t runs, run_step; /* the dense microkernel's runs: run r at tap_off[r * run_step], of run_quads channel quads */
+    size_t run_quads;
     const int8_t *w;
     const float *mult;
     const int32_t *comp;
@@ -204,6 +206,11 @@ static inline tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom 
     for (size_t a = 0; a < g->kh; a++)
         for (size_t c = 0; c < g->kw; c++) tap_off[a * g->kw + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j->tap_off = tap_off;
+    /* At dilation 1 a kernel row's taps are consecutive pixels of the channels-last image: the dense microkernel reads
+     * each kernel row as one run of kw * cp bytes (the weights are packed in the same order: tap, then quad). */
+    j->run_step = g->dw == 1 ? g->kw : 1;
+    j->runs = g->kh * g->kw / j->run_step;
+    j->run_quads = j->run_step * g->cp / 4;
     j->grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
     if (g->out_image) { /* the next layer's image: border and padding channels hold its zero point */
         j->yq = (uint8_t *)io.y;
