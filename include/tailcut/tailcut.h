@@ -260,6 +260,9 @@ enum {
     /* After tactic choice (QDQ models): a QuantizeLinear -> DequantizeLinear pair (or its fused fake quantization)
      * whose readers are all INT8 steps that quantize with its scale and zero point goes; they read its input */
     TC_PASS_QDQ_ELIDE = 1u << 15,
+    /* Part of the chain (FP16, BF16): a value several 16-bit Convs read, as input or as fused residual (ResNet's block
+     * outputs), is written once as their image; the residual readers then add its 16-bit values */
+    TC_PASS_HALF_RESIDUAL_IMAGE = 1u << 16,
 };
 
 typedef struct tc_engine tc_engine;

@@ -58,6 +58,10 @@
  * left] of the reader's 16-bit image (border and padding channels 0); tc.half_in_image = 1 on the reader. */
 #define TC__ATTR_HALF_OUT_IMAGE "tc.half_out_image"
 #define TC__ATTR_HALF_IN_IMAGE "tc.half_in_image"
+/* An FP16 / BF16 step whose fused residual is such an image (a value several of them read: ResNet's block outputs,
+ * read by the next block's first Conv and, as its residual, by its last): tc.half_res_image: ints [Hp, Wp, Cp, pad
+ * top, pad left] of that image. */
+#define TC__ATTR_HALF_RES_IMAGE "tc.half_res_image"
 
 /* FP16 / BF16 (--fp16, --bf16): the precision pass (src/passes/precision_half.c) gives the layers that may
  * run in that type the int attribute tc.fp16 = 1 / tc.bf16 = 1; the fp16 / bf16 tactics

@@ -317,6 +317,7 @@ static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options 
         tc__tactic_opts to = {.fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED),
                               .lowp_chain = fixed_shapes && !(o && (o->disabled_passes & TC_PASS_LOWP_CHAIN)),
                               .int8_residual_image = !(o && (o->disabled_passes & TC_PASS_INT8_RESIDUAL_IMAGE)),
+                              .half_residual_image = !(o && (o->disabled_passes & TC_PASS_HALF_RESIDUAL_IMAGE)),
                               .qdq_elide = !(o && (o->disabled_passes & TC_PASS_QDQ_ELIDE)),
                               .cache_path = o ? o->timing_cache : NULL,
                               .threads = o ? o->threads : 0};

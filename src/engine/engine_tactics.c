@@ -414,7 +414,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     if (st == TC_STATUS_OK && o->qdq_elide) tc__elide_qdq(g, steps, results);
     if (st == TC_STATUS_OK && o->lowp_chain && n_profiles == 1) {
         int chained = 0;
-        st = tc__lowp_chain(g, steps, &s[0], o->int8_residual_image, &chained, err);
+        st = tc__lowp_chain(g, steps, &s[0], o->int8_residual_image, o->half_residual_image, &chained, err);
         if (st == TC_STATUS_OK) st = tc__lowp_chain_images(g, steps, &s[0], &chained, err);
     }
     if (st == TC_STATUS_OK) st = reprove_chained(g, steps, &s[0], pool, required_isa, err);

@@ -39,7 +39,8 @@ typedef struct tc__tactic_opts {
     bool fixed;                 /* heuristic choice: the first supported fast tactic, no timing */
     bool lowp_chain;            /* chain consecutive INT8 / FP16 / BF16 convolutions (lowp_chain.c): one static
                                    profile only */
-    bool int8_residual_image;   /* with lowp_chain: values several AVX2 INT8 Convs read become one image */
+    bool int8_residual_image;   /* with lowp_chain: values several INT8 Convs read become one image */
+    bool half_residual_image;   /* the same for FP16 and BF16 Convs */
     bool qdq_elide;             /* drop the Q/DQ pairs whose readers are all matching INT8 steps (qdq_elide.c) */
     const char *cache_path;     /* timing cache file or NULL */
     int threads;
@@ -68,10 +69,11 @@ int tc__elide_qdq(tc__graph *g, tc__step *steps, tc__tune_result *results);
  * The reduced-precision chain (lowp_chain.c): marks every pair of INT8 (or FP16, or BF16) Conv steps where the
  * second is the only reader of the first's output (shapes s: the one static profile's), so that the first
  * writes the second's padded input image in that type; with residual_images also the values that several INT8 (AVX2, or
- * VNNI and AMX) Convs read as input or fused residual. *chained receives the number of chained values.
+ * VNNI and AMX) Convs read as input or fused residual, with half_residual_images those of several FP16 (BF16) Convs.
+ * *chained receives the number of chained values.
  */
-tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images, int *chained,
-                         tc__err *err);
+tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images,
+                         bool half_residual_images, int *chained, tc__err *err);
 
 /* The reduced-precision chain's FP32 producers (lowp_chain.c, backends/cpu/qimage.h): a per-channel Mul of a
  * [N][C][H][W] tensor (EfficientNet's squeeze-and-excitation scale) whose readers are AVX2 INT8 Convs of one family that

@@ -10,7 +10,7 @@
  * reader's own pass would compute from the FP32 values, so the results do not change, bit for bit. The two AVX2 INT8
  * variants chain with each other (the producer writes the reader's image format). With residual images (INT8), a
  * value several Convs read as input or fused residual is written once as their image too (multi_reader_chain); that
- * quantizes the residual.
+ * quantizes the residual; FP16 and BF16 likewise (half_multi_reader_chain), which rounds it to the 16-bit type.
  *
  * Only for engines of one profile with static shapes: the image's geometry is fixed at build. The image
  * always fits in the FP32 tensor's bytes (checked), so the memory plan does not change.
@@ -301,6 +301,75 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
     return st;
 }
 
+/*
+ * The same for FP16 and BF16 (tc.half_res_image): the output v of step k (an FP16 or BF16 Conv) when every reader is a
+ * Conv of the same family that takes it as its input (all with the same input image) or as its fused residual, and
+ * there are several readers, or residual readers only (then an unpadded image of the output). k writes the image, the
+ * input readers take it as is and the residual readers add its values: the residual is rounded to the 16-bit type, as
+ * the engines that keep a whole network in it do.
+ */
+static tc_status half_multi_reader_chain(tc__graph *g, const tc__step *steps, const int32_t *step_of, int k,
+                                         const tc__shapes *s, int *chained, tc__err *err) {
+    const tc__step *ps = &steps[k];
+    const int32_t p = ps->node;
+    const int pf = family(ps);
+    if ((pf != FAM_BF16 && pf != FAM_FP16) || p < 0 || g->nodes[p].n_out < 1) return TC_STATUS_OK;
+    const bool bf16 = pf == FAM_BF16;
+    const int32_t v = g->nodes[p].out[0];
+    if (v < 0 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_HALF_OUT_IMAGE) || readers(g, v) < 1) return TC_STATUS_OK;
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o] == v) return TC_STATUS_OK;
+    int32_t data[16], res[16];
+    int n_data = 0, n_res = 0;
+    tc__hconv_geom h0 = {0}, hp = {0};
+    for (int32_t r = 0; r < g->n_nodes; r++) {
+        const tc__node *rn = &g->nodes[r];
+        bool uses = false;
+        for (int i = 0; i < rn->n_in && !rn->removed; i++) uses = uses || rn->in[i] == v;
+        if (!uses) continue;
+        const int f = step_of[r] >= 0 ? family(&steps[step_of[r]]) : FAM_NONE;
+        if (f != pf || n_data >= 16 || n_res >= 16) return TC_STATUS_OK;
+        const int ri = rn->epi.residual_input;
+        for (int i = 1; i < rn->n_in; i++) /* v only as input 0 or as the residual, not both */
+            if (rn->in[i] == v && (i != ri || rn->in[0] == v)) return TC_STATUS_OK;
+        if (rn->in[0] != v) {
+            res[n_res++] = r;
+            continue;
+        }
+        tc__hconv_geom h;
+        if (!half_geometry(g, r, s, bf16, &h) || h.in_image) return TC_STATUS_OK;
+        if (n_data > 0 && (h.s.hp != h0.s.hp || h.s.wp != h0.s.wp || h.cp != h0.cp || h.s.pt != h0.s.pt ||
+                           h.s.pl != h0.s.pl))
+            return TC_STATUS_OK;
+        h0 = h, data[n_data++] = r;
+    }
+    if ((n_data == 1 && n_res == 0) || !half_geometry(g, p, s, bf16, &hp) || hp.out_image)
+        return TC_STATUS_OK; /* (one input reader: the chain) */
+    if (n_data == 0) { /* residual readers only: an unpadded image of the output */
+        h0 = (tc__hconv_geom){.cp = (hp.s.cout + 1) / 2 * 2};
+        h0.s = (tc__lowp_shape){.batch = hp.s.batch, .cin = hp.s.cout, .ih = hp.s.oh, .iw = hp.s.ow, .hp = hp.s.oh,
+                                .wp = hp.s.ow};
+    }
+    if (hp.s.cout != h0.s.cin || hp.s.oh != h0.s.ih || hp.s.ow != h0.s.iw || hp.s.batch != h0.s.batch ||
+        h0.s.batch * h0.s.hp * h0.s.wp * h0.cp * 2 > (size_t)tc__tensor_numel(&s->t[v]) * 4)
+        return TC_STATUS_OK;
+    const int64_t img[5] = {(int64_t)h0.s.hp, (int64_t)h0.s.wp, (int64_t)h0.cp, (int64_t)h0.s.pt, (int64_t)h0.s.pl};
+    const tc__attr out_img = {.name = TC__ATTR_HALF_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = 5, .ints = img};
+    const tc__attr in_img = {.name = TC__ATTR_HALF_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
+    const tc__attr res_img = {.name = TC__ATTR_HALF_RES_IMAGE, .kind = TC__ATTR_INTS, .n = 5, .ints = img};
+    tc_status st = tc__pat_set_attr(g, p, &out_img, err);
+    for (int i = 0; i < n_data && st == TC_STATUS_OK; i++) st = tc__pat_set_attr(g, data[i], &in_img, err);
+    for (int i = 0; i < n_res && st == TC_STATUS_OK; i++) st = tc__pat_set_attr(g, res[i], &res_img, err);
+    bool ok = st == TC_STATUS_OK && still_supported(g, ps, s);
+    for (int i = 0; i < n_data && ok; i++) ok = still_supported(g, &steps[step_of[data[i]]], s);
+    for (int i = 0; i < n_res && ok; i++) ok = still_supported(g, &steps[step_of[res[i]]], s);
+    if (st == TC_STATUS_OK && !ok)
+        st = tc__fail(err, TC_STATUS_INTERNAL, "16-bit chain from %s to %d readers: the tactics refuse a chained step",
+                      g->nodes[p].name, n_data + n_res);
+    if (st == TC_STATUS_OK) ++*chained;
+    return st;
+}
+
 /* The step of each node (-1: none), or NULL when out of memory; free() it. */
 static int32_t *step_index(const tc__graph *g, const tc__step *steps) {
     int32_t *step_of = malloc(sizeof *step_of * (size_t)(g->n_nodes + 1));
@@ -311,8 +380,8 @@ static int32_t *step_index(const tc__graph *g, const tc__step *steps) {
     return step_of;
 }
 
-tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images, int *chained,
-                         tc__err *err) {
+tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images,
+                         bool half_residual_images, int *chained, tc__err *err) {
     *chained = 0;
     int32_t *step_of = step_index(g, steps);
     if (step_of == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -352,6 +421,8 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
     }
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK && residual_images; k++)
         st = multi_reader_chain(g, steps, step_of, k, s, chained, err);
+    for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK && half_residual_images; k++)
+        st = half_multi_reader_chain(g, steps, step_of, k, s, chained, err);
     free(step_of);
     return st;
 }

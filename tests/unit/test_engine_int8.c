@@ -376,8 +376,8 @@ static void expect_tactic(const tc_engine *e, const char *name, const char *want
  * after matching their VNNI / AVX512-BF16 twins on this machine (tactic.h's proof), chained or not: with 64 channels
  * the INT8 rows are 64 (1x1, MatMul) and 192 bytes (3x3), the BF16 ones twice that; with 80 channels they end in a
  * shorter chunk (INT8 80 and 240 bytes, BF16 160 and 480); the stem (3 channels: 12-byte rows) stays with the twin.
- * Outputs close to the reference; chained bit-identical to unchained; INT8 with the stem's output as proj's residual
- * image (AMX epilogue reading u8 codes) close to the reference too. */
+ * Outputs close to the reference; chained bit-identical to unchained (without residual images); with the stem's output
+ * as proj's residual image (the AMX epilogue reading u8 codes, BF16 values) close to the reference too. */
 static void test_amx_chosen(void **state) {
     (void)state;
     const uint64_t isa = tc__cpu_get()->isa;
@@ -402,20 +402,19 @@ static void test_amx_chosen(void **state) {
             for (int layout = 0; layout < 2; layout++) {
                 char what[64];
                 snprintf(what, sizeof what, "%s, layout %d, %d channels", kind ? "bf16" : "int8", layout, (int)ch);
-                /* (INT8: the residual image, which quantizes the stem's output that proj adds, checked apart) */
+                /* (the residual image, which quantizes (rounds) the stem's output that proj adds, checked apart) */
                 tc_build_options o = {.struct_size = sizeof o, .threads = 2,
                                       .flags = kinds[kind].flag | TC_BUILD_TACTICS_FIXED,
                                       .calib_cache = kind == 0 ? cache : NULL,
                                       .disabled_passes = layout ? 0 : TC_PASS_LAYOUT};
                 tc_engine *chained = NULL, *plain = NULL;
-                if (kind == 0) {
-                    if (tc_engine_build(m, &o, &chained, &err)) fail_msg("%s: build: %s", what, err.message);
-                    expect_tactic(chained, "proj", kinds[kind].conv[layout], what);
-                    if (!node_has(chained, "proj", TC__ATTR_INT8_RES_IMAGE)) fail_msg("%s: no residual image", what);
-                    check_close(chained, &x, &want, what);
-                    tc_engine_destroy(chained);
-                    o.disabled_passes |= TC_PASS_INT8_RESIDUAL_IMAGE;
-                }
+                if (tc_engine_build(m, &o, &chained, &err)) fail_msg("%s: build: %s", what, err.message);
+                expect_tactic(chained, "proj", kinds[kind].conv[layout], what);
+                if (!node_has(chained, "proj", kind == 0 ? TC__ATTR_INT8_RES_IMAGE : TC__ATTR_HALF_RES_IMAGE))
+                    fail_msg("%s: no residual image", what);
+                check_close(chained, &x, &want, what);
+                tc_engine_destroy(chained);
+                o.disabled_passes |= kind == 0 ? TC_PASS_INT8_RESIDUAL_IMAGE : TC_PASS_HALF_RESIDUAL_IMAGE;
                 if (tc_engine_build(m, &o, &chained, &err)) fail_msg("%s: build: %s", what, err.message);
                 o.disabled_passes |= TC_PASS_LOWP_CHAIN;
                 if (tc_engine_build(m, &o, &plain, &err)) fail_msg("%s: build: %s", what, err.message);
@@ -1065,6 +1064,96 @@ static void test_residual_operand_image(void **state) {
     tc_model_destroy(m);
 }
 
+/* block_model with 32 channels in the middle (NCHW16c throughout with the layout pass). */
+static tc_model *block16_model(void) {
+    etm_rng = 0x1616;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "8", "8"}));
+    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "16", "8", "8"}));
+    etm_weight(b, "w0", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
+    etm_weight(b, "w1", 4, (int64_t[]){32, 16, 1, 1}, 0.0f);
+    etm_weight(b, "w2", 4, (int64_t[]){16, 32, 1, 1}, 0.0f);
+    itm_conv(b, "c0", "x,w0", "a", 3);
+    b_node(b, "r0", "Relu", "a", "t");
+    itm_conv(b, "c1", "t,w1", "u", 1);
+    b_node(b, "r1", "Relu", "u", "ur");
+    itm_conv(b, "c2", "ur,w2", "v", 1);
+    b_node(b, "add", "Add", "v,t", "s");
+    b_node(b, "r2", "Relu", "s", "y");
+    return etm_load(b);
+}
+
+/* FP16 and BF16 residual images (TC_PASS_HALF_RESIDUAL_IMAGE): a value several 16-bit Convs read is written once as
+ * their image, the input readers take it, the residual reader adds its 16-bit values. The block (NCHW16c: the epilogue's
+ * per-tile variants) and the downsample block (NCHW, where d has a residual reader only: an unpadded image; t two
+ * input readers). Against the engine without the pass: the residual is rounded to the type, so the outputs move (some)
+ * by at most its rounding (2^-8 of the residual for BF16, 2^-11 for FP16; bounded here by the outputs' scale), the same
+ * bits on 1 and 2 threads and through a plan round trip. */
+static void test_half_residual_image(void **state) {
+    (void)state;
+    const struct {
+        uint32_t flag;
+        uint64_t isa;
+        double eps;
+    } kinds[2] = {{TC_BUILD_FP16, TC__ISA_AVX512FP16, 1.0 / 2048}, {TC_BUILD_BF16, TC__ISA_AVX512BF16, 1.0 / 256}};
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, 16, 8, 8}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = 2.0f * etm_uniform();
+    for (int kind = 0; kind < 2; kind++) {
+        if (!(tc__cpu_get()->isa & kinds[kind].isa)) continue;
+        for (int model = 0; model < 2; model++) {
+            tc_model *m = model == 0 ? block16_model() : downsample_block_model();
+            const uint32_t off = model == 0 ? 0 : TC_PASS_LAYOUT;
+            tc_tensor ref = {0};
+            for (int threads = 1; threads <= 2; threads++) {
+                tc_build_options o = {.struct_size = sizeof o, .threads = threads,
+                                      .flags = kinds[kind].flag | TC_BUILD_TACTICS_FIXED, .disabled_passes = off};
+                tc_engine *chained = NULL, *plain = NULL;
+                tc_error err;
+                if (tc_engine_build(m, &o, &chained, &err)) fail_msg("build: %s", err.message);
+                o.disabled_passes |= TC_PASS_HALF_RESIDUAL_IMAGE;
+                if (tc_engine_build(m, &o, &plain, &err)) fail_msg("build: %s", err.message);
+                assert_true(node_has(chained, "c0", TC__ATTR_HALF_OUT_IMAGE)); /* t: its readers' image */
+                assert_true(node_has(chained, "c1", TC__ATTR_HALF_IN_IMAGE));
+                if (model == 0) {
+                    assert_true(node_has(chained, "c2", TC__ATTR_HALF_RES_IMAGE));
+                } else {
+                    assert_true(node_has(chained, "ds", TC__ATTR_HALF_IN_IMAGE));
+                    const bool ds_adds = node_has(chained, "ds", TC__ATTR_HALF_RES_IMAGE);
+                    assert_true(node_has(chained, ds_adds ? "c2" : "ds", TC__ATTR_HALF_OUT_IMAGE));
+                    assert_true(ds_adds || node_has(chained, "c2", TC__ATTR_HALF_RES_IMAGE));
+                }
+                assert_false(node_has(plain, "c2", TC__ATTR_HALF_RES_IMAGE) || node_has(plain, "ds", TC__ATTR_HALF_RES_IMAGE));
+                tc_tensor a = run_copy(plain, &x), b = run_copy(chained, &x);
+                double worst = 0.0, top = 0.0, moved = 0.0;
+                for (size_t i = 0; i < a.nbytes / 4; i++) {
+                    const double d = fabs((double)((float *)a.data)[i] - ((float *)b.data)[i]);
+                    worst = fmax(worst, d), top = fmax(top, fabs((double)((float *)a.data)[i])), moved += d > 0.0;
+                }
+                const char *what = kind ? "bf16" : "fp16";
+                if (!(worst <= 4.0 * kinds[kind].eps * top + 1e-6))
+                    fail_msg("%s model %d, %d thread(s): moved by %g (outputs up to %g)", what, model, threads, worst, top);
+                assert_true(moved > 0);
+                if (threads == 1) ref = b;
+                else if (memcmp(ref.data, b.data, b.nbytes) != 0) fail_msg("%s model %d: 1 and 2 threads differ", what, model);
+                char plan[128];
+                temp_path(plan, sizeof plan, "hres_plan");
+                assert_int_equal(tc_engine_save(chained, plan, &err), TC_STATUS_OK);
+                tc_engine *loaded = NULL;
+                assert_int_equal(tc_engine_load(plan, &loaded, &err), TC_STATUS_OK);
+                unlink(plan);
+                tc_tensor c = run_copy(loaded, &x);
+                if (memcmp(b.data, c.data, b.nbytes) != 0) fail_msg("%s model %d: the loaded plan differs", what, model);
+                tc_tensor_free(&a), tc_tensor_free(&c);
+                if (threads == 2) tc_tensor_free(&b), tc_tensor_free(&ref);
+                tc_engine_destroy(loaded), tc_engine_destroy(plain), tc_engine_destroy(chained);
+            }
+            tc_model_destroy(m);
+        }
+    }
+    tc_tensor_free(&x);
+}
+
 /* x[1,16,9,9] -> 3x3 Conv "c0" = t -> GlobalAveragePool -> 1x1 Conv "se1" (16 -> 8) + Relu -> 1x1 Conv "se2"
  * (8 -> 16) + Sigmoid = s -> Mul "scale" (t, s; or s, t) = u -> 1x1 Conv "proj" (16 -> 24) -> y[1,24,9,9]: EfficientNet's
  * squeeze-and-excitation before its projection. With two readers: y = proj(u) + proj2(u) (proj2 adds proj's output as
@@ -1207,6 +1296,7 @@ int main(void) {
         cmocka_unit_test(test_residual_chain),
         cmocka_unit_test(test_residual_image_chain),
         cmocka_unit_test(test_residual_operand_image),
+        cmocka_unit_test(test_half_residual_image),
         cmocka_unit_test(test_u8_chain),
         cmocka_unit_test(test_u8_residual_image),
     };

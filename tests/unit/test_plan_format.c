@@ -580,7 +580,7 @@ static void test_header_errors(void **state) {
     ((tc__plan_header *)buf)->kernel_rev = 0; /* a plan of an earlier build */
     reseal(buf);
     expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED,
-                   "plan written for kernel revision 0, this build runs revision 2: rebuild the plan");
+                   "plan written for kernel revision 0, this build runs revision 3: rebuild the plan");
 
     memcpy(buf, plan, size);
     ((tc__plan_header *)buf)->reserved[3] = 1;

@@ -48,6 +48,9 @@ typedef struct tc__hconv_geom {
      * (in_image), or Y is written as the next layer's padded image [N][o_hp][o_wp][o_cp] (out_image). */
     bool in_image, out_image;
     size_t o_hp, o_wp, o_cp, o_pt, o_pl;
+    /* The fused residual is a padded 16-bit image [N][r_hp][r_wp][r_cp] of this type (tc.half_res_image) */
+    bool res_image;
+    size_t r_hp, r_wp, r_cp, r_pt, r_pl;
 } tc__hconv_geom;
 
 /* 16-bit values of the packed weight. */

@@ -89,16 +89,22 @@ static void b_convert_row(void *arg, size_t task) {
     }
 }
 
-/* The epilogue of pixel i, block b: stored as FP32, or (the chain) converted and stored into the next layer's
- * image as its own conversion pass would. */
+/* Pixel i, block b of a residual image of BF16 values (o->rimg), as FP32. */
+static inline __m512 b_res_image(const tc__lowp_out *o, int i, int b, __mmask16 mask) {
+    const __m256i h = _mm256_maskz_loadu_epi16(mask, (const uint16_t *)o->rimg + o->roff[i] + (size_t)b * 16);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* The epilogue of pixel i, block b: + bias, + the residual (FP32, or the BF16 image's), the activation; stored as FP32,
+ * or (the chain) converted and stored into the next layer's image as its own conversion pass would. */
 static inline __attribute__((always_inline)) void b_out(const b_job *j, const tc__lowp_out *o, int i, int b, __m512 v,
                                                         __mmask16 mask, __m512i lanes) {
-    if (j->ych == NULL) {
-        tc__lowp_store(&j->act, NULL, j->bias, o, i, b, v, mask, lanes);
-        return;
-    }
-    v = tc__lowp_value(&j->act, NULL, j->bias, o, i, b, v, mask, lanes);
-    _mm256_mask_storeu_epi16(j->ych + o->qoff[i] + (size_t)b * 16, mask, (__m256i)_mm512_cvtneps_pbh(v));
+    const size_t oc = o->oc0 + (size_t)b * 16;
+    v = _mm512_add_ps(v, j->bias ? _mm512_maskz_loadu_ps(mask, j->bias + oc) : _mm512_setzero_ps());
+    v = o->rimg ? _mm512_add_ps(v, b_res_image(o, i, b, mask)) : tc__lowp_add_res(o, i, b, v, mask, lanes);
+    v = tc__vact_f32_avx512(v, &j->act);
+    if (j->ych == NULL) tc__lowp_put(o, i, b, v, mask, lanes);
+    else _mm256_mask_storeu_epi16(j->ych + o->qoff[i] + (size_t)b * 16, mask, (__m256i)_mm512_cvtneps_pbh(v));
 }
 
 /*
@@ -106,9 +112,12 @@ static inline __attribute__((always_inline)) void b_out(const b_job *j, const tc
  * the activation may call SLEEF, and accumulators live across a call are kept in memory by the register allocator for
  * their whole life, the multiply-add loop included (b_tile_6x4 spilled 24 accumulators per step, at ~0.4x its rate).
  */
+/* The residual of b_epi: none, FP32 (o->res), or a BF16 image (o->rimg). */
+enum { B_RES_NONE, B_RES_F32, B_RES_IMAGE };
+
 static inline __attribute__((always_inline)) void b_epi(const b_job *j, const tc__lowp_out *o, const __m512 *sums,
                                                         int mr, int nb, __mmask16 last_mask, const tc__vact_kind kind,
-                                                        const bool chain, const bool res) {
+                                                        const bool chain, const int res) {
     __m512 bias[TC__LOWP_GROUP_BLOCKS];
     __mmask16 mask[TC__LOWP_GROUP_BLOCKS];
     for (int b = 0; b < nb; b++) {
@@ -121,30 +130,33 @@ static inline __attribute__((always_inline)) void b_epi(const b_job *j, const tc
         for (int b = 0; b < nb; b++) {
             const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
             __m512 v = _mm512_add_ps(sums[i * nb + b], bias[b]);
-            if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[b], o->res + off));
+            if (res == B_RES_F32) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[b], o->res + off));
+            if (res == B_RES_IMAGE) v = _mm512_add_ps(v, b_res_image(o, i, b, mask[b]));
             v = tc__vact_f32_avx512_kind(v, kind, alpha, beta);
             if (chain) _mm256_mask_storeu_epi16(ych + o->qoff[i] + (size_t)b * 16, mask[b], (__m256i)_mm512_cvtneps_pbh(v));
             else _mm512_mask_storeu_ps(o->y + off, mask[b], v);
         }
 }
 
-#define B_EPI(KIND)                                                                                                   \
-    (chain ? (res ? b_epi(j, o, sums, mr, nb, last_mask, KIND, true, true)                                           \
-                  : b_epi(j, o, sums, mr, nb, last_mask, KIND, true, false))                                         \
-           : (res ? b_epi(j, o, sums, mr, nb, last_mask, KIND, false, true)                                          \
-                  : b_epi(j, o, sums, mr, nb, last_mask, KIND, false, false)))
+#define B_EPI_RES(KIND, CHAIN)                                                                                        \
+    (res == B_RES_F32     ? b_epi(j, o, sums, mr, nb, last_mask, KIND, CHAIN, B_RES_F32)                             \
+     : res == B_RES_IMAGE ? b_epi(j, o, sums, mr, nb, last_mask, KIND, CHAIN, B_RES_IMAGE)                           \
+                          : b_epi(j, o, sums, mr, nb, last_mask, KIND, CHAIN, B_RES_NONE))
+#define B_EPI(KIND) (chain ? B_EPI_RES(KIND, true) : B_EPI_RES(KIND, false))
 
 /*
  * The epilogue of a tile whose sums (pixel i, block b at sums[i * nb + b]) the microkernel left in memory. Not inlined:
  * the activation may call SLEEF, and accumulators live across a call are kept in memory by the register allocator for
  * their whole life, the multiply-add loop included (b_tile_6x4 spilled 24 accumulators per step, at ~0.4x its rate).
  * No activation, Relu and Clip on contiguous lanes (NCHW16c, rows, the chain's image) take b_epi's variants, with the
- * branches on the layout, residual and activation taken once per tile; the rest b_out's general path. Same bits.
+ * branches on the layout, residual (none, FP32, a BF16 image) and activation taken once per tile; the rest b_out's
+ * general path. Same bits.
  */
 static __attribute__((noinline)) void b_epilogue(const b_job *j, const tc__lowp_out *o, const __m512 *sums, int mr,
                                                  int nb, __mmask16 last_mask) {
-    const bool chain = j->ych != NULL, res = o->res != NULL;
-    if (o->ls == 1 || (chain && !res)) {
+    const bool chain = j->ych != NULL;
+    const int res = o->rimg ? B_RES_IMAGE : o->res ? B_RES_F32 : B_RES_NONE;
+    if (o->ls == 1 || (chain && res != B_RES_F32)) {
         switch ((tc__vact_kind)j->act.kind) {
         case TC__VACT_NONE: B_EPI(TC__VACT_NONE); return;
         case TC__VACT_RELU: B_EPI(TC__VACT_RELU); return;
@@ -158,6 +170,7 @@ static __attribute__((noinline)) void b_epilogue(const b_job *j, const tc__lowp_
             b_out(j, o, i, b, sums[i * nb + b], b == nb - 1 ? last_mask : (__mmask16)0xffff, lanes);
 }
 #undef B_EPI
+#undef B_EPI_RES
 
 /*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),

@@ -57,6 +57,10 @@ static inline tc_status tc__hconv_job_setup(const tc__kernel_ctx *ctx, const tc_
         tc__lowp_grid_out_image(&j->grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
         tc__lowp_fill_out_border(&j->grid, s->batch, j->ych, sizeof *j->ych, 0);
     }
+    if (g->res_image) { /* the residual is an image of 16-bit values (tc.half_res_image): o->rimg, o->roff */
+        tc__lowp_grid_res_image(&j->grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);
+        j->res = NULL;
+    }
     return TC_STATUS_OK;
 }
 

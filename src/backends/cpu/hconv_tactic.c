@@ -13,8 +13,8 @@
 #define H_ISA_FP16 (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512FP16)
 #define H_ISA_BF16 (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512BF16)
 
-/* The chain's attributes (core/quant_attr.h), checked against the shapes: the 16-bit images must fit in the
- * FP32 tensors' bytes. */
+/* The chain's attributes (core/quant_attr.h), checked against the shapes: the 16-bit images (input, output, residual)
+ * must fit in the FP32 tensors' bytes. */
 static bool h_chain(const tc__step_desc *d, tc__hconv_geom *g) {
     const tc__lowp_shape *s = &g->s;
     g->in_image = tc__attr_int(d->attrs, TC__ATTR_HALF_IN_IMAGE, 0) == 1;
@@ -22,8 +22,12 @@ static bool h_chain(const tc__step_desc *d, tc__hconv_geom *g) {
     tc__lowp_image im;
     const int r = tc__lowp_out_image(d, TC__ATTR_HALF_OUT_IMAGE, 0, 2, 2, s->batch, s->oh, s->ow, s->cout, &im, NULL);
     g->out_image = r == 1;
-    if (r <= 0) return r == 0;
-    g->o_hp = im.hp, g->o_wp = im.wp, g->o_cp = im.cp, g->o_pt = im.pt, g->o_pl = im.pl;
+    if (r < 0) return false;
+    if (r == 1) g->o_hp = im.hp, g->o_wp = im.wp, g->o_cp = im.cp, g->o_pt = im.pt, g->o_pl = im.pl;
+    const int rr = tc__lowp_out_image(d, TC__ATTR_HALF_RES_IMAGE, 0, 2, 2, s->batch, s->oh, s->ow, s->cout, &im, NULL);
+    if (rr < 0 || (rr == 1 && d->residual == NULL)) return false;
+    g->res_image = rr == 1;
+    if (rr == 1) g->r_hp = im.hp, g->r_wp = im.wp, g->r_cp = im.cp, g->r_pt = im.pt, g->r_pl = im.pl;
     return true;
 }
 

@@ -96,6 +96,14 @@ static inline simde__m512i tc_emu_maskz_loadu_epi8_512(simde__mmask64 k, const v
         if (k >> i & 1) s.i8[i] = ((const int8_t *)p)[i];
     return simde__m512i_from_private(s);
 }
+static inline __m256i tc_emu_maskz_loadu_epi16_256(simde__mmask16 k, const void *p) {
+    int16_t s[16] = {0};
+    for (int i = 0; i < 16; i++)
+        if (k >> i & 1) memcpy(&s[i], (const char *)p + 2 * i, 2);
+    __m256i r;
+    memcpy(&r, s, 32);
+    return r;
+}
 static inline __m128i tc_emu_maskz_loadu_epi8_128(simde__mmask16 k, const void *p) {
     int8_t s[16] = {0};
     for (int i = 0; i < 16; i++)
@@ -188,6 +196,13 @@ static inline simde__m512i tc_emu_cvtepu8_epi32(__m128i a) {
     uint8_t s[16];
     int32_t r[16];
     memcpy(s, &a, 16);
+    for (int i = 0; i < 16; i++) r[i] = s[i];
+    return tc_emu_si_from(r);
+}
+static inline simde__m512i tc_emu_cvtepu16_epi32(__m256i a) {
+    uint16_t s[16];
+    int32_t r[16];
+    memcpy(s, &a, 32);
     for (int i = 0; i < 16; i++) r[i] = s[i];
     return tc_emu_si_from(r);
 }
@@ -364,6 +379,8 @@ TC_EMU_SLEEF16(tc_emu_sleef_tanhf16, Sleef_tanhf8_u10avx2)
 #define _mm_mask_storeu_epi8 tc_emu_mask_storeu_epi8_128
 #undef _mm_maskz_loadu_epi8
 #define _mm_maskz_loadu_epi8 tc_emu_maskz_loadu_epi8_128
+#undef _mm256_maskz_loadu_epi16
+#define _mm256_maskz_loadu_epi16 tc_emu_maskz_loadu_epi16_256
 #undef _mm512_maskz_loadu_epi8
 #define _mm512_maskz_loadu_epi8 tc_emu_maskz_loadu_epi8_512
 #undef _mm512_mask_i32gather_ps
@@ -386,6 +403,8 @@ TC_EMU_SLEEF16(tc_emu_sleef_tanhf16, Sleef_tanhf8_u10avx2)
 #define _mm512_cvtepi8_epi32 tc_emu_cvtepi8_epi32
 #undef _mm512_cvtepu8_epi32
 #define _mm512_cvtepu8_epi32 tc_emu_cvtepu8_epi32
+#undef _mm512_cvtepu16_epi32
+#define _mm512_cvtepu16_epi32 tc_emu_cvtepu16_epi32
 #undef _mm512_rcp14_ps
 #define _mm512_rcp14_ps tc_emu_rcp14_ps
 #undef _mm512_cvtepi32_epi8

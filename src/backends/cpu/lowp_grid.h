@@ -31,7 +31,7 @@ typedef struct tc__lowp_grid {
     int mr_wide;            /* output pixels per tile with 3 or 4 blocks (6; a kernel may take more, up to TC__LOWP_MR) */
     /* INT8 chain: the output is the next layer's padded channels-last image (o_cp != 0; see qconv_u8s8.h) */
     size_t o_hp, o_wp, o_cp, o_pt, o_pl;
-    /* INT8 chain: the residual is such an image (rimg != NULL), [N][r_hp][r_wp][r_cp] */
+    /* the chain (INT8, FP16, BF16): the residual is such an image (rimg != NULL), [N][r_hp][r_wp][r_cp] */
     const void *rimg;
     size_t r_hp, r_wp, r_cp, r_pt, r_pl;
 } tc__lowp_grid;
@@ -85,7 +85,7 @@ typedef struct tc__lowp_out {
     size_t ps, bs, ls;
     size_t oc0; /* the tile's first output channel */
     size_t qoff[TC__LOWP_MR]; /* INT8 chain: element offset of pixel i's channel oc0 in the output image */
-    const void *rimg;         /* INT8 chain: the residual image (then res is NULL), */
+    const void *rimg;         /* the chain: the residual image (then res is NULL), */
     size_t roff[TC__LOWP_MR]; /* and the element offset of pixel i's channel oc0 in it */
 } tc__lowp_out;
 
