@@ -107,14 +107,11 @@ static inline __attribute__((always_inline)) void b_out(const b_job *j, const tc
     else _mm256_mask_storeu_epi16(j->ych + o->qoff[i] + (size_t)b * 16, mask, (__m256i)_mm512_cvtneps_pbh(v));
 }
 
-/*
- * The epilogue of a tile whose sums (pixel i, block b at sums[i * nb + b]) the microkernel left in memory. Not inlined:
- * the activation may call SLEEF, and accumulators live across a call are kept in memory by the register allocator for
- * their whole life, the multiply-add loop included (b_tile_6x4 spilled 24 accumulators per step, at ~0.4x its rate).
- */
 /* The residual of b_epi: none, FP32 (o->res), or a BF16 image (o->rimg). */
 enum { B_RES_NONE, B_RES_F32, B_RES_IMAGE };
 
+/* A tile's epilogue for one activation kind, output (FP32 on contiguous lanes, or the chain's image) and residual, all
+ * constants: b_out's operations, with the biases and masks of the tile's blocks loaded once. */
 static inline __attribute__((always_inline)) void b_epi(const b_job *j, const tc__lowp_out *o, const __m512 *sums,
                                                         int mr, int nb, __mmask16 last_mask, const tc__vact_kind kind,
                                                         const bool chain, const int res) {
