@@ -89,22 +89,16 @@ static void b_convert_row(void *arg, size_t task) {
     }
 }
 
-/* Pixel i, block b of a residual image of BF16 values (o->rimg), as FP32. */
-static inline __m512 b_res_image(const tc__lowp_out *o, int i, int b, __mmask16 mask) {
-    const __m256i h = _mm256_maskz_loadu_epi16(mask, (const uint16_t *)o->rimg + o->roff[i] + (size_t)b * 16);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
-/* The epilogue of pixel i, block b: + bias, + the residual (FP32, or the BF16 image's), the activation; stored as FP32,
- * or (the chain) converted and stored into the next layer's image as its own conversion pass would. */
+/* The epilogue of pixel i, block b (tc__lowp_value: the residual may be a BF16 image): stored as FP32, or (the chain)
+ * converted and stored into the next layer's image as its own conversion pass would. */
 static inline __attribute__((always_inline)) void b_out(const b_job *j, const tc__lowp_out *o, int i, int b, __m512 v,
                                                         __mmask16 mask, __m512i lanes) {
-    const size_t oc = o->oc0 + (size_t)b * 16;
-    v = _mm512_add_ps(v, j->bias ? _mm512_maskz_loadu_ps(mask, j->bias + oc) : _mm512_setzero_ps());
-    v = o->rimg ? _mm512_add_ps(v, b_res_image(o, i, b, mask)) : tc__lowp_add_res(o, i, b, v, mask, lanes);
-    v = tc__vact_f32_avx512(v, &j->act);
-    if (j->ych == NULL) tc__lowp_put(o, i, b, v, mask, lanes);
-    else _mm256_mask_storeu_epi16(j->ych + o->qoff[i] + (size_t)b * 16, mask, (__m256i)_mm512_cvtneps_pbh(v));
+    if (j->ych == NULL) {
+        tc__lowp_store(&j->act, j->bias, o, i, b, v, mask, lanes, true);
+        return;
+    }
+    v = tc__lowp_value(&j->act, j->bias, o, i, b, v, mask, lanes, true);
+    _mm256_mask_storeu_epi16(j->ych + o->qoff[i] + (size_t)b * 16, mask, (__m256i)_mm512_cvtneps_pbh(v));
 }
 
 /* The residual of b_epi: none, FP32 (o->res), or a BF16 image (o->rimg). */
@@ -128,7 +122,7 @@ static inline __attribute__((always_inline)) void b_epi(const b_job *j, const tc
             const size_t off = (size_t)i * o->ps + (size_t)b * o->bs;
             __m512 v = _mm512_add_ps(sums[i * nb + b], bias[b]);
             if (res == B_RES_F32) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[b], o->res + off));
-            if (res == B_RES_IMAGE) v = _mm512_add_ps(v, b_res_image(o, i, b, mask[b]));
+            if (res == B_RES_IMAGE) v = _mm512_add_ps(v, tc__lowp_res16(o, i, b, mask[b], true));
             v = tc__vact_f32_avx512_kind(v, kind, alpha, beta);
             if (chain) _mm256_mask_storeu_epi16(ych + o->qoff[i] + (size_t)b * 16, mask[b], (__m256i)_mm512_cvtneps_pbh(v));
             else _mm512_mask_storeu_ps(o->y + off, mask[b], v);

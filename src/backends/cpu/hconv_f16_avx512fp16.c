@@ -63,20 +63,16 @@ static inline __m512 h_half(__m512h v, int h) {
     return _mm512_cvtph_ps(h ? _mm512_extracti64x4_epi64(b, 1) : _mm512_castsi512_si256(b));
 }
 
-/* The epilogue of pixel i, block b: + bias, + the residual (FP32, or the FP16 image's: o->rimg), the activation; stored
- * as FP32, or (the chain) converted and stored into the next layer's image as its own conversion pass would. */
+/* The epilogue of pixel i, block b (tc__lowp_value: the residual may be an FP16 image): stored as FP32, or (the chain)
+ * converted and stored into the next layer's image as its own conversion pass would. */
 static inline __attribute__((always_inline)) void h_out(const h_job *j, const tc__lowp_out *o, int i, int b, __m512 v,
                                                         __mmask16 mask, __m512i lanes) {
-    const size_t oc = o->oc0 + (size_t)b * 16;
-    v = _mm512_add_ps(v, j->bias ? _mm512_maskz_loadu_ps(mask, j->bias + oc) : _mm512_setzero_ps());
-    if (o->rimg)
-        v = _mm512_add_ps(v, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(
-                                 mask, (const uint16_t *)o->rimg + o->roff[i] + (size_t)b * 16)));
-    else
-        v = tc__lowp_add_res(o, i, b, v, mask, lanes);
-    v = tc__vact_f32_avx512(v, &j->act);
-    if (j->ych == NULL) tc__lowp_put(o, i, b, v, mask, lanes);
-    else _mm256_mask_storeu_epi16(j->ych + o->qoff[i] + (size_t)b * 16, mask, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    if (j->ych == NULL) {
+        tc__lowp_store(&j->act, j->bias, o, i, b, v, mask, lanes, false);
+        return;
+    }
+    v = tc__lowp_value(&j->act, j->bias, o, i, b, v, mask, lanes, false);
+    _mm256_mask_storeu_epi16(j->ych + o->qoff[i] + (size_t)b * 16, mask, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
 /* Block b of pixel i: the two parities' partial sums (lanes 2k, 2k + 1 of lo:hi hold channel k) added, then

@@ -1,14 +1,15 @@
 /*
  * lowp_tile.h - the AVX-512 output side that the reduced-precision kernels share (INT8
  * qconv_u8s8_avx512vnni.c, FP16 hconv_f16_avx512fp16.c, BF16 hconv_bf16_avx512bf16.c) on top of the
- * task loop of lowp_grid.h: the epilogue of one block of 16 channels (dequantization scale, bias,
- * residual, activation) stored into NCHW, NCHW16c or row-major output; and the AMX drivers' task around the tiles of
+ * task loop of lowp_grid.h: the epilogue of one block of 16 channels (bias, residual: FP32 or a 16-bit image,
+ * activation) stored into NCHW, NCHW16c or row-major output; and the AMX drivers' task around the tiles of
  * amx_panel.h. Static inline: include only from files compiled for AVX-512.
  */
 #ifndef TC_BACKENDS_CPU_LOWP_TILE_H
 #define TC_BACKENDS_CPU_LOWP_TILE_H
 
 #include <immintrin.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,15 +33,23 @@ static inline __attribute__((always_inline)) __m512 tc__lowp_add_res(const tc__l
                                        : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, lanes, o->res + off, 4));
 }
 
-/* Pixel i, block b of a tile: v * mult[oc] (when mult) + bias[oc] (when bias) + residual, activation: the
- * FP32 value the step outputs (for a chained step: what the next layer's image is made from). */
-static inline __attribute__((always_inline)) __m512 tc__lowp_value(const tc__vact *act, const float *mult,
-                                                                   const float *bias, const tc__lowp_out *o, int i,
-                                                                   int b, __m512 v, __mmask16 mask, __m512i lanes) {
+/* Pixel i, block b of a residual image of 16-bit floats (o->rimg of an FP16 or BF16 step), as FP32. */
+static inline __attribute__((always_inline)) __m512 tc__lowp_res16(const tc__lowp_out *o, int i, int b, __mmask16 mask,
+                                                                   bool bf16) {
+    const __m256i h = _mm256_maskz_loadu_epi16(mask, (const uint16_t *)o->rimg + o->roff[i] + (size_t)b * 16);
+    return bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
+}
+
+/* Pixel i, block b of an FP16 (BF16: bf16) step's tile: v + bias[oc] (when bias) + the residual (FP32, or the 16-bit
+ * values of its residual image), activation: the FP32 value the step outputs (for a chained step: what the next
+ * layer's image is made from). */
+static inline __attribute__((always_inline)) __m512 tc__lowp_value(const tc__vact *act, const float *bias,
+                                                                   const tc__lowp_out *o, int i, int b, __m512 v,
+                                                                   __mmask16 mask, __m512i lanes, bool bf16) {
     const size_t oc = o->oc0 + (size_t)b * 16;
-    const __m512 bv = bias ? _mm512_maskz_loadu_ps(mask, bias + oc) : _mm512_setzero_ps();
-    v = mult ? _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(mask, mult + oc), bv) : _mm512_add_ps(v, bv);
-    return tc__vact_f32_avx512(tc__lowp_add_res(o, i, b, v, mask, lanes), act);
+    v = _mm512_add_ps(v, bias ? _mm512_maskz_loadu_ps(mask, bias + oc) : _mm512_setzero_ps());
+    v = o->rimg ? _mm512_add_ps(v, tc__lowp_res16(o, i, b, mask, bf16)) : tc__lowp_add_res(o, i, b, v, mask, lanes);
+    return tc__vact_f32_avx512(v, act);
 }
 
 /* v stored as pixel i, block b of o's FP32 output, on the mask's lanes. */
@@ -52,10 +61,10 @@ static inline __attribute__((always_inline)) void tc__lowp_put(const tc__lowp_ou
 }
 
 /* tc__lowp_value, stored on the mask's lanes. */
-static inline __attribute__((always_inline)) void tc__lowp_store(const tc__vact *act, const float *mult,
-                                                                 const float *bias, const tc__lowp_out *o, int i,
-                                                                 int b, __m512 v, __mmask16 mask, __m512i lanes) {
-    tc__lowp_put(o, i, b, tc__lowp_value(act, mult, bias, o, i, b, v, mask, lanes), mask, lanes);
+static inline __attribute__((always_inline)) void tc__lowp_store(const tc__vact *act, const float *bias,
+                                                                 const tc__lowp_out *o, int i, int b, __m512 v,
+                                                                 __mmask16 mask, __m512i lanes, bool bf16) {
+    tc__lowp_put(o, i, b, tc__lowp_value(act, bias, o, i, b, v, mask, lanes, bf16), mask, lanes);
 }
 
 /*

@@ -137,7 +137,7 @@ static inline __attribute__((always_inline)) q_consts q_consts_of(const q_job *j
 }
 
 /* Pixel i, block b (its q_blk k): the accumulator less the zero point's share, dequantized (the same operations as
- * tc__lowp_value: v * mult + bias, + the residual), the activation, stored (NCHW, NCHW16c, rows) or, in the INT8 chain,
+ * tc__lowp_value with a per-channel scale: v * mult + bias, + the residual), the activation, stored (NCHW, NCHW16c, rows) or, in the INT8 chain,
  * quantized into the next layer's image as its quantization pass would (q_codes16). A residual image's codes are
  * dequantized and added where an FP32 residual is: after the scale and bias, before the activation. */
 static inline __attribute__((always_inline)) void q_store_with(const q_consts *c, const q_blk *k, const tc__lowp_out *o,
