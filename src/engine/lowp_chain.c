@@ -217,6 +217,54 @@ static bool avx2_conv(int fam) { return fam == FAM_INT8_S16 || fam == FAM_INT8_U
  * AVX2 variants (any of their images), or VNNI and AMX (FAM_INT8: u8 codes) with VNNI and AMX. */
 static bool res_image_family(int pf, int f) { return pf == FAM_INT8 ? f == FAM_INT8 : avx2_conv(pf) && avx2_conv(f); }
 
+/* The readers of v split by use, in node order: input 0 (data) or fused residual (res), at most 16 of each; false when a
+ * node reads v otherwise (or both ways), when there are more, or when v is a graph output. */
+static bool split_readers(const tc__graph *g, int32_t v, int32_t data[16], int *n_data, int32_t res[16], int *n_res) {
+    *n_data = *n_res = 0;
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o] == v) return false;
+    for (int32_t r = 0; r < g->n_nodes; r++) {
+        const tc__node *rn = &g->nodes[r];
+        bool uses = false;
+        for (int i = 0; i < rn->n_in && !rn->removed; i++) uses = uses || rn->in[i] == v;
+        if (!uses) continue;
+        if (*n_data >= 16 || *n_res >= 16) return false;
+        const int ri = rn->epi.residual_input;
+        for (int i = 1; i < rn->n_in; i++) /* v only as input 0 or as the residual, not both */
+            if (rn->in[i] == v && (i != ri || rn->in[0] == v)) return false;
+        if (rn->in[0] == v) data[(*n_data)++] = r;
+        else res[(*n_res)++] = r;
+    }
+    return true;
+}
+
+/* Sets the attributes of a multi-reader image: p_attrs on its producer (step ps), in_attr on the input readers,
+ * r_attrs on the residual readers; then every step's tactic must still take its node. */
+static tc_status mark_readers(tc__graph *g, const tc__step *steps, const int32_t *step_of, const tc__step *ps,
+                              const tc__shapes *s, const tc__attr *p_attrs, int n_p, const tc__attr *in_attr,
+                              const int32_t *data, int n_data, const tc__attr *r_attrs, int n_r, const int32_t *res,
+                              int n_res, int *chained, tc__err *err) {
+    const int32_t p = ps->node;
+    tc_status st = TC_STATUS_OK;
+    for (int i = 0; i < n_p && st == TC_STATUS_OK; i++) st = tc__pat_set_attr(g, p, &p_attrs[i], err);
+    for (int i = 0; i < n_data && st == TC_STATUS_OK; i++) st = tc__pat_set_attr(g, data[i], in_attr, err);
+    for (int i = 0; i < n_res && st == TC_STATUS_OK; i++)
+        for (int a = 0; a < n_r && st == TC_STATUS_OK; a++) st = tc__pat_set_attr(g, res[i], &r_attrs[a], err);
+    bool ok = st == TC_STATUS_OK && still_supported(g, ps, s);
+    for (int i = 0; i < n_data && ok; i++) ok = still_supported(g, &steps[step_of[data[i]]], s);
+    for (int i = 0; i < n_res && ok; i++) ok = still_supported(g, &steps[step_of[res[i]]], s);
+    if (st == TC_STATUS_OK && !ok)
+        st = tc__fail(err, TC_STATUS_INTERNAL, "reduced-precision chain from %s to %d readers: the tactics refuse a chained step",
+                      g->nodes[p].name, n_data + n_res);
+    if (st == TC_STATUS_OK) ++*chained;
+    return st;
+}
+
+/* The family of node r's step (FAM_NONE: none). */
+static int node_family(const tc__step *steps, const int32_t *step_of, int32_t r) {
+    return step_of[r] >= 0 ? family(&steps[step_of[r]]) : FAM_NONE;
+}
+
 /*
  * The output v of step k (an AVX2 INT8 Conv; or a VNNI or AMX one) when every reader is an INT8 Conv of the same kind
  * (AVX2 / VNNI and AMX) that takes it as its input (all with the same input image, scale and variant) or as its fused
@@ -235,31 +283,21 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
     if (!res_image_family(pf, pf) || p < 0 || g->nodes[p].n_out < 1) return TC_STATUS_OK;
     const int32_t v = g->nodes[p].out[0];
     if (v < 0 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_INT8_OUT_IMAGE) || readers(g, v) < 1) return TC_STATUS_OK;
-    for (int o = 0; o < g->n_outputs; o++)
-        if (g->outputs[o] == v) return TC_STATUS_OK;
     int32_t data[16], res[16];
     int n_data = 0, n_res = 0, fam = FAM_NONE;
+    if (!split_readers(g, v, data, &n_data, res, &n_res)) return TC_STATUS_OK;
+    for (int i = 0; i < n_res; i++)
+        if (!res_image_family(pf, node_family(steps, step_of, res[i]))) return TC_STATUS_OK;
     tc__qconv_geom q0 = {0}, qp = {0};
-    for (int32_t r = 0; r < g->n_nodes; r++) {
-        const tc__node *rn = &g->nodes[r];
-        bool uses = false;
-        for (int i = 0; i < rn->n_in && !rn->removed; i++) uses = uses || rn->in[i] == v;
-        if (!uses) continue;
-        const int f = step_of[r] >= 0 ? family(&steps[step_of[r]]) : FAM_NONE;
-        if (!res_image_family(pf, f) || n_data >= 16 || n_res >= 16) return TC_STATUS_OK;
-        const int ri = rn->epi.residual_input;
-        for (int i = 1; i < rn->n_in; i++) /* v only as input 0 or as the residual, not both */
-            if (rn->in[i] == v && (i != ri || rn->in[0] == v)) return TC_STATUS_OK;
-        if (rn->in[0] != v) {
-            res[n_res++] = r;
-            continue;
-        }
+    for (int i = 0; i < n_data; i++) {
+        const int f = node_family(steps, step_of, data[i]);
         tc__qconv_geom q;
-        if (!geometry(g, r, s, &q) || q.in_image || (fam != FAM_NONE && f != fam)) return TC_STATUS_OK;
-        if (n_data > 0 && (q.hp != q0.hp || q.wp != q0.wp || q.cp != q0.cp || q.pt != q0.pt || q.pl != q0.pl ||
-                           q.zero_point != q0.zero_point || q.lo != q0.lo || q.x_scale != q0.x_scale))
+        if (!res_image_family(pf, f) || !geometry(g, data[i], s, &q) || q.in_image || (fam != FAM_NONE && f != fam))
             return TC_STATUS_OK;
-        fam = f, q0 = q, data[n_data++] = r;
+        if (i > 0 && (q.hp != q0.hp || q.wp != q0.wp || q.cp != q0.cp || q.pt != q0.pt || q.pl != q0.pl ||
+                      q.zero_point != q0.zero_point || q.lo != q0.lo || q.x_scale != q0.x_scale))
+            return TC_STATUS_OK;
+        fam = f, q0 = q;
     }
     if ((n_data == 1 && n_res == 0) || !geometry(g, p, s, &qp)) return TC_STATUS_OK; /* (one input reader: the chain) */
     if (n_data == 0) { /* residual readers only: an unpadded image of (AVX2: 16-bit) codes of the output's own scale */
@@ -277,28 +315,14 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
     const int64_t img[9] = {(int64_t)q0.hp, (int64_t)q0.wp, (int64_t)q0.cp, (int64_t)q0.pt, (int64_t)q0.pl,
                             q0.zero_point, q0.lo, fmt, q0.hi};
     const int64_t rimg[7] = {img[0], img[1], img[2], img[3], img[4], fmt, q0.zero_point}; /* (u8: its z) */
-    const tc__attr out_img = {.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = int8_image_ints(img, true),
-                              .ints = img};
-    const tc__attr out_scale = {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale};
+    const tc__attr out[2] = {{.name = TC__ATTR_INT8_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = int8_image_ints(img, true),
+                              .ints = img},
+                             {.name = TC__ATTR_INT8_OUT_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale}};
     const tc__attr in_img = {.name = TC__ATTR_INT8_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
-    const tc__attr res_img = {.name = TC__ATTR_INT8_RES_IMAGE, .kind = TC__ATTR_INTS,
-                              .n = fmt == TC__INT8_IMG_U8 ? 7 : 6, .ints = rimg};
-    const tc__attr res_scale = {.name = TC__ATTR_INT8_RES_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale};
-    tc_status st = tc__pat_set_attr(g, p, &out_img, err);
-    if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, p, &out_scale, err);
-    for (int i = 0; i < n_data && st == TC_STATUS_OK; i++) st = tc__pat_set_attr(g, data[i], &in_img, err);
-    for (int i = 0; i < n_res && st == TC_STATUS_OK; i++) {
-        st = tc__pat_set_attr(g, res[i], &res_img, err);
-        if (st == TC_STATUS_OK) st = tc__pat_set_attr(g, res[i], &res_scale, err);
-    }
-    bool ok = st == TC_STATUS_OK && still_supported(g, ps, s);
-    for (int i = 0; i < n_data && ok; i++) ok = still_supported(g, &steps[step_of[data[i]]], s);
-    for (int i = 0; i < n_res && ok; i++) ok = still_supported(g, &steps[step_of[res[i]]], s);
-    if (st == TC_STATUS_OK && !ok)
-        st = tc__fail(err, TC_STATUS_INTERNAL, "reduced-precision chain from %s to %d readers: the tactics refuse a chained step",
-                      g->nodes[p].name, n_data + n_res);
-    if (st == TC_STATUS_OK) ++*chained;
-    return st;
+    const tc__attr res_attrs[2] = {{.name = TC__ATTR_INT8_RES_IMAGE, .kind = TC__ATTR_INTS,
+                                    .n = fmt == TC__INT8_IMG_U8 ? 7 : 6, .ints = rimg},
+                                   {.name = TC__ATTR_INT8_RES_SCALE, .kind = TC__ATTR_FLOAT, .f = q0.x_scale}};
+    return mark_readers(g, steps, step_of, ps, s, out, 2, &in_img, data, n_data, res_attrs, 2, res, n_res, chained, err);
 }
 
 /*
@@ -317,31 +341,19 @@ static tc_status half_multi_reader_chain(tc__graph *g, const tc__step *steps, co
     const bool bf16 = pf == FAM_BF16;
     const int32_t v = g->nodes[p].out[0];
     if (v < 0 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_HALF_OUT_IMAGE) || readers(g, v) < 1) return TC_STATUS_OK;
-    for (int o = 0; o < g->n_outputs; o++)
-        if (g->outputs[o] == v) return TC_STATUS_OK;
     int32_t data[16], res[16];
     int n_data = 0, n_res = 0;
+    if (!split_readers(g, v, data, &n_data, res, &n_res)) return TC_STATUS_OK;
+    for (int i = 0; i < n_res; i++)
+        if (node_family(steps, step_of, res[i]) != pf) return TC_STATUS_OK;
     tc__hconv_geom h0 = {0}, hp = {0};
-    for (int32_t r = 0; r < g->n_nodes; r++) {
-        const tc__node *rn = &g->nodes[r];
-        bool uses = false;
-        for (int i = 0; i < rn->n_in && !rn->removed; i++) uses = uses || rn->in[i] == v;
-        if (!uses) continue;
-        const int f = step_of[r] >= 0 ? family(&steps[step_of[r]]) : FAM_NONE;
-        if (f != pf || n_data >= 16 || n_res >= 16) return TC_STATUS_OK;
-        const int ri = rn->epi.residual_input;
-        for (int i = 1; i < rn->n_in; i++) /* v only as input 0 or as the residual, not both */
-            if (rn->in[i] == v && (i != ri || rn->in[0] == v)) return TC_STATUS_OK;
-        if (rn->in[0] != v) {
-            res[n_res++] = r;
-            continue;
-        }
+    for (int i = 0; i < n_data; i++) {
         tc__hconv_geom h;
-        if (!half_geometry(g, r, s, bf16, &h) || h.in_image) return TC_STATUS_OK;
-        if (n_data > 0 && (h.s.hp != h0.s.hp || h.s.wp != h0.s.wp || h.cp != h0.cp || h.s.pt != h0.s.pt ||
-                           h.s.pl != h0.s.pl))
+        if (node_family(steps, step_of, data[i]) != pf || !half_geometry(g, data[i], s, bf16, &h) || h.in_image)
             return TC_STATUS_OK;
-        h0 = h, data[n_data++] = r;
+        if (i > 0 && (h.s.hp != h0.s.hp || h.s.wp != h0.s.wp || h.cp != h0.cp || h.s.pt != h0.s.pt || h.s.pl != h0.s.pl))
+            return TC_STATUS_OK;
+        h0 = h;
     }
     if ((n_data == 1 && n_res == 0) || !half_geometry(g, p, s, bf16, &hp) || hp.out_image)
         return TC_STATUS_OK; /* (one input reader: the chain) */
@@ -357,17 +369,8 @@ static tc_status half_multi_reader_chain(tc__graph *g, const tc__step *steps, co
     const tc__attr out_img = {.name = TC__ATTR_HALF_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = 5, .ints = img};
     const tc__attr in_img = {.name = TC__ATTR_HALF_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
     const tc__attr res_img = {.name = TC__ATTR_HALF_RES_IMAGE, .kind = TC__ATTR_INTS, .n = 5, .ints = img};
-    tc_status st = tc__pat_set_attr(g, p, &out_img, err);
-    for (int i = 0; i < n_data && st == TC_STATUS_OK; i++) st = tc__pat_set_attr(g, data[i], &in_img, err);
-    for (int i = 0; i < n_res && st == TC_STATUS_OK; i++) st = tc__pat_set_attr(g, res[i], &res_img, err);
-    bool ok = st == TC_STATUS_OK && still_supported(g, ps, s);
-    for (int i = 0; i < n_data && ok; i++) ok = still_supported(g, &steps[step_of[data[i]]], s);
-    for (int i = 0; i < n_res && ok; i++) ok = still_supported(g, &steps[step_of[res[i]]], s);
-    if (st == TC_STATUS_OK && !ok)
-        st = tc__fail(err, TC_STATUS_INTERNAL, "16-bit chain from %s to %d readers: the tactics refuse a chained step",
-                      g->nodes[p].name, n_data + n_res);
-    if (st == TC_STATUS_OK) ++*chained;
-    return st;
+    return mark_readers(g, steps, step_of, ps, s, &out_img, 1, &in_img, data, n_data, &res_img, 1, res, n_res, chained,
+                        err);
 }
 
 /* The step of each node (-1: none), or NULL when out of memory; free() it. */
