@@ -750,17 +750,18 @@ static void test_qdq_elide(void **state) {
     tc_model_destroy(m);
 }
 
-/* x[1,16,8,8] -> 3x3 Conv + Relu = t -> 1x1 Conv + Relu -> 1x1 Conv + t (residual) + Relu -> y[1,16,8,8]: a ResNet
- * block; t has two readers (the first 1x1 Conv's input and the second's residual). Signed: without the two outer Relus
- * (other weights), a MobileNetV2-like block whose shared value t can be negative. */
-static tc_model *block_model_of(bool signed_t) {
-    etm_rng = signed_t ? 0x5eed : 0x6161;
+/* x[1,16,8,8] -> 3x3 Conv + Relu = t -> 1x1 Conv (16 -> mid) + Relu -> 1x1 Conv (mid -> 16) + t (residual) + Relu ->
+ * y[1,16,8,8]: a ResNet block (weights from seed); t has two readers (the first 1x1 Conv's input and the second's
+ * residual). Signed: without the two outer Relus, a MobileNetV2-like block whose shared value t can be negative. The
+ * block model: mid 24 (signed: other weights). */
+static tc_model *block_model_with(uint64_t seed, bool signed_t, int64_t mid) {
+    etm_rng = seed;
     B *b = b_new(17);
     b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "8", "8"}));
     b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "16", "8", "8"}));
     etm_weight(b, "w0", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
-    etm_weight(b, "w1", 4, (int64_t[]){24, 16, 1, 1}, 0.0f);
-    etm_weight(b, "w2", 4, (int64_t[]){16, 24, 1, 1}, 0.0f);
+    etm_weight(b, "w1", 4, (int64_t[]){mid, 16, 1, 1}, 0.0f);
+    etm_weight(b, "w2", 4, (int64_t[]){16, mid, 1, 1}, 0.0f);
     itm_conv(b, "c0", "x,w0", signed_t ? "t" : "a", 3);
     if (!signed_t) b_node(b, "r0", "Relu", "a", "t");
     itm_conv(b, "c1", "t,w1", "u", 1);
@@ -770,6 +771,7 @@ static tc_model *block_model_of(bool signed_t) {
     if (!signed_t) b_node(b, "r2", "Relu", "s", "y");
     return etm_load(b);
 }
+static tc_model *block_model_of(bool signed_t) { return block_model_with(signed_t ? 0x5eed : 0x6161, signed_t, 24); }
 static tc_model *block_model(void) { return block_model_of(false); }
 
 /* The float attribute attr of the engine's node name. */
@@ -1065,23 +1067,7 @@ static void test_residual_operand_image(void **state) {
 }
 
 /* block_model with 32 channels in the middle (NCHW16c throughout with the layout pass). */
-static tc_model *block16_model(void) {
-    etm_rng = 0x1616;
-    B *b = b_new(17);
-    b_input(b, b_vi(b, "x", 1, 4, (const char *[]){"1", "16", "8", "8"}));
-    b_output(b, b_vi(b, "y", 1, 4, (const char *[]){"1", "16", "8", "8"}));
-    etm_weight(b, "w0", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
-    etm_weight(b, "w1", 4, (int64_t[]){32, 16, 1, 1}, 0.0f);
-    etm_weight(b, "w2", 4, (int64_t[]){16, 32, 1, 1}, 0.0f);
-    itm_conv(b, "c0", "x,w0", "a", 3);
-    b_node(b, "r0", "Relu", "a", "t");
-    itm_conv(b, "c1", "t,w1", "u", 1);
-    b_node(b, "r1", "Relu", "u", "ur");
-    itm_conv(b, "c2", "ur,w2", "v", 1);
-    b_node(b, "add", "Add", "v,t", "s");
-    b_node(b, "r2", "Relu", "s", "y");
-    return etm_load(b);
-}
+static tc_model *block16_model(void) { return block_model_with(0x1616, false, 32); }
 
 /* FP16 and BF16 residual images (TC_PASS_HALF_RESIDUAL_IMAGE): a value several 16-bit Convs read is written once as
  * their image, the input readers take it, the residual reader adds its 16-bit values. The block (NCHW16c: the epilogue's
