@@ -364,6 +364,22 @@ static void test_rejects(void **state) {
         attrs[1] = dtu_attr_ints(TC__ATTR_HALF_OUT_IMAGE, bad[k], 5);
         if (t->supports(&d)) fail_msg("chain image %d accepted", k);
     }
+    /* A residual image (tc.half_res_image, from a plan file too): the same checks, and only on a step with a residual */
+    tc__tensor res = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd);
+    tc__epilogue er = tc__epilogue_none();
+    er.residual_input = 2;
+    attrs[1] = dtu_attr_ints(TC__ATTR_HALF_RES_IMAGE, good, 5);
+    assert_false(t->supports(&d)); /* no residual */
+    d.epi = &er, d.residual = &res;
+    assert_true(t->supports(&d));
+    attrs[1] = dtu_attr_ints(TC__ATTR_HALF_RES_IMAGE, good, 4);
+    assert_false(t->supports(&d));
+    for (int k = 0; k < 5; k++) {
+        attrs[1] = dtu_attr_ints(TC__ATTR_HALF_RES_IMAGE, bad[k], 5);
+        if (t->supports(&d)) fail_msg("residual image %d accepted", k);
+    }
+    d.epi = &e, d.residual = NULL;
+    tc__tensor_free(&res);
     as.n = 1;
     in[1] = &wsmall, out[0] = &ysmall; /* 7 channels: 16 padded halves per tap and channel do not fit in 7 floats */
     assert_false(t->supports(&d));
