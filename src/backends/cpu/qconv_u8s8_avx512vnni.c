@@ -10,7 +10,7 @@
 
 /*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
- * accumulated over every tap and every 4 input channels, then dequantized and stored.
+ * accumulated over every tap and every 4 input channels, then dequantized and stored (q_epilogue).
  */
 static inline __attribute__((always_inline)) void q_tile(const q_job *j, const uint8_t *x0, const size_t *xoff,
                                                          const int8_t *w0, size_t wbs, const tc__lowp_out *o,
@@ -38,12 +38,12 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
             }
         }
     }
-    q_tile_epi e;
-    q_tile_epi_of(j, o, NB, last_mask, &e);
+    __m512i sums[TC__LOWP_MR * TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
-        for (int b = 0; b < NB; b++) q_tile_store(&e, i, b, NB, acc[i][b], last_mask);
+        for (int b = 0; b < NB; b++) sums[i * NB + b] = acc[i][b];
+    q_epilogue(j, o, sums, MR, NB, last_mask);
 }
 
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */
