@@ -61,6 +61,17 @@ static inline __m512 tc__qact_gelu_avx512(__m512 x) {
     return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), s);
 }
 
+/* The activation of a constant kind (alpha, beta: its parameters) on v: GELU (erf), sigmoid and SiLU as above, the others
+ * as tc__vact_f32_avx512_kind (not the fake quantization: tc__qact_avx512). */
+static inline __m512 tc__qact_avx512_kind(__m512 v, tc__vact_kind kind, float alpha, float beta) {
+    switch (kind) {
+    case TC__VACT_GELU_ERF: return tc__qact_gelu_avx512(v);
+    case TC__VACT_SIGMOID: return tc__qact_sigmoid_avx512(v);
+    case TC__VACT_SILU: return _mm512_mul_ps(v, tc__qact_sigmoid_avx512(v));
+    default: return tc__vact_f32_avx512_kind(v, kind, alpha, beta);
+    }
+}
+
 /* The activation a on v: GELU (erf), sigmoid and SiLU as above, the others as tc__vact_f32_avx512. */
 static inline __attribute__((always_inline)) __m512 tc__qact_avx512(const tc__vact *a, __m512 v) {
     switch (a->kind) {

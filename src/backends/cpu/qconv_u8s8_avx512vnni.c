@@ -43,7 +43,7 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
         for (int b = 0; b < NB; b++) sums[i * NB + b] = acc[i][b];
-    q_epilogue(j, o, sums, MR, NB, last_mask);
+    q_epilogue(j, o, 0, sums, MR, NB, last_mask);
 }
 
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */

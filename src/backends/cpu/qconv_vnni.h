@@ -186,9 +186,9 @@ enum { Q_RES_NONE, Q_RES_F32, Q_RES_IMAGE };
 /* A tile's epilogue for one activation kind, output (FP32 on contiguous lanes, or the chain's image) and residual, all
  * constants: q_store_with's operations in the same order (same bits), with the tile's q_blk and the output addressing
  * in locals. */
-static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc__lowp_out *op, const __m512i *sums,
-                                                        int mr, int nb, __mmask16 last_mask, const tc__vact_kind kind,
-                                                        const bool chain, const int res) {
+static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc__lowp_out *op, int i0,
+                                                        const __m512i *sums, int mr, int nb, __mmask16 last_mask,
+                                                        const tc__vact_kind kind, const bool chain, const int res) {
     const tc__lowp_out o = *op; /* a local: the u8 stores cannot alias it */
     const q_consts c = q_consts_of(j);
     const float alpha = j->act.alpha, beta = j->act.beta;
@@ -198,10 +198,10 @@ static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc
         mask[b] = b == nb - 1 ? last_mask : (__mmask16)0xffff;
         k[b] = q_blk_of(j, o.oc0 + (size_t)b * 16, mask[b]);
     }
-    for (int i = 0; i < mr; i++)
+    for (int i = i0; i < i0 + mr; i++)
         for (int b = 0; b < nb; b++) {
             const size_t off = (size_t)i * o.ps + (size_t)b * o.bs;
-            __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sums[i * nb + b], k[b].comp)), k[b].mult,
+            __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sums[(i - i0) * nb + b], k[b].comp)), k[b].mult,
                                        k[b].bias);
             if (res == Q_RES_IMAGE) {
                 const __m128i u = _mm_maskz_loadu_epi8(mask[b], (const uint8_t *)o.rimg + o.roff[i] + (size_t)b * 16);
@@ -209,7 +209,7 @@ static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc
                 v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_cvtepi32_ps(r), c.r_scale));
             }
             if (res == Q_RES_F32) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[b], o.res + off));
-            v = kind == TC__VACT_GELU_ERF ? tc__qact_gelu_avx512(v) : tc__vact_f32_avx512_kind(v, kind, alpha, beta);
+            v = tc__qact_avx512_kind(v, kind, alpha, beta);
             if (chain)
                 _mm_mask_storeu_epi8(c.yq + o.qoff[i] + (size_t)b * 16, mask[b],
                                      q_codes16(v, c.o_inv, c.o_zp, c.o_lo, c.o_hi));
@@ -219,20 +219,21 @@ static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc
 }
 
 #define Q_EPI_RES(KIND, CHAIN)                                                                                        \
-    (res == Q_RES_F32     ? q_epi(j, o, sums, mr, nb, last_mask, KIND, CHAIN, Q_RES_F32)                             \
-     : res == Q_RES_IMAGE ? q_epi(j, o, sums, mr, nb, last_mask, KIND, CHAIN, Q_RES_IMAGE)                           \
-                          : q_epi(j, o, sums, mr, nb, last_mask, KIND, CHAIN, Q_RES_NONE))
+    (res == Q_RES_F32     ? q_epi(j, o, i0, sums, mr, nb, last_mask, KIND, CHAIN, Q_RES_F32)                             \
+     : res == Q_RES_IMAGE ? q_epi(j, o, i0, sums, mr, nb, last_mask, KIND, CHAIN, Q_RES_IMAGE)                           \
+                          : q_epi(j, o, i0, sums, mr, nb, last_mask, KIND, CHAIN, Q_RES_NONE))
 #define Q_EPI(KIND) (chain ? Q_EPI_RES(KIND, true) : Q_EPI_RES(KIND, false))
 
 /*
- * The epilogue of a tile whose sums (pixel i, block b at sums[i * nb + b]) the microkernel left in memory. Out of line:
+ * The epilogue of a tile whose sums (its pixel i, block b at sums[i * nb + b]; pixel i0 + i of o) the microkernel left
+ * in memory. Out of line:
  * inlined in each of the 48 tile sizes, the general store (its branches on the layout, residual, activation and
- * output taken for every vector) was ~15% of a BERT-shaped MatMul's time. No activation, Relu, Clip and GELU on
- * contiguous lanes (rows, NCHW16c, the chain's image) take q_epi's variants, the branches taken once per tile; the
+ * output taken for every vector) was ~15% of a BERT-shaped MatMul's time. No activation, Relu, Clip, HardSwish,
+ * sigmoid, SiLU and GELU (erf) on contiguous lanes (rows, NCHW16c, the chain's image) take q_epi's variants, the branches taken once per tile; the
  * rest q_tile_store's general path. Same bits.
  */
-static __attribute__((noinline, unused)) void q_epilogue(const q_job *j, const tc__lowp_out *o, const __m512i *sums,
-                                                        int mr, int nb, __mmask16 last_mask) {
+static __attribute__((noinline, unused)) void q_epilogue(const q_job *j, const tc__lowp_out *o, int i0,
+                                                         const __m512i *sums, int mr, int nb, __mmask16 last_mask) {
     const bool chain = j->yq != NULL;
     const int res = o->rimg ? Q_RES_IMAGE : o->res ? Q_RES_F32 : Q_RES_NONE;
     if (o->ls == 1 || (chain && res != Q_RES_F32)) {
@@ -240,6 +241,9 @@ static __attribute__((noinline, unused)) void q_epilogue(const q_job *j, const t
         case TC__VACT_NONE: Q_EPI(TC__VACT_NONE); return;
         case TC__VACT_RELU: Q_EPI(TC__VACT_RELU); return;
         case TC__VACT_CLIP: Q_EPI(TC__VACT_CLIP); return;
+        case TC__VACT_HARDSWISH: Q_EPI(TC__VACT_HARDSWISH); return;
+        case TC__VACT_SIGMOID: Q_EPI(TC__VACT_SIGMOID); return;
+        case TC__VACT_SILU: Q_EPI(TC__VACT_SILU); return;
         case TC__VACT_GELU_ERF: Q_EPI(TC__VACT_GELU_ERF); return;
         default: break;
         }
@@ -247,7 +251,7 @@ static __attribute__((noinline, unused)) void q_epilogue(const q_job *j, const t
     q_tile_epi e;
     q_tile_epi_of(j, o, nb, last_mask, &e);
     for (int i = 0; i < mr; i++)
-        for (int b = 0; b < nb; b++) q_tile_store(&e, i, b, nb, sums[i * nb + b], last_mask);
+        for (int b = 0; b < nb; b++) q_tile_store(&e, i0 + i, b, nb, sums[i * nb + b], last_mask);
 }
 #undef Q_EPI
 #undef Q_EPI_RES

@@ -52,8 +52,7 @@ static inline __attribute__((always_inline)) void dw_tile(const q_job *j, const 
             acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], _mm512_unpackhi_epi16(h01, h23), wv[3]);
         }
     }
-    q_tile_epi e;
-    q_tile_epi_of(j, o, NB, last_mask, &e);
+    __m512i sums[DW_MR * 4];
 #pragma GCC unroll 4
     for (int i = 0; i < MR; i++) {
         /* block L = lane L of acc[0..3]: t01 = (acc0 lanes 0 1, acc1 lanes 0 1), ... */
@@ -62,8 +61,9 @@ static inline __attribute__((always_inline)) void dw_tile(const q_job *j, const 
         const __m512i blk[4] = {_mm512_shuffle_i32x4(t0, t2, 0x88), _mm512_shuffle_i32x4(t0, t2, 0xdd),
                                 _mm512_shuffle_i32x4(t1, t3, 0x88), _mm512_shuffle_i32x4(t1, t3, 0xdd)};
 #pragma GCC unroll 4
-        for (int b = 0; b < NB; b++) q_tile_store(&e, i0 + i, b, NB, blk[b], last_mask);
+        for (int b = 0; b < NB; b++) sums[i * NB + b] = blk[b];
     }
+    q_epilogue(j, o, i0, sums, MR, NB, last_mask);
 }
 
 /* One instantiation per (MR, NB). */
