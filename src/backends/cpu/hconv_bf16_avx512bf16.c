@@ -169,7 +169,8 @@ static __attribute__((noinline)) void b_epilogue(const b_job *j, const tc__lowp_
  */
 static inline __attribute__((always_inline)) void b_tile(const b_job *j, const uint16_t *x0, const size_t *xoff,
                                                          const uint16_t *w0, size_t wbs, const tc__lowp_out *o,
-                                                         __mmask16 last_mask, const int MR, const int NB) {
+                                                         __mmask16 last_mask, const void *pf, size_t npf,
+                                                         const int MR, const int NB) {
     const size_t runs = j->runs, c2 = j->run_pairs, run_step = j->run_step;
     __m512 acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 12
@@ -180,6 +181,10 @@ static inline __attribute__((always_inline)) void b_tile(const b_job *j, const u
     for (size_t t = 0; t < runs; t++) {
         const uint16_t *xt = x0 + j->tap_off[t * run_step];
         for (size_t p = 0; p < c2; p++, wp += 32) {
+            if (npf > 0) { /* one line of the weights the next task reads into L2 (tc__lowp_pf) */
+                _mm_prefetch(pf, _MM_HINT_T1);
+                pf = (const char *)pf + 64, npf--;
+            }
             __m512bh wv[TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 4
             for (int b = 0; b < NB; b++) wv[b] = (__m512bh)_mm512_loadu_si512(wp + (size_t)b * wbs);
@@ -204,8 +209,8 @@ static inline __attribute__((always_inline)) void b_tile(const b_job *j, const u
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */
 #define B_FN(MR, NB)                                                                                                  \
     static void b_tile_##MR##x##NB(const b_job *j, const uint16_t *x0, const size_t *xoff, const uint16_t *w0,        \
-                                   size_t wbs, const tc__lowp_out *o, __mmask16 m) {                                          \
-        b_tile(j, x0, xoff, w0, wbs, o, m, MR, NB);                                                                     \
+                                   size_t wbs, const tc__lowp_out *o, __mmask16 m, const void *pf, size_t npf) {              \
+        b_tile(j, x0, xoff, w0, wbs, o, m, pf, npf, MR, NB);                                                            \
     }
 #define B_FNS6(NB) B_FN(1, NB) B_FN(2, NB) B_FN(3, NB) B_FN(4, NB) B_FN(5, NB) B_FN(6, NB)
 #define B_FNS12(NB) B_FNS6(NB) B_FN(7, NB) B_FN(8, NB) B_FN(9, NB) B_FN(10, NB) B_FN(11, NB) B_FN(12, NB)
@@ -215,7 +220,7 @@ B_FNS12(2)
 B_FNS12(1)
 
 typedef void (*b_tile_fn)(const b_job *, const uint16_t *, const size_t *, const uint16_t *, size_t, const tc__lowp_out *,
-                          __mmask16);
+                          __mmask16, const void *, size_t);
 
 #define B_ROW6(NB) {b_tile_1x##NB, b_tile_2x##NB, b_tile_3x##NB, b_tile_4x##NB, b_tile_5x##NB, b_tile_6x##NB}
 #define B_ROW12(NB)                                                                                                   \
@@ -224,19 +229,30 @@ typedef void (*b_tile_fn)(const b_job *, const uint16_t *, const size_t *, const
 static const b_tile_fn b_tiles_nb4[6] = B_ROW6(4), b_tiles_nb3[6] = B_ROW6(3);
 static const b_tile_fn b_tiles_nb2[12] = B_ROW12(2), b_tiles_nb1[12] = B_ROW12(1);
 
+/* A task of the thread pool: the job and the weights its tiles prefetch (lowp_grid.h's tc__lowp_pf). */
+typedef struct b_task {
+    const b_job *j;
+    tc__lowp_pf pf;
+} b_task;
+
 /* The tile of lowp_tile.h's task loop: the (mr, nb) microkernel on the weights of block b0. */
 static void b_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *xoff, const tc__lowp_out *o,
                       __mmask16 last_mask) {
-    const b_job *j = job;
+    b_task *t = (b_task *)job; /* b_compute's local */
+    const b_job *j = t->j;
     const tc__lowp_shape *s = &j->g->s;
     const size_t wbs = s->kh * s->kw * j->g->cp * 16; /* 16-bit values per block of 16 channels */
     const b_tile_fn *tiles = nb == 4 ? b_tiles_nb4 : nb == 3 ? b_tiles_nb3 : nb == 2 ? b_tiles_nb2 : b_tiles_nb1;
-    tiles[mr - 1](j, j->xh, xoff, j->w + b0 * wbs, wbs, o, last_mask);
+    const void *pf;
+    const size_t npf = tc__lowp_pf_take(&t->pf, &pf);
+    tiles[mr - 1](j, j->xh, xoff, j->w + b0 * wbs, wbs, o, last_mask, pf, npf);
 }
 
 static void b_compute(void *arg, size_t strip_task, size_t group) {
     const b_job *j = arg;
-    tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, b_tile_at, j);
+    const tc__lowp_shape *s = &j->g->s;
+    b_task t = {j, tc__lowp_pf_of(&j->grid, group, j->w, s->kh * s->kw * j->g->cp * 16 * sizeof(uint16_t))};
+    tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, b_tile_at, &t);
 }
 
 tc_status tc__hconv_run_avx512bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom *g) {

@@ -14,7 +14,7 @@
  */
 static inline __attribute__((always_inline)) void q_tile(const q_job *j, const uint8_t *x0, const size_t *xoff,
                                                          const int8_t *w0, size_t wbs, const tc__lowp_out *o,
-                                                         __mmask16 last_mask, const int8_t *pf, size_t npf,
+                                                         __mmask16 last_mask, const void *pf, size_t npf,
                                                          const int MR, const int NB) {
     const size_t runs = j->runs, c4 = j->run_quads, run_step = j->run_step;
     __m512i acc[12][4];
@@ -26,9 +26,9 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
     for (size_t t = 0; t < runs; t++) {
         const uint8_t *xt = x0 + j->tap_off[t * run_step];
         for (size_t c = 0; c < c4; c++, wp += 64, xt += 4) {
-            if (npf > 0) { /* one line of the weights the next task reads into L2 (q_task) */
-                _mm_prefetch((const char *)pf, _MM_HINT_T1);
-                pf += 64, npf--;
+            if (npf > 0) { /* one line of the weights the next task reads into L2 (tc__lowp_pf) */
+                _mm_prefetch(pf, _MM_HINT_T1);
+                pf = (const char *)pf + 64, npf--;
             }
             __m512i wv[4];
 #pragma GCC unroll 4
@@ -54,7 +54,7 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
 /* One instantiation per (MR, NB): the tile calls with constant sizes. */
 #define Q_FN(MR, NB)                                                                                                  \
     static void q_tile_##MR##x##NB(const q_job *j, const uint8_t *x0, const size_t *xoff, const int8_t *w0,           \
-                                   size_t wbs, const tc__lowp_out *o, __mmask16 m, const int8_t *pf, size_t npf) {            \
+                                   size_t wbs, const tc__lowp_out *o, __mmask16 m, const void *pf, size_t npf) {               \
         q_tile(j, x0, xoff, w0, wbs, o, m, pf, npf, MR, NB);                                                            \
     }
 #define Q_FNS6(NB) Q_FN(1, NB) Q_FN(2, NB) Q_FN(3, NB) Q_FN(4, NB) Q_FN(5, NB) Q_FN(6, NB)
@@ -65,7 +65,7 @@ Q_FNS12(2)
 Q_FNS12(1)
 
 typedef void (*q_tile_fn)(const q_job *, const uint8_t *, const size_t *, const int8_t *, size_t,
-                          const tc__lowp_out *, __mmask16, const int8_t *, size_t);
+                          const tc__lowp_out *, __mmask16, const void *, size_t);
 
 #define Q_ROW6(NB) {q_tile_1x##NB, q_tile_2x##NB, q_tile_3x##NB, q_tile_4x##NB, q_tile_5x##NB, q_tile_6x##NB}
 #define Q_ROW12(NB)                                                                                                   \
@@ -74,17 +74,10 @@ typedef void (*q_tile_fn)(const q_job *, const uint8_t *, const size_t *, const 
 static const q_tile_fn q_tiles_nb4[6] = Q_ROW6(4), q_tiles_nb3[6] = Q_ROW6(3);
 static const q_tile_fn q_tiles_nb2[12] = Q_ROW12(2), q_tiles_nb1[12] = Q_ROW12(1);
 
-/*
- * A task of the thread pool and the weights its tiles prefetch: those of the next group, which the thread most likely
- * runs next (pthreadpool gives each thread a range of (strip, group) tasks, groups innermost). A model whose weights
- * do not fit in the caches (BERT-base: 85 MB of INT8 weights) reads each group's from memory in its first tile; read
- * in short streams of 12 KB per block, they came at ~10 GB/s and cost BERT's FFN layers 10-25% of their time. Each
- * tile prefetches its share (pf_per_tile lines, one per step of its multiply-add loop) into L2.
- */
+/* A task of the thread pool: the job and the weights its tiles prefetch (lowp_grid.h's tc__lowp_pf). */
 typedef struct q_task {
     const q_job *j;
-    const int8_t *pf; /* the next line to prefetch */
-    size_t pf_left, pf_per_tile;
+    tc__lowp_pf pf;
 } q_task;
 
 /* The tile of lowp_tile.h's task loop: the (mr, nb) microkernel on the weights of block b0. */
@@ -95,27 +88,16 @@ static void q_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *
     const tc__qconv_geom *g = j->g;
     const size_t wbs = g->kh * g->kw * g->cp * 16; /* bytes per block of 16 channels */
     const q_tile_fn *tiles = nb == 4 ? q_tiles_nb4 : nb == 3 ? q_tiles_nb3 : nb == 2 ? q_tiles_nb2 : q_tiles_nb1;
-    const size_t npf = t->pf_left < t->pf_per_tile ? t->pf_left : t->pf_per_tile;
-    tiles[mr - 1](j, j->xq, xoff, j->w + b0 * wbs, wbs, o, last_mask, t->pf, npf);
-    t->pf += npf * 64, t->pf_left -= npf;
+    const void *pf;
+    const size_t npf = tc__lowp_pf_take(&t->pf, &pf);
+    tiles[mr - 1](j, j->xq, xoff, j->w + b0 * wbs, wbs, o, last_mask, pf, npf);
 }
 
 static void q_compute(void *arg, size_t strip_task, size_t group) {
     const q_job *j = arg;
-    const tc__lowp_grid *gr = &j->grid;
-    q_task t = {j, NULL, 0, 0};
-    if (group + 1 < gr->groups) {
-        const tc__qconv_geom *g = j->g;
-        const size_t wbs = g->kh * g->kw * g->cp * 16, b0 = (group + 1) * TC__LOWP_GROUP_BLOCKS;
-        const size_t nb = gr->nblocks - b0 < TC__LOWP_GROUP_BLOCKS ? gr->nblocks - b0 : TC__LOWP_GROUP_BLOCKS;
-        const size_t strip = (gr->oh * gr->ow + gr->strips - 1) / gr->strips; /* pixels per task at most */
-        const size_t mr = (size_t)(nb >= 3 ? gr->mr_wide : TC__LOWP_MR);
-        const size_t tiles = (strip + mr - 1) / mr;
-        t.pf = j->w + b0 * wbs;
-        t.pf_left = nb * wbs / 64;
-        t.pf_per_tile = (t.pf_left + tiles - 1) / tiles;
-    }
-    tc__lowp_task(gr, strip_task, group, j->y, j->res, q_tile_at, &t);
+    const tc__qconv_geom *g = j->g;
+    q_task t = {j, tc__lowp_pf_of(&j->grid, group, j->w, g->kh * g->kw * g->cp * 16)};
+    tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, q_tile_at, &t);
 }
 
 tc_status tc__qconv_run_avx512vnni(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) {
