@@ -457,6 +457,62 @@ static tc_tensor calibrated_input(const tc_model *m, int64_t c, int64_t h, int64
     return x;
 }
 
+/* x[1,6,20] -> q, k, v = x.Wq, x.Wk, x.Wv [1,6,16] -> scores = q.k^T (Transpose [0,2,1]) [1,6,6] -> Softmax ->
+ * y = scores.v [1,6,16]: attention's two MatMuls of run-time operands. */
+static tc_model *attention_model(void) {
+    etm_rng = 0xa77e;
+    B *b = b_new(17);
+    b_input(b, b_vi(b, "x", 1, 3, (const char *[]){"1", "6", "20"}));
+    b_output(b, b_vi(b, "y", 1, 3, (const char *[]){"1", "6", "16"}));
+    etm_weight(b, "wq", 2, (int64_t[]){20, 16}, 0.0f);
+    etm_weight(b, "wk", 2, (int64_t[]){20, 16}, 0.0f);
+    etm_weight(b, "wv", 2, (int64_t[]){20, 16}, 0.0f);
+    b_node(b, "q", "MatMul", "x,wq", "q");
+    b_node(b, "k", "MatMul", "x,wk", "k");
+    b_node(b, "v", "MatMul", "x,wv", "v");
+    Onnx__NodeProto *t = b_node(b, "kt", "Transpose", "k", "kt");
+    Onnx__AttributeProto *a = b_attr(b, t, "perm", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->n_ints = 3;
+    a->ints = b_dup(b, (int64_t[]){0, 2, 1}, sizeof(int64_t) * 3);
+    b_node(b, "scores", "MatMul", "q,kt", "s");
+    b_node(b, "softmax", "Softmax", "s", "p");
+    b_node(b, "ctx", "MatMul", "p,v", "y");
+    return etm_load(b);
+}
+
+/* --bf16 gives attention's MatMuls of run-time operands the BF16 tactic (--tactics-fixed: the first that takes them),
+ * with K^T read through its view; the output stays close to the FP32 engine's, with 1 and 2 threads. Without --bf16
+ * they stay FP32. */
+static void test_bf16_attention(void **state) {
+    (void)state;
+    if (!(tc__cpu_get()->isa & TC__ISA_AVX512BF16)) skip();
+    tc_model *m = attention_model();
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 3, (int64_t[]){1, 6, 20}, &x, NULL), TC_STATUS_OK);
+    for (size_t i = 0; i < x.nbytes / 4; i++) ((float *)x.data)[i] = 2.0f * etm_uniform();
+    tc_build_options o = {.struct_size = sizeof o, .threads = 1, .flags = TC_BUILD_TACTICS_FIXED};
+    tc_engine *fp32 = NULL;
+    tc_error err;
+    if (tc_engine_build(m, &o, &fp32, &err)) fail_msg("build: %s", err.message);
+    assert_string_equal(step_precision(fp32, "scores"), "fp32");
+    tc_tensor want = run_copy(fp32, &x);
+    for (int threads = 1; threads <= 2; threads++) {
+        o.threads = threads;
+        o.flags = TC_BUILD_BF16 | TC_BUILD_TACTICS_FIXED;
+        tc_engine *e = NULL;
+        if (tc_engine_build(m, &o, &e, &err)) fail_msg("build: %s", err.message);
+        expect_tactic(e, "scores", "matmul_dyn_bf16_avx512bf16", "Q.K^T");
+        expect_tactic(e, "ctx", "matmul_dyn_bf16_avx512bf16", "P.V");
+        assert_string_equal(step_precision(e, "scores"), "bf16");
+        check_close(e, &x, &want, "bf16 attention");
+        tc_engine_destroy(e);
+    }
+    tc_tensor_free(&want);
+    tc_tensor_free(&x);
+    tc_engine_destroy(fp32);
+    tc_model_destroy(m);
+}
+
 /* x[1,6,20] -> Relu -> MatMul [20,48] -> Relu -> MatMul [48,16] -> y[1,6,16]: a feed-forward pair (both inputs
  * non-negative: on AVX2 the u7 variant). */
 static tc_model *mlp_model(void) {
@@ -1283,6 +1339,7 @@ int main(void) {
         cmocka_unit_test(test_residual_image_chain),
         cmocka_unit_test(test_residual_operand_image),
         cmocka_unit_test(test_half_residual_image),
+        cmocka_unit_test(test_bf16_attention),
         cmocka_unit_test(test_u8_chain),
         cmocka_unit_test(test_u8_residual_image),
     };
