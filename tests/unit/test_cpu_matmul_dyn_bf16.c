@@ -5,7 +5,8 @@
  * (K of 1, odd and prime K, K past 32 pairs; M and N of 1, odd, prime, non-multiples of the 6 x 64 tile). On
  * operands already holding BF16 values the only difference left is the FP32 summation order (a tight bound); on
  * random FP32 operands the bound is BF16's rounding. 1 and 2 threads give identical bits, every output element is
- * written, the scratch is what scratch_bytes() announced, and supports() refuses what the tactic does not do.
+ * written, the scratch is what scratch_bytes() announced (a pool wider than the CPU count takes fewer slots), and
+ * supports() refuses what the tactic does not do.
  */
 #include <math.h>
 #include <pthreadpool.h>
@@ -158,6 +159,28 @@ static void test_matmul_strided_b(void **state) {
     tc__tensor_free(&b);
 }
 
+/* A pool of more threads than the scratch was sized for (the CPU count): fewer slots, the same bits. */
+static void test_more_threads_than_scratch(void **state) {
+    (void)state;
+    if (!vtu_isa_ok(T)) return;
+    dtu_rng r = {0x3e4u};
+    const int64_t ad[3] = {12, 50, 64}, bd[3] = {12, 64, 40};
+    tc__tensor a = dtu_random(&r, TC_DTYPE_FLOAT32, 3, ad), b = dtu_random(&r, TC_DTYPE_FLOAT32, 3, bd);
+    mcase c = {&kBf16, 1, {&a, &b}, {false, false}, tc__epilogue_none(), NULL};
+    tc__tensor want[1];
+    dtu_run_ok(DTU_OP(MatMul), 13, &kBf16, 1, 2, c.in, 1, want);
+    pthreadpool_t wide = pthreadpool_create(tc__cpu_get()->logical_cpus * 2 + 1);
+    assert_non_null(wide);
+    tc__tensor y1 = run_bf16(&c, &want[0], NULL), y2 = run_bf16(&c, &want[0], wide);
+    assert_memory_equal(y1.data, y2.data, y1.nbytes);
+    pthreadpool_destroy(wide);
+    tc__tensor_free(&y1);
+    tc__tensor_free(&y2);
+    tc__tensor_free(&want[0]);
+    tc__tensor_free(&a);
+    tc__tensor_free(&b);
+}
+
 /* supports(): a constant B (the hconv tactics pack it), no tc.bf16 mark, a fused bias, float64, a 1-D operand. */
 static void test_rejects(void **state) {
     (void)state;
@@ -205,6 +228,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_views),
         cmocka_unit_test(test_matmul_strided_b),
+        cmocka_unit_test(test_more_threads_than_scratch),
         cmocka_unit_test(test_rejects),
     };
     return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);
