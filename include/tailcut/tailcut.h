@@ -263,6 +263,8 @@ enum {
     /* Part of the chain (FP16, BF16): a value several 16-bit Convs read, as input or as fused residual (ResNet's block
      * outputs), is written once as their image; the residual readers then add its 16-bit values */
     TC_PASS_HALF_RESIDUAL_IMAGE = 1u << 16,
+    TC_PASS_ELIMINATE_COMMON = 1u << 17, /* a node that repeats an earlier one's computation (same op, attributes and
+                                          * inputs, or equal constants) goes: its readers read the earlier outputs */
 };
 
 typedef struct tc_engine tc_engine;

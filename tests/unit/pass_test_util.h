@@ -107,7 +107,7 @@ static inline int32_t ptu_init_ex(tc__graph *g, const char *name, tc_dtype dt, c
                                   uint64_t seed, double lo, double hi) {
     tc__shape s;
     ptu_shape(g, shape, &s);
-    int64_t dims[TC_MAX_RANK];
+    int64_t dims[TC_MAX_RANK] = {0};
     for (int32_t i = 0; i < s.rank; i++) {
         assert_true(s.dims[i].value >= 0);
         dims[i] = s.dims[i].value;

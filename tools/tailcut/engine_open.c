@@ -24,7 +24,7 @@ static const struct {
     {"lowp_chain", TC_PASS_LOWP_CHAIN},             {"int8_residual_image", TC_PASS_INT8_RESIDUAL_IMAGE},
     {"fuse_nan_guard", TC_PASS_FUSE_NAN_GUARD},     {"fuse_matmul_views", TC_PASS_FUSE_MATMUL_VIEWS},
     {"fuse_hardswish", TC_PASS_FUSE_HARDSWISH},     {"qdq_elide", TC_PASS_QDQ_ELIDE},
-    {"half_residual_image", TC_PASS_HALF_RESIDUAL_IMAGE},
+    {"half_residual_image", TC_PASS_HALF_RESIDUAL_IMAGE}, {"eliminate_common", TC_PASS_ELIMINATE_COMMON},
 };
 
 const char *cli_build_usage(void) {
@@ -36,7 +36,7 @@ const char *cli_build_usage(void) {
            "  --timing-cache FILE           reuse and update the auto-tuner's timings (fast rebuilds)\n"
            "  --tactics-fixed               choose kernels by heuristic order, without timing them\n"
            "  --disable-pass NAME           switch off an optimisation pass (eliminate_noops, fold_constants,\n"
-           "                                fold_batchnorm, fuse_gelu, fuse_hardswish, fuse_nan_guard,\n"
+           "                                eliminate_common, fold_batchnorm, fuse_gelu, fuse_hardswish, fuse_nan_guard,\n"
            "                                fuse_matmul_views, fuse_matmul_bias, fuse_residual,\n"
            "                                fuse_activation, eliminate_dead, layout, fold_qdq, lowp_chain,\n"
            "                                int8_residual_image, half_residual_image, qdq_elide, or 'all')\n"
