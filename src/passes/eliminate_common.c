@@ -65,14 +65,6 @@ static bool random_op(const tc__node *n) {
     return false;
 }
 
-static bool is_graph_output(const tc__graph *g, int32_t v) {
-    if (v < 0) return false;
-    if (g->values[v].is_output) return true;
-    for (int k = 0; k < g->n_outputs; k++)
-        if (g->outputs[k] == v) return true;
-    return false;
-}
-
 /* Node b may go for a (earlier): the same computation, and every output of b that exists, a has. */
 static bool same_node(const tc__graph *g, const tc__node *a, const tc__node *b) {
     if (a->removed || strcmp(a->op_type, b->op_type) != 0 || strcmp(a->domain, b->domain) != 0) return false;
@@ -90,7 +82,7 @@ tc_status tc__pass_eliminate_common(tc__pass_ctx *ctx) {
         tc__node *b = &g->nodes[m];
         if (b->removed || !tc__pat_plain(b) || random_op(b)) continue;
         bool kept_name = false;
-        for (int o = 0; o < b->n_out; o++) kept_name = kept_name || is_graph_output(g, b->out[o]);
+        for (int o = 0; o < b->n_out; o++) kept_name = kept_name || tc__pat_is_graph_output(g, b->out[o]);
         if (kept_name) continue;
         for (int32_t n = 0; n < m; n++) {
             const tc__node *a = &g->nodes[n];

@@ -42,21 +42,13 @@ static bool is_noop(const tc__graph *g, const tc__node *node) {
     return false;
 }
 
-/* True when v is a graph output (kept under its name). */
-static bool is_graph_output(const tc__graph *g, int32_t v) {
-    if (g->values[v].is_output) return true;
-    for (int k = 0; k < g->n_outputs; k++)
-        if (g->outputs[k] == v) return true;
-    return false;
-}
-
 tc_status tc__pass_eliminate_noops(tc__pass_ctx *ctx) {
     tc__graph *g = ctx->g;
     for (int32_t n = 0; n < g->n_nodes; n++) {
         tc__node *node = &g->nodes[n];
         if (!is_noop(g, node)) continue;
         int32_t x = node->in[0], y = node->out[0];
-        if (!is_graph_output(g, y)) {
+        if (!tc__pat_is_graph_output(g, y)) {
             tc__graph_replace_uses(g, y, x);
             node->removed = true;
             ctx->changes++;
@@ -65,7 +57,8 @@ tc_status tc__pass_eliminate_noops(tc__pass_ctx *ctx) {
         /* y keeps its name: x's producer writes y instead, when nothing else needs x. */
         int32_t p = tc__pat_producer(g, x, NULL);
         const tc__value *xv = &g->values[x];
-        if (p < 0 || xv->is_input || xv->init != NULL || is_graph_output(g, x) || tc__graph_use_count(g, x) != 1)
+        if (p < 0 || xv->is_input || xv->init != NULL || tc__pat_is_graph_output(g, x) ||
+            tc__graph_use_count(g, x) != 1)
             continue;
         int slot = -1;
         for (int o = 0; o < g->nodes[p].n_out; o++)

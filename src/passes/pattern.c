@@ -53,6 +53,14 @@ bool tc__pat_scalar_near(const tc__graph *g, int32_t v, double target, double to
     return fabs(x - target) <= tol * fabs(target);
 }
 
+bool tc__pat_is_graph_output(const tc__graph *g, int32_t v) {
+    if (v < 0) return false;
+    if (g->values[v].is_output) return true;
+    for (int k = 0; k < g->n_outputs; k++)
+        if (g->outputs[k] == v) return true;
+    return false;
+}
+
 bool tc__pat_plain(const tc__node *node) { return tc__epilogue_is_none(&node->epi) && node->n_in == node->n_op_in; }
 
 int tc__pat_operand_of(const tc__node *node, int32_t v) {

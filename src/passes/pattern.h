@@ -26,6 +26,8 @@ const tc__tensor *tc__pat_const(const tc__graph *g, int32_t v);
 bool tc__pat_scalar_near(const tc__graph *g, int32_t v, double target, double tol, int32_t max_rank);
 /* True when node has no fused epilogue and no epilogue operands. */
 bool tc__pat_plain(const tc__node *node);
+/* True when value v (-1: none) is a graph output (a pass keeps its name). */
+bool tc__pat_is_graph_output(const tc__graph *g, int32_t v);
 /* For a plain binary node reading v, the index (0 or 1) of v among its op inputs, else -1. */
 int tc__pat_operand_of(const tc__node *node, int32_t v);
 /* If node n (-1: none) is a plain binary node of type op with a constant one-element operand within tol of target

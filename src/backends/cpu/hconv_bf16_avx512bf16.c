@@ -181,10 +181,7 @@ static inline __attribute__((always_inline)) void b_tile(const b_job *j, const u
     for (size_t t = 0; t < runs; t++) {
         const uint16_t *xt = x0 + j->tap_off[t * run_step];
         for (size_t p = 0; p < c2; p++, wp += 32) {
-            if (npf > 0) { /* one line of the weights the next task reads into L2 (tc__lowp_pf) */
-                _mm_prefetch(pf, _MM_HINT_T1);
-                pf = (const char *)pf + 64, npf--;
-            }
+            tc__lowp_pf_line(&pf, &npf); /* the weights the next task reads (tc__lowp_pf) */
             __m512bh wv[TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 4
             for (int b = 0; b < NB; b++) wv[b] = (__m512bh)_mm512_loadu_si512(wp + (size_t)b * wbs);

@@ -122,6 +122,13 @@ static inline void tc__lowp_out_pixel(const tc__lowp_grid *g, size_t n, size_t p
 typedef void (*tc__lowp_tile_fn)(const void *job, int mr, int nb, size_t b0, const size_t *xoff,
                                  const tc__lowp_out *o, uint16_t last_mask);
 
+/* Blocks of 16 channels in task group `group`, and the most pixels a tile of nb blocks takes. */
+static inline int tc__lowp_group_blocks(const tc__lowp_grid *g, size_t group) {
+    const size_t b0 = group * TC__LOWP_GROUP_BLOCKS;
+    return (int)(g->nblocks - b0 < TC__LOWP_GROUP_BLOCKS ? g->nblocks - b0 : TC__LOWP_GROUP_BLOCKS);
+}
+static inline int tc__lowp_mr_max(const tc__lowp_grid *g, int nb) { return nb >= 3 ? g->mr_wide : TC__LOWP_MR; }
+
 /* Task (strip_task, group) of an operator with output y (and residual res, or NULL): every tile of the strip. */
 static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size_t group, float *y, const float *res,
                                  tc__lowp_tile_fn tile, const void *job) {
@@ -130,10 +137,10 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
     const size_t n = strip_task / g->strips, s = strip_task % g->strips;
     const size_t p0 = s * plane / g->strips, p1 = (s + 1) * plane / g->strips;
     const size_t b0 = group * TC__LOWP_GROUP_BLOCKS;
-    const int nb = (int)(g->nblocks - b0 < TC__LOWP_GROUP_BLOCKS ? g->nblocks - b0 : TC__LOWP_GROUP_BLOCKS);
+    const int nb = tc__lowp_group_blocks(g, group);
     const size_t oc0 = b0 * 16, last_ch = g->cout - (b0 + (size_t)nb - 1) * 16;
     const uint16_t last_mask = last_ch >= 16 ? (uint16_t)0xffff : (uint16_t)((1u << last_ch) - 1);
-    const int mr_max = nb >= 3 ? g->mr_wide : TC__LOWP_MR;
+    const int mr_max = tc__lowp_mr_max(g, nb);
     tc__lowp_out o;
     const size_t base = tc__lowp_out_base(g, n, b0, &o);
     const size_t img = n * g->hp * g->wp * g->cp;
@@ -160,8 +167,8 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
  * (pthreadpool gives each thread a range of (strip, group) tasks, groups innermost). A model whose weights do not fit
  * in the caches (BERT-base: 85 MB of INT8 weights; ResNet-50: 51 MB of BF16) reads each group's from memory in its
  * first tile; read in short streams (12 KB per block of a BERT layer), they came at ~10 GB/s and cost BERT's INT8 FFN
- * layers 10-25% of their time. Each tile takes its share (per_tile lines) and prefetches a line per step of its
- * multiply-add loop. Block b's weights are block_bytes from w + b * block_bytes.
+ * layers 10-25% of their time. Each of the task's tiles takes its share (per_tile lines) and prefetches a line per step
+ * of its multiply-add loop (tc__lowp_pf_line). Block b's weights are block_bytes from w + b * block_bytes.
  */
 typedef struct tc__lowp_pf {
     const unsigned char *next; /* the next line to prefetch */
@@ -171,13 +178,11 @@ typedef struct tc__lowp_pf {
 static inline tc__lowp_pf tc__lowp_pf_of(const tc__lowp_grid *g, size_t group, const void *w, size_t block_bytes) {
     tc__lowp_pf pf = {NULL, 0, 0};
     if (group + 1 >= g->groups) return pf;
-    const size_t b0 = (group + 1) * TC__LOWP_GROUP_BLOCKS;
-    const size_t nb = g->nblocks - b0 < TC__LOWP_GROUP_BLOCKS ? g->nblocks - b0 : TC__LOWP_GROUP_BLOCKS;
     const size_t strip = (g->oh * g->ow + g->strips - 1) / g->strips; /* pixels per task at most */
-    const size_t mr = (size_t)(nb >= 3 ? g->mr_wide : TC__LOWP_MR);
+    const size_t mr = (size_t)tc__lowp_mr_max(g, tc__lowp_group_blocks(g, group)); /* this task's tiles */
     const size_t tiles = (strip + mr - 1) / mr;
-    pf.next = (const unsigned char *)w + b0 * block_bytes;
-    pf.left = nb * block_bytes / 64;
+    pf.next = (const unsigned char *)w + (group + 1) * TC__LOWP_GROUP_BLOCKS * block_bytes;
+    pf.left = (size_t)tc__lowp_group_blocks(g, group + 1) * block_bytes / 64;
     pf.per_tile = (pf.left + tiles - 1) / tiles;
     return pf;
 }
@@ -188,6 +193,13 @@ static inline size_t tc__lowp_pf_take(tc__lowp_pf *pf, const void **at) {
     *at = pf->next;
     pf->next += n * 64, pf->left -= n;
     return n;
+}
+
+/* One step of a tile's multiply-add loop: the next of its *npf lines at *pf into L2 (prefetcht1), if any is left. */
+static inline __attribute__((always_inline)) void tc__lowp_pf_line(const void **pf, size_t *npf) {
+    if (*npf == 0) return;
+    __builtin_prefetch(*pf, 0, 2);
+    *pf = (const unsigned char *)*pf + 64, --*npf;
 }
 
 /* Runs convert(cjob, row) for each of n_rows padded input rows, then compute(job, task, group) for tasks x groups, on

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backends/cpu/lowp_tile.h"
 #include "backends/cpu/matmul_dyn_bf16.h"
 
 #define MMB_MR 6 /* rows per tile */
@@ -96,8 +97,7 @@ static void pack_b(const tc__mm_geom *g, const float *b, uint32_t *pk) {
         return;
     }
     const size_t k = g->k, n = g->n, kp = kp_of(g), rs = g->rs_b, cs = g->cs_b;
-    const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                             _mm512_set1_epi32((int32_t)cs));
+    const __m512i lanes = tc__lowp_lanes(cs); /* the gathers' element offsets */
     for (size_t jb = 0; jb * 16 < n; jb++)
         for (size_t p = 0; p < kp; p++) {
             const __m512 x = load16(b + 2 * p * rs, jb * 16, n, cs, lanes);
@@ -109,8 +109,7 @@ static void pack_b(const tc__mm_geom *g, const float *b, uint32_t *pk) {
 /* Rows [i0, i0 + rows) of A (A(i, p) = a[i * rs + p * cs]) as BF16 rows of 2 kp values (an odd K's last one 0). */
 static void convert_a(const tc__mm_geom *g, const float *a, size_t i0, size_t rows, uint16_t *xa) {
     const size_t k = g->k, kp = kp_of(g), rs = g->rs_a, cs = g->cs_a;
-    const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                             _mm512_set1_epi32((int32_t)cs));
+    const __m512i lanes = tc__lowp_lanes(cs); /* the gathers' element offsets */
     for (size_t i = 0; i < rows; i++) {
         const float *src = a + (i0 + i) * rs;
         uint16_t *dst = xa + i * 2 * kp;

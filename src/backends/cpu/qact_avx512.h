@@ -74,12 +74,8 @@ static inline __m512 tc__qact_avx512_kind(__m512 v, tc__vact_kind kind, float al
 
 /* The activation a on v: GELU (erf), sigmoid and SiLU as above, the others as tc__vact_f32_avx512. */
 static inline __attribute__((always_inline)) __m512 tc__qact_avx512(const tc__vact *a, __m512 v) {
-    switch (a->kind) {
-    case TC__VACT_GELU_ERF: return tc__qact_gelu_avx512(v);
-    case TC__VACT_SIGMOID: return tc__qact_sigmoid_avx512(v);
-    case TC__VACT_SILU: return _mm512_mul_ps(v, tc__qact_sigmoid_avx512(v));
-    default: return tc__vact_f32_avx512(v, a);
-    }
+    if (a->kind == TC__VACT_FAKE_QUANT) return tc__vact_f32_avx512(v, a); /* (its precomputed 1 / scale) */
+    return tc__qact_avx512_kind(v, (tc__vact_kind)a->kind, a->alpha, a->beta);
 }
 
 #endif

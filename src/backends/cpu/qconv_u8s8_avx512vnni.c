@@ -26,10 +26,7 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
     for (size_t t = 0; t < runs; t++) {
         const uint8_t *xt = x0 + j->tap_off[t * run_step];
         for (size_t c = 0; c < c4; c++, wp += 64, xt += 4) {
-            if (npf > 0) { /* one line of the weights the next task reads into L2 (tc__lowp_pf) */
-                _mm_prefetch(pf, _MM_HINT_T1);
-                pf = (const char *)pf + 64, npf--;
-            }
+            tc__lowp_pf_line(&pf, &npf); /* the weights the next task reads (tc__lowp_pf) */
             __m512i wv[4];
 #pragma GCC unroll 4
             for (int b = 0; b < NB; b++) wv[b] = _mm512_loadu_si512(wp + (size_t)b * wbs);

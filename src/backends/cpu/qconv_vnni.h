@@ -136,26 +136,35 @@ static inline __attribute__((always_inline)) q_consts q_consts_of(const q_job *j
                       _mm512_set1_epi32(j->r_zp)};
 }
 
-/* Pixel i, block b (its q_blk k): the accumulator less the zero point's share, dequantized (the same operations as
- * tc__lowp_value with a per-channel scale: v * mult + bias, + the residual), the activation, stored (NCHW, NCHW16c, rows) or, in the INT8 chain,
- * quantized into the next layer's image as its quantization pass would (q_codes16). A residual image's codes are
- * dequantized and added where an FP32 residual is: after the scale and bias, before the activation. */
+/* The accumulator less the zero point's share, dequantized: the same operations as tc__lowp_value with a per-channel
+ * scale (v * mult + bias). */
+static inline __attribute__((always_inline)) __m512 q_dequant(const q_blk *k, __m512i acc) {
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, k->comp)), k->mult, k->bias);
+}
+
+/* Pixel i, block b of o's residual image of u8 codes, dequantized: (u - r_zp) * r_scale. */
+static inline __attribute__((always_inline)) __m512 q_res_image(const q_consts *c, const tc__lowp_out *o, int i, int b,
+                                                                __mmask16 mask) {
+    const __m128i u = _mm_maskz_loadu_epi8(mask, (const uint8_t *)o->rimg + o->roff[i] + (size_t)b * 16);
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(u), c->r_zp)), c->r_scale);
+}
+
+/* v quantized into pixel i, block b of the next layer's image (the INT8 chain), as its quantization pass would. */
+static inline __attribute__((always_inline)) void q_put_codes(const q_consts *c, const tc__lowp_out *o, int i, int b,
+                                                              __mmask16 mask, __m512 v) {
+    _mm_mask_storeu_epi8(c->yq + o->qoff[i] + (size_t)b * 16, mask, q_codes16(v, c->o_inv, c->o_zp, c->o_lo, c->o_hi));
+}
+
+/* Pixel i, block b (its q_blk k): the accumulator dequantized (q_dequant), + the residual, the activation, stored
+ * (NCHW, NCHW16c, rows) or, in the INT8 chain, quantized into the next layer's image (q_put_codes). A residual image's
+ * codes are dequantized and added where an FP32 residual is: after the scale and bias, before the activation. */
 static inline __attribute__((always_inline)) void q_store_with(const q_consts *c, const q_blk *k, const tc__lowp_out *o,
                                                                int i, int b, __m512i acc, __mmask16 mask, __m512i lanes) {
-    __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, k->comp)), k->mult, k->bias);
-    if (o->rimg != NULL) {
-        const __m128i u = _mm_maskz_loadu_epi8(mask, (const uint8_t *)o->rimg + o->roff[i] + (size_t)b * 16);
-        const __m512i r = _mm512_sub_epi32(_mm512_cvtepu8_epi32(u), c->r_zp);
-        v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_cvtepi32_ps(r), c->r_scale));
-    } else {
-        v = tc__lowp_add_res(o, i, b, v, mask, lanes);
-    }
+    __m512 v = q_dequant(k, acc);
+    v = o->rimg != NULL ? _mm512_add_ps(v, q_res_image(c, o, i, b, mask)) : tc__lowp_add_res(o, i, b, v, mask, lanes);
     v = tc__qact_avx512(&c->act, v); /* (GELU, sigmoid, SiLU: qact_avx512.h's short forms) */
-    if (c->yq == NULL) {
-        tc__lowp_put(o, i, b, v, mask, lanes);
-        return;
-    }
-    _mm_mask_storeu_epi8(c->yq + o->qoff[i] + (size_t)b * 16, mask, q_codes16(v, c->o_inv, c->o_zp, c->o_lo, c->o_hi));
+    if (c->yq == NULL) tc__lowp_put(o, i, b, v, mask, lanes);
+    else q_put_codes(c, o, i, b, mask, v);
 }
 
 /* A tile's epilogue operands in locals: its output addressing, q_consts, the q_blk of each of its nb blocks (the last on
@@ -201,20 +210,12 @@ static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc
     for (int i = i0; i < i0 + mr; i++)
         for (int b = 0; b < nb; b++) {
             const size_t off = (size_t)i * o.ps + (size_t)b * o.bs;
-            __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sums[(i - i0) * nb + b], k[b].comp)), k[b].mult,
-                                       k[b].bias);
-            if (res == Q_RES_IMAGE) {
-                const __m128i u = _mm_maskz_loadu_epi8(mask[b], (const uint8_t *)o.rimg + o.roff[i] + (size_t)b * 16);
-                const __m512i r = _mm512_sub_epi32(_mm512_cvtepu8_epi32(u), c.r_zp);
-                v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_cvtepi32_ps(r), c.r_scale));
-            }
+            __m512 v = q_dequant(&k[b], sums[(i - i0) * nb + b]);
+            if (res == Q_RES_IMAGE) v = _mm512_add_ps(v, q_res_image(&c, &o, i, b, mask[b]));
             if (res == Q_RES_F32) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[b], o.res + off));
             v = tc__qact_avx512_kind(v, kind, alpha, beta);
-            if (chain)
-                _mm_mask_storeu_epi8(c.yq + o.qoff[i] + (size_t)b * 16, mask[b],
-                                     q_codes16(v, c.o_inv, c.o_zp, c.o_lo, c.o_hi));
-            else
-                _mm512_mask_storeu_ps(o.y + off, mask[b], v);
+            if (chain) q_put_codes(&c, &o, i, b, mask[b], v);
+            else _mm512_mask_storeu_ps(o.y + off, mask[b], v);
         }
 }
 
@@ -226,11 +227,10 @@ static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc
 
 /*
  * The epilogue of a tile whose sums (its pixel i, block b at sums[i * nb + b]; pixel i0 + i of o) the microkernel left
- * in memory. Out of line:
- * inlined in each of the 48 tile sizes, the general store (its branches on the layout, residual, activation and
- * output taken for every vector) was ~15% of a BERT-shaped MatMul's time. No activation, Relu, Clip, HardSwish,
- * sigmoid, SiLU and GELU (erf) on contiguous lanes (rows, NCHW16c, the chain's image) take q_epi's variants, the branches taken once per tile; the
- * rest q_tile_store's general path. Same bits.
+ * in memory. Out of line: inlined in each of the 48 tile sizes, the general store (its branches on the layout,
+ * residual, activation and output taken for every vector) was ~15% of a BERT-shaped MatMul's time. No activation,
+ * Relu, Clip, HardSwish, sigmoid, SiLU and GELU (erf) on contiguous lanes (rows, NCHW16c, the chain's image) take
+ * q_epi's variants, the branches taken once per tile; the rest q_tile_store's general path. Same bits.
  */
 static __attribute__((noinline, unused)) void q_epilogue(const q_job *j, const tc__lowp_out *o, int i0,
                                                          const __m512i *sums, int mr, int nb, __mmask16 last_mask) {
