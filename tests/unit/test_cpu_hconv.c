@@ -276,6 +276,9 @@ static void test_dense(void **state) {
                 c.n = 1;
                 check_both(seed++, &c, what);
             }
+    /* 9 groups of 64 outputs over 128 rows: one strip per image with 1 and 2 threads (lowp_grid.h) */
+    h_case w = {"MatMul", 1, 71, 529, 128, 1, 1, 1, 1, 0, true, false, false, TC__ACT_RELU, H_PLAIN};
+    if (!TC_TEST_EMULATED) check_both(seed++, &w, "matmul k 71 n 529 m 128, whole plane");
 }
 
 /* The conversion into the 16-bit image from NCHW (scalar code) and from NCHW16c (vector code) input agrees, FP32

@@ -439,6 +439,10 @@ static void test_dense(void **state) {
                 c.n = 1;
                 check_case(seed++, &c, what);
             }
+    /* 9 groups of 64 outputs over 128 rows: one strip per image with 1 and 2 threads (lowp_grid.h) */
+    q_case w = {"MatMul", 1, 71, 529, 128, 1, 1, 1, 1, 0, true, false, false, TC__ACT_RELU, Q_PLAIN, -1, false, false,
+                false, 0};
+    check_case(seed++, &w, "matmul k 71 n 529 m 128, whole plane");
 }
 
 /* Steps the tactics must refuse. */

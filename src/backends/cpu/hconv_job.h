@@ -51,7 +51,8 @@ static inline tc_status tc__hconv_job_setup(const tc__kernel_ctx *ctx, const tc_
     j->run_step = s->dw == 1 ? s->kw : 1;
     j->runs = s->kh * s->kw / j->run_step;
     j->run_pairs = j->run_step * g->cp / 2;
-    j->grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout);
+    j->grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout,
+                               tc__lowp_threads(ctx->pool));
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
         j->ych = (uint16_t *)io.y;
         tc__lowp_grid_out_image(&j->grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);

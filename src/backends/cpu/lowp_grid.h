@@ -21,6 +21,14 @@
 #define TC__LOWP_STRIP 48        /* output pixels per task */
 #define TC__LOWP_GROUP_BLOCKS 4  /* blocks of 16 output channels per task (and per tile at most) */
 #define TC__LOWP_MR 12           /* output pixels per tile at most (6 with 3 or 4 blocks) */
+/* A plane of at most TC__LOWP_WHOLE_PLANE pixels (a MatMul's 128 rows, a 14x14 map) is one strip when there are at least
+ * TC__LOWP_WHOLE_GROUPS groups per thread: then each group's weights come from memory once per image, not once per
+ * strip (BERT-base's FFN weights, 2.4 MB a layer, do not stay in L2 between strips; BERT-base INT8 0.974x). */
+#define TC__LOWP_WHOLE_PLANE 256
+#define TC__LOWP_WHOLE_GROUPS 4
+
+/* The threads of pool (1 without one). */
+static inline size_t tc__lowp_threads(pthreadpool_t pool) { return pool ? pthreadpool_get_threads_count(pool) : 1; }
 
 /* What the task loop needs of the operator (one image's sizes; cp: channels per pixel of the padded image). */
 typedef struct tc__lowp_grid {
@@ -37,11 +45,12 @@ typedef struct tc__lowp_grid {
 } tc__lowp_grid;
 
 static inline tc__lowp_grid tc__lowp_grid_of(size_t oh, size_t ow, size_t sh, size_t sw, size_t hp, size_t wp,
-                                             size_t cp, size_t cout, uint8_t out_layout) {
+                                             size_t cp, size_t cout, uint8_t out_layout, size_t threads) {
     tc__lowp_grid g = {oh, ow, sh, sw, hp, wp, cp, cout, out_layout, (cout + 15) / 16, 0, 0, 6, 0, 0, 0, 0, 0,
                        NULL, 0, 0, 0, 0, 0};
     g.groups = (g.nblocks + TC__LOWP_GROUP_BLOCKS - 1) / TC__LOWP_GROUP_BLOCKS;
     g.strips = (oh * ow + TC__LOWP_STRIP - 1) / TC__LOWP_STRIP;
+    if (oh * ow <= TC__LOWP_WHOLE_PLANE && g.groups >= TC__LOWP_WHOLE_GROUPS * threads) g.strips = 1;
     return g;
 }
 
@@ -206,7 +215,7 @@ static inline __attribute__((always_inline)) void tc__lowp_pf_line(const void **
  * the pool (or the calling thread when it has one thread). */
 static inline void tc__lowp_run_tasks(pthreadpool_t pool, void (*convert)(void *, size_t), void *cjob, size_t n_rows,
                                       void (*compute)(void *, size_t, size_t), void *job, size_t tasks, size_t groups) {
-    if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1) {
+    if (tc__lowp_threads(pool) <= 1) {
         for (size_t t = 0; t < n_rows; t++) convert(cjob, t);
         for (size_t t = 0; t < tasks; t++)
             for (size_t u = 0; u < groups; u++) compute(job, t, u);

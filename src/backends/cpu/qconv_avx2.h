@@ -594,7 +594,8 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_v
         for (size_t c = 0; c < (rows ? 1 : g->kw); c++)
             run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.run_off = run_off;
-    j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
+    j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout,
+                               tc__lowp_threads(ctx->pool));
     if (j.w7) j.grid.mr_wide = 8; /* u7w7 runs tiles of at most 4 pixels: 8 = 4 + 4, not 6 = 3 + 3 */
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
         j.oimg = io.y;

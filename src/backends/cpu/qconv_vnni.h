@@ -287,7 +287,8 @@ static inline tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom 
     j->run_step = g->dw == 1 ? g->kw : 1;
     j->runs = g->kh * g->kw / j->run_step;
     j->run_quads = j->run_step * g->cp / 4;
-    j->grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout);
+    j->grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout,
+                               tc__lowp_threads(ctx->pool));
     if (g->out_image) { /* the next layer's image: border and padding channels hold its zero point */
         j->yq = (uint8_t *)io.y;
         j->o_inv = 1.0f / g->o_scale;
