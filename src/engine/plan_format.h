@@ -76,9 +76,10 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the plan format is li
 /* The revision of the contract between a plan's step attributes and the tactics that run them: raised whenever a tactic
  * starts to take attributes it used to ignore, or reads them differently (e.g. revision 2: VNNI steps with residual
  * images of u8 codes, which a revision-0 build would have read as FP32; revision 3: FP16 / BF16 steps with residual
- * images, tc.half_res_image). A plan of another revision is refused at load (rebuild it), as a tactic of another build
+ * images, tc.half_res_image; revision 4: BF16 steps of an odd C_in below 8 pack their weights for an image of C_in
+ * channels, not C_in + 1). A plan of another revision is refused at load (rebuild it), as a tactic of another build
  * may run its steps silently wrong. Plans before the field: 0. */
-#define TC__PLAN_KERNEL_REV 3u
+#define TC__PLAN_KERNEL_REV 4u
 #define TC__PLAN_ALIGN 64u         /* sections, tensor data, file size */
 #define TC__PLAN_ARRAY_ALIGN 8u    /* graph tables, attribute arrays */
 #define TC__PLAN_NONE (-1)         /* absent index (initializer tensor, node input/output, ...) */

@@ -41,7 +41,7 @@
 
 typedef struct tc__hconv_geom {
     tc__lowp_shape s;
-    size_t cp;     /* C_in rounded up to 2 */
+    size_t cp;     /* channels per pixel of the image: C_in rounded up to 2, or (BF16) an odd C_in below 8 as is */
     size_t cout16; /* C_out rounded up to 16 */
     bool bf16;     /* BF16 (else FP16) */
     /* The reduced-precision chain (core/quant_attr.h): X is already this operator's padded 16-bit image
@@ -53,9 +53,22 @@ typedef struct tc__hconv_geom {
     size_t r_hp, r_wp, r_cp, r_pt, r_pl;
 } tc__hconv_geom;
 
-/* 16-bit values of the packed weight. */
+/* The microkernels' runs: at dilation 1 a kernel row's taps are consecutive pixels of the channels-last image, so a run
+ * is a kernel row (run_step = KW taps, run_step * cp values); else a tap. A run is read as pairs of values, the last one
+ * alone when its length is odd (an odd cp: an image stem of 3 channels runs 7 x 3 = 21 values, 11 steps, not the 14 of
+ * 7 pixels of 4 channels). The weights are packed run by run in the same order, a zero after an odd run's last value. */
+static inline size_t tc__hconv_run_step(const tc__lowp_shape *s) { return s->dw == 1 ? s->kw : 1; }
+static inline size_t tc__hconv_runs(const tc__lowp_shape *s) { return s->kh * s->kw / tc__hconv_run_step(s); }
+static inline size_t tc__hconv_run_values(const tc__hconv_geom *g) { return tc__hconv_run_step(&g->s) * g->cp; }
+/* Pair steps per run, the last one half a pair when the run is odd. */
+static inline size_t tc__hconv_run_steps(const tc__hconv_geom *g) { return (tc__hconv_run_values(g) + 1) / 2; }
+
+/* 16-bit values of the packed weight per block of 16 output channels, and in all. */
+static inline size_t tc__hconv_block_halves(const tc__hconv_geom *g) {
+    return tc__hconv_runs(&g->s) * tc__hconv_run_steps(g) * 32;
+}
 static inline size_t tc__hconv_weight_halves(const tc__hconv_geom *g) {
-    return g->cout16 * g->s.kh * g->s.kw * g->cp;
+    return g->cout16 / 16 * tc__hconv_block_halves(g);
 }
 /* Scratch bytes of one run: the 16-bit padded image of the whole batch, the taps' offsets, alignment. */
 static inline size_t tc__hconv_scratch(const tc__hconv_geom *g) {

@@ -55,6 +55,31 @@ static void b_convert_row(void *arg, size_t task) {
             if (tail) _mm256_mask_storeu_epi16(o + c16, tail, (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(tail, src + c16)));
             if (cp > s->cin) o[s->cin] = 0;
         }
+    } else if (cp == 3) { /* NCHW of 3 channels (an RGB stem): 16 pixels' channel triples per 96 bytes */
+        const size_t plane = s->ih * s->iw;
+        const float *src[3];
+        for (size_t c = 0; c < 3; c++) src[c] = j->x + (n * 3 + c) * plane + h * s->iw;
+        /* value k of the 48 is pixel k / 3's channel k % 3: in [b0 | b1] and [b2 | -], element 16 * (k % 3) + k / 3 */
+        __m512i idx[2];
+        for (int v = 0; v < 2; v++) {
+            uint16_t e[32];
+            for (int k = 0; k < 32; k++) {
+                const int kk = v * 32 + k < 48 ? v * 32 + k : 47;
+                e[k] = (uint16_t)(16 * (kk % 3) + kk / 3);
+            }
+            idx[v] = _mm512_loadu_si512(e);
+        }
+        size_t w = 0;
+        for (; w + 16 <= s->iw; w += 16) {
+            const __m256i b0 = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src[0] + w));
+            const __m256i b1 = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src[1] + w));
+            const __m256i b2 = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src[2] + w));
+            const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(b0), b1, 1), c = _mm512_castsi256_si512(b2);
+            _mm512_storeu_si512(dst + w * 3, _mm512_permutex2var_epi16(a, idx[0], c));
+            _mm256_storeu_si256((__m256i *)(dst + w * 3 + 32), _mm512_castsi512_si256(_mm512_permutex2var_epi16(a, idx[1], c)));
+        }
+        for (; w < s->iw; w++)
+            for (size_t c = 0; c < 3; c++) dst[w * 3 + c] = b_scalar(src[c][w]);
     } else if (cp == 4) { /* NCHW of at most 4 channels (an image stem): 16 pixels' channel quads per 128 bytes */
         const size_t plane = s->ih * s->iw;
         const float *src[4] = {NULL, NULL, NULL, NULL};
@@ -163,15 +188,35 @@ static __attribute__((noinline)) void b_epilogue(const b_job *j, const tc__lowp_
 #undef B_EPI
 #undef B_EPI_RES
 
+/* One step of the microkernel: the pair of values at xt + xoff[i] (alone: the value there and a zero) of each of the MR
+ * pixels times the NB blocks' weight pairs at wp + b * wbs, added into acc. */
+static inline __attribute__((always_inline)) void b_step(__m512 acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS],
+                                                         const uint16_t *xt, const size_t *xoff, const uint16_t *wp,
+                                                         size_t wbs, const bool alone, const int MR, const int NB) {
+    __m512bh wv[TC__LOWP_GROUP_BLOCKS];
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; b++) wv[b] = (__m512bh)_mm512_loadu_si512(wp + (size_t)b * wbs);
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++) {
+        int32_t pair;
+        if (alone) pair = xt[xoff[i]]; /* (not the value after it: it may lie past the image, or be an Inf) */
+        else memcpy(&pair, xt + xoff[i], sizeof pair);
+        const __m512bh xb = (__m512bh)_mm512_set1_epi32(pair);
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; b++) acc[i][b] = _mm512_dpbf16_ps(acc[i][b], xb, wv[b]);
+    }
+}
+
 /*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
- * accumulated in FP32 over every tap and pair of input channels, then stored.
+ * accumulated in FP32 over every run (hconv.h: its pairs of values, and an odd run's last value), then stored.
  */
 static inline __attribute__((always_inline)) void b_tile(const b_job *j, const uint16_t *x0, const size_t *xoff,
                                                          const uint16_t *w0, size_t wbs, const tc__lowp_out *o,
                                                          __mmask16 last_mask, const void *pf, size_t npf,
                                                          const int MR, const int NB) {
     const size_t runs = j->runs, c2 = j->run_pairs, run_step = j->run_step;
+    const bool odd = j->run_odd;
     __m512 acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
@@ -182,17 +227,11 @@ static inline __attribute__((always_inline)) void b_tile(const b_job *j, const u
         const uint16_t *xt = x0 + j->tap_off[t * run_step];
         for (size_t p = 0; p < c2; p++, wp += 32) {
             tc__lowp_pf_line(&pf, &npf); /* the weights the next task reads (tc__lowp_pf) */
-            __m512bh wv[TC__LOWP_GROUP_BLOCKS];
-#pragma GCC unroll 4
-            for (int b = 0; b < NB; b++) wv[b] = (__m512bh)_mm512_loadu_si512(wp + (size_t)b * wbs);
-#pragma GCC unroll 12
-            for (int i = 0; i < MR; i++) {
-                int32_t pair;
-                memcpy(&pair, xt + xoff[i] + 2 * p, sizeof pair);
-                const __m512bh xb = (__m512bh)_mm512_set1_epi32(pair);
-#pragma GCC unroll 4
-                for (int b = 0; b < NB; b++) acc[i][b] = _mm512_dpbf16_ps(acc[i][b], xb, wv[b]);
-            }
+            b_step(acc, xt + 2 * p, xoff, wp, wbs, false, MR, NB);
+        }
+        if (odd) {
+            b_step(acc, xt + 2 * c2, xoff, wp, wbs, true, MR, NB);
+            wp += 32;
         }
     }
     __m512 sums[TC__LOWP_MR * TC__LOWP_GROUP_BLOCKS];
@@ -237,8 +276,7 @@ static void b_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *
                       __mmask16 last_mask) {
     b_task *t = (b_task *)job; /* b_compute's local */
     const b_job *j = t->j;
-    const tc__lowp_shape *s = &j->g->s;
-    const size_t wbs = s->kh * s->kw * j->g->cp * 16; /* 16-bit values per block of 16 channels */
+    const size_t wbs = tc__hconv_block_halves(j->g); /* 16-bit values per block of 16 channels */
     const b_tile_fn *tiles = nb == 4 ? b_tiles_nb4 : nb == 3 ? b_tiles_nb3 : nb == 2 ? b_tiles_nb2 : b_tiles_nb1;
     const void *pf;
     const size_t npf = tc__lowp_pf_take(&t->pf, &pf);
@@ -247,8 +285,7 @@ static void b_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *
 
 static void b_compute(void *arg, size_t strip_task, size_t group) {
     const b_job *j = arg;
-    const tc__lowp_shape *s = &j->g->s;
-    b_task t = {j, tc__lowp_pf_of(&j->grid, group, j->w, s->kh * s->kw * j->g->cp * 16 * sizeof(uint16_t))};
+    b_task t = {j, tc__lowp_pf_of(&j->grid, group, j->w, tc__hconv_block_halves(j->g) * sizeof(uint16_t))};
     tc__lowp_task(&j->grid, strip_task, group, j->y, j->res, b_tile_at, &t);
 }
 

@@ -170,8 +170,7 @@ static const h_tile_fn h_tiles_nb2[12] = H_ROW12(2), h_tiles_nb1[12] = H_ROW12(1
 static void h_tile_at(const void *job, int mr, int nb, size_t b0, const size_t *xoff, const tc__lowp_out *o,
                       __mmask16 last_mask) {
     const h_job *j = job;
-    const tc__lowp_shape *s = &j->g->s;
-    const size_t wbs = s->kh * s->kw * j->g->cp * 16; /* 16-bit values per block of 16 channels */
+    const size_t wbs = tc__hconv_block_halves(j->g); /* 16-bit values per block of 16 channels (cp even: no odd runs) */
     const h_tile_fn *tiles = nb == 4 ? h_tiles_nb4 : nb == 3 ? h_tiles_nb3 : nb == 2 ? h_tiles_nb2 : h_tiles_nb1;
     tiles[mr - 1](j, (const _Float16 *)j->xh, xoff, (const _Float16 *)j->w + b0 * wbs, wbs, o, last_mask);
 }

@@ -18,8 +18,9 @@ typedef struct tc__hconv_job {
     const float *x;
     uint16_t *xh;           /* the padded 16-bit image (FP16 or BF16 bits) */
     const size_t *tap_off;  /* element offset of each tap in the padded image */
-    size_t runs, run_step;  /* the microkernels' runs: run r at tap_off[r * run_step], of run_pairs channel pairs */
+    size_t runs, run_step;  /* the microkernels' runs (hconv.h): run r at tap_off[r * run_step], of run_pairs pairs */
     size_t run_pairs;
+    bool run_odd;           /* and then a value alone (BF16 only: an odd cp) */
     const uint16_t *w;      /* the packed weight */
     const float *bias, *res;
     float *y;
@@ -46,11 +47,10 @@ static inline tc_status tc__hconv_job_setup(const tc__kernel_ctx *ctx, const tc_
     for (size_t a = 0; a < s->kh; a++)
         for (size_t c = 0; c < s->kw; c++) tap_off[a * s->kw + c] = (a * s->dh * s->wp + c * s->dw) * g->cp;
     j->tap_off = tap_off;
-    /* At dilation 1 a kernel row's taps are consecutive pixels of the channels-last image, so the microkernels read
-     * each kernel row as one run of kw * cp elements (the weights are packed in the same order: tap, then pair). */
-    j->run_step = s->dw == 1 ? s->kw : 1;
-    j->runs = s->kh * s->kw / j->run_step;
-    j->run_pairs = j->run_step * g->cp / 2;
+    j->run_step = tc__hconv_run_step(s);
+    j->runs = tc__hconv_runs(s);
+    j->run_pairs = tc__hconv_run_values(g) / 2;
+    j->run_odd = tc__hconv_run_values(g) % 2 == 1;
     j->grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout,
                                tc__lowp_threads(ctx->pool));
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */

@@ -37,15 +37,17 @@ bool tc__hconv_geometry(const tc__step_desc *d, bool bf16, tc__hconv_geom *g) {
         return false;
     const tc__lowp_shape *s = &g->s;
     g->bf16 = bf16;
-    g->cp = (s->cin + 1) / 2 * 2;
+    /* BF16 reads an odd run's last value alone (hconv.h), so a small odd C_in needs no zero channel: an RGB stem's
+     * image and multiply-adds are 3/4 of those of 4 channels. (FP16 multiplies pairs only.) */
+    g->cp = bf16 && s->cin % 2 == 1 && s->cin < 8 ? s->cin : (s->cin + 1) / 2 * 2;
     g->cout16 = (s->cout + 15) / 16 * 16;
     const size_t lim = (size_t)1 << 31, taps = s->kh * s->kw;
     if (s->batch > lim || s->hp > lim || s->wp > lim || g->cp > lim) return false;
     const size_t img = s->hp * s->wp;
     if (img > lim / g->cp || img * g->cp > lim / s->batch) return false;
-    if (s->oh * s->ow > lim / 16 || taps > lim / g->cp || g->cout16 > lim / (taps * g->cp)) return false;
-    /* the packing contract: Cpad16 * taps * Cp 16-bit values within C_out * taps * C_in floats */
-    return g->cout16 * g->cp <= 2 * s->cout * s->cin && h_chain(d, g);
+    if (s->oh * s->ow > lim / 16 || taps > lim / (g->cp + 1) || g->cout16 > lim / (taps * (g->cp + 1))) return false;
+    /* the packing contract: the packed 16-bit values within the C_out * taps * C_in floats */
+    return tc__hconv_weight_halves(g) <= 2 * s->cout * s->cin * taps && h_chain(d, g);
 }
 
 /* Which step this tactic family takes: the geometry, the weight constant, the layouts, the epilogue. */
@@ -55,7 +57,7 @@ static bool h_supports(const tc__step_desc *d, bool bf16, bool blocked) {
 }
 
 bool tc__hconv_amx_plan(const tc__hconv_geom *g, tc__amx_plan *p) {
-    return g->bf16 && tc__amx_plan_of(&g->s, g->cp * sizeof(uint16_t), p);
+    return g->bf16 && g->cp % 2 == 0 && tc__amx_plan_of(&g->s, g->cp * sizeof(uint16_t), p);
 }
 /* AMX-BF16: the AVX512-BF16 tactics' steps (the same image, packing and epilogue) that its plan takes. */
 static bool h_supports_amx(const tc__step_desc *d, bool blocked) {
@@ -78,13 +80,15 @@ static bool h_packs_input(const tc__step_desc *d, int index) {
 
 void tc__hconv_pack_weight(const tc__hconv_geom *g, const float *w, bool k_major, uint16_t *dst) {
     const tc__lowp_shape *s = &g->s;
-    const size_t taps = s->kh * s->kw;
+    const size_t taps = s->kh * s->kw, run_step = tc__hconv_run_step(s), steps = tc__hconv_run_steps(g);
     memset(dst, 0, tc__hconv_weight_halves(g) * sizeof *dst);
     for (size_t oc = 0; oc < s->cout; oc++)
         for (size_t c = 0; c < s->cin; c++)
             for (size_t t = 0; t < taps; t++) {
                 const float v = k_major ? w[c * s->cout + oc] : w[(oc * s->cin + c) * taps + t];
-                dst[((oc / 16 * taps + t) * (g->cp / 2) + c / 2) * 32 + oc % 16 * 2 + c % 2] =
+                /* value e of run r: tap r * run_step + e / cp, channel e % cp; pair e / 2, its half e % 2 */
+                const size_t r = t / run_step, e = t % run_step * g->cp + c;
+                dst[((oc / 16 * (taps / run_step) + r) * steps + e / 2) * 32 + oc % 16 * 2 + e % 2] =
                     g->bf16 ? tc__f32_to_bf16(v) : tc__f32_to_f16(v);
             }
 }
