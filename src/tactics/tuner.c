@@ -111,49 +111,70 @@ static size_t scratch_for(const tc__step_desc *d, const tc__tactic *t) {
     return t != NULL && t->scratch_bytes != NULL ? t->scratch_bytes(d) + 4096 : (size_t)64 << 20;
 }
 
-/* Runs one candidate `runs` times after a warm-up; returns min, median and max in ns (UINT64_MAX if failed). */
-static tc_status time_one(const tc__step_desc *d, const tc__tactic *t, tc__ref_fn ref, int runs, void *pool,
-                          uint64_t cutoff, tc__tune_entry *e, tc__err *err) {
+/* One candidate being timed: its inputs, scratch and context, and its samples so far. Not moved once set up (the
+ * context points into b). */
+typedef struct cand_run {
     bench_io b;
-    void *scratch_mem = NULL;
-    uint64_t *samples = NULL;
-    tc_status st = io_setup(d, t, false, &b, err);
+    void *scratch_mem;
+    tc__scratch scratch;
+    tc__err kerr;
+    tc__kernel_ctx kc;
+    tc__ref_fn fn;
+    uint64_t *samples;
+    uint64_t fastest; /* its fastest run so far, the warm-up included (for the cut-off; UINT64_MAX: none) */
+    int done, slow;
+    bool out; /* failed or cut off: not run again */
+} cand_run;
+
+/* Sets c up to time t (or the reference); c->out when it cannot run. */
+static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, tc__ref_fn ref, int runs, void *pool,
+                            cand_run *c, tc__err *err) {
+    memset(c, 0, sizeof *c);
+    tc_status st = io_setup(d, t, false, &c->b, err);
     const size_t scratch_bytes = scratch_for(d, t);
-    if (st == TC_STATUS_OK && (scratch_mem = aligned_alloc(64, (scratch_bytes + 63) & ~(size_t)63)) == NULL)
+    if (st == TC_STATUS_OK && (c->scratch_mem = aligned_alloc(64, (scratch_bytes + 63) & ~(size_t)63)) == NULL)
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %zu bytes of scratch", scratch_bytes);
-    if (st == TC_STATUS_OK && (samples = calloc((size_t)runs + 1, sizeof *samples)) == NULL)
+    if (st == TC_STATUS_OK && (c->samples = calloc((size_t)runs + 1, sizeof *c->samples)) == NULL)
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
-    e->min_ns = e->median_ns = e->max_ns = UINT64_MAX;
-    if (st == TC_STATUS_OK) {
-        tc__scratch scratch = {scratch_mem, scratch_bytes, 0};
-        tc__err kerr = {0};
-        tc__kernel_ctx kc = io_ctx(d, t, &b, pool, &scratch, &kerr);
-        tc__ref_fn fn = t != NULL ? t->run : ref;
-        int done = 0, slow = 0;
-        for (int r = -1; r < runs; r++) {
-            scratch.used = 0;
-            uint64_t t0 = now_ns();
-            tc_status rs = fn(&kc);
-            uint64_t dt = now_ns() - t0;
-            if (rs != TC_STATUS_OK) {
-                done = 0;
-                break;
-            }
-            if (r >= 0) samples[done++] = dt;
-            /* far slower than the best so far twice (once could be a stall of the host): enough */
-            if (dt > cutoff && ++slow == 2) break;
-        }
-        if (done > 0) {
-            qsort(samples, (size_t)done, sizeof *samples, cmp_u64);
-            e->min_ns = samples[0];
-            e->median_ns = samples[done / 2];
-            e->max_ns = samples[done - 1];
-        }
-    }
-    free(samples);
-    free(scratch_mem);
-    io_free(&b, d->n_in, d->n_out);
+    c->scratch = (tc__scratch){c->scratch_mem, scratch_bytes, 0};
+    c->kc = io_ctx(d, t, &c->b, pool, &c->scratch, &c->kerr);
+    c->fn = t != NULL ? t->run : ref;
+    c->fastest = UINT64_MAX;
+    c->out = st != TC_STATUS_OK;
     return st;
+}
+
+static void cand_free(const tc__step_desc *d, cand_run *c) {
+    free(c->samples);
+    free(c->scratch_mem);
+    io_free(&c->b, d->n_in, d->n_out);
+}
+
+/* One run of c (a sample unless warm-up); a failure takes it out, and so does a second run slower than cutoff (once
+ * could be a stall of the host). */
+static void cand_run_once(cand_run *c, bool warm_up, uint64_t cutoff) {
+    if (c->out) return;
+    c->scratch.used = 0;
+    const uint64_t t0 = now_ns();
+    const tc_status rs = c->fn(&c->kc);
+    const uint64_t dt = now_ns() - t0;
+    if (rs != TC_STATUS_OK) {
+        c->done = 0, c->fastest = UINT64_MAX, c->out = true;
+        return;
+    }
+    if (!warm_up) c->samples[c->done++] = dt;
+    if (dt < c->fastest) c->fastest = dt;
+    if (dt > cutoff && ++c->slow == 2) c->out = true;
+}
+
+/* c's min, median and max (UINT64_MAX when it has no sample). */
+static void cand_result(cand_run *c, tc__tune_entry *e) {
+    e->min_ns = e->median_ns = e->max_ns = UINT64_MAX;
+    if (c->done == 0) return;
+    qsort(c->samples, (size_t)c->done, sizeof *c->samples, cmp_u64);
+    e->min_ns = c->samples[0];
+    e->median_ns = c->samples[c->done / 2];
+    e->max_ns = c->samples[c->done - 1];
 }
 
 /* Runs t once on b: *ran tells whether it succeeded. */
@@ -233,22 +254,36 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
                         void *pool, tc__tune_result *out, tc__err *err) {
     memset(out, 0, sizeof *out);
     if (d->n_in > MAX_IO || d->n_out > MAX_IO) return tc__fail(err, TC_STATUS_UNSUPPORTED, "too many inputs to tune");
-    uint64_t best = UINT64_MAX;
     out->winner = -1;
     int total = n + (ref != NULL);
     if (total > TC__TUNE_MAX_CANDIDATES) total = TC__TUNE_MAX_CANDIDATES;
-    for (int k = 0; k < total; k++) {
-        const tc__tactic *t = k < n ? cands[k] : NULL;
-        tc__tune_entry *e = &out->cand[out->n++];
-        snprintf(e->name, sizeof e->name, "%s", t ? t->name : "ref");
-        uint64_t cutoff = best == UINT64_MAX ? UINT64_MAX : best * 4;
-        tc_status st = time_one(d, t, ref, runs, pool, cutoff, e, err);
-        if (st) return st;
-        if (e->min_ns < best) {
-            best = e->min_ns;
-            out->winner = k;
+    cand_run *c = calloc((size_t)total, sizeof *c);
+    if (c == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
+    tc_status st = TC_STATUS_OK;
+    int set = 0;
+    for (; set < total && st == TC_STATUS_OK; set++) st = cand_setup(d, set < n ? cands[set] : NULL, ref, runs, pool, &c[set], err);
+    /* Rounds of one run of each candidate (a warm-up round first), not each candidate's runs in a row: a slow spell of
+     * the host (another process on a core) then slows every candidate alike, instead of all the runs of whichever it
+     * fell on; it once made a build choose the single-threaded reference over a 2-thread tactic. The cut-off: 4x the
+     * best time so far of another candidate. */
+    for (int r = -1; r < runs && st == TC_STATUS_OK; r++)
+        for (int k = 0; k < total; k++) {
+            uint64_t best = UINT64_MAX;
+            for (int o = 0; o < total; o++)
+                if (o != k && c[o].fastest < best) best = c[o].fastest;
+            cand_run_once(&c[k], r < 0, best > UINT64_MAX / 4 ? UINT64_MAX : best * 4);
         }
+    uint64_t best = UINT64_MAX;
+    for (int k = 0; k < set; k++) {
+        tc__tune_entry *e = &out->cand[out->n++];
+        const tc__tactic *t = k < n ? cands[k] : NULL;
+        snprintf(e->name, sizeof e->name, "%s", t ? t->name : "ref");
+        cand_result(&c[k], e);
+        if (e->min_ns < best) best = e->min_ns, out->winner = k;
+        cand_free(d, &c[k]);
     }
+    free(c);
+    if (st != TC_STATUS_OK) return st;
     if (out->winner < 0) return tc__fail(err, TC_STATUS_INTERNAL, "no candidate of %s ran", d->op_type);
     return TC_STATUS_OK;
 }

@@ -1,7 +1,8 @@
 /*
- * tuner.h - the auto-tuner: times every candidate tactic of a step on this machine (warm-up,
- * then repeated runs: minimum, median and maximum) and remembers results in a timing cache
- * keyed by the target fingerprint and the step's signature, so rebuilds skip the timing.
+ * tuner.h - the auto-tuner: times every candidate tactic of a step on this machine (a warm-up
+ * round, then rounds of one run of each candidate, interleaved: minimum, median and maximum) and
+ * remembers results in a timing cache keyed by the target fingerprint and the step's signature,
+ * so rebuilds skip the timing.
  *
  * Candidates are ranked by their fastest run. Interference (another process on a core, a pool
  * worker descheduled mid-run) only ever adds time, and on a busy machine it adds most to the
@@ -36,8 +37,8 @@ uint64_t tc__step_signature(const tc__step_desc *d);
  * Times candidates (fast tactics first; the reference kernel `ref` as the last one when
  * ref != NULL) on random non-zero inputs at the desc's shapes; constant inputs use the desc's
  * data (packed per tactic). Fills out with the min, median and max per candidate and the winner
- * (least min). `runs` timed runs after one warm-up; a candidate slower than 4x the best so far is
- * cut early.
+ * (least min). `runs` rounds of one timed run of each candidate after a warm-up round; a candidate
+ * twice slower than 4x another's best so far runs no more.
  */
 tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref, int runs,
                         void *pool, tc__tune_result *out, tc__err *err);
