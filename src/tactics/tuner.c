@@ -39,6 +39,7 @@ typedef struct bench_io {
     tc__tensor in[MAX_IO], out[MAX_IO], bias, residual;
     const tc__tensor *pin[MAX_IO];
     tc__tensor *pout[MAX_IO];
+    tc__tensor *pres; /* the residual (NULL: none) */
     void *packed[MAX_IO];
 } bench_io;
 
@@ -52,10 +53,17 @@ static void io_free(bench_io *b, int n_in, int n_out) {
 }
 
 /* The inputs of step d for tactic t (or the reference, t NULL): random non-constant inputs and residual (the same
- * values for every candidate), constant inputs packed for t (unless `packed`: d's are already), outputs allocated. */
-static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool packed, bench_io *b, tc__err *err) {
+ * values for every candidate), constant inputs packed for t (unless `packed`: d's are already), outputs allocated.
+ * With `shared`, the non-constant inputs, residual and outputs are shared's (not freed with b). */
+static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool packed, const bench_io *shared, bench_io *b,
+                          tc__err *err) {
     memset(b, 0, sizeof *b);
     tc_status st = TC_STATUS_OK;
+    if (shared != NULL) {
+        memcpy(b->pin, shared->pin, sizeof b->pin);
+        memcpy(b->pout, shared->pout, sizeof b->pout);
+        b->pres = shared->pres;
+    }
     for (int i = 0; i < d->n_in && st == TC_STATUS_OK; i++) {
         b->pin[i] = NULL;
         if (d->in[i] == NULL) continue;
@@ -71,10 +79,12 @@ static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool pack
             }
             continue;
         }
+        if (shared != NULL) continue;
         st = tc__tensor_alloc(&b->in[i], d->in[i]->dtype, d->in[i]->rank, d->in[i]->dims, err);
         if (st == TC_STATUS_OK) fill_random(&b->in[i], (uint64_t)i + 1);
         b->pin[i] = &b->in[i];
     }
+    if (shared != NULL) return st;
     for (int o = 0; o < d->n_out && st == TC_STATUS_OK; o++) {
         st = tc__tensor_alloc(&b->out[o], d->out[o]->dtype, d->out[o]->rank, d->out[o]->dims, err);
         b->pout[o] = &b->out[o];
@@ -82,6 +92,7 @@ static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool pack
     if (st == TC_STATUS_OK && d->residual != NULL) {
         st = tc__tensor_alloc(&b->residual, d->residual->dtype, d->residual->rank, d->residual->dims, err);
         if (st == TC_STATUS_OK) fill_random(&b->residual, 99);
+        b->pres = &b->residual;
     }
     return st;
 }
@@ -102,7 +113,7 @@ static tc__kernel_ctx io_ctx(const tc__step_desc *d, const tc__tactic *t, bench_
                             .scratch = scratch,
                             .epi = fused ? d->epi : NULL,
                             .bias = fused ? d->bias : NULL,
-                            .residual = fused && d->residual ? &b->residual : NULL,
+                            .residual = fused ? b->pres : NULL,
                             .pool = t != NULL ? pool : NULL};
 }
 
@@ -126,11 +137,12 @@ typedef struct cand_run {
     bool out; /* failed or cut off: not run again */
 } cand_run;
 
-/* Sets c up to time t (or the reference); c->out when it cannot run. */
+/* Sets c up to time t (or the reference) on first's inputs, residual and outputs (NULL: c's own); c->out when it
+ * cannot run. */
 static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, tc__ref_fn ref, int runs, void *pool,
-                            cand_run *c, tc__err *err) {
+                            const cand_run *first, cand_run *c, tc__err *err) {
     memset(c, 0, sizeof *c);
-    tc_status st = io_setup(d, t, false, &c->b, err);
+    tc_status st = io_setup(d, t, false, first ? &first->b : NULL, &c->b, err);
     const size_t scratch_bytes = scratch_for(d, t);
     if (st == TC_STATUS_OK && (c->scratch_mem = aligned_alloc(64, (scratch_bytes + 63) & ~(size_t)63)) == NULL)
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %zu bytes of scratch", scratch_bytes);
@@ -227,8 +239,8 @@ static tc_status proven(const tc__step_desc *d, const tc__tactic *t, bool packed
     bench_io a, b;
     memset(&b, 0, sizeof b);
     bool ran_a = false, ran_b = false;
-    tc_status st = io_setup(d, t, packed, &a, err);
-    if (st == TC_STATUS_OK) st = io_setup(d, t->proof, packed, &b, err);
+    tc_status st = io_setup(d, t, packed, NULL, &a, err);
+    if (st == TC_STATUS_OK) st = io_setup(d, t->proof, packed, NULL, &b, err);
     if (st == TC_STATUS_OK) st = run_once(d, t, &a, pool, &ran_a, err);
     if (st == TC_STATUS_OK) st = run_once(d, t->proof, &b, pool, &ran_b, err);
     *same = ran_a && ran_b;
@@ -261,11 +273,14 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
     if (c == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
     tc_status st = TC_STATUS_OK;
     int set = 0;
-    for (; set < total && st == TC_STATUS_OK; set++) st = cand_setup(d, set < n ? cands[set] : NULL, ref, runs, pool, &c[set], err);
+    for (; set < total && st == TC_STATUS_OK; set++)
+        st = cand_setup(d, set < n ? cands[set] : NULL, ref, runs, pool, set > 0 ? &c[0] : NULL, &c[set], err);
     /* Rounds of one run of each candidate (a warm-up round first), not each candidate's runs in a row: a slow spell of
      * the host (another process on a core) then slows every candidate alike, instead of all the runs of whichever it
-     * fell on; it once made a build choose the single-threaded reference over a 2-thread tactic. The cut-off: 4x the
-     * best time so far of another candidate. */
+     * fell on; it once made a build choose the single-threaded reference over a 2-thread tactic. The candidates share
+     * the inputs and outputs, which are then in the caches as a step's are in an engine (with an own copy each, every
+     * run found them evicted by the others': BERT's attention MatMuls chose FP32 over BF16). The cut-off: 4x the best
+     * time so far of another candidate. */
     for (int r = -1; r < runs && st == TC_STATUS_OK; r++)
         for (int k = 0; k < total; k++) {
             uint64_t best = UINT64_MAX;
@@ -274,14 +289,15 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
             cand_run_once(&c[k], r < 0, best > UINT64_MAX / 4 ? UINT64_MAX : best * 4);
         }
     uint64_t best = UINT64_MAX;
-    for (int k = 0; k < set; k++) {
-        tc__tune_entry *e = &out->cand[out->n++];
+    for (int k = set - 1; k >= 0; k--) { /* (candidate 0 last: the others borrow its tensors) */
+        tc__tune_entry *e = &out->cand[k];
         const tc__tactic *t = k < n ? cands[k] : NULL;
         snprintf(e->name, sizeof e->name, "%s", t ? t->name : "ref");
         cand_result(&c[k], e);
-        if (e->min_ns < best) best = e->min_ns, out->winner = k;
+        if (e->min_ns <= best) best = e->min_ns, out->winner = k;
         cand_free(d, &c[k]);
     }
+    out->n = set;
     free(c);
     if (st != TC_STATUS_OK) return st;
     if (out->winner < 0) return tc__fail(err, TC_STATUS_INTERNAL, "no candidate of %s ran", d->op_type);
