@@ -65,8 +65,10 @@ static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool pack
         b->pres = shared->pres;
     }
     for (int i = 0; i < d->n_in && st == TC_STATUS_OK; i++) {
-        b->pin[i] = NULL;
-        if (d->in[i] == NULL) continue;
+        if (d->in[i] == NULL) {
+            b->pin[i] = NULL;
+            continue;
+        }
         if (d->in_const[i]) {
             b->pin[i] = d->in[i];
             if (!packed && t != NULL && t->packs_input != NULL && t->packs_input(d, i)) {
@@ -79,7 +81,7 @@ static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool pack
             }
             continue;
         }
-        if (shared != NULL) continue;
+        if (shared != NULL) continue; /* (shared's, copied above) */
         st = tc__tensor_alloc(&b->in[i], d->in[i]->dtype, d->in[i]->rank, d->in[i]->dims, err);
         if (st == TC_STATUS_OK) fill_random(&b->in[i], (uint64_t)i + 1);
         b->pin[i] = &b->in[i];
