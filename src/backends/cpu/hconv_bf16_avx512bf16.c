@@ -23,6 +23,16 @@ static inline uint16_t b_scalar(float x) {
     return tc__f32_to_bf16(fabsf(x) < FLT_MIN ? copysignf(0.0f, x) : x);
 }
 
+/* The 3-channel rows' interleave (vpermt2w of [b0 | b1] and [b2 | -], the BF16 channels of 16 pixels): value k of the
+ * 48 is pixel k / 3's channel k % 3, element 16 * (k % 3) + k / 3 (the last 16 of the 64 unused). */
+#define B_RGB(k) (uint16_t)((k) < 48 ? 16 * ((k) % 3) + (k) / 3 : 0)
+#define B_RGB4(k) B_RGB(k), B_RGB(k + 1), B_RGB(k + 2), B_RGB(k + 3)
+#define B_RGB16(k) B_RGB4(k), B_RGB4(k + 4), B_RGB4(k + 8), B_RGB4(k + 12)
+static const uint16_t b_rgb_idx[64] = {B_RGB16(0), B_RGB16(16), B_RGB16(32), B_RGB16(48)};
+#undef B_RGB16
+#undef B_RGB4
+#undef B_RGB
+
 /* Converts padded row r of image n: the border is 0. */
 static void b_convert_row(void *arg, size_t task) {
     const b_job *j = arg;
@@ -59,24 +69,15 @@ static void b_convert_row(void *arg, size_t task) {
         const size_t plane = s->ih * s->iw;
         const float *src[3];
         for (size_t c = 0; c < 3; c++) src[c] = j->x + (n * 3 + c) * plane + h * s->iw;
-        /* value k of the 48 is pixel k / 3's channel k % 3: in [b0 | b1] and [b2 | -], element 16 * (k % 3) + k / 3 */
-        __m512i idx[2];
-        for (int v = 0; v < 2; v++) {
-            uint16_t e[32];
-            for (int k = 0; k < 32; k++) {
-                const int kk = v * 32 + k < 48 ? v * 32 + k : 47;
-                e[k] = (uint16_t)(16 * (kk % 3) + kk / 3);
-            }
-            idx[v] = _mm512_loadu_si512(e);
-        }
+        const __m512i idx0 = _mm512_loadu_si512(b_rgb_idx), idx1 = _mm512_loadu_si512(b_rgb_idx + 32);
         size_t w = 0;
         for (; w + 16 <= s->iw; w += 16) {
             const __m256i b0 = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src[0] + w));
             const __m256i b1 = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src[1] + w));
             const __m256i b2 = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src[2] + w));
             const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(b0), b1, 1), c = _mm512_castsi256_si512(b2);
-            _mm512_storeu_si512(dst + w * 3, _mm512_permutex2var_epi16(a, idx[0], c));
-            _mm256_storeu_si256((__m256i *)(dst + w * 3 + 32), _mm512_castsi512_si256(_mm512_permutex2var_epi16(a, idx[1], c)));
+            _mm512_storeu_si512(dst + w * 3, _mm512_permutex2var_epi16(a, idx0, c));
+            _mm256_storeu_si256((__m256i *)(dst + w * 3 + 32), _mm512_castsi512_si256(_mm512_permutex2var_epi16(a, idx1, c)));
         }
         for (; w < s->iw; w++)
             for (size_t c = 0; c < 3; c++) dst[w * 3 + c] = b_scalar(src[c][w]);

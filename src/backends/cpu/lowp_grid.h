@@ -2,8 +2,9 @@
  * lowp_grid.h - the task loop that the reduced-precision Conv/MatMul/Gemm kernels share (INT8
  * qconv_u8s8_avx512vnni.c and qconv_s16_avx2.c, FP16 hconv_f16_avx512fp16.c, BF16 hconv_bf16_avx512bf16.c),
  * without vector code, so any ISA's kernel can use it. A task is a strip of TC__LOWP_STRIP output pixels of
- * one image (or its whole plane when small: TC__LOWP_WHOLE_PLANE), in row-major order (so a strip may span output rows and small planes still fill whole tiles; the
- * strips of a plane and the tiles of a strip are of equal sizes, so no tile is much smaller than the others),
+ * one image (or its whole plane when small: TC__LOWP_WHOLE_PLANE), in row-major order (so a strip may span output
+ * rows and small planes still fill whole tiles; the strips of a plane and the tiles of a strip are of equal sizes,
+ * so no tile is much smaller than the others),
  * x a group of up to TC__LOWP_GROUP_BLOCKS blocks of 16 output channels; a tile is up to 6 pixels (3 or 4
  * blocks) or 12 pixels (1 or 2 blocks); the kernel's tile function reads each pixel's window at an offset
  * into the padded channels-last input image and stores into NCHW, NCHW16c or row-major output.
