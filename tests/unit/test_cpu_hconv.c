@@ -242,6 +242,10 @@ static void test_conv_edge_sizes(void **state) {
     c.d = 2;
     c.pad = 2;
     check_both(200, &c, "dilation 2");
+    c = conv_case(3, 16, 11, 3, 1, H_PLAIN); /* BF16: 3 channels per pixel, a run per tap (a pair, then a value alone) */
+    c.d = 2;
+    c.pad = 2;
+    check_both(203, &c, "dilation 2, 3 channels");
     c = conv_case(32, 48, 6, 5, 1, H_BLOCKED);
     c.n = 3;
     c.residual = true;
