@@ -443,6 +443,11 @@ static void test_dense(void **state) {
     q_case w = {"MatMul", 1, 71, 529, 128, 1, 1, 1, 1, 0, true, false, false, TC__ACT_RELU, Q_PLAIN, -1, false, false,
                 false, 0};
     check_case(seed++, &w, "matmul k 71 n 529 m 128, whole plane");
+    /* GELU's cubic pieces (qact_avx512.h): sums of 64 products reach past +-5, the last pieces; against the AVX2
+     * epilogue's erfc (1.5e-7) within the 1e-5 of the activations, every piece and its ends */
+    q_case g = {"MatMul", 1, 64, 48, 37, 1, 1, 1, 1, 0, true, true, false, TC__ACT_GELU_ERF, Q_PLAIN, -1, false, false,
+                false, 0};
+    check_case(seed++, &g, "matmul k 64 n 48 m 37, GELU");
 }
 
 /* Steps the tactics must refuse. */

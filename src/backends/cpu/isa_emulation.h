@@ -175,6 +175,16 @@ static inline simde__m512 tc_emu_cvtepi32_ps(simde__m512i a) {
     for (int i = 0; i < 16; i++) f[i] = (float)x.i32[i];
     return tc_emu_ps_from(f);
 }
+/* Truncation toward zero; out of range and NaN give INT32_MIN, as the hardware does. */
+static inline simde__m512i tc_emu_cvttps_epi32(simde__m512 a) {
+    simde__m512_private x = TC_EMU_PS(a);
+    int32_t r[16];
+    for (int i = 0; i < 16; i++) {
+        float v = truncf(x.f32[i]);
+        r[i] = (v >= -2147483648.0f && v < 2147483648.0f) ? (int32_t)v : INT32_MIN;
+    }
+    return tc_emu_si_from(r);
+}
 /* Round to nearest even (the default MXCSR); out of range and NaN give INT32_MIN, as the hardware does. */
 static inline simde__m512i tc_emu_cvtps_epi32(simde__m512 a) {
     simde__m512_private x = TC_EMU_PS(a);
@@ -399,6 +409,8 @@ TC_EMU_SLEEF16(tc_emu_sleef_tanhf16, Sleef_tanhf8_u10avx2)
 #define _mm512_cvtepi32_ps tc_emu_cvtepi32_ps
 #undef _mm512_cvtps_epi32
 #define _mm512_cvtps_epi32 tc_emu_cvtps_epi32
+#undef _mm512_cvttps_epi32
+#define _mm512_cvttps_epi32 tc_emu_cvttps_epi32
 #undef _mm512_cvtepi8_epi32
 #define _mm512_cvtepi8_epi32 tc_emu_cvtepi8_epi32
 #undef _mm512_cvtepu8_epi32

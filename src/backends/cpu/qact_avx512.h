@@ -1,9 +1,10 @@
 /*
  * qact_avx512.h - the fused activations of the AVX-512 INT8 epilogue (qconv_vnni.h: VNNI, depthwise and AMX kernels)
- * in a few instructions: GELU (erf), sigmoid and SiLU by the formulas of the AVX2 INT8 epilogue (qconv_avx2.h: q_exp,
- * a reciprocal with one Newton step, Abramowitz and Stegun 7.1.26 for erfc, |error| <= 1.5e-7 absolute), the others
- * as tc__vact_f32_avx512. SLEEF's erfc took 17% of BERT-base's INT8 time (its FFN1 epilogue), more than the
- * quantization error the INT8 layer already has warrants. Static inline: include only from files compiled for AVX-512.
+ * in a few instructions: sigmoid and SiLU by the formulas of the AVX2 INT8 epilogue (qconv_avx2.h: q_exp, a reciprocal
+ * with one Newton step), GELU (erf) in cubic pieces (|error| <= 3.5e-6 absolute), the others as tc__vact_f32_avx512.
+ * SLEEF's erfc took 17% of BERT-base's INT8 time (its FFN1 epilogue), more than the quantization error the INT8 layer
+ * already has warrants; the AVX2 epilogue's erfc (Abramowitz and Stegun 7.1.26) still ~12%. Static inline: include
+ * only from files compiled for AVX-512.
  */
 #ifndef TC_BACKENDS_CPU_QACT_AVX512_H
 #define TC_BACKENDS_CPU_QACT_AVX512_H
@@ -11,6 +12,7 @@
 #include <immintrin.h>
 
 #include "backends/cpu/vact_f32.h"
+#include "backends/cpu/gelu_pieces.h"
 #include "backends/cpu/vact_f32_avx512.h"
 
 /* e^x: 2^n (1 + r p(r)) with n = round(x / ln 2) (the 1.5 * 2^23 trick), r = x - n ln 2 in two parts, p of degree 4;
@@ -43,22 +45,20 @@ static inline __m512 tc__qact_sigmoid_avx512(__m512 x) {
     return _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), e, r);
 }
 
-/* GELU (erf): x / 2 * erfc(-x / sqrt 2); erfc(|z|) = t p(t) e^-z^2 with t = 1 / (1 + 0.3275911 |z|) (the divisor capped
- * at 1e30: t ~0 then), and erfc(-|z|) = 2 - erfc(|z|). */
+/* GELU (erf): x Phi(x), Phi (the normal CDF) a cubic on each of 32 pieces (gelu_pieces.h: 0 below -5, thirds of
+ * [-5, 5), 1 from 5), its coefficients picked by vpermt2ps: |error| <= 3.5e-6 absolute, ~14 instructions where erfc
+ * took ~32. A NaN stays NaN (its piece 0's cubic of a NaN t); GELU(-Inf) is NaN, as 0.5 x (1 + erf(x / sqrt 2)). */
 static inline __m512 tc__qact_gelu_avx512(__m512 x) {
-    const __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.70710678118654752f));
-    const __m512 d = _mm512_fmadd_ps(z, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f));
-    const __m512 t = tc__qact_recip_avx512(_mm512_min_ps(d, _mm512_set1_ps(1e30f)));
-    __m512 p = _mm512_fmadd_ps(t, _mm512_set1_ps(1.061405429f), _mm512_set1_ps(-1.453152027f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
-    p = _mm512_mul_ps(p, t);
-    const __m512 q = _mm512_mul_ps(p, tc__qact_exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(z, z))));
-    /* x >= 0 (and NaN, whose q is NaN too): 2 - q; x < 0: q */
-    const __m512 s = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ),
-                                          _mm512_sub_ps(_mm512_set1_ps(2.0f), q), q);
-    return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), s);
+    __m512 u = _mm512_fmadd_ps(x, _mm512_set1_ps(3.0f), _mm512_set1_ps(16.0f));
+    u = _mm512_min_ps(_mm512_set1_ps(31.0f), _mm512_max_ps(_mm512_setzero_ps(), u)); /* NaN: the second operand, u */
+    const __m512i k = _mm512_cvttps_epi32(u);                                        /* NaN: 0x80000000, piece 0 */
+    const __m512 t = _mm512_sub_ps(u, _mm512_cvtepi32_ps(k));
+    const float(*c)[32] = tc__gelu_pieces;
+    __m512 p = _mm512_permutex2var_ps(_mm512_load_ps(c[3]), k, _mm512_load_ps(c[3] + 16));
+    p = _mm512_fmadd_ps(p, t, _mm512_permutex2var_ps(_mm512_load_ps(c[2]), k, _mm512_load_ps(c[2] + 16)));
+    p = _mm512_fmadd_ps(p, t, _mm512_permutex2var_ps(_mm512_load_ps(c[1]), k, _mm512_load_ps(c[1] + 16)));
+    p = _mm512_fmadd_ps(p, t, _mm512_permutex2var_ps(_mm512_load_ps(c[0]), k, _mm512_load_ps(c[0] + 16)));
+    return _mm512_mul_ps(x, p);
 }
 
 /* The activation of a constant kind (alpha, beta: its parameters) on v: GELU (erf), sigmoid and SiLU as above, the others
