@@ -58,7 +58,7 @@ static void b_convert_row(void *arg, size_t task) {
         const size_t c16 = s->cin / 16 * 16;
         const __mmask16 tail = (__mmask16)((1u << (s->cin - c16)) - 1);
         for (size_t w = 0; w < s->iw; w++) {
-            const float *src = j->x + w * s->cin;
+            const float *src = j->x + ((n * s->ih + h) * s->iw + w) * s->cin;
             uint16_t *o = dst + w * cp;
             for (size_t c = 0; c < c16; c += 16)
                 _mm256_storeu_si256((__m256i *)(o + c), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + c)));

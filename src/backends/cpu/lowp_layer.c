@@ -59,11 +59,13 @@ static bool lp_dense(const tc__step_desc *d, bool gemm, tc__lowp_shape *s) {
     const int64_t numel = tc__tensor_numel(a);
     if (numel < 1 || numel > ((int64_t)1 << 31) || tc__tensor_numel(y) != numel / k * n || y->dims[y->rank - 1] != n)
         return false;
-    *s = (tc__lowp_shape){.batch = 1, .cin = (size_t)k, .cout = (size_t)n, .ih = 1, .iw = (size_t)(numel / k),
+    *s = (tc__lowp_shape){.batch = 1, .cin = (size_t)k, .cout = (size_t)n, .ih = (size_t)(numel / k), .iw = 1,
                           .kh = 1, .kw = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
                           .in_layout = TC__LOWP_ROWS, .out_layout = TC__LOWP_ROWS};
-    s->oh = s->hp = 1;
-    s->ow = s->wp = s->iw;
+    /* the rows as an image of M rows of one pixel: the conversion pass (a task per padded row) splits over the threads;
+     * as one row of M pixels, one thread converted all of BERT-base's 128 x 768 inputs while the other waited */
+    s->oh = s->hp = s->ih;
+    s->ow = s->wp = 1;
     return true;
 }
 

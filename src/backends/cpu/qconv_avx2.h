@@ -276,7 +276,7 @@ static void s16_quantize_row(void *arg, size_t task) {
      * masked loads and partial stores: no scalar path (a 7 x 7 plane would have no full vector). */
     if (g->in_layout == TC__Q_ROWS) {
         for (size_t w = 0; w < g->iw; w++) {
-            const float *src = j->x + w * g->cin;
+            const float *src = j->x + ((n * g->ih + h) * g->iw + w) * g->cin;
             for (size_t c = 0; c < cp; c += 8) {
                 const int nv = c >= g->cin ? 0 : c + 8 <= g->cin ? 8 : (int)(g->cin - c), nc = c + 8 <= cp ? 8 : (int)(cp - c);
                 const __m256i q = nv ? s16_codes8(s16_load_n(src + c, nv), inv, z, lo, j->hiv) : _mm256_setzero_si256();

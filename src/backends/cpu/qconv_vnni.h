@@ -72,7 +72,7 @@ static inline void q_quantize_row(void *arg, size_t task) {
         const size_t c16 = g->cin / 16 * 16;
         const __mmask16 tail = (__mmask16)((1u << (g->cin - c16)) - 1);
         for (size_t w = 0; w < g->iw; w++) {
-            const float *src = j->x + w * g->cin;
+            const float *src = j->x + ((n * g->ih + h) * g->iw + w) * g->cin;
             uint8_t *o = dst + w * cp;
             for (size_t c = 0; c < c16; c += 16)
                 _mm_storeu_si128((__m128i *)(o + c), q_codes16(_mm512_loadu_ps(src + c), inv, z, lo, hi));
