@@ -29,6 +29,9 @@ typedef struct ri_case {
     int u8_zp;          /* >= 0: the residual image holds u8 codes with this zero point (TC__INT8_IMG_U8) */
     int64_t cin, cout, hw, k, s;
     tc__act act;
+    bool out_own;             /* the chained step's out image: o_zp, o_lo, o_hi, o_scale, else 128, 1, 255 and 0.03 */
+    int o_zp, o_lo, o_hi;
+    float o_scale;
 } ri_case;
 
 /* x dequantized with symmetric codes of scale s (u7: max(q, 0)). */
@@ -121,15 +124,20 @@ static void check_case(uint64_t seed, const ri_case *c, const char *what) {
     /* a chained step (its output the next layer's image of u8 codes, zero point 128): the codes of y1, exactly (the
      * epilogue's 16-channel path reads the residual image too) */
     {
-        attrs[na] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE, (int64_t[]){oh, oh, cp, 0, 0, 128, 1, TC__INT8_IMG_U8}, 8);
-        attrs[na + 1] = dtu_attr_float(TC__ATTR_INT8_OUT_SCALE, 0.03f);
+        const int o_zp = c->out_own ? c->o_zp : 128, o_lo = c->out_own ? c->o_lo : 1, o_hi = c->out_own ? c->o_hi : 255;
+        const float o_s = c->out_own ? c->o_scale : 0.03f;
+        attrs[na] = dtu_attr_ints(TC__ATTR_INT8_OUT_IMAGE,
+                                  (int64_t[]){oh, oh, cp, 0, 0, o_zp, o_lo, TC__INT8_IMG_U8, o_hi}, o_hi == 255 ? 8 : 9);
+        attrs[na + 1] = dtu_attr_float(TC__ATTR_INT8_OUT_SCALE, o_s);
         const tc__attrs chained = {na + 2, attrs};
         d.attrs = &chained;
         if (!t->supports(&d)) fail_msg("%s [%s]: not supported with an out image", what, t->name);
         tc__tensor yi = vtu_run_desc(t, &d, 4, tin, &ref, vtu_pool);
         for (int64_t ch = 0; ch < c->cout; ch++)
             for (int64_t i = 0; i < oh * oh; i++) {
-                const uint8_t want = tc__q_code(((const float *)y1.data)[ch * oh * oh + i], 1.0f / 0.03f, 128, 1);
+                uint8_t want = tc__q_code(((const float *)y1.data)[ch * oh * oh + i], 1.0f / o_s, (uint8_t)o_zp,
+                                          (uint8_t)o_lo);
+                if (want > o_hi) want = (uint8_t)o_hi;
                 const uint8_t got = ((const uint8_t *)yi.data)[i * cp + ch];
                 if (got != want) fail_msg("%s [%s]: out image code of channel %lld pixel %lld is %d, want %d", what,
                                           t->name, (long long)ch, (long long)i, got, want);
@@ -157,7 +165,8 @@ static void test_res_image(void **state) {
         for (int u7 = 0; u7 < 2; u7++)
             for (int i = 0; i < 10; i++) { /* i >= 5: the residual image in u8 codes (zero points 128 and 90) */
                 ri_case c = {false, dwv == 1, u7 == 1, i < 5 ? -1 : i % 2 ? 128 : 90, 5 + 8 * (i % 5), couts[i % 5], hws[i % 5],
-                             i % 5 == 0 ? 1 : 3, i % 5 == 4 ? 1 : 1 + i % 2, (tc__act)(seed % TC__ACT_FAKE_QUANT)};
+                             i % 5 == 0 ? 1 : 3, i % 5 == 4 ? 1 : 1 + i % 2, (tc__act)(seed % TC__ACT_FAKE_QUANT),
+                             false, 0, 0, 0, 0.0f};
                 if (c.depthwise && c.k == 1) c.k = 3; /* (a 1x1 depthwise packing does not fit, nor 20 channels') */
                 if (c.depthwise && c.cout == 20) c.cout = 24;
                 char what[120];
@@ -170,7 +179,8 @@ static void test_res_image(void **state) {
     for (int dwv = 0; dwv < 2; dwv++)
         for (int i = 0; i < 10; i++) {
             ri_case c = {true, dwv == 1, false, i % 2 ? 128 : 90, 5 + 8 * (i % 5), couts[i % 5], hws[i % 5],
-                         i % 5 == 0 ? 1 : 3, i % 5 == 4 ? 1 : 1 + i % 2, (tc__act)(seed % TC__ACT_FAKE_QUANT)};
+                         i % 5 == 0 ? 1 : 3, i % 5 == 4 ? 1 : 1 + i % 2, (tc__act)(seed % TC__ACT_FAKE_QUANT),
+                             false, 0, 0, 0, 0.0f};
             if (c.depthwise && c.k == 1) c.k = 3;
             if (c.depthwise && c.cout == 20) c.cout = 24;
             char what[120];
@@ -179,6 +189,28 @@ static void test_res_image(void **state) {
                      (long long)c.s, c.u8_zp);
             check_case(seed++, &c, what);
         }
+}
+
+/* The VNNI epilogue's codes for the next layer (its full-group path: a ReLU folded into the lower clamp, vpmovusdb's
+ * saturation as the upper one at 255) against the FP32 output quantized, with zero points 0, 37 and 128, lowest codes 0
+ * and 1, highest 255 and 127, a scale that saturates both ends (and one of 1e-7: sums far beyond 2^31 codes), groups of
+ * 4 blocks and a group of 1. */
+static void test_out_image_codes(void **state) {
+    (void)state;
+    const int zl[][3] = {{128, 1, 255}, {0, 0, 255}, {37, 0, 255}, {0, 0, 127}, {100, 1, 127}, {128, 1, 255}};
+    const float scales[] = {0.01f, 0.02f, 0.005f, 0.01f, 0.02f, 1e-7f};
+    const tc__act acts[] = {TC__ACT_RELU, TC__ACT_NONE, TC__ACT_CLIP};
+    uint64_t seed = 500;
+    for (int z = 0; z < 6; z++)
+        for (int a = 0; a < 3; a++)
+            for (int k = 0; k < 2; k++) {
+                ri_case c = {true, false, false, 128, 24, k ? 80 : 64, 7, 1 + 2 * k, 1, acts[a], true,
+                             zl[z][0], zl[z][1], zl[z][2], scales[z]};
+                char what[120];
+                snprintf(what, sizeof what, "VNNI out image zp %d lo %d hi %d scale %g act %d C_out %lld", zl[z][0],
+                         zl[z][1], zl[z][2], (double)scales[z], (int)acts[a], (long long)c.cout);
+                check_case(seed++, &c, what);
+            }
 }
 
 /* Residual image attributes the tactics refuse. */
@@ -225,6 +257,7 @@ static void test_res_image_rejects(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_res_image),
+        cmocka_unit_test(test_out_image_codes),
         cmocka_unit_test(test_res_image_rejects),
     };
     return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);

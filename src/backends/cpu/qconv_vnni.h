@@ -197,10 +197,15 @@ enum { Q_RES_NONE, Q_RES_F32, Q_RES_IMAGE };
  * in locals. */
 static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc__lowp_out *op, int i0,
                                                         const __m512i *sums, int mr, int nb, __mmask16 last_mask,
-                                                        const tc__vact_kind kind, const bool chain, const int res) {
+                                                        const tc__vact_kind kind, const bool chain, const int res,
+                                                        const bool full_range) {
     const tc__lowp_out o = *op; /* a local: the u8 stores cannot alias it */
-    const q_consts c = q_consts_of(j);
+    q_consts c = q_consts_of(j);
     const float alpha = j->act.alpha, beta = j->act.beta;
+    /* a ReLU before the quantization is its clamp at the zero point's code: v * inv + z < z exactly when v < 0 (and a
+     * NaN, which both clamp to max(lo, z)), so max(lo, z) replaces lo and the ReLU goes: same codes */
+    const bool relu_clamp = chain && kind == TC__VACT_RELU;
+    if (relu_clamp) c.o_lo = _mm512_max_ps(c.o_lo, c.o_zp);
     q_blk k[TC__LOWP_GROUP_BLOCKS];
     __mmask16 mask[TC__LOWP_GROUP_BLOCKS];
     for (int b = 0; b < nb; b++) {
@@ -213,17 +218,27 @@ static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc
             __m512 v = q_dequant(&k[b], sums[(i - i0) * nb + b]);
             if (res == Q_RES_IMAGE) v = _mm512_add_ps(v, q_res_image(&c, &o, i, b, mask[b]));
             if (res == Q_RES_F32) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[b], o.res + off));
-            v = tc__qact_avx512_kind(v, kind, alpha, beta);
-            if (chain) q_put_codes(&c, &o, i, b, mask[b], v);
+            if (!relu_clamp) v = tc__qact_avx512_kind(v, kind, alpha, beta);
+            if (chain && full_range) /* codes up to 255: vpmovusdb's saturation is the upper clamp (above 2^31 too) */
+                _mm_mask_storeu_epi8(c.yq + o.qoff[i] + (size_t)b * 16, mask[b],
+                                     _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(
+                                         _mm512_max_ps(_mm512_fmadd_ps(v, c.o_inv, c.o_zp), c.o_lo))));
+            else if (chain) q_put_codes(&c, &o, i, b, mask[b], v);
             else _mm512_mask_storeu_ps(o.y + off, mask[b], v);
         }
 }
 
-#define Q_EPI_RES(KIND, CHAIN)                                                                                        \
-    (res == Q_RES_F32     ? q_epi(j, o, i0, sums, mr, nb, last_mask, KIND, CHAIN, Q_RES_F32)                             \
-     : res == Q_RES_IMAGE ? q_epi(j, o, i0, sums, mr, nb, last_mask, KIND, CHAIN, Q_RES_IMAGE)                           \
-                          : q_epi(j, o, i0, sums, mr, nb, last_mask, KIND, CHAIN, Q_RES_NONE))
-#define Q_EPI(KIND) (chain ? Q_EPI_RES(KIND, true) : Q_EPI_RES(KIND, false))
+#define Q_EPI_RES(KIND, CHAIN, NB, LM, FULL)                                                                          \
+    (res == Q_RES_F32     ? q_epi(j, o, i0, sums, mr, NB, LM, KIND, CHAIN, Q_RES_F32, FULL)                              \
+     : res == Q_RES_IMAGE ? q_epi(j, o, i0, sums, mr, NB, LM, KIND, CHAIN, Q_RES_IMAGE, FULL)                            \
+                          : q_epi(j, o, i0, sums, mr, NB, LM, KIND, CHAIN, Q_RES_NONE, FULL))
+/* a full group (4 blocks of 16 channels; codes up to 255 in a chain) with constant masks and an unrolled block loop, or
+ * nb blocks */
+#define Q_EPI(KIND)                                                                                                   \
+    (nb == TC__LOWP_GROUP_BLOCKS && last_mask == 0xffff && (!chain || j->g->o_hi == 255)                              \
+         ? (chain ? Q_EPI_RES(KIND, true, TC__LOWP_GROUP_BLOCKS, 0xffff, true)                                        \
+                  : Q_EPI_RES(KIND, false, TC__LOWP_GROUP_BLOCKS, 0xffff, false))                                     \
+         : (chain ? Q_EPI_RES(KIND, true, nb, last_mask, false) : Q_EPI_RES(KIND, false, nb, last_mask, false)))
 
 /*
  * The epilogue of a tile whose sums (its pixel i, block b at sums[i * nb + b]; pixel i0 + i of o) the microkernel left
