@@ -394,6 +394,79 @@ static void test_rejects(void **state) {
     tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);
 }
 
+/* The BF16 chain's image (tc.half_out_image), with and without a residual image (tc.half_res_image): each value the
+ * BF16 rounding of the unchained step's FP32 output, where the FP32 residual holds the residual image's values. 64 and
+ * 80 output channels take the tile's own epilogue for full groups (b_chain_epi; 80: and a group of one block), 24 the
+ * shared one; no activation and ReLU take it, Clip does not. 1 and 2 threads. */
+static void test_chain_images(void **state) {
+    (void)state;
+    const tc__tactic *t = &tc__tactic_conv_bf16_avx512bf16;
+    if (!vtu_isa_ok(t)) skip();
+    const int64_t couts[] = {64, 80, 24};
+    const tc__act acts[] = {TC__ACT_NONE, TC__ACT_RELU, TC__ACT_CLIP};
+    uint64_t seed = 900;
+    for (int ci = 0; ci < 3; ci++)
+        for (int a = 0; a < 3; a++)
+            for (int with_res = 0; with_res < 2; with_res++) {
+                const int64_t cin = 16, cout = couts[ci], hw = 7, cp = (cout + 1) / 2 * 2, bo = 1, hp = hw + 2, wp = hw + 2;
+                dtu_rng r = {seed++};
+                const int64_t xd[4] = {1, cin, hw, hw}, wd[4] = {cout, cin, 3, 3}, bd[1] = {cout}, yd[4] = {1, cout, hw, hw};
+                tc__tensor x = vtu_random(&r, 4, xd, -2.0, 2.0), w = vtu_random(&r, 4, wd, -1.0, 1.0);
+                tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0), res = vtu_random(&r, 4, yd, -2.0, 2.0);
+                /* the residual image (1 pixel of border, never read) and the FP32 residual of its values */
+                tc__tensor rimg = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd), rf = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd);
+                assert_true(hp * wp * cp * 2 <= (int64_t)rimg.nbytes);
+                memset(rimg.data, 0x7f, rimg.nbytes);
+                for (int64_t ch = 0; ch < cout; ch++)
+                    for (int64_t p = 0; p < hw * hw; p++) {
+                        const uint16_t h = tc__f32_to_bf16(((const float *)res.data)[ch * hw * hw + p]);
+                        ((uint16_t *)rimg.data)[((p / hw + bo) * wp + p % hw + bo) * cp + ch] = h;
+                        const uint32_t u = (uint32_t)h << 16;
+                        memcpy((float *)rf.data + ch * hw * hw + p, &u, sizeof u);
+                    }
+                int64_t pads[4] = {1, 1, 1, 1};
+                tc__attr attrs[4] = {dtu_attr_ints("pads", pads, 4), dtu_attr_int(TC__ATTR_BF16, 1)};
+                const int64_t ri[5] = {hp, wp, cp, bo, bo}, oi[5] = {hw, hw, cp, 0, 0};
+                tc__epilogue epi = {-1, (int8_t)(with_res ? 3 : -1), (uint8_t)acts[a], 0, 0.0f, 6.0f};
+                const tc__tensor *tin[4] = {&x, &w, &b, &rf};
+                const bool in_const[3] = {false, true, true};
+                tc__tensor like = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd);
+                tc__attrs plain_as = {2, attrs};
+                tc__step_desc d = {"Conv", 13, &plain_as, 3, tin, in_const, 1, (const tc__tensor *[]){&like}, &epi, NULL,
+                                   with_res ? &rf : NULL};
+                char what[96];
+                snprintf(what, sizeof what, "bf16 chain C_out %lld act %d residual image %d", (long long)cout, (int)acts[a],
+                         with_res);
+                if (!t->supports(&d)) fail_msg("%s: not supported", what);
+                tc__tensor wpk = dtu_tensor(w.dtype, w.rank, w.dims);
+                tc__err err = {0};
+                if (t->pack(&d, 1, w.data, wpk.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", what, err.msg);
+                tin[1] = &wpk;
+                tc__tensor y = vtu_run_desc(t, &d, with_res ? 4 : 3, tin, &like, vtu_pool);
+                int na = 2;
+                attrs[na++] = dtu_attr_ints(TC__ATTR_HALF_OUT_IMAGE, oi, 5);
+                if (with_res) attrs[na++] = dtu_attr_ints(TC__ATTR_HALF_RES_IMAGE, ri, 5);
+                tc__attrs chain_as = {na, attrs};
+                d.attrs = &chain_as;
+                if (with_res) tin[3] = &rimg, d.residual = &rimg;
+                if (!t->supports(&d)) fail_msg("%s: not supported chained", what);
+                for (int threads = 1; threads <= 2; threads++) {
+                    tc__tensor img = vtu_run_desc(t, &d, with_res ? 4 : 3, tin, &like, threads == 2 ? vtu_pool : NULL);
+                    for (int64_t ch = 0; ch < cout; ch++)
+                        for (int64_t p = 0; p < hw * hw; p++) {
+                            const uint16_t want = tc__f32_to_bf16(((const float *)y.data)[ch * hw * hw + p]);
+                            const uint16_t got = ((const uint16_t *)img.data)[p * cp + ch];
+                            if (got != want)
+                                fail_msg("%s, %d thread(s): channel %lld pixel %lld is 0x%04x, want 0x%04x", what, threads,
+                                         (long long)ch, (long long)p, got, want);
+                        }
+                    tc__tensor_free(&img);
+                }
+                tc__tensor_free(&y), tc__tensor_free(&wpk), tc__tensor_free(&like), tc__tensor_free(&rf);
+                tc__tensor_free(&rimg), tc__tensor_free(&res), tc__tensor_free(&b), tc__tensor_free(&w), tc__tensor_free(&x);
+            }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_resnet_shapes),
@@ -401,6 +474,7 @@ int main(void) {
         cmocka_unit_test(test_dense),
         cmocka_unit_test(test_conversion_layouts_agree),
         cmocka_unit_test(test_rejects),
+        cmocka_unit_test(test_chain_images),
     };
     return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);
 }

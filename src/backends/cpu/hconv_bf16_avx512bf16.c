@@ -208,6 +208,31 @@ static inline __attribute__((always_inline)) void b_step(__m512 acc[TC__LOWP_MR]
     }
 }
 
+/* A full group's epilogue on the accumulators, in the tile (no store and reload of the sums): a chained step's bias,
+ * residual image (when rimg), ReLU (when relu), and pairs of blocks converted and stored together; b_epi's operations
+ * in the same order (same bits). */
+static inline __attribute__((always_inline)) void b_chain_epi(const b_job *j, const tc__lowp_out *o,
+                                                              __m512 acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS],
+                                                              const int MR, const bool rimg, const bool relu) {
+    __m512 bias[TC__LOWP_GROUP_BLOCKS];
+#pragma GCC unroll 4
+    for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++)
+        bias[b] = j->bias ? _mm512_loadu_ps(j->bias + o->oc0 + (size_t)b * 16) : _mm512_setzero_ps();
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++) {
+        __m512 v[TC__LOWP_GROUP_BLOCKS];
+#pragma GCC unroll 4
+        for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++) {
+            v[b] = _mm512_add_ps(acc[i][b], bias[b]);
+            if (rimg) v[b] = _mm512_add_ps(v[b], tc__lowp_res16(o, i, b, 0xffff, true));
+            if (relu) v[b] = _mm512_max_ps(v[b], _mm512_setzero_ps());
+        }
+        uint16_t *y = j->ych + o->qoff[i];
+        _mm512_storeu_si512(y, (__m512i)_mm512_cvtne2ps_pbh(v[1], v[0]));
+        _mm512_storeu_si512(y + 32, (__m512i)_mm512_cvtne2ps_pbh(v[3], v[2]));
+    }
+}
+
 /*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
  * accumulated in FP32 over every run (hconv.h: its pairs of values, and an odd run's last value), then stored.
@@ -234,6 +259,12 @@ static inline __attribute__((always_inline)) void b_tile(const b_job *j, const u
             b_step(acc, xt + 2 * c2, xoff, wp, wbs, true, MR, NB);
             wp += 32;
         }
+    }
+    if (NB == TC__LOWP_GROUP_BLOCKS && last_mask == 0xffff && j->chain_inline) { /* (a full group of a chained step) */
+        const bool relu = j->act.kind == TC__VACT_RELU;
+        if (o->rimg) relu ? b_chain_epi(j, o, acc, MR, true, true) : b_chain_epi(j, o, acc, MR, true, false);
+        else relu ? b_chain_epi(j, o, acc, MR, false, true) : b_chain_epi(j, o, acc, MR, false, false);
+        return;
     }
     __m512 sums[TC__LOWP_MR * TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 12

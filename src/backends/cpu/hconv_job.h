@@ -26,6 +26,8 @@ typedef struct tc__hconv_job {
     float *y;
     tc__vact act;
     uint16_t *ych;          /* the reduced-precision chain: the output image (else NULL) */
+    bool chain_inline;      /* chained, no activation or a ReLU, no FP32 residual: BF16 tiles of a full group end in
+                               their own epilogue (b_chain_epi) */
     tc__lowp_grid grid;
 } tc__hconv_job;
 
@@ -62,6 +64,7 @@ static inline tc_status tc__hconv_job_setup(const tc__kernel_ctx *ctx, const tc_
         tc__lowp_grid_res_image(&j->grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);
         j->res = NULL;
     }
+    j->chain_inline = j->ych != NULL && j->res == NULL && (j->act.kind == TC__VACT_NONE || j->act.kind == TC__VACT_RELU);
     return TC_STATUS_OK;
 }
 
