@@ -8,6 +8,27 @@
  */
 #include "backends/cpu/qconv_vnni.h"
 
+/* A full group's epilogue on the accumulators, in the tile (no store and reload of the sums): a chained step's codes
+ * (q_epi's full-group path: the residual image when rimg, a ReLU as the lower clamp when relu; same bits). */
+static inline __attribute__((always_inline)) void q_chain_epi(const q_job *j, const tc__lowp_out *o, __m512i acc[12][4],
+                                                              const int MR, const bool rimg, const bool relu) {
+    const q_consts c = q_consts_of(j);
+    const __m512 lo = relu ? _mm512_max_ps(c.o_lo, c.o_zp) : c.o_lo;
+    q_blk k[TC__LOWP_GROUP_BLOCKS];
+#pragma GCC unroll 4
+    for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++) k[b] = q_blk_of(j, o->oc0 + (size_t)b * 16, (__mmask16)0xffff);
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++) {
+            __m512 v = q_dequant(&k[b], acc[i][b]);
+            if (rimg) v = _mm512_add_ps(v, q_res_image(&c, o, i, b, (__mmask16)0xffff));
+            v = _mm512_max_ps(_mm512_fmadd_ps(v, c.o_inv, c.o_zp), lo);
+            _mm_storeu_si128((__m128i *)(c.yq + o->qoff[i] + (size_t)b * 16),
+                             _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v)));
+        }
+}
+
 /*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
  * accumulated over every tap and every 4 input channels, then dequantized and stored (q_epilogue).
@@ -39,6 +60,12 @@ static inline __attribute__((always_inline)) void q_tile(const q_job *j, const u
                 for (int b = 0; b < NB; b++) acc[i][b] = _mm512_dpbusd_epi32(acc[i][b], xb, wv[b]);
             }
         }
+    }
+    if (NB == TC__LOWP_GROUP_BLOCKS && last_mask == 0xffff && j->chain_inline) { /* (a full group of a chained step) */
+        const bool relu = j->act.kind == TC__VACT_RELU;
+        if (o->rimg) relu ? q_chain_epi(j, o, acc, MR, true, true) : q_chain_epi(j, o, acc, MR, true, false);
+        else relu ? q_chain_epi(j, o, acc, MR, false, true) : q_chain_epi(j, o, acc, MR, false, false);
+        return;
     }
     __m512i sums[TC__LOWP_MR * TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 12

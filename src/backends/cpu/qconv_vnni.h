@@ -30,6 +30,8 @@ typedef struct q_job {
     tc__vact act;
     float inv_scale;
     uint8_t *yq;   /* INT8 chain: the output image (else NULL) */
+    bool chain_inline; /* chained, codes up to 255, no activation or a ReLU, no FP32 residual: the dense tiles of a full
+                          group end in their own epilogue (q_chain_epi) */
     float o_inv;   /* its 1 / scale */
     float r_scale; /* a residual image of u8 codes (grid.rimg): (u - r_zp) * r_scale */
     int32_t r_zp;
@@ -315,6 +317,8 @@ static inline tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom 
         j->r_zp = g->r_zp, j->r_scale = g->r_scale;
         j->res = NULL;
     }
+    j->chain_inline = j->yq != NULL && g->o_hi == 255 && j->res == NULL &&
+                      (j->act.kind == TC__VACT_NONE || j->act.kind == TC__VACT_RELU);
     return TC_STATUS_OK;
 }
 
