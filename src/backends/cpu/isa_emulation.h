@@ -322,6 +322,15 @@ static inline double tc_emu_reduce_add_pd(simde__m512d a) {
 }
 /* MAXPS semantics (the second operand when either is NaN), in GCC's order: halves, quarters, pairs. */
 static inline float tc_emu_maxps(float a, float b) { return a > b ? a : b; }
+/* GCC's order: the upper half onto the lower, 256, 128, 64 and then 32 bits apart. */
+static inline float tc_emu_reduce_add_ps(simde__m512 a) {
+    simde__m512_private x = TC_EMU_PS(a);
+    float t[16];
+    for (int i = 0; i < 16; i++) t[i] = x.f32[i];
+    for (int w = 8; w >= 1; w /= 2)
+        for (int i = 0; i < w; i++) t[i] = t[i] + t[i + w];
+    return t[0];
+}
 static inline float tc_emu_reduce_max_ps(simde__m512 a) {
     simde__m512_private x = TC_EMU_PS(a);
     float t[8], q[4];
@@ -445,6 +454,8 @@ TC_EMU_SLEEF16(tc_emu_sleef_tanhf16, Sleef_tanhf8_u10avx2)
 #define _mm512_reduce_add_pd tc_emu_reduce_add_pd
 #undef _mm512_reduce_max_ps
 #define _mm512_reduce_max_ps tc_emu_reduce_max_ps
+#undef _mm512_reduce_add_ps
+#define _mm512_reduce_add_ps tc_emu_reduce_add_ps
 #undef __m512h
 #define __m512h tc_emu_m512h
 #undef _mm512_setzero_ph
