@@ -175,26 +175,19 @@ static inline simde__m512 tc_emu_cvtepi32_ps(simde__m512i a) {
     for (int i = 0; i < 16; i++) f[i] = (float)x.i32[i];
     return tc_emu_ps_from(f);
 }
-/* Truncation toward zero; out of range and NaN give INT32_MIN, as the hardware does. */
-static inline simde__m512i tc_emu_cvttps_epi32(simde__m512 a) {
+/* Each lane rounded by round (truncf: toward zero; nearbyintf: to nearest even, the default MXCSR); out of range and
+ * NaN give INT32_MIN, as the hardware does. */
+static inline simde__m512i tc_emu_cvt_ps_epi32(simde__m512 a, float (*round)(float)) {
     simde__m512_private x = TC_EMU_PS(a);
     int32_t r[16];
     for (int i = 0; i < 16; i++) {
-        float v = truncf(x.f32[i]);
+        float v = round(x.f32[i]);
         r[i] = (v >= -2147483648.0f && v < 2147483648.0f) ? (int32_t)v : INT32_MIN;
     }
     return tc_emu_si_from(r);
 }
-/* Round to nearest even (the default MXCSR); out of range and NaN give INT32_MIN, as the hardware does. */
-static inline simde__m512i tc_emu_cvtps_epi32(simde__m512 a) {
-    simde__m512_private x = TC_EMU_PS(a);
-    int32_t r[16];
-    for (int i = 0; i < 16; i++) {
-        float v = nearbyintf(x.f32[i]);
-        r[i] = (v >= -2147483648.0f && v < 2147483648.0f) ? (int32_t)v : INT32_MIN;
-    }
-    return tc_emu_si_from(r);
-}
+static inline simde__m512i tc_emu_cvttps_epi32(simde__m512 a) { return tc_emu_cvt_ps_epi32(a, truncf); }
+static inline simde__m512i tc_emu_cvtps_epi32(simde__m512 a) { return tc_emu_cvt_ps_epi32(a, nearbyintf); }
 static inline simde__m512i tc_emu_cvtepi8_epi32(__m128i a) {
     int8_t s[16];
     int32_t r[16];

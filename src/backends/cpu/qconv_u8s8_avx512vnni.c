@@ -23,9 +23,7 @@ static inline __attribute__((always_inline)) void q_chain_epi(const q_job *j, co
         for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++) {
             __m512 v = q_dequant(&k[b], acc[i][b]);
             if (rimg) v = _mm512_add_ps(v, q_res_image(&c, o, i, b, (__mmask16)0xffff));
-            v = _mm512_max_ps(_mm512_fmadd_ps(v, c.o_inv, c.o_zp), lo);
-            _mm_storeu_si128((__m128i *)(c.yq + o->qoff[i] + (size_t)b * 16),
-                             _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v)));
+            _mm_storeu_si128((__m128i *)(c.yq + o->qoff[i] + (size_t)b * 16), q_codes16_full(v, c.o_inv, c.o_zp, lo));
         }
 }
 

@@ -46,6 +46,12 @@ static inline __m128i q_codes16(__m512 v, __m512 inv, __m512 z, __m512 lo, __m51
     return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v));
 }
 
+/* The same for codes up to 255: vpmovusdb's unsigned saturation is the upper clamp (from 2^31 too, which cvtps_epi32
+ * makes 0x80000000). */
+static inline __m128i q_codes16_full(__m512 v, __m512 inv, __m512 z, __m512 lo) {
+    return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(_mm512_max_ps(_mm512_fmadd_ps(v, inv, z), lo)));
+}
+
 /* Quantizes padded row r of image n: the border and padding channels get z (x = 0). */
 static inline void q_quantize_row(void *arg, size_t task) {
     const q_job *j = arg;
@@ -221,10 +227,8 @@ static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc
             if (res == Q_RES_IMAGE) v = _mm512_add_ps(v, q_res_image(&c, &o, i, b, mask[b]));
             if (res == Q_RES_F32) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[b], o.res + off));
             if (!relu_clamp) v = tc__qact_avx512_kind(v, kind, alpha, beta);
-            if (chain && full_range) /* codes up to 255: vpmovusdb's saturation is the upper clamp (above 2^31 too) */
-                _mm_mask_storeu_epi8(c.yq + o.qoff[i] + (size_t)b * 16, mask[b],
-                                     _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(
-                                         _mm512_max_ps(_mm512_fmadd_ps(v, c.o_inv, c.o_zp), c.o_lo))));
+            if (chain && full_range)
+                _mm_mask_storeu_epi8(c.yq + o.qoff[i] + (size_t)b * 16, mask[b], q_codes16_full(v, c.o_inv, c.o_zp, c.o_lo));
             else if (chain) q_put_codes(&c, &o, i, b, mask[b], v);
             else _mm512_mask_storeu_ps(o.y + off, mask[b], v);
         }
