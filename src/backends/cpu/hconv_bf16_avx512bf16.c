@@ -233,6 +233,24 @@ static inline __attribute__((always_inline)) void b_chain_epi(const b_job *j, co
     }
 }
 
+/* The same for FP32 outputs on contiguous lanes (NCHW16c, rows) without a residual: bias, ReLU when relu. */
+static inline __attribute__((always_inline)) void b_f32_epi(const b_job *j, const tc__lowp_out *o,
+                                                            __m512 acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS], const int MR,
+                                                            const bool relu) {
+    __m512 bias[TC__LOWP_GROUP_BLOCKS];
+#pragma GCC unroll 4
+    for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++)
+        bias[b] = j->bias ? _mm512_loadu_ps(j->bias + o->oc0 + (size_t)b * 16) : _mm512_setzero_ps();
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++) {
+            __m512 v = _mm512_add_ps(acc[i][b], bias[b]);
+            if (relu) v = _mm512_max_ps(v, _mm512_setzero_ps());
+            _mm512_storeu_ps(o->y + (size_t)i * o->ps + (size_t)b * o->bs, v);
+        }
+}
+
 /*
  * The microkernel: MR pixels (at x0 + xoff[i]) x NB blocks of 16 output channels (weights w0 + b * wbs),
  * accumulated in FP32 over every run (hconv.h: its pairs of values, and an odd run's last value), then stored.
@@ -264,6 +282,10 @@ static inline __attribute__((always_inline)) void b_tile(const b_job *j, const u
         const bool relu = j->act.kind == TC__VACT_RELU;
         if (o->rimg) relu ? b_chain_epi(j, o, acc, MR, true, true) : b_chain_epi(j, o, acc, MR, true, false);
         else relu ? b_chain_epi(j, o, acc, MR, false, true) : b_chain_epi(j, o, acc, MR, false, false);
+        return;
+    }
+    if (NB == TC__LOWP_GROUP_BLOCKS && last_mask == 0xffff && j->f32_inline) {
+        j->act.kind == TC__VACT_RELU ? b_f32_epi(j, o, acc, MR, true) : b_f32_epi(j, o, acc, MR, false);
         return;
     }
     __m512 sums[TC__LOWP_MR * TC__LOWP_GROUP_BLOCKS];

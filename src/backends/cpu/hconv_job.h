@@ -28,6 +28,8 @@ typedef struct tc__hconv_job {
     uint16_t *ych;          /* the reduced-precision chain: the output image (else NULL) */
     bool chain_inline;      /* chained, no activation or a ReLU, no FP32 residual: BF16 tiles of a full group end in
                                their own epilogue (b_chain_epi) */
+    bool f32_inline;        /* FP32 out on contiguous lanes (NCHW16c, rows), no activation or a ReLU, no residual: the
+                               same (b_f32_epi) */
     tc__lowp_grid grid;
 } tc__hconv_job;
 
@@ -65,6 +67,8 @@ static inline tc_status tc__hconv_job_setup(const tc__kernel_ctx *ctx, const tc_
         j->res = NULL;
     }
     j->chain_inline = j->ych != NULL && j->res == NULL && (j->act.kind == TC__VACT_NONE || j->act.kind == TC__VACT_RELU);
+    j->f32_inline = j->ych == NULL && j->res == NULL && !g->res_image && s->out_layout != TC__LOWP_NCHW &&
+                    (j->act.kind == TC__VACT_NONE || j->act.kind == TC__VACT_RELU);
     return TC_STATUS_OK;
 }
 
