@@ -78,8 +78,8 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the plan format is li
  * images of u8 codes, which a revision-0 build would have read as FP32; revision 3: FP16 / BF16 steps with residual
  * images, tc.half_res_image; revision 4: BF16 steps of an odd C_in below 8 pack their weights for an image of C_in
  * channels, not C_in + 1; revision 5: the image of a MatMul/Gemm chain, tc.int8_out_image and tc.half_out_image, has M
- * rows of one pixel, not one row of M pixels). A plan of another revision is refused at load (rebuild it), as a tactic of another build
- * may run its steps silently wrong. Plans before the field: 0. */
+ * rows of one pixel, not one row of M pixels). A plan of another revision is refused at load (rebuild it), as a tactic
+ * of another build may run its steps silently wrong. Plans before the field: 0. */
 #define TC__PLAN_KERNEL_REV 5u
 #define TC__PLAN_ALIGN 64u         /* sections, tensor data, file size */
 #define TC__PLAN_ARRAY_ALIGN 8u    /* graph tables, attribute arrays */

@@ -408,9 +408,11 @@ static void test_chain_images(void **state) {
     for (int ci = 0; ci < 3; ci++)
         for (int a = 0; a < 3; a++)
             for (int with_res = 0; with_res < 2; with_res++) {
-                const int64_t cin = 16, cout = couts[ci], hw = 7, cp = (cout + 1) / 2 * 2, bo = 1, hp = hw + 2, wp = hw + 2;
+                const int64_t cin = 16, cout = couts[ci], hw = 7, cp = (cout + 1) / 2 * 2, bo = 1;
+                const int64_t hp = hw + 2, wp = hw + 2;
                 dtu_rng r = {seed++};
-                const int64_t xd[4] = {1, cin, hw, hw}, wd[4] = {cout, cin, 3, 3}, bd[1] = {cout}, yd[4] = {1, cout, hw, hw};
+                const int64_t xd[4] = {1, cin, hw, hw}, wd[4] = {cout, cin, 3, 3}, bd[1] = {cout};
+                const int64_t yd[4] = {1, cout, hw, hw};
                 tc__tensor x = vtu_random(&r, 4, xd, -2.0, 2.0), w = vtu_random(&r, 4, wd, -1.0, 1.0);
                 tc__tensor b = vtu_random(&r, 1, bd, -1.0, 1.0), res = vtu_random(&r, 4, yd, -2.0, 2.0);
                 /* the residual image (1 pixel of border, never read) and the FP32 residual of its values */

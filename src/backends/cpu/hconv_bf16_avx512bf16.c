@@ -208,6 +208,14 @@ static inline __attribute__((always_inline)) void b_step(__m512 acc[TC__LOWP_MR]
     }
 }
 
+/* The bias of a full group's 4 blocks (0 without one). */
+static inline __attribute__((always_inline)) void b_group_bias(const b_job *j, const tc__lowp_out *o,
+                                                               __m512 bias[TC__LOWP_GROUP_BLOCKS]) {
+#pragma GCC unroll 4
+    for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++)
+        bias[b] = j->bias ? _mm512_loadu_ps(j->bias + o->oc0 + (size_t)b * 16) : _mm512_setzero_ps();
+}
+
 /* A full group's epilogue on the accumulators, in the tile (no store and reload of the sums): a chained step's bias,
  * residual image (when rimg), ReLU (when relu), and pairs of blocks converted and stored together; b_epi's operations
  * in the same order (same bits). */
@@ -215,9 +223,7 @@ static inline __attribute__((always_inline)) void b_chain_epi(const b_job *j, co
                                                               __m512 acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS],
                                                               const int MR, const bool rimg, const bool relu) {
     __m512 bias[TC__LOWP_GROUP_BLOCKS];
-#pragma GCC unroll 4
-    for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++)
-        bias[b] = j->bias ? _mm512_loadu_ps(j->bias + o->oc0 + (size_t)b * 16) : _mm512_setzero_ps();
+    b_group_bias(j, o, bias);
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++) {
         __m512 v[TC__LOWP_GROUP_BLOCKS];
@@ -238,9 +244,7 @@ static inline __attribute__((always_inline)) void b_f32_epi(const b_job *j, cons
                                                             __m512 acc[TC__LOWP_MR][TC__LOWP_GROUP_BLOCKS], const int MR,
                                                             const bool relu) {
     __m512 bias[TC__LOWP_GROUP_BLOCKS];
-#pragma GCC unroll 4
-    for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++)
-        bias[b] = j->bias ? _mm512_loadu_ps(j->bias + o->oc0 + (size_t)b * 16) : _mm512_setzero_ps();
+    b_group_bias(j, o, bias);
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4

@@ -66,9 +66,9 @@ static inline tc_status tc__hconv_job_setup(const tc__kernel_ctx *ctx, const tc_
         tc__lowp_grid_res_image(&j->grid, io.res, g->r_hp, g->r_wp, g->r_cp, g->r_pt, g->r_pl);
         j->res = NULL;
     }
-    j->chain_inline = j->ych != NULL && j->res == NULL && (j->act.kind == TC__VACT_NONE || j->act.kind == TC__VACT_RELU);
-    j->f32_inline = j->ych == NULL && j->res == NULL && !g->res_image && s->out_layout != TC__LOWP_NCHW &&
-                    (j->act.kind == TC__VACT_NONE || j->act.kind == TC__VACT_RELU);
+    const bool none_or_relu = j->act.kind == TC__VACT_NONE || j->act.kind == TC__VACT_RELU;
+    j->chain_inline = j->ych != NULL && j->res == NULL && none_or_relu;
+    j->f32_inline = j->ych == NULL && j->res == NULL && !g->res_image && s->out_layout != TC__LOWP_NCHW && none_or_relu;
     return TC_STATUS_OK;
 }
 

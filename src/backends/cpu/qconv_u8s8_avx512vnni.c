@@ -13,7 +13,7 @@
 static inline __attribute__((always_inline)) void q_chain_epi(const q_job *j, const tc__lowp_out *o, __m512i acc[12][4],
                                                               const int MR, const bool rimg, const bool relu) {
     const q_consts c = q_consts_of(j);
-    const __m512 lo = relu ? _mm512_max_ps(c.o_lo, c.o_zp) : c.o_lo;
+    const __m512 lo = relu ? q_relu_lo(c.o_lo, c.o_zp) : c.o_lo;
     q_blk k[TC__LOWP_GROUP_BLOCKS];
 #pragma GCC unroll 4
     for (int b = 0; b < TC__LOWP_GROUP_BLOCKS; b++) k[b] = q_blk_of(j, o->oc0 + (size_t)b * 16, (__mmask16)0xffff);

@@ -52,6 +52,10 @@ static inline __m128i q_codes16_full(__m512 v, __m512 inv, __m512 z, __m512 lo) 
     return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(_mm512_max_ps(_mm512_fmadd_ps(v, inv, z), lo)));
 }
 
+/* The lowest code when a ReLU comes before the quantization: its clamp at the zero point's code, max(lo, z) (v * inv +
+ * z < z exactly when v < 0, and a NaN clamps to the same code), so the ReLU itself goes: same codes. */
+static inline __m512 q_relu_lo(__m512 lo, __m512 z) { return _mm512_max_ps(lo, z); }
+
 /* Quantizes padded row r of image n: the border and padding channels get z (x = 0). */
 static inline void q_quantize_row(void *arg, size_t task) {
     const q_job *j = arg;
@@ -210,10 +214,8 @@ static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc
     const tc__lowp_out o = *op; /* a local: the u8 stores cannot alias it */
     q_consts c = q_consts_of(j);
     const float alpha = j->act.alpha, beta = j->act.beta;
-    /* a ReLU before the quantization is its clamp at the zero point's code: v * inv + z < z exactly when v < 0 (and a
-     * NaN, which both clamp to max(lo, z)), so max(lo, z) replaces lo and the ReLU goes: same codes */
-    const bool relu_clamp = chain && kind == TC__VACT_RELU;
-    if (relu_clamp) c.o_lo = _mm512_max_ps(c.o_lo, c.o_zp);
+    const bool relu_clamp = chain && kind == TC__VACT_RELU; /* (q_relu_lo) */
+    if (relu_clamp) c.o_lo = q_relu_lo(c.o_lo, c.o_zp);
     q_blk k[TC__LOWP_GROUP_BLOCKS];
     __mmask16 mask[TC__LOWP_GROUP_BLOCKS];
     for (int b = 0; b < nb; b++) {
@@ -228,7 +230,8 @@ static inline __attribute__((always_inline)) void q_epi(const q_job *j, const tc
             if (res == Q_RES_F32) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[b], o.res + off));
             if (!relu_clamp) v = tc__qact_avx512_kind(v, kind, alpha, beta);
             if (chain && full_range)
-                _mm_mask_storeu_epi8(c.yq + o.qoff[i] + (size_t)b * 16, mask[b], q_codes16_full(v, c.o_inv, c.o_zp, c.o_lo));
+                _mm_mask_storeu_epi8(c.yq + o.qoff[i] + (size_t)b * 16, mask[b],
+                                     q_codes16_full(v, c.o_inv, c.o_zp, c.o_lo));
             else if (chain) q_put_codes(&c, &o, i, b, mask[b], v);
             else _mm512_mask_storeu_ps(o.y + off, mask[b], v);
         }

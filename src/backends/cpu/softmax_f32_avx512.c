@@ -87,7 +87,8 @@ static inline __attribute__((always_inline)) void softmax_row_regs(const float *
     }
     const __m512 vmax = _mm512_set1_ps(_mm512_reduce_max_ps(m));
 #pragma GCC unroll 16
-    for (int k = 0; k < NV; k++) v[k] = _mm512_maskz_mov_ps(tail_mask(n - 16 * k), exp_shifted(_mm512_sub_ps(v[k], vmax)));
+    for (int k = 0; k < NV; k++)
+        v[k] = _mm512_maskz_mov_ps(tail_mask(n - 16 * k), exp_shifted(_mm512_sub_ps(v[k], vmax)));
     __m512 s[16];
 #pragma GCC unroll 16
     for (int k = 0; k < NV; k++) s[k] = v[k];
@@ -99,7 +100,8 @@ static inline __attribute__((always_inline)) void softmax_row_regs(const float *
     const bool guard = o->nan_guard;
     const __m512 c = _mm512_set1_ps(o->nan_to);
 #pragma GCC unroll 16
-    for (int k = 0; k < NV; k++) _mm512_mask_storeu_ps(y + 16 * k, tail_mask(n - 16 * k), guarded(_mm512_mul_ps(v[k], r), guard, c));
+    for (int k = 0; k < NV; k++)
+        _mm512_mask_storeu_ps(y + 16 * k, tail_mask(n - 16 * k), guarded(_mm512_mul_ps(v[k], r), guard, c));
 }
 
 #define SOFTMAX_REGS(NV)                                                                                              \
