@@ -265,6 +265,9 @@ enum {
     TC_PASS_HALF_RESIDUAL_IMAGE = 1u << 16,
     TC_PASS_ELIMINATE_COMMON = 1u << 17, /* a node that repeats an earlier one's computation (same op, attributes and
                                           * inputs, or equal constants) goes: its readers read the earlier outputs */
+    /* Softmax(Add(x, m)) over the last axis, m a computed mask that broadcasts to x (attention) -> one Softmax step
+     * that adds m's rows as it loads x's */
+    TC_PASS_FUSE_SOFTMAX_MASK = 1u << 18,
 };
 
 typedef struct tc_engine tc_engine;

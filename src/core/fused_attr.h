@@ -1,7 +1,7 @@
 /*
  * fused_attr.h - attributes that fusion passes put on nodes (never read from a model: the importer
  * refuses the "tc." prefix; a plan file's are checked where they are read):
- *   - the Softmax NaN guard (fuse_nan_guard);
+ *   - the Softmax NaN guard (fuse_nan_guard) and its additive mask (fuse_softmax_mask);
  *   - MatMul views and scale (fuse_matmul_views): a MatMul that reads its operands through a
  *     permutation of their dims and writes its output through one, instead of Transpose steps
  *     around it, and multiplies its sums by alpha instead of scalar Mul steps before it.
@@ -15,6 +15,13 @@
 /* Float attribute of a Softmax: every NaN output becomes this value, as the fused Where(IsNaN(y), value, y)
  * that follows the attention Softmax of exported transformers. */
 #define TC__ATTR_NAN_TO "tc.nan_to"
+
+/* Int attribute (1) of a Softmax with two inputs: it normalises input 0 + input 1, input 1 broadcast (NumPy rules,
+ * one way) to input 0's shape: the attention's additive mask, Softmax(scores + mask), in one step. */
+#define TC__ATTR_SOFTMAX_ADD "tc.softmax_add"
+
+/* True when a Softmax step adds its input 1 first (TC__ATTR_SOFTMAX_ADD = 1). */
+static inline bool tc__softmax_adds(const tc__attrs *a) { return tc__attr_int(a, TC__ATTR_SOFTMAX_ADD, 0) == 1; }
 
 /* Ints attributes of a MatMul: operand A (B) is Transpose(input 0 (1), perm); the output written is
  * Transpose(MatMul result, perm). Float attribute: the product is alpha * A.B. */

@@ -2,13 +2,29 @@
  * infer_normalization.c - shape and type inference for Softmax, LogSoftmax and
  * LayerNormalization.
  */
+#include "core/fused_attr.h"
 #include "graph/op_schema.h"
 
-/* Softmax/LogSoftmax: the output is the input; the axis is checked when the rank is known.
+/* Softmax/LogSoftmax: the output is the input; the axis is checked when the rank is known. A fused Softmax may add
+ * its input 1 first (TC__ATTR_SOFTMAX_ADD).
  * Before opset 13 the axis (default 1) splits the input into a 2-D matrix and may equal the rank. */
 static tc_status infer_softmax(tc__infer_ctx *ctx) {
-    tc_status st = tc__infer_check_arity(ctx, 1, 1, 1);
+    const bool adds = tc__softmax_adds(ctx->attrs); /* (fuse_softmax_mask: input 1 added first) */
+    tc_status st = tc__infer_check_arity(ctx, adds ? 2 : 1, adds ? 2 : 1, 1);
     if (st) return st;
+    if (adds) { /* input 1 must broadcast to input 0's shape, not widen it */
+        tc__shape b;
+        st = tc__infer_broadcast(ctx, &ctx->in[0]->shape, &ctx->in[1]->shape, &b);
+        if (st) return st;
+        const tc__shape *a = &ctx->in[0]->shape;
+        bool same = b.rank == a->rank; /* (dims not known on both sides: checked by the kernels) */
+        for (int32_t i = 0; same && i < a->rank; i++)
+            same = !tc__dim_is_known(a->dims[i]) || !tc__dim_is_known(b.dims[i]) || a->dims[i].value == b.dims[i].value;
+        if (a->rank >= 0 && !same)
+            return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "Softmax: input 1 does not broadcast to input 0's shape");
+        if (ctx->in[1]->dtype != ctx->in[0]->dtype)
+            return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "Softmax: input 1's type differs from input 0's");
+    }
     bool legacy = ctx->opset < 13;
     int64_t axis = tc__attr_int(ctx->attrs, "axis", legacy ? 1 : -1);
     int32_t rank = ctx->in[0]->shape.rank;

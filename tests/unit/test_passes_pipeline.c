@@ -209,16 +209,17 @@ static void test_bert_layer_static(void **state) {
 
 static void test_pass_list(void **state) {
     (void)state;
-    assert_int_equal(tc__pass_count(), 13);
+    assert_int_equal(tc__pass_count(), 14);
     assert_string_equal(tc__pass_name(0), "eliminate_noops");
     assert_string_equal(tc__pass_name(2), "eliminate_common");
     assert_int_equal(pass_index("fuse_hardswish"), 5);
     assert_int_equal(pass_index("fuse_nan_guard"), 6);
     assert_int_equal(pass_index("fuse_matmul_views"), 7);
-    assert_string_equal(tc__pass_name(11), "fold_qdq");
-    assert_string_equal(tc__pass_name(12), "eliminate_dead");
+    assert_string_equal(tc__pass_name(11), "fuse_softmax_mask");
+    assert_string_equal(tc__pass_name(12), "fold_qdq");
+    assert_string_equal(tc__pass_name(13), "eliminate_dead");
     assert_non_null(tc__pass_description(3));
-    assert_null(tc__pass_name(13));
+    assert_null(tc__pass_name(14));
 }
 
 int main(void) {

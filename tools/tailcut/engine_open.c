@@ -25,6 +25,7 @@ static const struct {
     {"fuse_nan_guard", TC_PASS_FUSE_NAN_GUARD},     {"fuse_matmul_views", TC_PASS_FUSE_MATMUL_VIEWS},
     {"fuse_hardswish", TC_PASS_FUSE_HARDSWISH},     {"qdq_elide", TC_PASS_QDQ_ELIDE},
     {"half_residual_image", TC_PASS_HALF_RESIDUAL_IMAGE}, {"eliminate_common", TC_PASS_ELIMINATE_COMMON},
+    {"fuse_softmax_mask", TC_PASS_FUSE_SOFTMAX_MASK},
 };
 
 const char *cli_build_usage(void) {
@@ -38,7 +39,7 @@ const char *cli_build_usage(void) {
            "  --disable-pass NAME           switch off an optimisation pass (eliminate_noops, fold_constants,\n"
            "                                eliminate_common, fold_batchnorm, fuse_gelu, fuse_hardswish, fuse_nan_guard,\n"
            "                                fuse_matmul_views, fuse_matmul_bias, fuse_residual,\n"
-           "                                fuse_activation, eliminate_dead, layout, fold_qdq, lowp_chain,\n"
+           "                                fuse_activation, fuse_softmax_mask, eliminate_dead, layout, fold_qdq, lowp_chain,\n"
            "                                int8_residual_image, half_residual_image, qdq_elide, or 'all')\n"
            "  --int8                        allow INT8 Conv/MatMul/Gemm layers where faster (needs scales:)\n"
            "  --int8-reduce-range           with --int8: weights may take 7 bits where a kernel is faster so\n"

@@ -1,7 +1,8 @@
 /*
  * softmax_f32.c - the Softmax / LogSoftmax operator shared by the AVX-512 and AVX2 tactics:
  * the axis rules of the reference kernel reduced to rows of contiguous elements (steps whose
- * axis is not innermost are rejected), and the driver that splits rows over the thread pool.
+ * axis is not innermost are rejected), and the driver that splits rows over the thread pool and
+ * points each row at its row of a fused mask.
  */
 #include "backends/cpu/softmax_f32.h"
 
@@ -33,10 +34,29 @@ static bool softmax_rows(const tc__tensor *x, const tc__tensor *y, int64_t opset
     return true;
 }
 
+/* With TC__ATTR_SOFTMAX_ADD: the float32 mask m broadcasts to x (NumPy rules) with its last dim n (not broadcast along
+ * a row), x's rows being its last dim (rank >= 1); stride[i] is m's row stride along x's dim i < rank - 1 (0 where m
+ * broadcasts), in elements. */
+static bool mask_rows(const tc__tensor *x, const tc__tensor *m, int64_t n, int64_t *stride) {
+    if (m == NULL || m->dtype != TC_DTYPE_FLOAT32 || x->rank < 1 || m->rank < 1 || m->rank > x->rank) return false;
+    if (m->dims[m->rank - 1] != n || x->dims[x->rank - 1] != n) return false;
+    int64_t s = n;
+    for (int32_t i = x->rank - 2; i >= 0; i--) {
+        const int32_t im = i - (x->rank - m->rank);
+        const int64_t d = im >= 0 ? m->dims[im] : 1;
+        if (d != 1 && d != x->dims[i]) return false;
+        stride[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    return true;
+}
+
 bool tc__softmax_f32_supports(const tc__step_desc *d) {
-    if (d->n_in != 1 || d->in[0] == NULL || d->n_out != 1 || d->out[0] == NULL) return false;
-    int64_t rows, n;
-    return softmax_rows(d->in[0], d->out[0], d->opset, d->attrs, &rows, &n);
+    const bool adds = tc__softmax_adds(d->attrs);
+    if (d->n_in != (adds ? 2 : 1) || d->in[0] == NULL || d->n_out != 1 || d->out[0] == NULL) return false;
+    int64_t rows, n, stride[TC_MAX_RANK];
+    if (!softmax_rows(d->in[0], d->out[0], d->opset, d->attrs, &rows, &n)) return false;
+    return !adds || mask_rows(d->in[0], d->in[1], n, stride);
 }
 
 typedef struct softmax_job {
@@ -45,11 +65,38 @@ typedef struct softmax_job {
     float *y;
     int64_t n;
     tc__softmax_opts o;
+    /* the mask (o.mask NULL): its rows' strides along x's dims before the last (rank - 1 of them) */
+    const float *mask;
+    const int64_t *xdims;
+    int32_t outer_rank;
+    int64_t stride[TC_MAX_RANK];
 } softmax_job;
 
 static void softmax_task(void *arg, size_t r0, size_t count) {
     const softmax_job *j = arg;
-    j->uk(j->x + (int64_t)r0 * j->n, j->y + (int64_t)r0 * j->n, j->n, (int64_t)count, &j->o);
+    if (j->mask == NULL) {
+        j->uk(j->x + (int64_t)r0 * j->n, j->y + (int64_t)r0 * j->n, j->n, (int64_t)count, &j->o);
+        return;
+    }
+    /* runs of rows along x's dim rank - 2, whose mask rows are mask_stride apart (BERT: 128 rows of one head) */
+    const int32_t last = j->outer_rank - 1;
+    int64_t idx[TC_MAX_RANK], q = (int64_t)r0;
+    for (int32_t i = last; i >= 0; i--) {
+        idx[i] = q % j->xdims[i];
+        q /= j->xdims[i];
+    }
+    tc__softmax_opts o = j->o;
+    o.mask_stride = j->stride[last];
+    for (int64_t r = (int64_t)r0, end = (int64_t)(r0 + count); r < end;) {
+        int64_t off = 0;
+        for (int32_t i = 0; i <= last; i++) off += idx[i] * j->stride[i];
+        const int64_t run = end - r < j->xdims[last] - idx[last] ? end - r : j->xdims[last] - idx[last];
+        o.mask = j->mask + off;
+        j->uk(j->x + r * j->n, j->y + r * j->n, j->n, run, &o);
+        r += run;
+        idx[last] += run; /* the next multi-index: carry */
+        for (int32_t i = last; i > 0 && idx[i] == j->xdims[i]; i--) idx[i] = 0, idx[i - 1]++;
+    }
 }
 
 tc_status tc__softmax_f32_run(const tc__kernel_ctx *ctx, tc__softmax_f32_ukernel uk, bool log_out) {
@@ -61,12 +108,23 @@ tc_status tc__softmax_f32_run(const tc__kernel_ctx *ctx, tc__softmax_f32_ukernel
     if (rows == 0 || n == 0) return TC_STATUS_OK;
     const bool guard = tc__attr_has(ctx->attrs, TC__ATTR_NAN_TO);
     softmax_job j = {uk, ctx->in[0]->data, ctx->out[0]->data, n,
-                     {log_out, guard, guard ? tc__attr_float(ctx->attrs, TC__ATTR_NAN_TO, 0.0f) : 0.0f}};
+                     {log_out, guard, guard ? tc__attr_float(ctx->attrs, TC__ATTR_NAN_TO, 0.0f) : 0.0f, NULL, 0},
+                     NULL, ctx->in[0]->dims, ctx->in[0]->rank - 1, {0}};
+    if (tc__softmax_adds(ctx->attrs)) {
+        if (ctx->n_in < 2 || ctx->in[1] == NULL || !mask_rows(ctx->in[0], ctx->in[1], n, j.stride))
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: a fused mask this kernel does not take",
+                            ctx->op_type);
+        j.mask = ctx->in[1]->data;
+        if (j.outer_rank == 0) { /* one row: no dims to walk */
+            j.o.mask = j.mask;
+            j.mask = NULL;
+        }
+    }
     pthreadpool_t pool = ctx->pool;
     size_t tile = (size_t)(SOFTMAX_TILE / n);
     if (tile < 1) tile = 1;
     if (pool == NULL || tile >= (size_t)rows || pthreadpool_get_threads_count(pool) <= 1) {
-        uk(j.x, j.y, n, rows, &j.o);
+        softmax_task(&j, 0, (size_t)rows);
         return TC_STATUS_OK;
     }
     pthreadpool_parallelize_1d_tile_1d(pool, softmax_task, &j, (size_t)rows, tile, 0);

@@ -3,7 +3,8 @@
  * inputs skipped here; they still turn the whole row into NaN through the sum, as in the
  * reference), then e = exp(x - max) with SLEEF, summed in double, then y = e * (1 / sum) or
  * y = (x - max) - log(sum); with the NaN guard, NaN outputs become the guard's value in the same
- * store. 8 floats per step with masked tails.
+ * store. 8 floats per step with masked tails. A fused mask is added into y first, then y is normalised
+ * in place.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -82,6 +83,13 @@ static void softmax_row(const float *x, float *y, int64_t n, const tc__softmax_o
         _mm256_maskstore_ps(y + nf, tail, guarded(_mm256_mul_ps(_mm256_maskload_ps(y + nf, tail), r), guard, c));
 }
 
+/* y = x + m over a row of n. */
+static void add_row(const float *x, const float *m, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(m + i)));
+    for (; i < n; i++) y[i] = x[i] + m[i];
+}
+
 void tc__softmax_f32_avx2(const float *x, float *y, int64_t n, int64_t rows, const tc__softmax_opts *o) {
-    for (int64_t r = 0; r < rows; r++) softmax_row(x + r * n, y + r * n, n, o);
+    tc__softmax_rows_masked(x, y, n, rows, o, softmax_row, add_row);
 }

@@ -5,7 +5,7 @@
  * 16 values was most of BERT-base's attention Softmax), summed in double, then y = e * (1 / sum) or
  * y = (x - max) - log(sum); with the NaN guard, NaN outputs become the guard's value in the same
  * store. 16 floats per step with masked tails. Softmax rows of at most 256 values stay in registers
- * (softmax_row_regs).
+ * (softmax_row_regs), a fused mask added as they load; longer rows add it into y first, then normalise y in place.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -76,13 +76,15 @@ static void softmax_row(const float *x, float *y, int64_t n, const tc__softmax_o
  * maximum (NaN skipped, as softmax_row), e = exp(x - max) summed in float by a tree (~1e-7 relative for values of at
  * most 1), y = e / sum (guarded) stored: no second read of x or y and no double sums. softmax_row's 128-value rows
  * were latency-bound: ~1.2 cycles per value. */
-static inline __attribute__((always_inline)) void softmax_row_regs(const float *x, float *y, int64_t n,
-                                                                   const tc__softmax_opts *o, const int NV) {
+static inline __attribute__((always_inline)) void softmax_row_regs(const float *x, const float *mask, float *y,
+                                                                   int64_t n, const tc__softmax_opts *o, const int NV) {
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     __m512 v[16], m = ninf;
 #pragma GCC unroll 16
     for (int k = 0; k < NV; k++) {
-        v[k] = _mm512_mask_loadu_ps(ninf, tail_mask(n - 16 * k), x + 16 * k);
+        const __mmask16 t = tail_mask(n - 16 * k);
+        v[k] = _mm512_mask_loadu_ps(ninf, t, x + 16 * k);
+        if (mask != NULL) v[k] = _mm512_add_ps(v[k], _mm512_maskz_loadu_ps(t, mask + 16 * k)); /* (-inf + 0 past n) */
         m = _mm512_max_ps(v[k], m); /* a NaN in v: the second operand */
     }
     const __m512 vmax = _mm512_set1_ps(_mm512_reduce_max_ps(m));
@@ -106,7 +108,8 @@ static inline __attribute__((always_inline)) void softmax_row_regs(const float *
 
 #define SOFTMAX_REGS(NV)                                                                                              \
     static void softmax_rows_##NV(const float *x, float *y, int64_t n, int64_t rows, const tc__softmax_opts *o) {      \
-        for (int64_t r = 0; r < rows; r++) softmax_row_regs(x + r * n, y + r * n, n, o, NV);                          \
+        for (int64_t r = 0; r < rows; r++)                                                                            \
+            softmax_row_regs(x + r * n, o->mask ? o->mask + r * o->mask_stride : NULL, y + r * n, n, o, NV);         \
     }
 SOFTMAX_REGS(1)
 SOFTMAX_REGS(2)
@@ -132,10 +135,18 @@ static const softmax_rows_fn kRowsRegs[16] = {softmax_rows_1,  softmax_rows_2,  
                                               softmax_rows_9,  softmax_rows_10, softmax_rows_11, softmax_rows_12,
                                               softmax_rows_13, softmax_rows_14, softmax_rows_15, softmax_rows_16};
 
+/* y = x + m over a row of n. */
+static void add_row(const float *x, const float *m, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 t = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, t, _mm512_add_ps(_mm512_maskz_loadu_ps(t, x + i), _mm512_maskz_loadu_ps(t, m + i)));
+    }
+}
+
 void tc__softmax_f32_avx512(const float *x, float *y, int64_t n, int64_t rows, const tc__softmax_opts *o) {
     if (!o->log_out && n >= 1 && n <= 256) {
         kRowsRegs[(n + 15) / 16 - 1](x, y, n, rows, o);
         return;
     }
-    for (int64_t r = 0; r < rows; r++) softmax_row(x + r * n, y + r * n, n, o);
+    tc__softmax_rows_masked(x, y, n, rows, o, softmax_row, add_row);
 }

@@ -5,7 +5,8 @@
  * the input is viewed as a 2-D matrix [prod(dims[:axis]), prod(dims[axis:])]
  * (default axis 1) and each row is normalised. Both become "outer x n x inner"
  * walks here. Sums are in double and the maximum is subtracted first. A step with the
- * attribute TC__ATTR_NAN_TO (a fused Where(IsNaN(y), c, y)) writes c for every NaN output.
+ * attribute TC__ATTR_NAN_TO (a fused Where(IsNaN(y), c, y)) writes c for every NaN output; one with
+ * TC__ATTR_SOFTMAX_ADD (a fused Add of the attention mask) normalises input 0 + input 1 (float32, broadcast).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +14,38 @@
 #include "backends/ref/numeric.h"
 #include "backends/ref/ref.h"
 #include "core/fused_attr.h"
+
+/* A Softmax with TC__ATTR_SOFTMAX_ADD: checks its float32 input 1 (the mask) against x = input 0 (it broadcasts to x's
+ * shape, NumPy rules) and sets stride[i], the mask's element stride along x's dim i (0 where it broadcasts). */
+static tc_status mask_strides(const tc__kernel_ctx *ctx, int64_t *stride) {
+    const tc__tensor *x = ctx->in[0], *m = ctx->n_in >= 2 ? ctx->in[1] : NULL;
+    if (m == NULL || (m->data == NULL && tc__tensor_numel(m) != 0))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Softmax: the fused mask (input 1) is missing");
+    if (x->dtype != TC_DTYPE_FLOAT32 || m->dtype != TC_DTYPE_FLOAT32)
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "Softmax with a fused mask: float32 only");
+    if (m->rank > x->rank) return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Softmax: the mask has more dims than X");
+    int64_t s = 1;
+    for (int32_t i = x->rank - 1; i >= 0; i--) {
+        const int32_t im = i - (x->rank - m->rank);
+        const int64_t d = im >= 0 ? m->dims[im] : 1;
+        if (d != 1 && d != x->dims[i])
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Softmax: mask dim %d (%lld) does not broadcast to %lld",
+                            (int)i, (long long)d, (long long)x->dims[i]);
+        stride[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    return TC_STATUS_OK;
+}
+
+/* The mask's element for x's element idx (row-major). */
+static int64_t mask_offset(const tc__tensor *x, const int64_t *stride, int64_t idx) {
+    int64_t off = 0;
+    for (int32_t i = x->rank - 1; i >= 0; i--) {
+        off += idx % x->dims[i] * stride[i];
+        idx /= x->dims[i];
+    }
+    return off;
+}
 
 static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
     tc_status st = tc__ref_check_io(ctx, 1, 0, ctx->n_in >= 1 && ctx->in[0] ? ctx->in[0]->dtype : TC_DTYPE_UNDEFINED,
@@ -36,6 +69,14 @@ static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
         else if (i == axis || legacy) n *= x->dims[i];
         else inner *= x->dims[i];
     }
+    const bool adds = tc__softmax_adds(ctx->attrs);
+    int64_t mstride[TC_MAX_RANK] = {0}; /* the mask's element stride along each of x's dims (0: broadcast) */
+    const float *ms = NULL;
+    if (adds) {
+        st = mask_strides(ctx, mstride);
+        if (st) return st;
+        ms = ctx->in[1]->data;
+    }
     if (outer == 0 || n == 0 || inner == 0) return TC_STATUS_OK;
     double *buf = tc__kernel_alloc(ctx, (size_t)n * sizeof *buf);
     if (buf == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for a row of %lld", (long long)n);
@@ -50,6 +91,7 @@ static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
             for (int64_t k = 0; k < n; k++) {
                 int64_t idx = base + k * inner;
                 buf[k] = f32 ? (double)xs[idx] : tc__tensor_get_f64(x, idx);
+                if (adds) buf[k] = (double)(xs[idx] + ms[mask_offset(x, mstride, idx)]); /* (a float Add) */
                 if (buf[k] != buf[k]) mx = NAN; /* a NaN makes the whole slice NaN, as in NumPy */
                 else if (buf[k] > mx) mx = buf[k];
             }
