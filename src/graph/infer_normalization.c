@@ -21,7 +21,8 @@ static tc_status infer_softmax(tc__infer_ctx *ctx) {
         for (int32_t i = 0; same && i < a->rank; i++)
             same = !tc__dim_is_known(a->dims[i]) || !tc__dim_is_known(b.dims[i]) || a->dims[i].value == b.dims[i].value;
         if (a->rank >= 0 && !same)
-            return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "Softmax: input 1 does not broadcast to input 0's shape");
+            return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH,
+                            "Softmax: input 1 does not broadcast to input 0's shape");
         if (ctx->in[1]->dtype != ctx->in[0]->dtype)
             return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "Softmax: input 1's type differs from input 0's");
     }

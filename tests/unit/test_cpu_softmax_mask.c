@@ -4,7 +4,8 @@
  * relative, with and without a 2-thread pool: BERT's [1, 1, S, S] mask over [1, H, S, S] scores, masks of every
  * broadcast pattern along the rows (rank 1, per batch, per row, one row for all), rows of 1 to 300 values (the
  * in-register rows up to 256 and the longer ones), -inf mask entries with the NaN guard on fully masked rows; and the
- * steps supports() rejects (a mask broadcast along the row, of another type or rank, missing, or without the attribute).
+ * steps supports() rejects (a mask broadcast along the row, of another type or rank, missing, or without the
+ * attribute).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,7 +44,8 @@ static void check_mask(const tc__tensor *x, const tc__tensor *m, const float *na
             tc__tensor ref;
             vtu_reference(lg ? DTU_OP(LogSoftmax) : DTU_OP(Softmax), &s, &ref);
             for (int64_t i = 0; i < tc__tensor_numel(&ref); i++)
-                if (isnan(((const float *)ref.data)[i])) fail_msg("%s: the reference left a NaN at %lld", msg, (long long)i);
+                if (isnan(((const float *)ref.data)[i]))
+                    fail_msg("%s: the reference left a NaN at %lld", msg, (long long)i);
             tc__tensor_free(&ref);
         }
         vtu_check(lg ? DTU_OP(LogSoftmax) : DTU_OP(Softmax), &s, lg ? kLogSoftmax : kSoftmax, 2, NORM_TOL, msg);
@@ -51,7 +53,8 @@ static void check_mask(const tc__tensor *x, const tc__tensor *m, const float *na
 }
 
 /* x of shape xd (rank xr) and a mask of shape md (rank mr), random in [-6, 6). */
-static void check_shapes(uint64_t seed, int32_t xr, const int64_t *xd, int32_t mr, const int64_t *md, const char *what) {
+static void check_shapes(uint64_t seed, int32_t xr, const int64_t *xd, int32_t mr, const int64_t *md,
+                         const char *what) {
     dtu_rng r = {seed};
     tc__tensor x = vtu_random(&r, xr, xd, -6.0, 6.0);
     tc__tensor m = vtu_random(&r, mr, md, -6.0, 6.0);
@@ -67,7 +70,8 @@ static void test_reference_adds(void **state) {
     dtu_rng r = {31};
     tc__tensor x = vtu_random(&r, 3, xd, -4.0, 4.0), m = vtu_random(&r, 2, md, -4.0, 4.0);
     tc__tensor sum = dtu_tensor(TC_DTYPE_FLOAT32, 3, xd);
-    for (int64_t i = 0; i < 30; i++) ((float *)sum.data)[i] = ((const float *)x.data)[i] + ((const float *)m.data)[i % 5];
+    const float *xp = x.data, *mp = m.data;
+    for (int64_t i = 0; i < 30; i++) ((float *)sum.data)[i] = xp[i] + mp[i % 5];
     vtu_step s = vtu_step_of("Softmax", 13);
     const tc__attr add = {.name = TC__ATTR_SOFTMAX_ADD, .kind = TC__ATTR_INT, .i = 1};
     s.attrs = &add;

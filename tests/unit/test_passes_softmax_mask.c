@@ -14,9 +14,9 @@
 #include "core/fused_attr.h"
 #include "pass_test_util.h"
 
-/* x = Relu(in) (computed, [2, 3, 5, 7]), m = Relu(min) of shape mshape, y = Softmax(Add(x, m)) (operands swapped when
- * swap; Softmax over axis (99: none given)); with sum_out, the Add's output is a graph output too; with const_m, m is an
- * initializer. */
+/* x = Relu(in) (computed, [2, 3, 5, 7]), m = Neg(min) of shape mshape, y = Softmax(Add(x, m)) (operands swapped
+ * when swap; Softmax over axis (99: none given)); with sum_out, the Add's output is a graph output too; with const_m,
+ * m is an initializer. */
 static tc__graph *mask_graph(const char *mshape, bool swap, int64_t axis, bool sum_out, bool const_m) {
     tc__graph *g = ptu_graph(17);
     ptu_input(g, "in", TC_DTYPE_FLOAT32, "2x3x5x7");

@@ -2,7 +2,8 @@
  * softmax_f32.h - the Softmax / LogSoftmax operator (float32) over contiguous rows: the last
  * axis from opset 13 (or any axis whose trailing dims are all 1), and the 2-D coercion of
  * earlier opsets, optionally over x + a broadcast mask (fuse_softmax_mask). The checks its tactics share,
- * the threaded driver, and the per-ISA microkernels. Like the reference, each row subtracts its maximum first and sums in double.
+ * the threaded driver, and the per-ISA microkernels. Like the reference, each row subtracts its maximum
+ * first and sums in double.
  */
 #ifndef TC_BACKENDS_CPU_SOFTMAX_F32_H
 #define TC_BACKENDS_CPU_SOFTMAX_F32_H

@@ -139,7 +139,8 @@ static const softmax_rows_fn kRowsRegs[16] = {softmax_rows_1,  softmax_rows_2,  
 static void add_row(const float *x, const float *m, float *y, int64_t n) {
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 t = tail_mask(n - i);
-        _mm512_mask_storeu_ps(y + i, t, _mm512_add_ps(_mm512_maskz_loadu_ps(t, x + i), _mm512_maskz_loadu_ps(t, m + i)));
+        const __m512 s = _mm512_add_ps(_mm512_maskz_loadu_ps(t, x + i), _mm512_maskz_loadu_ps(t, m + i));
+        _mm512_mask_storeu_ps(y + i, t, s);
     }
 }
 

@@ -23,14 +23,16 @@ static tc_status mask_strides(const tc__kernel_ctx *ctx, int64_t *stride) {
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Softmax: the fused mask (input 1) is missing");
     if (x->dtype != TC_DTYPE_FLOAT32 || m->dtype != TC_DTYPE_FLOAT32)
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "Softmax with a fused mask: float32 only");
-    if (m->rank > x->rank) return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Softmax: the mask has more dims than X");
+    if (m->rank > x->rank)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Softmax: the mask has more dims than X");
     int64_t s = 1;
     for (int32_t i = x->rank - 1; i >= 0; i--) {
         const int32_t im = i - (x->rank - m->rank);
         const int64_t d = im >= 0 ? m->dims[im] : 1;
         if (d != 1 && d != x->dims[i])
-            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Softmax: mask dim %d (%lld) does not broadcast to %lld",
-                            (int)i, (long long)d, (long long)x->dims[i]);
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                            "Softmax: mask dim %d (%lld) does not broadcast to %lld", (int)i, (long long)d,
+                            (long long)x->dims[i]);
         stride[i] = d == 1 ? 0 : s;
         s *= d;
     }
