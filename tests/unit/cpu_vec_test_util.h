@@ -79,6 +79,27 @@ static inline bool vtu_supports(const tc__tactic *t, const vtu_step *s, const tc
     return t->supports(&d);
 }
 
+/* supports() of the Softmax tactics sm and the LogSoftmax tactics lsm (n each) on the step of inputs in[0..n_in),
+ * output y and attributes as, opset 13: true when all accept it; fails the test when they disagree. */
+static inline bool vtu_softmax_supports(const tc__tactic *const *sm, const tc__tactic *const *lsm, int n,
+                                        const tc__attrs *as, int64_t opset, int n_in, const tc__tensor *const *in,
+                                        const tc__tensor *y) {
+    const tc__tensor *out[1] = {y};
+    bool in_const[DTU_MAX_IO] = {false};
+    tc__epilogue none = tc__epilogue_none();
+    bool any = false, all = true;
+    for (int lg = 0; lg < 2; lg++) {
+        tc__step_desc d = {lg ? "LogSoftmax" : "Softmax", opset, as, n_in, in, in_const, 1, out, &none, NULL, NULL};
+        for (int i = 0; i < n; i++) {
+            const bool ok = (lg ? lsm : sm)[i]->supports(&d);
+            any = any || ok;
+            all = all && ok;
+        }
+    }
+    assert_int_equal(any, all);
+    return all;
+}
+
 /* Fills t with a NaN payload no kernel produces, so that unwritten elements fail comparisons. */
 static inline void vtu_poison(tc__tensor *t) {
     uint32_t bits = 0x7fc0dead;
