@@ -22,6 +22,24 @@ typedef tc_tensor tc__tensor;
 int64_t tc__numel(int32_t rank, const int64_t *dims);
 static inline int64_t tc__tensor_numel(const tc__tensor *t) { return tc__numel(t->rank, t->dims); }
 
+/* Strides (in elements) of tensor t seen through NumPy broadcasting to an output of rank r and dims out_dims (0 on the
+ * dims it broadcasts along); false when t does not broadcast to that shape. */
+static inline bool tc__bcast_strides(const tc__tensor *t, int32_t r, const int64_t *out_dims, int64_t *strides) {
+    if (t->rank > r) return false;
+    int64_t s = 1;
+    for (int32_t i = r - 1; i >= 0; i--) {
+        int32_t ti = i - (r - t->rank);
+        if (ti < 0) {
+            strides[i] = 0;
+            continue;
+        }
+        if (t->dims[ti] != out_dims[i] && t->dims[ti] != 1) return false;
+        strides[i] = t->dims[ti] == 1 ? 0 : s;
+        s *= t->dims[ti];
+    }
+    return true;
+}
+
 /* True for dtypes the library can store (sizes known). */
 bool tc__dtype_valid(tc_dtype dtype);
 static inline bool tc__dtype_is_float(tc_dtype d) {

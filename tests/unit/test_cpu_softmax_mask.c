@@ -5,7 +5,8 @@
  * broadcast pattern along the rows (rank 1, per batch, per row, one row for all), rows of 1 to 300 values (the
  * in-register rows up to 256 and the longer ones), -inf mask entries with the NaN guard on fully masked rows; and the
  * steps supports() rejects (a mask broadcast along the row, of another type or rank, missing, or without the
- * attribute).
+ * attribute), and the steps shape inference refuses with a message (a mask that does not broadcast, widens X, is of
+ * another type, or is missing).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,12 +163,34 @@ static void test_mask_rejects(void **state) {
     assert_false(mask_supports(&x, &f64, true));
 }
 
+/* A step (from a plan file) whose mask does not fit is refused with a message, before any kernel runs. */
+static void test_mask_invalid(void **state) {
+    (void)state;
+    const tc__attr add = {.name = TC__ATTR_SOFTMAX_ADD, .kind = TC__ATTR_INT, .i = 1};
+    const int64_t xd[3] = {2, 3, 4}, bad[2] = {2, 4}, wide[3] = {2, 3, 4}, x2[2] = {3, 4};
+    tc__tensor x = dtu_tensor(TC_DTYPE_FLOAT32, 3, xd), m_bad = dtu_tensor(TC_DTYPE_FLOAT32, 2, bad);
+    tc__tensor x_small = dtu_tensor(TC_DTYPE_FLOAT32, 2, x2), m_wide = dtu_tensor(TC_DTYPE_FLOAT32, 3, wide);
+    tc__tensor m64 = dtu_tensor(TC_DTYPE_FLOAT64, 2, x2);
+    const tc__tensor *in_bad[2] = {&x, &m_bad}, *in_wide[2] = {&x_small, &m_wide}, *in_64[2] = {&x_small, &m64};
+    const tc__tensor *in_one[1] = {&x};
+    dtu_run_fails(DTU_OP(Softmax), 13, &add, 1, 2, in_bad, 1, TC_STATUS_INVALID_ARGUMENT, "broadcast");
+    dtu_run_fails(DTU_OP(Softmax), 13, &add, 1, 2, in_wide, 1, TC_STATUS_INVALID_GRAPH, "does not broadcast");
+    dtu_run_fails(DTU_OP(Softmax), 13, &add, 1, 2, in_64, 1, TC_STATUS_INVALID_GRAPH, "type");
+    dtu_run_fails(DTU_OP(Softmax), 13, &add, 1, 1, in_one, 1, TC_STATUS_INVALID_GRAPH, "inputs");
+    tc__tensor_free(&m64);
+    tc__tensor_free(&m_wide);
+    tc__tensor_free(&x_small);
+    tc__tensor_free(&m_bad);
+    tc__tensor_free(&x);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_adds),
         cmocka_unit_test(test_mask_broadcasts),
         cmocka_unit_test(test_mask_infinite),
         cmocka_unit_test(test_mask_rejects),
+        cmocka_unit_test(test_mask_invalid),
     };
     return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);
 }

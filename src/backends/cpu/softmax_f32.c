@@ -35,20 +35,12 @@ static bool softmax_rows(const tc__tensor *x, const tc__tensor *y, int64_t opset
 }
 
 /* With TC__ATTR_SOFTMAX_ADD: the float32 mask m broadcasts to x (NumPy rules) with its last dim n (not broadcast along
- * a row), x's rows being its last dim (rank >= 1); stride[i] is m's row stride along x's dim i < rank - 1 (0 where m
- * broadcasts), in elements. */
+ * a row), x's rows being its last dim (rank >= 1); stride[i] is m's element stride along x's dim i (0 where m
+ * broadcasts). */
 static bool mask_rows(const tc__tensor *x, const tc__tensor *m, int64_t n, int64_t *stride) {
-    if (m == NULL || m->dtype != TC_DTYPE_FLOAT32 || x->rank < 1 || m->rank < 1 || m->rank > x->rank) return false;
+    if (m == NULL || m->dtype != TC_DTYPE_FLOAT32 || x->rank < 1 || m->rank < 1) return false;
     if (m->dims[m->rank - 1] != n || x->dims[x->rank - 1] != n) return false;
-    int64_t s = n;
-    for (int32_t i = x->rank - 2; i >= 0; i--) {
-        const int32_t im = i - (x->rank - m->rank);
-        const int64_t d = im >= 0 ? m->dims[im] : 1;
-        if (d != 1 && d != x->dims[i]) return false;
-        stride[i] = d == 1 ? 0 : s;
-        s *= d;
-    }
-    return true;
+    return tc__bcast_strides(m, x->rank, x->dims, stride);
 }
 
 bool tc__softmax_f32_supports(const tc__step_desc *d) {

@@ -3,7 +3,7 @@
  * broadcasting, walking the output with per-input strides (0 on broadcast dims); the last dim
  * is a tight loop. Portable C.
  */
-#include "backends/cpu/strided_x32.h"
+#include "core/tensor.h"
 #include "tactics/tactic.h"
 
 static bool supports(const tc__step_desc *d) {

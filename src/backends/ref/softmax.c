@@ -23,18 +23,11 @@ static tc_status mask_strides(const tc__kernel_ctx *ctx, int64_t *stride) {
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Softmax: the fused mask (input 1) is missing");
     if (x->dtype != TC_DTYPE_FLOAT32 || m->dtype != TC_DTYPE_FLOAT32)
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "Softmax with a fused mask: float32 only");
-    if (m->rank > x->rank)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Softmax: the mask has more dims than X");
-    int64_t s = 1;
-    for (int32_t i = x->rank - 1; i >= 0; i--) {
-        const int32_t im = i - (x->rank - m->rank);
-        const int64_t d = im >= 0 ? m->dims[im] : 1;
-        if (d != 1 && d != x->dims[i])
-            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
-                            "Softmax: mask dim %d (%lld) does not broadcast to %lld", (int)i, (long long)d,
-                            (long long)x->dims[i]);
-        stride[i] = d == 1 ? 0 : s;
-        s *= d;
+    if (!tc__bcast_strides(m, x->rank, x->dims, stride)) {
+        char a[160], b[160];
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                        "Softmax: the mask's shape %s does not broadcast to X's %s",
+                        tc__shape_str(m->rank, m->dims, a, sizeof a), tc__shape_str(x->rank, x->dims, b, sizeof b));
     }
     return TC_STATUS_OK;
 }
@@ -92,8 +85,9 @@ static tc_status run_softmax(const tc__kernel_ctx *ctx, bool log_out) {
             double mx = -INFINITY;
             for (int64_t k = 0; k < n; k++) {
                 int64_t idx = base + k * inner;
-                buf[k] = f32 ? (double)xs[idx] : tc__tensor_get_f64(x, idx);
-                if (adds) buf[k] = (double)(xs[idx] + ms[mask_offset(x, mstride, idx)]); /* (a float Add) */
+                buf[k] = adds  ? (double)(xs[idx] + ms[mask_offset(x, mstride, idx)]) /* (a float Add) */
+                         : f32 ? (double)xs[idx]
+                               : tc__tensor_get_f64(x, idx);
                 if (buf[k] != buf[k]) mx = NAN; /* a NaN makes the whole slice NaN, as in NumPy */
                 else if (buf[k] > mx) mx = buf[k];
             }
