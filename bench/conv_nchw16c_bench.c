@@ -19,7 +19,7 @@
 
 #include "core/cpu.h"
 #include "core/layout.h"
-#include "tactics/tactic.h"
+#include "backends/cpu/tactics.h"
 
 typedef struct bench_opts {
     double budget, peak;
@@ -152,9 +152,9 @@ static void time_tactic(const bench_opts *o, const tc__tactic *t, tc__step_desc 
     }
     const size_t bytes = t->scratch_bytes ? t->scratch_bytes(d) : 0;
     tc__scratch scratch = {aligned_alloc(64, (bytes + 64) & ~(size_t)63), bytes, 0};
-    tc__kernel_ctx kc = {"bench", "Conv", 13, d->attrs, d->n_in, in, 1, out, &err, &scratch, d->epi, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"bench", "Conv", 13, d->attrs, d->n_in, in, 1, out, &err, &scratch, d->epi, NULL, NULL, NULL, NULL, NULL};
     for (int th = 0; th < 2; th++) {
-        kc.pool = th ? o->pool : NULL;
+        kc.exec = th ? o->pool : NULL;
         g[th] = flops / time_runs(t, &kc, o->budget, o->fastest) * 1e-9;
     }
     free(scratch.base);
@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if ((tc__tactic_conv_nchw16c_f32_avx512.isa & ~tc__cpu_get()->isa) != 0) {
+    if ((tc__tactic_conv_nchw16c_f32_avx512.caps & ~tc__cpu_get()->isa) != 0) {
         printf("conv_nchw16c_f32_avx512: this CPU lacks AVX-512\n");
         return 0;
     }

@@ -21,7 +21,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/gemm_bf16_avx512bf16.h"
 #include "core/cpu.h"
-#include "tactics/tactic.h"
+#include "backends/cpu/tactics.h"
 
 static double now_s(void) {
     struct timespec t;
@@ -320,7 +320,7 @@ static double time_tactic(const tc__tactic *t, const tc__step_desc *d, int packe
                          .scratch = &scratch,
                          .epi = d->epi,
                          .bias = d->bias,
-                         .pool = pool};
+                         .exec = pool};
     tactic_call call = {t, &kc};
     const double g = time_gflops(run_tactic, &call, flops, reps);
     free(scratch.base);
@@ -353,7 +353,7 @@ static void bench_gemm(const tc__gemm_config *cfg, const shape *s, pthreadpool_t
     const size_t bytes = tc__gemm_f32_scratch_bytes(&p, cfg, 2);
     tc__scratch scratch = {aligned_alloc(64, (bytes + 63) / 64 * 64), bytes, 0};
     tc__err err = {0};
-    tc__kernel_ctx kc = {.err = &err, .scratch = &scratch, .pool = pool};
+    tc__kernel_ctx kc = {.err = &err, .scratch = &scratch, .exec = pool};
     gemm_call call = {&p, cfg, &kc};
     const double gflops = time_gflops(run_gemm, &call, 2.0 * (double)s->m * (double)s->n * (double)s->k, reps);
     printf("  %-28s M=%4zu N=%4zu K=%4zu  %zu thread%s  %7.1f GFLOP/s\n", s->what, s->m, s->n, s->k,

@@ -17,7 +17,7 @@
 
 #include "backends/ref/ref.h"
 #include "core/cpu.h"
-#include "tactics/tactic.h"
+#include "backends/cpu/tactics.h"
 
 typedef struct bench_opts {
     const char *only;
@@ -94,19 +94,19 @@ static void bench(const bench_opts *o, const char *label, const char *op, int64_
     tc__err err = {0};
     tc__tensor *out[1] = {y};
     tc__epilogue none = tc__epilogue_none();
-    tc__kernel_ctx kc = {"bench", op, opset, &as, n_in, in, 1, out, &err, NULL, epi ? epi : &none, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"bench", op, opset, &as, n_in, in, 1, out, &err, NULL, epi ? epi : &none, NULL, NULL, NULL, NULL, NULL};
     const double tr = time_median(ref_then_epilogue, &kc, o->budget);
     printf("%-40s ref %9.1f us", label, tr * 1e6);
     const uint64_t isa = tc__cpu_get()->isa;
     const tc__tactic *best = NULL;
     for (int i = 0; i < nt; i++) {
-        if ((ts[i]->isa & ~isa) != 0) continue;
+        if ((ts[i]->caps & ~isa) != 0) continue;
         if (best == NULL) best = ts[i];
         double tt = time_median(ts[i]->run, &kc, o->budget);
         printf(" | %s %8.1f us x%5.1f", ts[i]->name, tt * 1e6, tr / tt);
     }
     if (best != NULL) {
-        kc.pool = o->pool;
+        kc.exec = o->pool;
         double tp = time_median(best->run, &kc, o->budget);
         printf(" | 2 threads %8.1f us x%5.1f", tp * 1e6, tr / tp);
     }

@@ -305,6 +305,8 @@ typedef struct tc_build_options {
     int32_t num_int8_w8_layers;  /* TC_BUILD_INT8_REDUCE_RANGE: INT8 nodes that keep 8-bit weights (tailcut's accuracy
                                     fallback moves layers here before it moves any to FP32) */
     const char *const *int8_w8_layers;
+    const char *backend;         /* the backend the engine runs on: "cpu" (NULL: cpu) or "cuda"; a build without it, or
+                                    a machine without its device, fails with TC_STATUS_UNSUPPORTED(_HARDWARE) and why */
 } tc_build_options;
 
 enum {
@@ -373,6 +375,7 @@ typedef struct tc_step_info {
     const char *output;    /* name of the first output tensor ("" if none): what tc_context_tensor reads
                               after a run with tc_context_keep_tensors; a fused step's output is that of
                               its last fused op (e.g. the Relu's of Conv+Relu) */
+    const char *backend;   /* the backend whose kernel runs it: "cpu", ... */
 } tc_step_info;
 
 TC_API int tc_engine_num_steps(const tc_engine *engine);
@@ -389,6 +392,16 @@ typedef struct tc_tactic_timing {
 /* Number of candidates recorded for a step, and candidate i. */
 TC_API int tc_engine_step_num_candidates(const tc_engine *engine, int step);
 TC_API tc_status tc_engine_step_candidate(const tc_engine *engine, int step, int index, tc_tactic_timing *timing);
+
+/* The backend an engine runs on and the machine it was built for (a plan's TARGET section). */
+typedef struct tc_target_info {
+    const char *backend;    /* "cpu", ...; belongs to the library */
+    char target[384];       /* the build machine in words, e.g. "AuthenticAMD family 26 model 2 (...), kernel
+                               revision 5, ISA sse42,avx,..." */
+    uint64_t required_caps; /* the backend's capability bits the engine's kernels need (CPU: ISA bits) */
+} tc_target_info;
+
+TC_API tc_status tc_engine_target_info(const tc_engine *engine, tc_target_info *info);
 
 typedef struct tc_memory_info {
     uint64_t arena_bytes;   /* activation arena of one context at the profile's max shapes */

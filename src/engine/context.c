@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine/context.h"
 
@@ -28,10 +27,13 @@ void *tc__ctx_alloc64(size_t n) {
     return aligned_alloc(64, sz ? sz : 64);
 }
 
+/* The tensor of a node input, or NULL (absent, or not an input of the node). */
+static const tc__tensor *input_or_null(const tc__tensor *const *in, int8_t index) { return index >= 0 ? in[index] : NULL; }
+
 void tc_context_destroy(tc_context *c) {
     if (c == NULL) return;
-    free(c->arena);
-    free(c->scratch.base);
+    c->e->backend->free(TC__MEM_HOST, c->arena);
+    c->e->backend->free(TC__MEM_HOST, c->scratch.base);
     free(c->tensors);
     free(c->known);
     free(c->bound_bytes);
@@ -40,9 +42,10 @@ void tc_context_destroy(tc_context *c) {
     free(c->ins);
     free(c->outs);
     free(c->kctx);
-    free(c->kernels);
-    free(c->fused);
-    if (c->own_pool) pthreadpool_destroy(c->own_pool);
+    free(c->launch);
+    free(c->launch_step);
+    free(c->launch_ns);
+    if (c->own_exec) c->e->backend->exec_destroy(c->own_exec);
     free(c->step_ns);
     free(c);
 }
@@ -62,8 +65,9 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
     if (c == NULL) goto oom;
     c->e = e;
     c->prof = pr;
-    c->arena = tc__ctx_alloc64(pr->arena_bytes);
-    c->scratch.base = tc__ctx_alloc64(pr->scratch_bytes);
+    const tc__backend *be = e->backend;
+    c->arena = be->alloc(TC__MEM_HOST, pr->arena_bytes);
+    c->scratch.base = be->alloc(TC__MEM_HOST, pr->scratch_bytes);
     c->scratch.cap = pr->scratch_bytes;
     c->tensors = calloc((size_t)nv + 1, sizeof *c->tensors);
     c->known = calloc((size_t)nv + 1, sizeof *c->known);
@@ -72,13 +76,15 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
     c->ins = calloc((size_t)ns * TC__CTX_MAX_IN + 1, sizeof *c->ins);
     c->outs = calloc((size_t)ns * TC__CTX_MAX_OUT + 1, sizeof *c->outs);
     c->kctx = calloc((size_t)ns + 1, sizeof *c->kctx);
-    c->kernels = calloc((size_t)ns + 1, sizeof *c->kernels);
+    c->launch = calloc((size_t)ns + 1, sizeof *c->launch);
+    c->launch_step = calloc((size_t)ns + 1, sizeof *c->launch_step);
+    c->launch_ns = calloc((size_t)ns + 1, sizeof *c->launch_ns);
     c->step_ns = calloc((size_t)ns + 1, sizeof *c->step_ns);
-    c->fused = calloc((size_t)ns + 1, sizeof *c->fused);
-    c->pool = c->own_pool = pthreadpool_create(e->threads > 0 ? (size_t)e->threads : 0);
     if (!c->arena || !c->scratch.base || !c->tensors || !c->known || !c->bound_bytes || !c->bound || !c->ins ||
-        !c->outs || !c->kctx || !c->kernels || !c->step_ns || !c->fused || !c->pool)
+        !c->outs || !c->kctx || !c->launch || !c->launch_step || !c->launch_ns || !c->step_ns)
         goto oom;
+    if (be->exec_create(e->threads, &c->own_exec, &err) != TC_STATUS_OK) goto fail;
+    c->exec = c->own_exec;
     for (int v = 0; v < nv; v++) {
         const tc__value *val = &g->values[v];
         tc__tensor *t = &c->tensors[v];
@@ -110,9 +116,9 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
         for (int i = 0; i < node->n_in; i++) in[i] = node->in[i] >= 0 ? &c->tensors[node->in[i]] : NULL;
         for (int j = 0; j < node->n_out; j++) o[j] = node->out[j] >= 0 ? &c->tensors[node->out[j]] : NULL;
         const tc__tactic *t = e->tactics ? e->tactics[k] : NULL;
-        c->kernels[k] = t ? t->run : tc__ref_find(node->op_type);
-        c->fused[k] = t && (t->flags & TC__TACTIC_FUSES_EPILOGUE);
-        if (c->kernels[k] == NULL) {
+        const tc__kernel_fn fn = t ? t->run : tc__ref_find(node->op_type);
+        const bool fused = t && (t->flags & TC__TACTIC_FUSES_EPILOGUE);
+        if (fn == NULL) {
             tc__fail(&err, TC_STATUS_UNSUPPORTED, "step '%s': no kernel for %s", node->name, node->op_type);
             goto fail;
         }
@@ -126,11 +132,17 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
                                       .out = o,
                                       .err = &c->run_err,
                                       .scratch = &c->scratch,
-                                      .epi = c->fused[k] ? &node->epi : NULL,
-                                      .bias = c->fused[k] && node->epi.bias_input >= 0 ? in[node->epi.bias_input] : NULL,
-                                      .residual = c->fused[k] && node->epi.residual_input >= 0 ? in[node->epi.residual_input]
-                                                                                                : NULL,
-                                      .pool = t ? c->pool : NULL};
+                                      .epi = fused ? &node->epi : NULL,
+                                      .bias = fused ? input_or_null(in, node->epi.bias_input) : NULL,
+                                      .residual = fused ? input_or_null(in, node->epi.residual_input) : NULL,
+                                      .exec = t ? c->exec : NULL,
+                                      .config = e->params ? e->params[(size_t)profile * (size_t)ns + (size_t)k] : NULL};
+        if (e->steps[k].kind != TC__STEP_COMPUTE) continue;
+        const bool post = !fused && !tc__epilogue_is_none(&node->epi);
+        c->launch_step[c->n_launch] = k;
+        c->launch[c->n_launch++] = (tc__launch){.fn = fn, .kc = &c->kctx[k], .post = post ? &node->epi : NULL,
+                                                .post_bias = post ? input_or_null(in, node->epi.bias_input) : NULL,
+                                                .post_residual = post ? input_or_null(in, node->epi.residual_input) : NULL};
     }
     c->dirty = true;
     *out = c;
@@ -237,24 +249,6 @@ tc_status tc_context_tensor(tc_context *c, const char *name, tc_tensor *tensor) 
     return TC_STATUS_OK;
 }
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void park_noop(void *ctx, size_t i) {
-    (void)ctx;
-    (void)i;
-}
-
-/* pthreadpool's workers spin for a while after each parallel call; one empty call with YIELD_WORKERS
- * puts them to sleep at once, so no core keeps burning after a run returns (servers, other contexts). */
-static void park_workers(pthreadpool_t pool) {
-    size_t n = pthreadpool_get_threads_count(pool);
-    if (n > 1) pthreadpool_parallelize_1d(pool, park_noop, NULL, n, PTHREADPOOL_FLAG_YIELD_WORKERS);
-}
-
 tc_status tc_context_run(tc_context *c) {
     if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
     memset(&c->err, 0, sizeof c->err);
@@ -280,46 +274,39 @@ tc_status tc_context_run(tc_context *c) {
             return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "output '%s' needs %zu bytes, the bound buffer has %zu",
                             g->values[v].name, c->tensors[v].nbytes, c->bound_bytes[v]);
     }
-    for (int k = 0; k < e->n_steps; k++) {
-        if (e->steps[k].kind != TC__STEP_COMPUTE) continue;
-        uint64_t t0 = c->profiling ? now_ns() : 0;
-        const tc__node *node = &g->nodes[e->steps[k].node];
-        tc__kernel_ctx *kc = &c->kctx[k];
-        c->scratch.used = 0;
-        memset(&c->run_err, 0, sizeof c->run_err);
-        tc_status st = c->kernels[k](kc);
-        if (st == TC_STATUS_OK && !c->fused[k] && !tc__epilogue_is_none(&node->epi))
-            st = tc__ref_apply_epilogue(&node->epi, kc->out[0], node->epi.bias_input >= 0 ? kc->in[node->epi.bias_input] : NULL,
-                                        node->epi.residual_input >= 0 ? kc->in[node->epi.residual_input] : NULL,
-                                        &c->run_err);
-        if (st != TC_STATUS_OK)
-            return ctx_fail(c, st, "step '%s' (%s): %s", node->name, node->op_type,
-                            c->run_err.msg[0] ? c->run_err.msg : tc_status_str(st));
-        if (c->profiling) c->step_ns[k] = now_ns() - t0;
+    int failed = -1;
+    tc_status st = e->backend->run(c->exec, c->launch, c->n_launch, c->profiling ? c->launch_ns : NULL, &failed);
+    if (st != TC_STATUS_OK) {
+        const tc__kernel_ctx *kc = failed >= 0 && failed < c->n_launch ? c->launch[failed].kc : NULL;
+        return ctx_fail(c, st, "step '%s' (%s): %s", kc ? kc->node_name : "?", kc ? kc->op_type : "?",
+                        c->run_err.msg[0] ? c->run_err.msg : tc_status_str(st));
     }
-    park_workers(c->pool);
+    if (c->profiling)
+        for (int i = 0; i < c->n_launch; i++) c->step_ns[c->launch_step[i]] = c->launch_ns[i];
     return TC_STATUS_OK;
 }
 
-/* Points the context's kernels at pool; own (or NULL) becomes the pool the context owns. */
-static void use_pool(tc_context *c, pthreadpool_t pool, pthreadpool_t own) {
+/* Points the context's kernels at exec; own (or NULL) becomes the handle the context owns. */
+static void use_exec(tc_context *c, void *exec, void *own) {
     for (int k = 0; k < c->e->n_steps; k++)
-        if (c->kctx[k].pool) c->kctx[k].pool = pool;
-    if (c->own_pool) pthreadpool_destroy(c->own_pool);
-    c->pool = pool;
-    c->own_pool = own;
+        if (c->kctx[k].exec) c->kctx[k].exec = exec;
+    if (c->own_exec) c->e->backend->exec_destroy(c->own_exec);
+    c->exec = exec;
+    c->own_exec = own;
 }
 
 tc_status tc_context_set_threads(tc_context *c, int threads) {
     if (c == NULL || threads < 0 || threads > 4096) return TC_STATUS_INVALID_ARGUMENT;
-    pthreadpool_t pool = pthreadpool_create((size_t)threads);
-    if (pool == NULL) return ctx_fail(c, TC_STATUS_OUT_OF_MEMORY, "cannot create a thread pool of %d threads", threads);
-    use_pool(c, pool, pool);
+    void *exec = NULL;
+    tc__err err = {0};
+    if (c->e->backend->exec_create(threads, &exec, &err) != TC_STATUS_OK) return ctx_fail(c, err.status, "%s", err.msg);
+    use_exec(c, exec, exec);
     return TC_STATUS_OK;
 }
 
+/* A CPU thread pool shared by contexts: the CPU backend's execution handle. */
 struct tc_thread_pool {
-    pthreadpool_t pool;
+    void *exec;
 };
 
 tc_status tc_thread_pool_create(int threads, tc_thread_pool **out, tc_error *error) {
@@ -331,10 +318,10 @@ tc_status tc_thread_pool_create(int threads, tc_thread_pool **out, tc_error *err
     }
     *out = NULL;
     tc_thread_pool *p = calloc(1, sizeof *p);
-    if (p != NULL) p->pool = pthreadpool_create((size_t)threads);
-    if (p == NULL || p->pool == NULL) {
+    if (p == NULL) tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    else if (tc__backend_cpu.exec_create(threads, &p->exec, &err) != TC_STATUS_OK) p->exec = NULL;
+    if (p == NULL || p->exec == NULL) {
         free(p);
-        tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "cannot create a thread pool of %d threads", threads);
         tc__err_export(&err, error);
         return err.status;
     }
@@ -344,15 +331,18 @@ tc_status tc_thread_pool_create(int threads, tc_thread_pool **out, tc_error *err
 
 void tc_thread_pool_destroy(tc_thread_pool *p) {
     if (p == NULL) return;
-    pthreadpool_destroy(p->pool);
+    tc__backend_cpu.exec_destroy(p->exec);
     free(p);
 }
 
-int tc_thread_pool_threads(const tc_thread_pool *p) { return p ? (int)pthreadpool_get_threads_count(p->pool) : 0; }
+int tc_thread_pool_threads(const tc_thread_pool *p) { return p ? tc__backend_cpu.exec_threads(p->exec) : 0; }
 
 tc_status tc_context_set_thread_pool(tc_context *c, tc_thread_pool *p) {
     if (c == NULL || p == NULL) return TC_STATUS_INVALID_ARGUMENT;
-    use_pool(c, p->pool, NULL);
+    if (c->e->backend != &tc__backend_cpu)
+        return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "a thread pool serves CPU contexts; this engine runs on %s",
+                        c->e->backend->name);
+    use_exec(c, p->exec, NULL);
     return TC_STATUS_OK;
 }
 

@@ -8,8 +8,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <pthreadpool.h>
-
 #include "engine/engine.h"
 
 #define TC__CTX_MAX_IN 64  /* inputs of one step */
@@ -35,10 +33,12 @@ struct tc_context {
     const tc__tensor **ins;     /* per step: TC__CTX_MAX_IN input pointers */
     tc__tensor **outs;          /* per step: TC__CTX_MAX_OUT output pointers */
     tc__kernel_ctx *kctx;       /* per step */
-    tc__ref_fn *kernels;        /* per step */
-    bool *fused;                /* per step: the kernel applies the epilogue itself */
-    pthreadpool_t pool;         /* the kernels' pool: own_pool, or a shared tc_thread_pool's */
-    pthreadpool_t own_pool;     /* NULL while a shared pool is used */
+    tc__launch *launch;         /* the compute steps in order, as the backend's run takes them */
+    int n_launch;
+    int *launch_step;           /* per launch: its step index */
+    uint64_t *launch_ns;        /* per launch: its time in the last profiled run */
+    void *exec;                 /* the kernels' execution handle: own_exec, or a shared tc_thread_pool's */
+    void *own_exec;             /* NULL while a shared pool is used */
     uint64_t *step_ns;
     bool profiling, dirty;
     bool keeping;               /* keep-tensors mode: tensors point into keep.arena */

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backends/backend.h"
 #include "backends/ref/ref.h"
 #include "graph/graph.h"
 #include "tactics/tuner.h"
@@ -24,6 +25,7 @@ typedef enum tc__step_kind {
 typedef struct tc__step {
     int32_t node;         /* index into the graph's nodes */
     uint8_t kind;         /* tc__step_kind */
+    uint8_t backend;      /* TC__BACKEND_* of the tactic that runs it (the reference kernels: the CPU's) */
     char tactic[32];
     char precision[8];
 } tc__step;
@@ -57,6 +59,14 @@ struct tc_engine {
     char **step_ops;      /* per step: "Conv+BatchNormalization+Relu" */
     tc__tune_result *tuning;            /* per step: candidates and their times */
     const tc__tactic **tactics;         /* per step: the chosen fast tactic, NULL for ref */
+    const tc__backend *backend;         /* the backend the engine was built for (its contexts' memory and runs) */
+    uint64_t required_caps;             /* the backend's capability bits the steps' tactics need */
+    uint32_t target_size;               /* the target record of the build machine (plan TARGET section) */
+    unsigned char target[TC__TARGET_RECORD_MAX];
+    /* Per (profile p, step k) at [p * n_steps + k]: the tactic's configuration (tc__tactic.config_bytes bytes, inside
+     * the plan's bytes) or NULL and 0 for tactics without configurations. */
+    const unsigned char **params;
+    uint32_t *param_size;
 };
 
 /* Builds the plan bytes of a model graph (clone, passes, tactics, memory plans, serialize); malloc'd. */

@@ -15,7 +15,7 @@
 #include "engine/engine_tactics.h"
 #include "engine/model.h"
 #include "engine/plan_format.h"
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 static tc_status export_fail(tc__err *err, tc_error *error) {
     tc__err_export(err, error);
@@ -34,6 +34,8 @@ void tc_engine_destroy(tc_engine *e) {
     free(e->steps);
     free(e->tuning);
     free(e->tactics);
+    free(e->params);
+    free(e->param_size);
     if (e->step_ops)
         for (int k = 0; k < e->n_steps; k++) free(e->step_ops[k]);
     free(e->step_ops);
@@ -57,6 +59,28 @@ static char *describe_ops(const tc__node *n) {
     return s;
 }
 
+/* The parameter blobs of step k (one per profile): a tactic's configuration of exactly its config_bytes, which its
+ * check_config accepts; nothing for tactics without configurations (the reference kernels included). */
+static tc_status check_params(const tc_engine *e, int k, tc__err *err) {
+    const tc__tactic *t = e->tactics[k];
+    const uint32_t want = t ? t->config_bytes : 0;
+    const tc__node *n = &e->g->nodes[e->steps[k].node];
+    for (int p = 0; p < e->n_profiles; p++) {
+        const size_t i = (size_t)p * (size_t)e->n_steps + (size_t)k;
+        const uint32_t got = e->param_size ? e->param_size[i] : 0;
+        if (got != want)
+            return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' (tactic %s) has a %u-byte configuration for "
+                            "profile %d, the tactic takes %u", n->name, e->steps[k].tactic, got, p, want);
+        if (want > 0 && t->check_config != NULL) {
+            tc__err cerr = {0};
+            if (!t->check_config(e->params[i], &cerr))
+                return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' (tactic %s), profile %d: bad configuration: "
+                                "%s", n->name, e->steps[k].tactic, p, cerr.msg);
+        }
+    }
+    return TC_STATUS_OK;
+}
+
 tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_t plan_flags, tc_engine **out,
                                tc__err *err) {
     *out = NULL;
@@ -71,8 +95,17 @@ tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_
     e->mapped = mapped;
     const void *blob = NULL;
     size_t blob_size = 0;
-    tc_status st = tc__plan_deserialize(bytes, n_bytes, plan_flags, &e->g, &blob, &blob_size, err);
-    if (st == TC_STATUS_OK) st = tc__engine_blob_read(e, blob, blob_size, err);
+    tc__plan_target_info target;
+    tc_status st = tc__plan_deserialize(bytes, n_bytes, plan_flags, &e->g, &target, &blob, &blob_size, err);
+    if (st == TC_STATUS_OK && (e->backend = tc__backend_get(target.backend)) == NULL)
+        st = tc__fail(err, TC_STATUS_UNSUPPORTED, "plan was built for the %s backend, which this build does not have",
+                      tc__backend_name(target.backend));
+    if (st == TC_STATUS_OK) {
+        e->required_caps = target.required_caps;
+        e->target_size = target.record_size;
+        memcpy(e->target, target.record, target.record_size);
+        st = tc__engine_blob_read(e, blob, blob_size, err);
+    }
     if (st == TC_STATUS_OK) {
         if (e->n_steps != e->g->n_nodes) st = tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan has %d steps for %d nodes", e->n_steps, e->g->n_nodes);
         for (int n = 0; n < e->g->n_nodes && st == TC_STATUS_OK; n++)
@@ -86,14 +119,23 @@ tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_
         for (int k = 0; k < e->n_steps && st == TC_STATUS_OK; k++) {
             const tc__step *s = &e->steps[k];
             const tc__node *n = &e->g->nodes[s->node];
-            if (s->kind != TC__STEP_COMPUTE || strcmp(s->tactic, "ref") == 0) continue;
-            e->tactics[k] = tc__tactic_find(s->tactic, n->op_type);
-            if (e->tactics[k] == NULL)
-                st = tc__fail(err, TC_STATUS_UNSUPPORTED, "plan step '%s' uses tactic '%s', which this build does not have: "
-                              "rebuild the plan", n->name, s->tactic);
-            else if ((e->tactics[k]->isa & ~tc__cpu_get()->isa) != 0)
-                st = tc__fail(err, TC_STATUS_UNSUPPORTED_HARDWARE, "plan step '%s' uses tactic '%s', which needs ISA "
-                              "this CPU (or TAILCUT_MAX_ISA) does not allow: rebuild the plan", n->name, s->tactic);
+            if (s->kind == TC__STEP_COMPUTE && strcmp(s->tactic, "ref") != 0) {
+                const tc__backend *be = tc__backend_get(s->backend);
+                if (be == NULL) {
+                    st = tc__fail(err, TC_STATUS_UNSUPPORTED, "plan step '%s' runs on the %s backend, which this build "
+                                  "does not have", n->name, tc__backend_name(s->backend));
+                    break;
+                }
+                e->tactics[k] = tc__tactic_find(be, s->tactic, n->op_type);
+                if (e->tactics[k] == NULL)
+                    st = tc__fail(err, TC_STATUS_UNSUPPORTED, "plan step '%s' uses tactic '%s', which this build does "
+                                  "not have: rebuild the plan", n->name, s->tactic);
+                else if ((e->tactics[k]->caps & ~be->caps()) != 0)
+                    st = tc__fail(err, TC_STATUS_UNSUPPORTED_HARDWARE, "plan step '%s' uses tactic '%s', which needs "
+                                  "%s capabilities this machine (or TAILCUT_MAX_ISA) does not allow: rebuild the plan",
+                                  n->name, s->tactic, be->name);
+            }
+            if (st == TC_STATUS_OK) st = check_params(e, k, err);
         }
     }
     if (st == TC_STATUS_OK) {
@@ -239,6 +281,7 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
     info->ops = e->step_ops[index];
     info->tactic = s->kind == TC__STEP_VIEW ? "view" : s->tactic;
     info->precision = s->precision;
+    info->backend = tc__backend_name(s->backend);
     info->runs_at_reshape = s->kind == TC__STEP_SHAPE;
     const tc__node *n = &e->g->nodes[s->node];
     info->is_reorder = strcmp(n->op_type, "Identity") == 0 && tc__layout_in_blocked(&n->attrs, 0) &&
@@ -269,6 +312,15 @@ tc_status tc_engine_step_candidate(const tc_engine *e, int step, int index, tc_t
     t->median_ms = c->median_ns == UINT64_MAX ? -1.0 : (double)c->median_ns / 1e6;
     t->max_ms = c->max_ns == UINT64_MAX ? -1.0 : (double)c->max_ns / 1e6;
     t->chosen = index == e->tuning[step].winner;
+    return TC_STATUS_OK;
+}
+
+tc_status tc_engine_target_info(const tc_engine *e, tc_target_info *info) {
+    if (!e || !info) return TC_STATUS_INVALID_ARGUMENT;
+    memset(info, 0, sizeof *info);
+    info->backend = e->backend->name;
+    info->required_caps = e->required_caps;
+    e->backend->target_describe(e->target, e->target_size, info->target, sizeof info->target);
     return TC_STATUS_OK;
 }
 

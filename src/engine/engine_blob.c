@@ -2,10 +2,12 @@
  * engine_blob.c - the plan's ENGINE section: steps (node, kind, tactic, precision) and
  * profiles (input ranges, arena/scratch sizes, per-value offsets and capacities).
  * Layout, all little-endian: "TCEN" u32 version | u32 threads | u32 n_steps | steps (48 bytes
- * each: u32 node, u8 kind, 3 pad, char tactic[32], char precision[8]) | per step the tuner's
+ * each: u32 node, u8 kind, u8 backend (TC__BACKEND_*), 2 pad, char tactic[32], char precision[8]) | per step the tuner's
  * candidates: u32 n, u32 winner, n x (char name[32], u64 median_ns, u64 max_ns) | u32 n_profiles |
  * per profile: u32 n_ranges, per range (u32 value, u32 rank, i64 min[8], opt[8], max[8]),
- * u64 arena, naive, scratch, u32 n_values, u64 offset[n_values], u64 capacity[n_values].
+ * u64 arena, naive, scratch, u32 n_values, u64 offset[n_values], u64 capacity[n_values] | per profile, per step
+ * the parameter blob (the tactic's configuration): u32 size, size bytes, zeros to a multiple of 4.
+ * Version 3 added the step's backend and the parameter blobs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,8 @@
 #include "engine/engine.h"
 
 #define BLOB_MAGIC 0x4e454354u /* "TCEN" */
-#define BLOB_VERSION 2u
+#define BLOB_VERSION 3u
+#define PARAM_MAX 4096u /* bytes of one step's configuration */
 
 typedef struct wbuf {
     unsigned char *p;
@@ -52,6 +55,7 @@ tc_status tc__engine_blob_write(const tc_engine *e, void **out, size_t *size, tc
         unsigned char rec[48] = {0};
         memcpy(rec, &s->node, 4);
         rec[4] = s->kind;
+        rec[5] = s->backend;
         memcpy(rec + 8, s->tactic, sizeof s->tactic);
         memcpy(rec + 40, s->precision, sizeof s->precision);
         put(&w, rec, sizeof rec);
@@ -87,6 +91,20 @@ tc_status tc__engine_blob_write(const tc_engine *e, void **out, size_t *size, tc
         for (int v = 0; v < e->g->n_values; v++) put_u64(&w, pr->offset[v]);
         for (int v = 0; v < e->g->n_values; v++) put_u64(&w, pr->capacity[v]);
     }
+    for (int p = 0; p < e->n_profiles; p++)
+        for (int k = 0; k < e->n_steps; k++) {
+            const size_t i = (size_t)p * (size_t)e->n_steps + (size_t)k;
+            const uint32_t n = e->param_size ? e->param_size[i] : 0;
+            if (n > PARAM_MAX) {
+                free(w.p);
+                return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "step %d: a %u-byte configuration (at most %u)", k, n,
+                                PARAM_MAX);
+            }
+            static const unsigned char zeros[4] = {0};
+            put_u32(&w, n);
+            if (n) put(&w, e->params[i], n);
+            put(&w, zeros, (4 - n % 4) % 4);
+        }
     if (w.oom) {
         free(w.p);
         return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory writing the engine section");
@@ -146,11 +164,14 @@ tc_status tc__engine_blob_read(tc_engine *e, const void *data, size_t size, tc__
         tc__step *s = &e->steps[k];
         memcpy(&s->node, rec, 4);
         s->kind = rec[4];
+        s->backend = rec[5];
         memcpy(s->tactic, rec + 8, sizeof s->tactic);
         memcpy(s->precision, rec + 40, sizeof s->precision);
         s->tactic[sizeof s->tactic - 1] = '\0';
         s->precision[sizeof s->precision - 1] = '\0';
-        if (s->node < 0 || s->node >= g->n_nodes || s->kind > TC__STEP_VIEW) return corrupt(err, "step record");
+        if (s->node < 0 || s->node >= g->n_nodes || s->kind > TC__STEP_VIEW || rec[6] || rec[7])
+            return corrupt(err, "step record");
+        if (strcmp(tc__backend_name(s->backend), "unknown") == 0) return corrupt(err, "step backend");
         if (k > 0 && s->node <= e->steps[k - 1].node) return corrupt(err, "steps out of order");
     }
     e->tuning = calloc(n_steps ? n_steps : 1, sizeof *e->tuning);
@@ -208,6 +229,19 @@ tc_status tc__engine_blob_read(tc_engine *e, const void *data, size_t size, tc__
             if (pr->offset[v] != TC__NOT_IN_ARENA &&
                 (pr->capacity[v] > pr->arena_bytes || pr->offset[v] > pr->arena_bytes - pr->capacity[v]))
                 return corrupt(err, "buffer outside the arena");
+    }
+    const size_t n_params = (size_t)n_profiles * n_steps;
+    e->params = calloc(n_params ? n_params : 1, sizeof *e->params);
+    e->param_size = calloc(n_params ? n_params : 1, sizeof *e->param_size);
+    if (e->params == NULL || e->param_size == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < n_params && !r.bad; i++) {
+        const uint32_t n = get_u32(&r), padded = n + (4 - n % 4) % 4;
+        if (r.bad || n > PARAM_MAX || padded > r.n - r.at) return corrupt(err, "parameter blob");
+        e->param_size[i] = n;
+        e->params[i] = n ? r.p + r.at : NULL;
+        for (uint32_t b = n; b < padded; b++)
+            if (r.p[r.at + b] != 0) return corrupt(err, "parameter blob padding");
+        r.at += padded;
     }
     if (r.bad) return corrupt(err, "truncated");
     if (r.at != size) return corrupt(err, "trailing bytes");

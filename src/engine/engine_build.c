@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/cpu.h"
 #include "core/layout.h"
 #include "core/quant_attr.h"
 #include "engine/engine.h"
@@ -102,6 +101,7 @@ static tc_status make_steps(const tc__graph *g, tc__step **out, tc__err *err) {
         s->node = n;
         strcpy(s->tactic, "ref");
         strcpy(s->precision, "fp32");
+        s->backend = TC__BACKEND_CPU;
         bool inputs_known = true, small_ints = true;
         for (int i = 0; i < node->n_in; i++)
             if (node->in[i] >= 0 && !known[node->in[i]]) inputs_known = false;
@@ -292,8 +292,8 @@ static void variant_free(variant *v) {
 
 /* Builds a variant from g (sorted and inferred; taken over: it belongs to v even on failure), with or
  * without the layout pass. */
-static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options *o, const tc__profile *profiles,
-                              int n_prof, variant *v, tc__err *err) {
+static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options *o, const tc__backend *be,
+                              const tc__profile *profiles, int n_prof, variant *v, tc__err *err) {
     memset(v, 0, sizeof *v);
     v->g = g;
     tc_status st = TC_STATUS_OK;
@@ -320,7 +320,8 @@ static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options 
                               .half_residual_image = !(o && (o->disabled_passes & TC_PASS_HALF_RESIDUAL_IMAGE)),
                               .qdq_elide = !(o && (o->disabled_passes & TC_PASS_QDQ_ELIDE)),
                               .cache_path = o ? o->timing_cache : NULL,
-                              .threads = o ? o->threads : 0};
+                              .threads = o ? o->threads : 0,
+                              .backend = be};
         const tc__range *pr[TC__MAX_TUNE_PROFILES];
         int np = n_prof < TC__MAX_TUNE_PROFILES ? n_prof : TC__MAX_TUNE_PROFILES;
         for (int p = 0; p < np; p++) pr[p] = profiles[p].ranges;
@@ -341,6 +342,8 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (o && o->num_profiles > 64) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "at most 64 profiles");
     if (o && o->num_profiles > 0 && o->profiles == NULL)
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "num_profiles is %d but profiles is NULL", o->num_profiles);
+    const tc__backend *be = tc__backend_find(o ? o->backend : NULL, err);
+    if (be == NULL) return err->status;
     tc__graph *g = NULL;
     tc__profile *profiles = calloc((size_t)n_prof, sizeof *profiles);
     tc__step *steps = NULL;
@@ -379,25 +382,23 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
      * chosen tactics take less time in total wins (a whole-graph layout choice made by timing). */
     variant best = {0}, other = {0};
     const bool fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED);
-    /* Without timing (--tactics-fixed) the NCHW16c variant is taken, except for INT8 layers (--int8, a QDQ model) on an
-     * AVX-512 CPU without VNNI (Skylake-SP, or TAILCUT_MAX_ISA=avx512): its INT8 kernels, the AVX2 variants, take
-     * plain layouts only, so in NCHW16c hardly a layer could be INT8 */
-    const bool int8_plain_only = has_int8_layers(g) && !(tc__cpu_get()->isa & TC__ISA_AVX512VNNI);
-    const bool layout = !(o && (o->disabled_passes & TC_PASS_LAYOUT)) && (tc__cpu_get()->isa & TC__ISA_AVX512F) &&
-                        !(fixed && int8_plain_only);
+    /* The backend says which layouts to try (the CPU: NCHW16c on AVX-512); without timing (--tactics-fixed) a
+     * blocked one is taken when offered. */
+    const bool layout = !(o && (o->disabled_passes & TC_PASS_LAYOUT)) &&
+                        (be->layouts(has_int8_layers(g), fixed) & TC__LAYOUT_NCHW16C);
     if (st == TC_STATUS_OK && layout) {
         tc__graph *g2 = NULL; /* a clone keeps no inferred values: sort and infer it again */
         st = tc__graph_clone(g, &g2, err);
         if (st == TC_STATUS_OK) st = tc__graph_toposort(g2, err);
         if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g2, false, tc__ref_eval, &g2->opset, err);
-        if (st == TC_STATUS_OK) st = make_variant(g2, true, o, profiles, n_prof, &other, err);
+        if (st == TC_STATUS_OK) st = make_variant(g2, true, o, be, profiles, n_prof, &other, err);
         else tc__graph_destroy(g2);
     }
     if (st == TC_STATUS_OK && layout && (!other.blocked || fixed)) { /* no blocked step, or no timing */
         best = other;
         memset(&other, 0, sizeof other);
     } else if (st == TC_STATUS_OK) {
-        st = make_variant(g, false, o, profiles, n_prof, &best, err);
+        st = make_variant(g, false, o, be, profiles, n_prof, &best, err);
         g = NULL;
         if (st == TC_STATUS_OK && other.g != NULL && other.total_ns < best.total_ns) {
             variant t = best;
@@ -423,8 +424,10 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
         st = tc__engine_blob_write(&e, &blob, &blob_size, err);
     }
     if (st == TC_STATUS_OK) {
-        const tc__cpu *cpu = tc__cpu_get();
-        st = tc__plan_serialize(g, cpu, required_isa, blob, blob_size, bytes, n_bytes, err);
+        unsigned char rec[TC__TARGET_RECORD_MAX];
+        tc__plan_target_info target = {.backend = be->id, .required_caps = required_isa, .record = rec};
+        target.record_size = (uint32_t)be->target_record(rec, sizeof rec);
+        st = tc__plan_serialize(g, &target, blob, blob_size, bytes, n_bytes, err);
     }
     free(tuning);
     free(blob);

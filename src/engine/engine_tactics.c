@@ -1,7 +1,6 @@
 /* engine_tactics.c - tactic choice, weight packing and scratch sizing at build time (see engine_tactics.h). */
 #include "engine/engine_tactics.h"
 
-#include <pthreadpool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,9 +91,15 @@ static uint64_t ref_scratch(const tc__node *node, const tc__shapes *s) {
     return 16 * (in + o0) + 64 * dims + 4096;
 }
 
+const tc__tactic *tc__step_tactic(const tc__step *step, const char *op_type) {
+    const tc__backend *be = tc__backend_get(step->backend);
+    if (be == NULL || strcmp(step->tactic, "ref") == 0) return NULL;
+    return tc__tactic_find(be, step->tactic, op_type);
+}
+
 uint64_t tc__step_scratch_bytes(const tc__graph *g, const tc__step *step, const tc__shapes *s) {
     const tc__node *node = &g->nodes[step->node];
-    const tc__tactic *t = strcmp(step->tactic, "ref") == 0 ? NULL : tc__tactic_find(step->tactic, node->op_type);
+    const tc__tactic *t = tc__step_tactic(step, node->op_type);
     if (t == NULL) return ref_scratch(node, s);
     if (t->scratch_bytes == NULL) return 0;
     tc__desc_store ds;
@@ -121,7 +126,7 @@ static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t,
 
 /* Times the candidates of one step at one profile's shapes, or takes them from the cache. */
 static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref,
-                         pthreadpool_t pool, tc__timing_cache *cache, bool *cache_dirty, tc__tune_result *res,
+                         void *pool, tc__timing_cache *cache, bool *cache_dirty, tc__tune_result *res,
                          tc__err *err) {
     uint64_t sig = tc__step_signature(d);
     const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
@@ -199,7 +204,7 @@ static void best_of(const tc__tactic *const *cands, int n, const tc__tune_result
 
 /* The time of INT8 tactic t on step k with n_extra more attributes (a chained input or output image). */
 static tc_status time_chained(const tc__graph *g, const tc__step *step, const tc__shapes *s, const tc__tactic *t,
-                              const tc__attr *extra, int n_extra, pthreadpool_t pool, tc__timing_cache *cache,
+                              const tc__attr *extra, int n_extra, void *pool, tc__timing_cache *cache,
                               bool *cache_dirty, uint64_t *ns, tc__err *err) {
     const tc__node *node = &g->nodes[step->node];
     tc__attr *items = malloc(sizeof *items * (size_t)(node->attrs.n + n_extra));
@@ -227,7 +232,7 @@ static uint64_t with_margin(uint64_t t) { return tc__add_sat_u64(t, t / 100 * TC
 
 /* Re-chooses FP32, chaining INT8 or solo INT8 for the tuned steps that have more than one of them, along the paths of
  * steps that could chain (chain_choice.h); the tune results' winners follow. */
-static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, const tc__shapes *s, pthreadpool_t pool,
+static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, const tc__shapes *s, void *pool,
                                      tc__timing_cache *cache, bool *cache_dirty, step_choice *choice,
                                      tc__tune_result *results, tc__err *err) {
     const int n = g->n_nodes;
@@ -286,7 +291,7 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
 /* The steps whose tactic has a proof (tactic.h) are checked again with the attributes the reduced-precision chain gave
  * them (images in and out: other code paths); where one differs, the step takes the proof, which packs its weights the
  * same way (else the build fails). Then *required_isa: the ISA bits of the steps' final tactics. */
-static tc_status reprove_chained(const tc__graph *g, tc__step *steps, const tc__shapes *s, pthreadpool_t pool,
+static tc_status reprove_chained(const tc__graph *g, tc__step *steps, const tc__shapes *s, void *pool,
                                  uint64_t *required_isa, tc__err *err) {
     uint64_t isa = 0;
     tc_status st = TC_STATUS_OK;
@@ -294,7 +299,7 @@ static tc_status reprove_chained(const tc__graph *g, tc__step *steps, const tc__
         tc__step *step = &steps[k];
         if (step->kind != TC__STEP_COMPUTE) continue;
         const tc__node *node = &g->nodes[step->node];
-        const tc__tactic *t = tc__tactic_find(step->tactic, node->op_type);
+        const tc__tactic *t = tc__step_tactic(step, node->op_type);
         if (t != NULL && t->proof != NULL) {
             /* the weights are packed by now (into new values s does not cover): both run on those */
             tc__desc_store ds;
@@ -305,9 +310,10 @@ static tc_status reprove_chained(const tc__graph *g, tc__step *steps, const tc__
             if (st == TC_STATUS_OK && !same) {
                 t = t->proof;
                 snprintf(step->tactic, sizeof step->tactic, "%s", t->name);
+                step->backend = (uint8_t)t->backend;
             }
         }
-        if (t != NULL) isa |= t->isa;
+        if (t != NULL) isa |= t->caps;
     }
     if (st == TC_STATUS_OK) *required_isa = isa;
     return st;
@@ -323,12 +329,13 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "%d profiles to tune (1..%d)", n_profiles,
                         TC__MAX_TUNE_PROFILES);
     tc__timing_cache *cache = NULL;
-    pthreadpool_t pool = NULL;
+    const tc__backend *be = o->backend;
+    void *pool = NULL; /* the backend's execution handle for the tuner and the proofs */
     tc_status st = TC_STATUS_OK;
     for (int p = 0; p < n_profiles && st == TC_STATUS_OK; p++) st = tc__shapes_at(g, steps, ranges[p], 1, &s[p], err);
-    if (st == TC_STATUS_OK && o->cache_path) st = tc__timing_cache_load(o->cache_path, tc__target_fingerprint(), &cache, err);
-    if (st == TC_STATUS_OK && !o->fixed) pool = pthreadpool_create(o->threads > 0 ? (size_t)o->threads : 0);
-    const uint64_t isa = tc__cpu_get()->isa;
+    if (st == TC_STATUS_OK && o->cache_path) st = tc__timing_cache_load(o->cache_path, be->fingerprint(), &cache, err);
+    if (st == TC_STATUS_OK && !o->fixed) st = be->exec_create(o->threads, &pool, err);
+    const uint64_t isa = be->caps();
     bool cache_dirty = false;
     step_choice *choice = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *choice);
     if (choice == NULL && st == TC_STATUS_OK) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -342,7 +349,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         tc__desc_store ds[TC__MAX_TUNE_PROFILES];
         for (int p = 0; p < n_profiles; p++) tc__desc_build(g, node, &s[p], &ds[p]);
         const tc__tactic *all[TC__TUNE_MAX_CANDIDATES], *cands[TC__TUNE_MAX_CANDIDATES];
-        int n_all = tc__tactics_for(node->op_type, isa, all, TC__TUNE_MAX_CANDIDATES), n = 0;
+        int n_all = tc__tactics_for(be, node->op_type, isa, all, TC__TUNE_MAX_CANDIDATES), n = 0;
         const bool blocked = tc__layout_any_blocked(&node->attrs);
         for (int c = 0; c < n_all && st == TC_STATUS_OK; c++) {
             bool ok = layout_fits(all[c], blocked, &ds[0].d);
@@ -400,11 +407,13 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         if (step->kind != TC__STEP_COMPUTE) continue;
         if (win == NULL) {
             snprintf(step->tactic, sizeof step->tactic, "ref");
+            step->backend = TC__BACKEND_CPU;
             continue;
         }
         tc__desc_store ds;
         tc__desc_build(g, &g->nodes[step->node], &s[0], &ds);
         snprintf(step->tactic, sizeof step->tactic, "%s", win->name);
+        step->backend = (uint8_t)win->backend;
         snprintf(step->precision, sizeof step->precision, "%s", win->precision ? win->precision : "fp32");
         for (int i = 0; i < ds.d.n_in && st == TC_STATUS_OK; i++)
             if (ds.in_const[i] && win->packs_input != NULL && win->packs_input(&ds.d, i))
@@ -419,7 +428,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     }
     if (st == TC_STATUS_OK) st = reprove_chained(g, steps, &s[0], pool, required_isa, err);
     if (st == TC_STATUS_OK && cache && cache_dirty) st = tc__timing_cache_save(cache, o->cache_path, err);
-    if (pool) pthreadpool_destroy(pool);
+    if (pool) be->exec_destroy(pool);
     tc__timing_cache_free(cache);
     for (int p = 0; p < n_profiles; p++) tc__shapes_free(&s[p]);
     return st;

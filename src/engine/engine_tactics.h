@@ -44,6 +44,7 @@ typedef struct tc__tactic_opts {
     bool qdq_elide;             /* drop the Q/DQ pairs whose readers are all matching INT8 steps (qdq_elide.c) */
     const char *cache_path;     /* timing cache file or NULL */
     int threads;
+    const tc__backend *backend; /* whose tactics, clock and execution handle */
 } tc__tactic_opts;
 
 /*
@@ -95,6 +96,10 @@ size_t tc__lowp_link_out_image(const tc__graph *g, int32_t p, const char *p_tact
 /* The layout `inspect` shows for a chained step of this tactic with these attributes: its out image's ("u8-chain",
  * "s16-chain", "u7-chain", "f16-chain", "bf16-chain"; "" when the tactic does not chain). */
 const char *tc__lowp_chain_label(const tc__attrs *attrs, const char *tactic);
+
+/* The fast tactic of a compute step (its backend's, by name), or NULL for the reference kernel ("ref") or a name
+ * this build does not have. */
+const tc__tactic *tc__step_tactic(const tc__step *step, const char *op_type);
 
 /* Scratch bytes a step needs at the shapes in s (the tactic's own figure, or a bound for `ref`). */
 uint64_t tc__step_scratch_bytes(const tc__graph *g, const tc__step *step, const tc__shapes *s);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/tactics.h"
 #include "backends/cpu/hconv.h"
 #include "backends/cpu/qconv_u8s8.h"
 #include "backends/cpu/qimage.h"
@@ -204,7 +205,7 @@ static bool half_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes
 
 /* True when the tactic of step st still takes its node with the new attributes. */
 static bool still_supported(const tc__graph *g, const tc__step *st, const tc__shapes *s) {
-    const tc__tactic *t = tc__tactic_find(st->tactic, g->nodes[st->node].op_type);
+    const tc__tactic *t = tc__step_tactic(st, g->nodes[st->node].op_type);
     tc__desc_store ds;
     desc_of(g, st->node, s, &ds);
     return t != NULL && t->supports(&ds.d);

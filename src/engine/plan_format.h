@@ -1,9 +1,9 @@
 /*
- * plan_format.h - the byte layout of model.plan (format version 1) and the
+ * plan_format.h - the byte layout of model.plan (format version 2) and the
  * functions that write and read it (plan_write.c, plan_read.c).
  *
  * A plan holds one optimised graph, its weights and an opaque engine blob, for
- * one target machine. Loading is an mmap plus validation: the rebuilt graph's
+ * one backend on one target machine. Loading is an mmap plus validation: the rebuilt graph's
  * initializers point into the mapped bytes.
  *
  * General rules
@@ -23,21 +23,24 @@
  *   offset 0    tc__plan_header (128 bytes)
  *   offset 128  section table: section_count x tc__plan_section (32 bytes each)
  *   then        the sections, each at a 64-byte-aligned offset, in the order
- *               STRINGS, GRAPH, WEIGHTS, ENGINE; zero bytes between them and up
- *               to file_size, which is a multiple of 64.
+ *               TARGET, STRINGS, GRAPH, WEIGHTS, ENGINE; zero bytes between them
+ *               and up to file_size, which is a multiple of 64.
  *
  *   Header (all covered by header_checksum, computed with that field zeroed):
  *     magic "\x89TCPLAN\n" (the high byte catches 7-bit transfers, the newline
  *     text-mode conversions), version TC__PLAN_VERSION, header_size 128,
  *     file_size, section_count and section_table_offset, the XXH3 of the section
- *     table bytes, and the target: CPUID vendor string, family, model, stepping
- *     (decoded as in core/cpu.h), kernel_rev (TC__PLAN_KERNEL_REV), required_isa
- *     (TC__ISA_* bits the engine's kernels need) and target_isa (all usable bits of
- *     the build machine, for information). Loading requires kernel_rev equal to this
- *     build's, vendor, family and model equal to this machine's and required_isa
- *     usable here; stepping and target_isa are not checked.
+ *     table bytes.
  *
- *   Sections (kind, each exactly once in version 1):
+ *   Sections (kind, each exactly once in version 2):
+ *     TARGET   a tc__plan_target record (the backend id, the capability bits of that
+ *              backend the engine's kernels need, the size of the backend's target
+ *              record) and then the backend's own target record: for the CPU
+ *              backend a tc__cpu_target (backends/cpu/cpu_target.h: vendor, family,
+ *              model, stepping, its kernel revision, the build machine's ISA). The
+ *              backend checks it at load (backend.h check_target): the CPU requires
+ *              its kernel revision, vendor, family and model equal to this machine's
+ *              and the required ISA bits usable here.
  *     STRINGS  NUL-terminated UTF-8 strings back to back. A string reference
  *              (u32) is a byte offset into this section; offset 0 is "" (the
  *              section starts with a NUL and ends with one). Strings are stored once.
@@ -50,7 +53,11 @@
  *              64-byte-aligned offset, raw little-endian elements in row-major
  *              order; and attribute arrays (INTS as int64, FLOATS as float32,
  *              STRINGS as u32 string references), each 8-byte aligned.
- *     ENGINE   an opaque blob produced by the engine; stored and returned as is.
+ *     ENGINE   an opaque blob produced by the engine (engine_blob.c: steps with their
+ *              backend and tactic, profiles, a parameter blob per step and profile);
+ *              stored and returned as is.
+ *
+ * Version 1 (no TARGET section; the CPU target in the header) is refused: rebuild.
  *
  * What a plan does not keep: values' known contents other than initializers and
  * their symbolic contents (tc__vinfo.value/.symval; re-run shape inference to
@@ -64,7 +71,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/cpu.h"
+#include "backends/backend.h"
 #include "core/error.h"
 #include "graph/graph.h"
 
@@ -72,15 +79,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the plan format is li
 
 #define TC__PLAN_MAGIC "\x89TCPLAN\n" /* 8 bytes, no terminating NUL in the file */
 #define TC__PLAN_MAGIC_SIZE 8
-#define TC__PLAN_VERSION 1u
-/* The revision of the contract between a plan's step attributes and the tactics that run them: raised whenever a tactic
- * starts to take attributes it used to ignore, or reads them differently (e.g. revision 2: VNNI steps with residual
- * images of u8 codes, which a revision-0 build would have read as FP32; revision 3: FP16 / BF16 steps with residual
- * images, tc.half_res_image; revision 4: BF16 steps of an odd C_in below 8 pack their weights for an image of C_in
- * channels, not C_in + 1; revision 5: the image of a MatMul/Gemm chain, tc.int8_out_image and tc.half_out_image, has M
- * rows of one pixel, not one row of M pixels). A plan of another revision is refused at load (rebuild it), as a tactic
- * of another build may run its steps silently wrong. Plans before the field: 0. */
-#define TC__PLAN_KERNEL_REV 5u
+#define TC__PLAN_VERSION 2u
 #define TC__PLAN_ALIGN 64u         /* sections, tensor data, file size */
 #define TC__PLAN_ARRAY_ALIGN 8u    /* graph tables, attribute arrays */
 #define TC__PLAN_NONE (-1)         /* absent index (initializer tensor, node input/output, ...) */
@@ -96,12 +95,7 @@ typedef struct tc__plan_header {
     uint32_t flags;                 /* reserved, 0 */
     uint64_t section_table_offset;  /* file offset of the section table (128 in version 1) */
     uint64_t section_table_checksum; /* XXH3 of section_count * 32 table bytes */
-    char vendor[16];                /* CPUID vendor string, NUL-padded ("GenuineIntel") */
-    uint32_t family, model, stepping;
-    uint32_t kernel_rev;            /* TC__PLAN_KERNEL_REV of the build that wrote it (a reader refuses another) */
-    uint64_t required_isa;          /* TC__ISA_* bits this machine must have */
-    uint64_t target_isa;            /* the build machine's usable TC__ISA_* bits (informational) */
-    uint8_t reserved[24];
+    uint8_t reserved[72];           /* zero (version 1 kept its CPU target here) */
     uint64_t header_checksum;       /* XXH3 of these 128 bytes with this field zeroed */
 } tc__plan_header;
 
@@ -114,14 +108,7 @@ _Static_assert(offsetof(tc__plan_header, section_count) == 24, "plan header layo
 _Static_assert(offsetof(tc__plan_header, flags) == 28, "plan header layout");
 _Static_assert(offsetof(tc__plan_header, section_table_offset) == 32, "plan header layout");
 _Static_assert(offsetof(tc__plan_header, section_table_checksum) == 40, "plan header layout");
-_Static_assert(offsetof(tc__plan_header, vendor) == 48, "plan header layout");
-_Static_assert(offsetof(tc__plan_header, family) == 64, "plan header layout");
-_Static_assert(offsetof(tc__plan_header, model) == 68, "plan header layout");
-_Static_assert(offsetof(tc__plan_header, stepping) == 72, "plan header layout");
-_Static_assert(offsetof(tc__plan_header, kernel_rev) == 76, "plan header layout");
-_Static_assert(offsetof(tc__plan_header, required_isa) == 80, "plan header layout");
-_Static_assert(offsetof(tc__plan_header, target_isa) == 88, "plan header layout");
-_Static_assert(offsetof(tc__plan_header, reserved) == 96, "plan header layout");
+_Static_assert(offsetof(tc__plan_header, reserved) == 48, "plan header layout");
 _Static_assert(offsetof(tc__plan_header, header_checksum) == 120, "plan header layout");
 
 /* ---- Section table ----------------------------------------------------------- */
@@ -131,8 +118,32 @@ typedef enum tc__plan_section_kind {
     TC__PLAN_SECTION_GRAPH = 2,
     TC__PLAN_SECTION_WEIGHTS = 3,
     TC__PLAN_SECTION_ENGINE = 4,
+    TC__PLAN_SECTION_TARGET = 5,
 } tc__plan_section_kind;
-#define TC__PLAN_SECTION_COUNT 4 /* sections in a version-1 plan */
+#define TC__PLAN_SECTION_COUNT 5 /* sections in a version-2 plan */
+
+/* ---- TARGET section ------------------------------------------------------------ */
+
+typedef struct tc__plan_target {
+    uint32_t backend;       /* TC__BACKEND_* (backends/backend_id.h) */
+    uint32_t record_size;   /* bytes of the backend's target record that follow (<= TC__TARGET_RECORD_MAX) */
+    uint64_t required_caps; /* capability bits of that backend the engine's kernels need (CPU: TC__ISA_* bits) */
+    uint64_t reserved[2];
+} tc__plan_target;
+
+_Static_assert(sizeof(tc__plan_target) == 32, "plan target record size");
+_Static_assert(offsetof(tc__plan_target, backend) == 0, "plan target layout");
+_Static_assert(offsetof(tc__plan_target, record_size) == 4, "plan target layout");
+_Static_assert(offsetof(tc__plan_target, required_caps) == 8, "plan target layout");
+_Static_assert(offsetof(tc__plan_target, reserved) == 16, "plan target layout");
+
+/* The TARGET section in memory: what a plan was built for (record points into the plan or the writer's buffer). */
+typedef struct tc__plan_target_info {
+    uint32_t backend;
+    uint32_t record_size;
+    uint64_t required_caps;
+    const void *record;
+} tc__plan_target_info;
 
 typedef struct tc__plan_section {
     uint32_t kind;     /* tc__plan_section_kind */
@@ -324,18 +335,19 @@ _Static_assert(offsetof(tc__plan_tensor, reserved) == 88, "plan tensor layout");
 
 /*
  * Serializes g (nodes in topological order, none removed; graph not modified) for
- * target, recording required_isa (must be a subset of target->isa) and the
- * engine's opaque blob (engine_size bytes; engine_blob may be NULL when 0).
+ * target (its backend, required capability bits and the backend's target record,
+ * which is copied) and the engine's opaque blob (engine_size bytes; engine_blob
+ * may be NULL when 0).
  * On success *out is one 64-byte-aligned malloc'd buffer of *out_size bytes that
  * the caller frees with free(). Nothing is kept after the call.
  */
-tc_status tc__plan_serialize(const tc__graph *g, const tc__cpu *target, uint64_t required_isa,
-                             const void *engine_blob, size_t engine_size, void **out, size_t *out_size,
+tc_status tc__plan_serialize(const tc__graph *g, const tc__plan_target_info *target, const void *engine_blob, size_t engine_size, void **out, size_t *out_size,
                              tc__err *err);
 
 enum {
     TC__PLAN_NO_CHECKSUMS = 1u << 0,    /* skip the XXH3 checks (fuzzing); records are still validated */
-    TC__PLAN_NO_TARGET_CHECK = 1u << 1, /* load a plan built for another machine (inspection only) */
+    TC__PLAN_NO_TARGET_CHECK = 1u << 1, /* load a plan built for another machine (inspection only): the TARGET
+                                           record is still validated in form, not against this machine */
 };
 
 /*
@@ -347,16 +359,19 @@ enum {
  * are copied to index them), initializer and TENSOR-attribute data, and
  * INTS/FLOATS attribute arrays point into data (no copies): the caller keeps data
  * alive and unmodified for the graph's lifetime.
+ * *target describes the TARGET section (its record inside data); the backend named
+ * there checked it against this machine unless TC__PLAN_NO_TARGET_CHECK.
  * *engine_blob and *engine_size give the ENGINE section, also inside data (NULL
  * and 0 when empty). The graph passes tc__graph_verify(g, true, ...); whether
  * every op is supported is left to the caller (node->schema is NULL otherwise).
  * Errors: TC_STATUS_CORRUPT_FILE (not a plan, damaged, inconsistent),
- * TC_STATUS_UNSUPPORTED (other format version), TC_STATUS_UNSUPPORTED_HARDWARE
- * (built for another CPU or needs an ISA this machine lacks), TC_STATUS_INVALID_ARGUMENT,
+ * TC_STATUS_UNSUPPORTED (other format version, a backend this build lacks),
+ * TC_STATUS_UNSUPPORTED_HARDWARE (built for another machine or needs capabilities
+ * this one lacks), TC_STATUS_INVALID_ARGUMENT,
  * TC_STATUS_OUT_OF_MEMORY. Nothing is returned on failure.
  */
 tc_status tc__plan_deserialize(const void *data, size_t size, uint32_t flags, tc__graph **g,
-                               const void **engine_blob, size_t *engine_size, tc__err *err);
+                               tc__plan_target_info *target, const void **engine_blob, size_t *engine_size, tc__err *err);
 
 /* Name of a section kind ("GRAPH") for messages; "unknown" otherwise. */
 static inline const char *tc__plan_section_name(uint32_t kind) {
@@ -365,6 +380,7 @@ static inline const char *tc__plan_section_name(uint32_t kind) {
     case TC__PLAN_SECTION_GRAPH: return "GRAPH";
     case TC__PLAN_SECTION_WEIGHTS: return "WEIGHTS";
     case TC__PLAN_SECTION_ENGINE: return "ENGINE";
+    case TC__PLAN_SECTION_TARGET: return "TARGET";
     default: return "unknown";
     }
 }

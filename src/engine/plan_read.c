@@ -1,6 +1,5 @@
 /* plan_read.c - validates a model.plan held in memory (layout in plan_format.h) and rebuilds its
  * graph without copying weights or strings; every size and reference is checked before use. */
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,20 +15,13 @@
 /* The parts of a plan the record checks need, all inside the caller's buffer. */
 typedef struct reader {
     const uint8_t *data;
-    const uint8_t *strings, *graph, *weights, *engine;
-    uint64_t strings_size, graph_size, weights_size, engine_size;
+    const uint8_t *strings, *graph, *weights, *engine, *target;
+    uint64_t strings_size, graph_size, weights_size, engine_size, target_size;
     const tc__plan_graph *ghdr;
     const void *tables[TC__PLAN_TABLE_COUNT_];
     uint32_t counts[TC__PLAN_TABLE_COUNT_];
     tc__err *err;
 } reader;
-
-/* Copies the plan's 16-byte vendor field as printable text. */
-static void vendor_text(const char *v, char out[17]) {
-    size_t i = 0;
-    for (; i < 16 && v[i] != '\0'; i++) out[i] = isprint((unsigned char)v[i]) ? v[i] : '?';
-    out[i] = '\0';
-}
 
 /* ---- Header, section table, checksums, target ------------------------------------ */
 
@@ -41,6 +33,10 @@ static tc_status check_header(const uint8_t *data, size_t size, uint32_t flags, 
     memcpy(h, data, sizeof *h);
     if (memcmp(h->magic, TC__PLAN_MAGIC, TC__PLAN_MAGIC_SIZE) != 0)
         return tc__fail(err, TC_STATUS_CORRUPT_FILE, "not a tailcut plan (bad magic bytes)");
+    if (h->version == 1)
+        return tc__fail(err, TC_STATUS_UNSUPPORTED, "plan format version 1 was written by an earlier tailcut (before "
+                        "backends and the TARGET section); this build reads version %u: rebuild the plan",
+                        TC__PLAN_VERSION);
     if (h->version != TC__PLAN_VERSION)
         return tc__fail(err, TC_STATUS_UNSUPPORTED, "plan format version %u, this build reads %u: rebuild the plan",
                         h->version, TC__PLAN_VERSION);
@@ -56,9 +52,8 @@ static tc_status check_header(const uint8_t *data, size_t size, uint32_t flags, 
     if (h->file_size != size)
         return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan is %zu bytes but its header says %llu (truncated or extended)",
                         size, (unsigned long long)h->file_size);
-    if (h->kernel_rev != TC__PLAN_KERNEL_REV)
-        return tc__fail(err, TC_STATUS_UNSUPPORTED, "plan written for kernel revision %u, this build runs revision %u: "
-                        "rebuild the plan", h->kernel_rev, TC__PLAN_KERNEL_REV);
+    for (size_t i = 0; i < sizeof h->reserved; i++)
+        if (h->reserved[i] != 0) return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan header has reserved bytes set");
     return TC_STATUS_OK;
 }
 
@@ -91,7 +86,7 @@ static tc_status check_sections(reader *r, size_t size, const tc__plan_header *h
     for (uint64_t i = 0; i < n; i++) {
         const tc__plan_section *s = &sec[i];
         const char *name = tc__plan_section_name(s->kind);
-        if (s->kind < TC__PLAN_SECTION_STRINGS || s->kind > TC__PLAN_SECTION_ENGINE)
+        if (s->kind < TC__PLAN_SECTION_STRINGS || s->kind > TC__PLAN_SECTION_TARGET)
             return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan section %llu has unknown kind %u", (unsigned long long)i,
                             s->kind);
         if (seen[s->kind]) return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan has two %s sections", name);
@@ -110,7 +105,7 @@ static tc_status check_sections(reader *r, size_t size, const tc__plan_header *h
                                 tc__plan_section_name(t->kind));
         }
     }
-    for (uint32_t k = TC__PLAN_SECTION_STRINGS; k <= TC__PLAN_SECTION_ENGINE; k++)
+    for (uint32_t k = TC__PLAN_SECTION_STRINGS; k <= TC__PLAN_SECTION_TARGET; k++)
         if (!seen[k]) return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan has no %s section", tc__plan_section_name(k));
 
     /* Padding: everything between the header, the table and the sections, and after the last
@@ -144,34 +139,42 @@ static tc_status check_sections(reader *r, size_t size, const tc__plan_header *h
         case TC__PLAN_SECTION_STRINGS: r->strings = p, r->strings_size = s->size; break;
         case TC__PLAN_SECTION_GRAPH: r->graph = p, r->graph_size = s->size; break;
         case TC__PLAN_SECTION_WEIGHTS: r->weights = p, r->weights_size = s->size; break;
+        case TC__PLAN_SECTION_TARGET: r->target = p, r->target_size = s->size; break;
         default: r->engine = p, r->engine_size = s->size; break;
         }
     }
     return TC_STATUS_OK;
 }
 
-static tc_status check_target(const tc__plan_header *h, tc__err *err) {
-    const tc__cpu *cpu = tc__cpu_get();
-    char here_vendor[16];
-    memset(here_vendor, 0, sizeof here_vendor);
-    memcpy(here_vendor, cpu->vendor, strnlen(cpu->vendor, sizeof here_vendor - 1));
-    char plan_vendor_raw[16];
-    memcpy(plan_vendor_raw, h->vendor, sizeof plan_vendor_raw);
-    bool same_cpu = memcmp(here_vendor, plan_vendor_raw, sizeof here_vendor) == 0 && h->family == cpu->family &&
-                    h->model == cpu->model;
-    uint64_t missing = h->required_isa & ~cpu->isa;
-    if (same_cpu && missing == 0) return TC_STATUS_OK;
-    char pv[17], need[256], have[256], miss[256];
-    vendor_text(plan_vendor_raw, pv);
-    tc__isa_format(h->required_isa, need, sizeof need);
-    tc__isa_format(cpu->isa, have, sizeof have);
-    tc__isa_format(missing, miss, sizeof miss);
-    return tc__fail(err, TC_STATUS_UNSUPPORTED_HARDWARE,
-                    "plan was built for %s family %u model %u with %s; this machine is %s family %u model %u with %s "
-                    "(%s%s%s%s): rebuild the plan on this machine",
-                    pv, h->family, h->model, need, cpu->vendor, cpu->family, cpu->model, have,
-                    same_cpu ? "" : "a different CPU", !same_cpu && missing ? "; " : "", missing ? "missing " : "",
-                    missing ? miss : "");
+/* The TARGET section: its form, then (unless flags say not) the backend's verdict on this machine. */
+static tc_status check_target(const reader *r, uint32_t flags, tc__plan_target_info *out, tc__err *err) {
+    tc__plan_target t;
+    if (r->target_size < sizeof t)
+        return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan section TARGET is %llu bytes, smaller than its %zu-byte record",
+                        (unsigned long long)r->target_size, sizeof t);
+    memcpy(&t, r->target, sizeof t);
+    if (t.reserved[0] != 0 || t.reserved[1] != 0)
+        return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan TARGET record has reserved bits set");
+    if (t.record_size > TC__TARGET_RECORD_MAX || r->target_size != sizeof t + t.record_size)
+        return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan TARGET record says %u bytes of backend record, the section "
+                        "holds %llu", t.record_size, (unsigned long long)(r->target_size - sizeof t));
+    if (strcmp(tc__backend_name(t.backend), "unknown") == 0)
+        return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan TARGET names backend %u, which no tailcut has", t.backend);
+    const tc__backend *be = tc__backend_get(t.backend);
+    if (be == NULL)
+        return tc__fail(err, TC_STATUS_UNSUPPORTED, "plan was built for the %s backend, which this build of tailcut "
+                        "does not have (not built with %s): rebuild the plan for this machine",
+                        tc__backend_name(t.backend), t.backend == TC__BACKEND_CUDA ? "CUDA" : tc__backend_name(t.backend));
+    out->backend = t.backend;
+    out->record_size = t.record_size;
+    out->required_caps = t.required_caps;
+    out->record = r->target + sizeof t;
+    if (flags & TC__PLAN_NO_TARGET_CHECK) return TC_STATUS_OK;
+    tc__err perr = {0};
+    if (be->probe(&perr) != TC_STATUS_OK)
+        return tc__fail(err, perr.status, "plan was built for the %s backend, which cannot run here: %s", be->name,
+                        perr.msg);
+    return be->check_target(out->record, out->record_size, out->required_caps, err);
 }
 
 /* ---- Records ------------------------------------------------------------------ */
@@ -539,10 +542,12 @@ static tc_status read_graph(reader *r, tc__graph **out) {
 }
 
 tc_status tc__plan_deserialize(const void *data, size_t size, uint32_t flags, tc__graph **g,
-                               const void **engine_blob, size_t *engine_size, tc__err *err) {
-    if (g == NULL || engine_blob == NULL || engine_size == NULL || (data == NULL && size > 0))
+                               tc__plan_target_info *target, const void **engine_blob, size_t *engine_size,
+                               tc__err *err) {
+    if (g == NULL || target == NULL || engine_blob == NULL || engine_size == NULL || (data == NULL && size > 0))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "tc__plan_deserialize: NULL argument");
     *g = NULL;
+    memset(target, 0, sizeof *target);
     *engine_blob = NULL;
     *engine_size = 0;
     if ((uintptr_t)data % TC__PLAN_ALIGN != 0)
@@ -557,7 +562,7 @@ tc_status tc__plan_deserialize(const void *data, size_t size, uint32_t flags, tc
     r.data = data;
     r.err = err;
     if ((st = check_sections(&r, size, &h, flags))) return st;
-    if (!(flags & TC__PLAN_NO_TARGET_CHECK) && (st = check_target(&h, err))) return st;
+    if ((st = check_target(&r, flags, target, err))) return st;
     tc__graph *graph = NULL;
     if ((st = read_graph(&r, &graph))) return st;
     *g = graph;

@@ -433,12 +433,19 @@ static tc_status build_graph_section(writer *w, wbuf *out) {
 }
 
 /* Assembles header, section table and sections into one 64-byte-aligned buffer. */
-static tc_status assemble(writer *w, const wbuf *graph, const tc__cpu *target, uint64_t required_isa,
-                          const void *engine_blob, size_t engine_size, void **out, size_t *out_size) {
-    const void *src[TC__PLAN_SECTION_COUNT] = {w->strings.bytes.p, graph->p, w->weights.p, engine_blob};
-    const size_t len[TC__PLAN_SECTION_COUNT] = {w->strings.bytes.len, graph->len, w->weights.len, engine_size};
-    const uint32_t kind[TC__PLAN_SECTION_COUNT] = {TC__PLAN_SECTION_STRINGS, TC__PLAN_SECTION_GRAPH,
-                                                   TC__PLAN_SECTION_WEIGHTS, TC__PLAN_SECTION_ENGINE};
+static tc_status assemble(writer *w, const wbuf *graph, const tc__plan_target_info *target, const void *engine_blob,
+                          size_t engine_size, void **out, size_t *out_size) {
+    unsigned char tsec[sizeof(tc__plan_target) + TC__TARGET_RECORD_MAX];
+    tc__plan_target trec = {.backend = target->backend, .record_size = target->record_size,
+                            .required_caps = target->required_caps};
+    memcpy(tsec, &trec, sizeof trec);
+    if (target->record_size) memcpy(tsec + sizeof trec, target->record, target->record_size);
+    const void *src[TC__PLAN_SECTION_COUNT] = {tsec, w->strings.bytes.p, graph->p, w->weights.p, engine_blob};
+    const size_t len[TC__PLAN_SECTION_COUNT] = {sizeof trec + target->record_size, w->strings.bytes.len, graph->len,
+                                                w->weights.len, engine_size};
+    const uint32_t kind[TC__PLAN_SECTION_COUNT] = {TC__PLAN_SECTION_TARGET, TC__PLAN_SECTION_STRINGS,
+                                                   TC__PLAN_SECTION_GRAPH, TC__PLAN_SECTION_WEIGHTS,
+                                                   TC__PLAN_SECTION_ENGINE};
     tc__plan_section table[TC__PLAN_SECTION_COUNT];
     memset(table, 0, sizeof table);
     size_t pos = sizeof(tc__plan_header) + sizeof table;
@@ -463,18 +470,11 @@ static tc_status assemble(writer *w, const wbuf *graph, const tc__cpu *target, u
     memset(&h, 0, sizeof h);
     memcpy(h.magic, TC__PLAN_MAGIC, TC__PLAN_MAGIC_SIZE);
     h.version = TC__PLAN_VERSION;
-    h.kernel_rev = TC__PLAN_KERNEL_REV;
     h.header_size = sizeof h;
     h.file_size = total;
     h.section_count = TC__PLAN_SECTION_COUNT;
     h.section_table_offset = sizeof h;
     h.section_table_checksum = XXH3_64bits(table, sizeof table);
-    memcpy(h.vendor, target->vendor, strnlen(target->vendor, sizeof h.vendor - 1));
-    h.family = target->family;
-    h.model = target->model;
-    h.stepping = target->stepping;
-    h.required_isa = required_isa;
-    h.target_isa = target->isa;
     h.header_checksum = XXH3_64bits(&h, sizeof h);
     memcpy(file, &h, sizeof h);
     *out = file;
@@ -482,18 +482,16 @@ static tc_status assemble(writer *w, const wbuf *graph, const tc__cpu *target, u
     return TC_STATUS_OK;
 }
 
-tc_status tc__plan_serialize(const tc__graph *g, const tc__cpu *target, uint64_t required_isa,
-                             const void *engine_blob, size_t engine_size, void **out, size_t *out_size,
-                             tc__err *err) {
+tc_status tc__plan_serialize(const tc__graph *g, const tc__plan_target_info *target, const void *engine_blob,
+                             size_t engine_size, void **out, size_t *out_size, tc__err *err) {
     if (out == NULL || out_size == NULL || g == NULL || target == NULL || (engine_size > 0 && engine_blob == NULL))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "tc__plan_serialize: NULL argument");
     *out = NULL;
     *out_size = 0;
-    if (required_isa & ~target->isa) {
-        char need[256];
-        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the plan requires %s, which the target %s lacks",
-                        tc__isa_format(required_isa & ~target->isa, need, sizeof need), target->vendor);
-    }
+    if (target->record_size > TC__TARGET_RECORD_MAX || (target->record_size > 0 && target->record == NULL) ||
+        strcmp(tc__backend_name(target->backend), "unknown") == 0)
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "tc__plan_serialize: bad target (backend %u, %u-byte record)",
+                        target->backend, target->record_size);
     tc_status st = check_graph(g, err);
     if (st) return st;
 
@@ -517,7 +515,7 @@ tc_status tc__plan_serialize(const tc__graph *g, const tc__cpu *target, uint64_t
     if (!st && (w.strings.bytes.oom || w.weights.oom))
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory writing a plan");
     if (!st && w.strings.too_big) st = tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "plan strings exceed 4 GiB");
-    if (!st) st = assemble(&w, &graph, target, required_isa, engine_blob, engine_size, out, out_size);
+    if (!st) st = assemble(&w, &graph, target, engine_blob, engine_size, out, out_size);
     free(used);
     free(graph.p);
     free(w.strings.bytes.p);

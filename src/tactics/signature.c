@@ -1,4 +1,4 @@
-/* signature.c - hashes of a step's signature and of the target, for the timing cache. */
+/* signature.c - the hash of a step's signature, the timing cache's key within a target. */
 #include <string.h>
 #include <xxhash.h>
 
@@ -40,22 +40,6 @@ uint64_t tc__step_signature(const tc__step_desc *d) {
     add(s, d->epi, sizeof *d->epi);
     add_tensor_sig(s, d->bias, true);
     add_tensor_sig(s, d->residual, false);
-    uint64_t h = XXH3_64bits_digest(s);
-    XXH3_freeState(s);
-    return h;
-}
-
-uint64_t tc__target_fingerprint(void) {
-    const tc__cpu *c = tc__cpu_get();
-    XXH3_state_t *s = XXH3_createState();
-    if (s == NULL) return 0;
-    XXH3_64bits_reset(s);
-    add(s, c->vendor, sizeof c->vendor);
-    add_i64(s, c->family);
-    add_i64(s, c->model);
-    add_i64(s, c->stepping);
-    add_i64(s, (int64_t)c->isa);
-    add_i64(s, c->logical_cpus);
     uint64_t h = XXH3_64bits_digest(s);
     XXH3_freeState(s);
     return h;

@@ -3,18 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include <time.h>
 
+#include "backends/backend.h"
 #include "core/quant_attr.h"
 #include "tactics/tuner.h"
 
 #define MAX_IO 16
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -116,7 +110,7 @@ static tc__kernel_ctx io_ctx(const tc__step_desc *d, const tc__tactic *t, bench_
                             .epi = fused ? d->epi : NULL,
                             .bias = fused ? d->bias : NULL,
                             .residual = fused ? b->pres : NULL,
-                            .pool = t != NULL ? pool : NULL};
+                            .exec = t != NULL ? pool : NULL};
 }
 
 /* Scratch bytes for t (the reference: 64 MiB). */
@@ -132,7 +126,8 @@ typedef struct cand_run {
     tc__scratch scratch;
     tc__err kerr;
     tc__kernel_ctx kc;
-    tc__ref_fn fn;
+    tc__kernel_fn fn;
+    const tc__backend *be; /* whose clock times it: the tactic's backend (the reference kernels: the CPU's) */
     uint64_t *samples;
     uint64_t fastest; /* its fastest run so far, the warm-up included (for the cut-off; UINT64_MAX: none) */
     int done, slow;
@@ -141,7 +136,7 @@ typedef struct cand_run {
 
 /* Sets c up to time t (or the reference) on first's inputs, residual and outputs (NULL: c's own); c->out when it
  * cannot run. */
-static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, tc__ref_fn ref, int runs, void *pool,
+static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, tc__kernel_fn ref, int runs, void *pool,
                             const cand_run *first, cand_run *c, tc__err *err) {
     memset(c, 0, sizeof *c);
     tc_status st = io_setup(d, t, false, first ? &first->b : NULL, &c->b, err);
@@ -153,6 +148,9 @@ static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, tc__ref
     c->scratch = (tc__scratch){c->scratch_mem, scratch_bytes, 0};
     c->kc = io_ctx(d, t, &c->b, pool, &c->scratch, &c->kerr);
     c->fn = t != NULL ? t->run : ref;
+    c->be = tc__backend_get(t != NULL ? t->backend : TC__BACKEND_CPU);
+    if (st == TC_STATUS_OK && c->be == NULL)
+        st = tc__fail(err, TC_STATUS_INTERNAL, "tactic %s: this build has no backend %u", t->name, t->backend);
     c->fastest = UINT64_MAX;
     c->out = st != TC_STATUS_OK;
     return st;
@@ -169,9 +167,10 @@ static void cand_free(const tc__step_desc *d, cand_run *c) {
 static void cand_run_once(cand_run *c, bool warm_up, uint64_t cutoff) {
     if (c->out) return;
     c->scratch.used = 0;
-    const uint64_t t0 = now_ns();
+    tc__backend_timer timer;
+    c->be->timer_start(c->kc.exec, &timer);
     const tc_status rs = c->fn(&c->kc);
-    const uint64_t dt = now_ns() - t0;
+    const uint64_t dt = c->be->timer_stop(c->kc.exec, &timer);
     if (rs != TC_STATUS_OK) {
         c->done = 0, c->fastest = UINT64_MAX, c->out = true;
         return;
@@ -264,7 +263,7 @@ tc_status tc__tactic_proven_packed(const tc__step_desc *d, const tc__tactic *t, 
     return proven(d, t, true, pool, same, err);
 }
 
-tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref, int runs,
+tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__kernel_fn ref, int runs,
                         void *pool, tc__tune_result *out, tc__err *err) {
     memset(out, 0, sizeof *out);
     if (d->n_in > MAX_IO || d->n_out > MAX_IO) return tc__fail(err, TC_STATUS_UNSUPPORTED, "too many inputs to tune");

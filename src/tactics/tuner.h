@@ -12,7 +12,7 @@
 #ifndef TC_TACTICS_TUNER_H
 #define TC_TACTICS_TUNER_H
 
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 #define TC__TUNE_MAX_CANDIDATES 32
 
@@ -40,7 +40,7 @@ uint64_t tc__step_signature(const tc__step_desc *d);
  * (least min). `runs` rounds of one timed run of each candidate after a warm-up round; a candidate
  * twice slower than 4x another's best so far runs no more.
  */
-tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref, int runs,
+tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__kernel_fn ref, int runs,
                         void *pool, tc__tune_result *out, tc__err *err);
 
 /*
@@ -62,7 +62,5 @@ const tc__tune_result *tc__timing_cache_find(const tc__timing_cache *c, uint64_t
 tc_status tc__timing_cache_put(tc__timing_cache *c, uint64_t signature, const tc__tune_result *r, tc__err *err);
 tc_status tc__timing_cache_save(const tc__timing_cache *c, const char *path, tc__err *err);
 void tc__timing_cache_free(tc__timing_cache *c);
-/* The fingerprint of this machine (vendor, family, model, stepping, usable ISA). */
-uint64_t tc__target_fingerprint(void);
 
 #endif

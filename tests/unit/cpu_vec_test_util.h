@@ -15,7 +15,7 @@
 #include <pthreadpool.h>
 
 #include "core/cpu.h"
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* The 2-thread pool of the test program (created by vtu_setup). */
 static pthreadpool_t vtu_pool;
@@ -58,7 +58,7 @@ static inline vtu_step vtu_step_of(const char *op, int64_t opset) {
 static inline bool vtu_isa_ok(const tc__tactic *t) {
     tc__cpu full;
     tc__cpu_detect(NULL, &full);
-    return (t->isa & ~full.isa) == 0;
+    return (t->caps & ~full.isa) == 0;
 }
 
 /* The reference output of step s (op's kernel, then its epilogue), allocated into *y. */
@@ -121,7 +121,7 @@ static inline tc__tensor vtu_run_tactic(const tc__tactic *t, const vtu_step *s, 
     unsigned char none[1];
     tc__scratch scratch = {none, 0, 0};
     tc__kernel_ctx kc = {"test", s->op, s->opset, &as, n_in_ctx ? n_in_ctx : s->n_in, in_ctx ? in_ctx : s->in, 1,
-                         out, &err, &scratch, &s->epi, NULL, s->residual, pool};
+                         out, &err, &scratch, &s->epi, NULL, s->residual, pool, NULL, NULL};
     tc_status st = t->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", t->name, (int)st, err.msg);
     return y;
@@ -189,7 +189,7 @@ static inline tc__tensor vtu_run_desc(const tc__tactic *t, const tc__step_desc *
     tc__scratch scratch = {mem, need, 0};
     tc__err err = {0};
     tc__kernel_ctx kc = {"test", d->op_type, 13, d->attrs, n_ctx, in, 1, out, &err, &scratch, d->epi, d->bias,
-                         d->residual, pool};
+                         d->residual, pool, NULL, NULL};
     tc_status st = t->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", t->name, (int)st, err.msg);
     free(mem);

@@ -24,9 +24,10 @@
 #define tc__amx_end emu_amx_end
 #define tc__amx_dot_u8s8 emu_amx_dot_u8s8
 #define tc__amx_dot_bf16 emu_amx_dot_bf16
+#include "backends/backend.h"
 #include "backends/cpu/amx_panel_amx.c"
 
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 static size_t up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
@@ -220,7 +221,7 @@ static void test_proofs_are_twins(void **state) {
     int with_proof = 0;
     for (size_t k = 0; k < 3; k++) {
         const tc__tactic *t[64];
-        const int n = tc__tactics_for(ops[k], UINT64_MAX, t, 64);
+        const int n = tc__tactics_for(&tc__backend_cpu, ops[k], UINT64_MAX, t, 64);
         for (int i = 0; i < n; i++) {
             const tc__tactic *p = t[i]->proof;
             if (p == NULL) continue;
@@ -228,7 +229,7 @@ static void test_proofs_are_twins(void **state) {
             assert_string_equal(p->op_type, t[i]->op_type);
             assert_int_equal(p->flags, t[i]->flags);
             assert_string_equal(p->precision, t[i]->precision);
-            assert_true((p->isa & ~t[i]->isa) == 0);
+            assert_true((p->caps & ~t[i]->caps) == 0);
             assert_null(p->proof);
         }
     }

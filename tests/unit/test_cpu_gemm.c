@@ -314,7 +314,7 @@ static void check_operator(const tc__gemm_config *cfg, dtu_rng *r, const op_case
     assert_non_null(scratch.base);
     tc__err err = {0};
     tc__kernel_ctx kc = {
-        .node_name = "test", .op_type = "Gemm", .err = &err, .scratch = &scratch, .pool = oc->threads ? pool : NULL};
+        .node_name = "test", .op_type = "Gemm", .err = &err, .scratch = &scratch, .exec = oc->threads ? pool : NULL};
     if (tc__gemm_f32_run(&p, cfg, &kc) != TC_STATUS_OK) fail_msg("%s: %s", cfg->name, err.msg);
     assert_int_equal(scratch.used, 0);
 
@@ -426,9 +426,9 @@ static void test_operator_batch_broadcast(void **state) {
         p.c_bs[0] = bb * m * n;
         p.c_bs[1] = m * n;
         tc__err err = {0};
-        tc__kernel_ctx kc = {.err = &err, .pool = pool};
+        tc__kernel_ctx kc = {.err = &err, .exec = pool};
         assert_int_equal(tc__gemm_f32_run(&p, cfg, &kc), TC_STATUS_OK);
-        kc.pool = NULL; /* one thread: bit-identical */
+        kc.exec = NULL; /* one thread: bit-identical */
         p.c = c1;
         assert_int_equal(tc__gemm_f32_run(&p, cfg, &kc), TC_STATUS_OK);
         assert_memory_equal(c, c1, ba * bb * m * n * sizeof(float));
@@ -476,7 +476,7 @@ static void test_operator_deterministic(void **state) {
             tc__scratch s = {malloc(bytes), bytes, 0};
             assert_non_null(s.base);
             tc__err err = {0};
-            tc__kernel_ctx kc = {.err = &err, .scratch = &s, .pool = v == 0 ? NULL : pool};
+            tc__kernel_ctx kc = {.err = &err, .scratch = &s, .exec = v == 0 ? NULL : pool};
             assert_int_equal(tc__gemm_f32_run(&p, cfg, &kc), TC_STATUS_OK);
             free(s.base);
         }

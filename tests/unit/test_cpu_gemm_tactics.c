@@ -19,11 +19,12 @@
 
 #include <cmocka.h>
 
+#include "backends/backend.h"
 #include "backends/cpu/gemm.h"
 #include "core/cpu.h"
 #include "core/fused_attr.h"
 #include "dense_test_util.h"
-#include "tactics/tactic.h"
+#include "backends/cpu/tactics.h"
 
 #define FAMILY_MAX 4
 /* Per op family, its tactics (AVX-512 14x32 and, where there is one, 8x48; AVX2; scalar), NULL-ended. */
@@ -45,7 +46,7 @@ static const tc__tactic *const kConvIm2col[FAMILY_MAX + 1] = {
 static bool cpu_has(const tc__tactic *t) {
     tc__cpu cpu;
     tc__cpu_detect(NULL, &cpu);
-    return (t->isa & ~cpu.isa) == 0;
+    return (t->caps & ~cpu.isa) == 0;
 }
 
 typedef struct tcase {
@@ -111,7 +112,7 @@ static void run_tactic(const tc__tactic *t, const tcase *c, const tc__step_desc 
                          .epi = &c->epi,
                          .bias = c->bias,
                          .residual = c->residual,
-                         .pool = pool};
+                         .exec = pool};
     tc_status st = t->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed (%d): %s", t->name, (int)st, err.msg);
     if (scratch.used != 0) fail_msg("%s left %zu bytes of scratch in use", t->name, scratch.used);
@@ -633,7 +634,7 @@ static void test_conv_rejects(void **state) {
 /* The registry lists the tactics by ISA, best first. */
 /* The FP32 tactics of op (precision unset), in list order. */
 static int fp32_tactics_for(const char *op, const tc__tactic **list, int cap) {
-    int n = tc__tactics_for(op, TC__ISA_ALL, list, cap), k = 0;
+    int n = tc__tactics_for(&tc__backend_cpu, op, TC__ISA_ALL, list, cap), k = 0;
     for (int i = 0; i < n; i++)
         if (list[i]->precision == NULL) list[k++] = list[i];
     return k;
@@ -642,7 +643,7 @@ static int fp32_tactics_for(const char *op, const tc__tactic **list, int cap) {
 static void test_registry(void **state) {
     (void)state;
     const tc__tactic *list[64];
-    int n = tc__tactics_for("MatMul", TC__GEMM_ISA_AVX2, list, 64);
+    int n = tc__tactics_for(&tc__backend_cpu, "MatMul", TC__GEMM_ISA_AVX2, list, 64);
     bool has_avx2 = false, has_avx512 = false, has_scalar = false;
     for (int i = 0; i < n; i++) {
         has_avx2 |= list[i] == &tc__tactic_matmul_f32_avx2;
@@ -652,10 +653,10 @@ static void test_registry(void **state) {
     assert_true(has_avx2 && has_scalar && !has_avx512);
     for (int i = 0; i < n; i++) /* the 8x48 tactics need AVX-512 too */
         assert_true(list[i] != &tc__tactic_matmul_f32_avx512_8x48 && list[i] != &tc__tactic_matmul_dyn_f32_avx512_8x48);
-    assert_ptr_equal(tc__tactic_find("conv_im2col_f32_avx512", "Conv"), &tc__tactic_conv_im2col_f32_avx512);
-    assert_ptr_equal(tc__tactic_find("matmul_f32_avx512_8x48", "MatMul"), &tc__tactic_matmul_f32_avx512_8x48);
-    assert_ptr_equal(tc__tactic_find("matmul_dyn_f32_avx512_8x48", "MatMul"), &tc__tactic_matmul_dyn_f32_avx512_8x48);
-    assert_ptr_equal(tc__tactic_find("gemm_f32_avx512_8x48", "Gemm"), &tc__tactic_gemm_f32_avx512_8x48);
+    assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, "conv_im2col_f32_avx512", "Conv"), &tc__tactic_conv_im2col_f32_avx512);
+    assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, "matmul_f32_avx512_8x48", "MatMul"), &tc__tactic_matmul_f32_avx512_8x48);
+    assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, "matmul_dyn_f32_avx512_8x48", "MatMul"), &tc__tactic_matmul_dyn_f32_avx512_8x48);
+    assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, "gemm_f32_avx512_8x48", "Gemm"), &tc__tactic_gemm_f32_avx512_8x48);
     /* Each 8x48 tactic right after its 14x32 one, so the heuristic (first) choice is unchanged (among the FP32
      * tactics: the INT8 ones come first but take only steps the precision pass gave a scale). */
     n = fp32_tactics_for("Gemm", list, 64);

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "backends/cpu/tactics.h"
 #include "dense_test_util.h"
 
 #include "backends/cpu/hconv.h"

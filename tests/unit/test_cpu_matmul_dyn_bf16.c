@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "backends/cpu/tactics.h"
 #include "core/fused_attr.h"
 #include "core/quant_attr.h"
 #include "dense_test_util.h"
@@ -54,7 +55,7 @@ static tc__tensor run_bf16(const mcase *c, const tc__tensor *like, pthreadpool_t
     tc__tensor *out[1] = {&y};
     tc__err err = {0};
     tc__kernel_ctx kc = {.node_name = "test", .op_type = "MatMul", .opset = 13, .attrs = &as, .n_in = 2, .in = c->in,
-                         .n_out = 1, .out = out, .err = &err, .scratch = &scratch, .epi = &c->epi, .pool = pool};
+                         .n_out = 1, .out = out, .err = &err, .scratch = &scratch, .epi = &c->epi, .exec = pool};
     tc_status st = T->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed (%d): %s", T->name, (int)st, err.msg);
     assert_int_equal(scratch.used, 0);

@@ -9,7 +9,8 @@
 
 #include <cmocka.h>
 
-#include "tactics/tactic.h"
+#include "backends/cpu/tactics.h"
+#include "backends/ref/ref.h"
 
 static uint64_t rng = 0x853c49e6748fea9bull;
 static uint64_t next(void) {

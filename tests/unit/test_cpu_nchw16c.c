@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "backends/backend.h"
+#include "backends/cpu/tactics.h"
 #include "dense_test_util.h"
 
 #include "cpu_vec_test_util.h"
@@ -727,7 +729,7 @@ static tc_status run_status(const tc__tactic *t, const char *op, const blk_attrs
                             const tc__tensor *const *in, int n_out, tc__tensor *const *out) {
     tc__attrs as = {at->n, at->a};
     tc__err err = {0};
-    tc__kernel_ctx kc = {"test", op, 13, &as, n_in, in, n_out, out, &err, NULL, NULL, NULL, NULL, vtu_pool};
+    tc__kernel_ctx kc = {"test", op, 13, &as, n_in, in, n_out, out, &err, NULL, NULL, NULL, NULL, vtu_pool, NULL, NULL};
     return t->run(&kc);
 }
 
@@ -784,8 +786,8 @@ static void test_flags(void **state) {
                                  &tc__tactic_div_nchw16c_f32_avx512};
     for (int i = 0; i < 4; i++) assert_int_equal(plain[i]->flags, TC__TACTIC_BLOCKED);
     for (int i = 0; i < 5; i++) assert_int_equal(fused[i]->flags, TC__TACTIC_BLOCKED | TC__TACTIC_FUSES_EPILOGUE);
-    for (int i = 0; i < 4; i++) assert_ptr_equal(tc__tactic_find(plain[i]->name, plain[i]->op_type), plain[i]);
-    for (int i = 0; i < 5; i++) assert_ptr_equal(tc__tactic_find(fused[i]->name, fused[i]->op_type), fused[i]);
+    for (int i = 0; i < 4; i++) assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, plain[i]->name, plain[i]->op_type), plain[i]);
+    for (int i = 0; i < 5; i++) assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, fused[i]->name, fused[i]->op_type), fused[i]);
 }
 
 int main(void) {

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "backends/cpu/tactics.h"
 #include "dense_test_util.h"
 
 #include "backends/cpu/qconv_u8s8.h"

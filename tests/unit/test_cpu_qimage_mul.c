@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <pthreadpool.h>
 
+#include "backends/cpu/tactics.h"
 #include "dense_test_util.h"
 
 #include "backends/cpu/qconv_u8s8.h"
@@ -66,7 +67,7 @@ static void run_case(const mcase *k, pthreadpool_t pool) {
     assert_true(t->supports(&d));
     tc__err err = {0};
     tc__kernel_ctx kc = {.node_name = "scale", .op_type = "Mul", .opset = 17, .attrs = &attrs, .n_in = 2, .in = in,
-                         .n_out = 1, .out = out, .err = &err, .epi = &none, .pool = pool};
+                         .n_out = 1, .out = out, .err = &err, .epi = &none, .exec = pool};
     if (t->run(&kc) != TC_STATUS_OK) fail_msg("run: %s", err.msg);
     const size_t esz = k->fmt == TC__INT8_IMG_S16 ? 2 : 1;
     const uint8_t *b = y.data;

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "backends/cpu/tactics.h"
 #include "core/fused_attr.h"
 #include "dense_test_util.h"
 

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "backends/cpu/tactics.h"
 #include "dense_test_util.h"
 
 #include "cpu_vec_test_util.h"

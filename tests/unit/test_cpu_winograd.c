@@ -18,10 +18,11 @@
 
 #include <cmocka.h>
 
+#include "backends/backend.h"
 #include "backends/cpu/gemm.h"
 #include "core/cpu.h"
 #include "dense_test_util.h"
-#include "tactics/tactic.h"
+#include "backends/cpu/tactics.h"
 #include "tactics/tuner.h"
 
 static const tc__tactic *const kWino = &tc__tactic_conv_winograd_f32_avx512;
@@ -30,7 +31,7 @@ static double g_max_rel_err; /* over every checked case: max |got - want| / max 
 static bool cpu_has(const tc__tactic *t) {
     tc__cpu cpu;
     tc__cpu_detect(NULL, &cpu);
-    return (t->isa & ~cpu.isa) == 0;
+    return (t->caps & ~cpu.isa) == 0;
 }
 
 typedef struct wcase {
@@ -131,7 +132,7 @@ static void run_once(const tc__step_desc *d, const built *bt, const tc__epilogue
                          .scratch = &scratch,
                          .epi = epi,
                          .residual = res,
-                         .pool = pool};
+                         .exec = pool};
     const tc_status st = kWino->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed (%d): %s", kWino->name, (int)st, err.msg);
     if (scratch.used != 0) fail_msg("%s left %zu bytes of scratch in use", kWino->name, scratch.used);
@@ -302,7 +303,7 @@ static void test_rejects(void **state) {
 static void test_registry(void **state) {
     (void)state;
     const tc__tactic *list[64];
-    const int n = tc__tactics_for("Conv", TC__ISA_ALL, list, 64);
+    const int n = tc__tactics_for(&tc__backend_cpu, "Conv", TC__ISA_ALL, list, 64);
     int wino = -1, im2col = -1;
     for (int i = 0; i < n; i++) {
         if (list[i] == kWino) wino = i;
@@ -310,11 +311,11 @@ static void test_registry(void **state) {
     }
     assert_true(wino >= 0 && im2col >= 0 && wino > im2col);
     const tc__tactic *capped[TC__TUNE_MAX_CANDIDATES];
-    const int m = tc__tactics_for("Conv", TC__ISA_ALL, capped, TC__TUNE_MAX_CANDIDATES);
+    const int m = tc__tactics_for(&tc__backend_cpu, "Conv", TC__ISA_ALL, capped, TC__TUNE_MAX_CANDIDATES);
     bool found = false;
     for (int i = 0; i < m; i++) found |= capped[i] == kWino;
     assert_true(found);
-    assert_ptr_equal(tc__tactic_find("conv_winograd_f32_avx512", "Conv"), kWino);
+    assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, "conv_winograd_f32_avx512", "Conv"), kWino);
     assert_null(kWino->packs_input);
 }
 

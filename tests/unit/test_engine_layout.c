@@ -15,8 +15,9 @@
 
 #include <cmocka.h>
 
+#include "backends/backend.h"
 #include "core/cpu.h"
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 #include "tactics/tuner.h"
 #include "engine_test_model.h"
 
@@ -204,7 +205,7 @@ static void test_candidate_lists_fit(void **state) {
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         const tc__tactic *t[TC__TUNE_MAX_CANDIDATES + 1];
-        int n = tc__tactics_for(ops[i], ~(uint64_t)0, t, TC__TUNE_MAX_CANDIDATES + 1);
+        int n = tc__tactics_for(&tc__backend_cpu, ops[i], ~(uint64_t)0, t, TC__TUNE_MAX_CANDIDATES + 1);
         if (n >= TC__TUNE_MAX_CANDIDATES - 1) fail_msg("%s has %d fast tactics: raise TC__TUNE_MAX_CANDIDATES", ops[i], n);
     }
 }

@@ -1,7 +1,8 @@
 /* test_plan_format.c - model.plan writing and reading: field-by-field round trips of a graph
  * with every dtype, attribute kind, symbolic dims, epilogues and absent inputs; byte-identical
  * output; 64-byte-aligned weights; truncations and byte flips that must fail cleanly; the
- * documented errors for a wrong magic, version, checksum or target; writer argument checks.
+ * documented errors for a wrong magic, version (version 1 included), checksum or target (the TARGET section: CPU
+ * vendor, model, kernel revision and ISA, a backend this build lacks, malformed records); writer argument checks.
  * With TC_PLAN_CORPUS_DIR set, also writes the fuzz seed corpus (tests/fuzz/corpus_plan). */
 #include <math.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "backends/cpu/cpu_target.h"
 #include "engine/plan_format.h"
 
 /* ---- Building test graphs ------------------------------------------------------------ */
@@ -216,10 +218,19 @@ static tc__graph *build_minimal(void) {
 
 static const uint8_t kBlob[100] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, [99] = 0xee};
 
+/* The TARGET of a CPU plan for this machine, requiring ISA bits `required`. */
+static tc__cpu_target here_record;
+static tc__plan_target_info here_target(uint64_t required) {
+    here_record = tc__cpu_target_of(tc__cpu_get());
+    return (tc__plan_target_info){.backend = TC__BACKEND_CPU, .record_size = sizeof here_record,
+                                  .required_caps = required, .record = &here_record};
+}
+
 static uint8_t *serialize(const tc__graph *g, uint64_t required, const void *blob, size_t blob_size, size_t *size) {
     void *out = NULL;
     tc__err err = {0};
-    tc_status st = tc__plan_serialize(g, tc__cpu_get(), required, blob, blob_size, &out, size, &err);
+    const tc__plan_target_info target = here_target(required);
+    tc_status st = tc__plan_serialize(g, &target, blob, blob_size, &out, size, &err);
     if (st) fprintf(stderr, "serialize: %s\n", err.msg);
     assert_int_equal(st, TC_STATUS_OK);
     assert_non_null(out);
@@ -268,7 +279,8 @@ static void *table(uint8_t *plan, tc__plan_table_id id) {
 static tc_status load(const uint8_t *plan, size_t size, uint32_t flags, tc__graph **g, tc__err *err) {
     const void *blob;
     size_t blob_size;
-    return tc__plan_deserialize(plan, size, flags, g, &blob, &blob_size, err);
+    tc__plan_target_info target;
+    return tc__plan_deserialize(plan, size, flags, g, &target, &blob, &blob_size, err);
 }
 
 /* Loads plan (which must fail) and checks the status and that the message contains want. */
@@ -401,9 +413,16 @@ static void test_round_trip(void **state) {
     const void *blob = NULL;
     size_t blob_size = 0;
     tc__err err = {0};
-    tc_status st = tc__plan_deserialize(plan, size, 0, &b, &blob, &blob_size, &err);
+    tc__plan_target_info target;
+    tc_status st = tc__plan_deserialize(plan, size, 0, &b, &target, &blob, &blob_size, &err);
     if (st) fail_msg("%s", err.msg);
     compare_graphs(a, b, plan, size);
+    /* The TARGET section comes back as written. */
+    assert_int_equal(target.backend, TC__BACKEND_CPU);
+    assert_int_equal(target.record_size, sizeof(tc__cpu_target));
+    const tc__cpu_target want_rec = tc__cpu_target_of(tc__cpu_get());
+    assert_memory_equal(target.record, &want_rec, sizeof want_rec);
+    assert_int_equal(target.required_caps, 0);
     assert_int_equal(blob_size, sizeof kBlob);
     assert_memory_equal(blob, kBlob, sizeof kBlob);
     assert_int_equal((uintptr_t)blob % 64, 0);
@@ -419,7 +438,7 @@ static void test_round_trip(void **state) {
     tc__graph *m = build_minimal();
     size_t msize;
     uint8_t *mplan = serialize(m, 0, NULL, 0, &msize);
-    st = tc__plan_deserialize(mplan, msize, 0, &b, &blob, &blob_size, &err);
+    st = tc__plan_deserialize(mplan, msize, 0, &b, &target, &blob, &blob_size, &err);
     if (st) fail_msg("%s", err.msg);
     compare_graphs(m, b, mplan, msize);
     assert_int_equal(tc__graph_verify(b, false, &err), TC_STATUS_OK);
@@ -482,7 +501,8 @@ static void exercise_loaded(tc__graph *g) {
     void *again = NULL;
     size_t size = 0;
     tc__err err = {0};
-    tc_status st = tc__plan_serialize(g, tc__cpu_get(), 0, NULL, 0, &again, &size, &err);
+    const tc__plan_target_info target = here_target(0);
+    tc_status st = tc__plan_serialize(g, &target, NULL, 0, &again, &size, &err);
     if (st) fail_msg("a loaded graph does not serialize: %s", err.msg);
     tc__graph *g2 = NULL;
     st = load(again, size, 0, &g2, &err);
@@ -572,21 +592,22 @@ static void test_header_errors(void **state) {
     expect_failure(buf, size, 0, TC_STATUS_CORRUPT_FILE, "not a tailcut plan");
 
     memcpy(buf, plan, size);
-    ((tc__plan_header *)buf)->version = 2;
+    ((tc__plan_header *)buf)->version = 3;
     reseal(buf);
-    expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, "plan format version 2, this build reads 1: rebuild the plan");
+    expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, "plan format version 3, this build reads 2: rebuild the plan");
 
+    /* A version-1 plan (an earlier tailcut's, its CPU target in the header): refused, naming the cure. */
     memcpy(buf, plan, size);
-    ((tc__plan_header *)buf)->kernel_rev = 0; /* a plan of an earlier build */
+    ((tc__plan_header *)buf)->version = 1;
     reseal(buf);
-    char want[96];
-    snprintf(want, sizeof want, "plan written for kernel revision 0, this build runs revision %u: rebuild the plan",
-             (unsigned)TC__PLAN_KERNEL_REV);
-    expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, want);
+    expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, "plan format version 1 was written by an earlier tailcut");
+    expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, "rebuild the plan");
 
     memcpy(buf, plan, size);
     ((tc__plan_header *)buf)->reserved[3] = 1;
     expect_failure(buf, size, 0, TC_STATUS_CORRUPT_FILE, "plan header is corrupt (checksum mismatch)");
+    reseal(buf);
+    expect_failure(buf, size, 0, TC_STATUS_CORRUPT_FILE, "plan header has reserved bytes set");
 
     memcpy(buf, plan, size);
     section(buf, TC__PLAN_SECTION_GRAPH, NULL)[200] ^= 1;
@@ -632,6 +653,16 @@ static void test_header_errors(void **state) {
     tc__graph_destroy(a);
 }
 
+/* The CPU target record inside a plan's TARGET section: read (get) and written back (put). */
+static tc__cpu_target get_record(const uint8_t *plan) {
+    tc__cpu_target t;
+    memcpy(&t, section((uint8_t *)plan, TC__PLAN_SECTION_TARGET, NULL) + sizeof(tc__plan_target), sizeof t);
+    return t;
+}
+static void put_record(uint8_t *plan, const tc__cpu_target *t) {
+    memcpy(section(plan, TC__PLAN_SECTION_TARGET, NULL) + sizeof(tc__plan_target), t, sizeof *t);
+}
+
 static void test_target_errors(void **state) {
     (void)state;
     const tc__cpu *cpu = tc__cpu_get();
@@ -644,16 +675,21 @@ static void test_target_errors(void **state) {
     assert_int_equal(load(plan, size, 0, &g, &err), TC_STATUS_OK);
     tc__graph_destroy(g);
 
-    /* Another vendor and model. */
+    /* Another vendor and model (never this machine's: the test runs on AMD and Intel hosts alike). */
+    const bool amd_here = strcmp(cpu->vendor, "AuthenticAMD") == 0;
+    const char *other_vendor = amd_here ? "GenuineIntel" : "AuthenticAMD";
+    const uint32_t other_family = amd_here ? 6 : 25, other_model = amd_here ? 143 : 17;
     memcpy(buf, plan, size);
-    tc__plan_header *h = (tc__plan_header *)buf;
-    memset(h->vendor, 0, sizeof h->vendor);
-    memcpy(h->vendor, "AuthenticAMD", 12);
-    h->family = 25;
-    h->model = 17;
+    tc__cpu_target t = get_record(buf);
+    memset(t.vendor, 0, sizeof t.vendor);
+    memcpy(t.vendor, other_vendor, 12);
+    t.family = other_family;
+    t.model = other_model;
+    put_record(buf, &t);
     reseal(buf);
     char want[256];
-    snprintf(want, sizeof want, "plan was built for AuthenticAMD family 25 model 17 with ");
+    snprintf(want, sizeof want, "plan was built for %s family %u model %u with ", other_vendor, other_family,
+             other_model);
     expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED_HARDWARE, want);
     snprintf(want, sizeof want, "this machine is %s family %u model %u", cpu->vendor, cpu->family, cpu->model);
     expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED_HARDWARE, want);
@@ -666,29 +702,72 @@ static void test_target_errors(void **state) {
 
     /* Same model, another stepping: accepted. */
     memcpy(buf, plan, size);
-    ((tc__plan_header *)buf)->stepping ^= 1;
+    t = get_record(buf);
+    t.stepping ^= 1;
+    put_record(buf, &t);
     reseal(buf);
     assert_int_equal(load(buf, size, 0, &g, &err), TC_STATUS_OK);
     tc__graph_destroy(g);
 
+    /* Another CPU kernel revision (a plan of an earlier build). */
+    memcpy(buf, plan, size);
+    t = get_record(buf);
+    t.kernel_rev = 0;
+    put_record(buf, &t);
+    reseal(buf);
+    snprintf(want, sizeof want, "plan written for CPU kernel revision 0, this build runs revision %u: rebuild the plan",
+             (unsigned)TC__CPU_KERNEL_REV);
+    expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, want);
+
     /* Same model, an ISA extension this machine lacks. */
     uint64_t lacking = (TC__ISA_ALL & ~cpu->isa) ? (TC__ISA_ALL & ~cpu->isa) & -(TC__ISA_ALL & ~cpu->isa) : 1ull << 40;
     memcpy(buf, plan, size);
-    ((tc__plan_header *)buf)->required_isa |= lacking;
+    ((tc__plan_target *)section(buf, TC__PLAN_SECTION_TARGET, NULL))->required_caps |= lacking;
     reseal(buf);
     char name[64];
     snprintf(want, sizeof want, "(missing %s)", tc__isa_format(lacking, name, sizeof name));
     expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED_HARDWARE, want);
 
-    /* The writer refuses to require what the target lacks. */
-    tc__cpu target = *cpu;
-    target.isa &= ~(uint64_t)TC__ISA_AVX2;
+    /* A backend this build does not have (a CUDA plan on a build without CUDA), and one no tailcut has. */
+    memcpy(buf, plan, size);
+    ((tc__plan_target *)section(buf, TC__PLAN_SECTION_TARGET, NULL))->backend = TC__BACKEND_CUDA;
+    reseal(buf);
+    if (tc__backend_get(TC__BACKEND_CUDA) == NULL) {
+        expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, "plan was built for the cuda backend");
+        expect_failure(buf, size, TC__PLAN_NO_TARGET_CHECK, TC_STATUS_UNSUPPORTED, "not built with CUDA");
+    }
+    memcpy(buf, plan, size);
+    ((tc__plan_target *)section(buf, TC__PLAN_SECTION_TARGET, NULL))->backend = 77;
+    reseal(buf);
+    expect_failure(buf, size, TC__PLAN_NO_TARGET_CHECK, TC_STATUS_CORRUPT_FILE, "backend 77, which no tailcut has");
+
+    /* Malformed TARGET records: a size the section does not hold, reserved bits, a CPU record of another size. */
+    memcpy(buf, plan, size);
+    ((tc__plan_target *)section(buf, TC__PLAN_SECTION_TARGET, NULL))->record_size += 8;
+    reseal(buf);
+    expect_failure(buf, size, TC__PLAN_NO_TARGET_CHECK, TC_STATUS_CORRUPT_FILE, "bytes of backend record");
+    memcpy(buf, plan, size);
+    ((tc__plan_target *)section(buf, TC__PLAN_SECTION_TARGET, NULL))->reserved[1] = 1;
+    reseal(buf);
+    expect_failure(buf, size, TC__PLAN_NO_TARGET_CHECK, TC_STATUS_CORRUPT_FILE, "reserved bits set");
+    memcpy(buf, plan, size);
+    t = get_record(buf);
+    t.reserved = 5;
+    put_record(buf, &t);
+    reseal(buf);
+    expect_failure(buf, size, 0, TC_STATUS_CORRUPT_FILE, "CPU target record has reserved bits set");
+
+    /* The writer refuses a backend no tailcut has and a record past the limit. */
     void *out = NULL;
     size_t out_size = 0;
+    tc__plan_target_info bad = here_target(0);
+    bad.backend = 77;
     err = (tc__err){0};
-    assert_int_equal(tc__plan_serialize(a, &target, TC__ISA_AVX2, NULL, 0, &out, &out_size, &err),
-                     TC_STATUS_INVALID_ARGUMENT);
-    assert_non_null(strstr(err.msg, "avx2"));
+    assert_int_equal(tc__plan_serialize(a, &bad, NULL, 0, &out, &out_size, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.msg, "bad target"));
+    bad = here_target(0);
+    bad.record_size = TC__TARGET_RECORD_MAX + 1;
+    assert_int_equal(tc__plan_serialize(a, &bad, NULL, 0, &out, &out_size, &err), TC_STATUS_INVALID_ARGUMENT);
     assert_null(out);
     free(buf);
     free(plan);
@@ -753,9 +832,10 @@ static void test_writer_errors(void **state) {
     size_t size = 0;
     tc__err err = {0};
     tc__graph *a = build_graph(0);
+    const tc__plan_target_info here = here_target(0);
 
     a->nodes[2].removed = true;
-    assert_int_equal(tc__plan_serialize(a, tc__cpu_get(), 0, NULL, 0, &out, &size, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(tc__plan_serialize(a, &here, NULL, 0, &out, &size, &err), TC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(err.msg, "compact the graph"));
     a->nodes[2].removed = false;
 
@@ -763,7 +843,7 @@ static void test_writer_errors(void **state) {
     a->nodes[0] = a->nodes[1];
     a->nodes[1] = tmp;
     err = (tc__err){0};
-    assert_int_equal(tc__plan_serialize(a, tc__cpu_get(), 0, NULL, 0, &out, &size, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(tc__plan_serialize(a, &here, NULL, 0, &out, &size, &err), TC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(err.msg, "sort the graph"));
     a->nodes[1] = a->nodes[0];
     a->nodes[0] = tmp;
@@ -771,22 +851,22 @@ static void test_writer_errors(void **state) {
     int32_t w = tc__graph_find_value(a, "W");
     a->values[w].info.shape.dims[0].value = 5;
     err = (tc__err){0};
-    assert_int_equal(tc__plan_serialize(a, tc__cpu_get(), 0, NULL, 0, &out, &size, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(tc__plan_serialize(a, &here, NULL, 0, &out, &size, &err), TC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(err.msg, "initializer 'W'"));
     a->values[w].info.shape.dims[0].value = 4;
 
     a->nodes[0].epi.bias_input = 5;
     err = (tc__err){0};
-    assert_int_equal(tc__plan_serialize(a, tc__cpu_get(), 0, NULL, 0, &out, &size, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(tc__plan_serialize(a, &here, NULL, 0, &out, &size, &err), TC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(err.msg, "epilogue"));
     a->nodes[0].epi.bias_input = 2;
 
     err = (tc__err){0};
-    assert_int_equal(tc__plan_serialize(a, tc__cpu_get(), 0, NULL, 5, &out, &size, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(tc__plan_serialize(a, &here, NULL, 5, &out, &size, &err), TC_STATUS_INVALID_ARGUMENT);
     assert_null(out);
 
     err = (tc__err){0};
-    assert_int_equal(tc__plan_serialize(a, tc__cpu_get(), 0, NULL, 0, &out, &size, &err), TC_STATUS_OK);
+    assert_int_equal(tc__plan_serialize(a, &here, NULL, 0, &out, &size, &err), TC_STATUS_OK);
     free(out);
     tc__graph_destroy(a);
 }

@@ -11,6 +11,9 @@
 
 #include <cmocka.h>
 
+#include "backends/backend.h"
+#include "backends/ref/ref.h"
+#include "core/cpu.h"
 #include "tactics/tuner.h"
 
 static void path_for(char *buf, size_t n, const char *tag) { snprintf(buf, n, "/tmp/tc_tcache_%d_%s", (int)getpid(), tag); }
@@ -106,7 +109,7 @@ static void test_tuner_times_candidates(void **state) {
     tc__step_desc d = {.op_type = "Relu", .opset = 17, .n_in = 1, .in = in, .in_const = cst, .n_out = 1, .out = out,
                        .epi = &none};
     const tc__tactic *cands[TC__TUNE_MAX_CANDIDATES];
-    int n = tc__tactics_for("Relu", tc__cpu_get()->isa, cands, TC__TUNE_MAX_CANDIDATES);
+    int n = tc__tactics_for(&tc__backend_cpu, "Relu", tc__cpu_get()->isa, cands, TC__TUNE_MAX_CANDIDATES);
     tc__tune_result r;
     tc__err err = {0};
     assert_int_equal(tc__tune_step(&d, cands, n, tc__ref_Relu, 5, NULL, &r, &err), TC_STATUS_OK);

@@ -32,9 +32,15 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
     int ns = tc_engine_num_steps(e);
     tc_memory_info mem;
     tc_engine_memory_info(e, 0, &mem);
+    tc_target_info target;
+    tc_engine_target_info(e, &target);
     if (json) {
         int reorders = 0;
-        printf("{\"steps\":[");
+        printf("{\"backend\":");
+        json_str(target.backend);
+        printf(",\"target\":");
+        json_str(target.target);
+        printf(",\"steps\":[");
         for (int k = 0; k < ns; k++) {
             tc_step_info si;
             tc_engine_step_info(e, k, &si);
@@ -46,6 +52,8 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
             json_str(si.tactic);
             printf(",\"precision\":");
             json_str(si.precision);
+            printf(",\"backend\":");
+            json_str(si.backend);
             printf(",\"shape\":");
             json_str(si.output_shape);
             printf(",\"layout\":");
@@ -63,6 +71,7 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
     }
     printf("plan %s: %d steps, %d profile(s), weights %.2f MiB\n", path, ns, tc_engine_num_profiles(e),
            (double)mem.weight_bytes / 1048576.0);
+    printf("backend %s, built for %s\n", target.backend, target.target);
     for (int p = 0; p < tc_engine_num_profiles(e); p++) {
         tc_memory_info m;
         tc_engine_memory_info(e, p, &m);

@@ -29,7 +29,8 @@ static const struct {
 };
 
 const char *cli_build_usage(void) {
-    return "  --shapes NAME:DxDx..,...      static input shapes (min = opt = max)\n"
+    return "  --backend NAME                the backend to build for: cpu (default) or cuda\n"
+           "  --shapes NAME:DxDx..,...      static input shapes (min = opt = max)\n"
            "  --min-shapes/--opt-shapes/--max-shapes NAME:DxD..,...\n"
            "                                a dynamic-shape profile; repeat the trio for more profiles\n"
            "  --batch N                     shorthand: every input's symbolic first dim is N\n"
@@ -102,7 +103,8 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
                strcmp(o, "--timing-cache") != 0 && strcmp(o, "--calib-cache") != 0 && strcmp(o, "--calib-data") != 0 &&
                strcmp(o, "--calib-method") != 0 && strcmp(o, "--percentile") != 0 &&
                strcmp(o, "--calib-samples") != 0 && strcmp(o, "--layer-precision") != 0 &&
-               strcmp(o, "--accuracy-threshold") != 0 && strcmp(o, "--accuracy-metric") != 0)
+               strcmp(o, "--accuracy-threshold") != 0 && strcmp(o, "--accuracy-metric") != 0 &&
+               strcmp(o, "--backend") != 0)
         return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "tailcut %s: %s needs a value\n", cmd, o);
@@ -111,6 +113,10 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     const char *val = argv[++*i];
     if (strcmp(o, "--timing-cache") == 0) {
         a->timing_cache = val;
+        return 1;
+    }
+    if (strcmp(o, "--backend") == 0) { /* the library names the known backends and says which this build lacks */
+        a->backend = val;
         return 1;
     }
     if (strcmp(o, "--calib-cache") == 0 || strcmp(o, "--calib-data") == 0) {
@@ -426,7 +432,7 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
     }
     tc_build_options o = {.struct_size = sizeof o, .threads = a->threads, .num_profiles = n_prof,
                           .profiles = n_prof ? profiles : NULL, .disabled_passes = a->disabled_passes,
-                          .flags = a->flags, .timing_cache = a->timing_cache};
+                          .flags = a->flags, .timing_cache = a->timing_cache, .backend = a->backend};
     char tmp_cache[64] = "";
     char *layers[CLI_MAX_LAYER_PRECISION];
     tc_calibrator *calibrator = NULL;

@@ -20,6 +20,7 @@ typedef struct cli_build_args {
     uint32_t disabled_passes;
     uint32_t flags;             /* TC_BUILD_* */
     const char *timing_cache;   /* --timing-cache FILE */
+    const char *backend;        /* --backend NAME (NULL: cpu) */
     /* INT8 (--int8): scales from --calib-cache FILE, or calibrated now on --calib-data DIR (then written to
      * --calib-cache when given); --layer-precision NAME:fp32 keeps a layer in FP32, NAME:int8 its 8-bit weights. */
     const char *calib_cache, *calib_data;

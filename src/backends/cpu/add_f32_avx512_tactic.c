@@ -12,7 +12,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_add_f32_avx512 = {
     .name = "add_f32_avx512",
     .op_type = "Add",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
     .supports = tc__vbinary_f32_supports,
     .run = run,

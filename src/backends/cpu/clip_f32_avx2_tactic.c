@@ -10,7 +10,7 @@ static tc_status run(const tc__kernel_ctx *ctx) { return tc__vunary_f32_run(ctx,
 const tc__tactic tc__tactic_clip_f32_avx2 = {
     .name = "clip_f32_avx2",
     .op_type = "Clip",
-    .isa = TC__VEC_ISA_AVX2,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
     .flags = TC__TACTIC_ANY_LAYOUT,
     .supports = tc__vunary_f32_supports,
     .run = run,

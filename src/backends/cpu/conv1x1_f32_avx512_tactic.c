@@ -22,7 +22,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_conv1x1_f32_avx512 = {
     .name = "conv1x1_f32_avx512",
     .op_type = "Conv",
-    .isa = TC__GEMM_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__GEMM_ISA_AVX512,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
     .supports = supports,
     .packs_input = tc__conv_node_f32_packs_input,

@@ -20,7 +20,7 @@ static tc_status run(const tc__kernel_ctx *ctx) { return tc__conv_node_f32_run(c
 const tc__tactic tc__tactic_conv_im2col_f32_avx2 = {
     .name = "conv_im2col_f32_avx2",
     .op_type = "Conv",
-    .isa = TC__GEMM_ISA_AVX2,
+    .backend = TC__BACKEND_CPU, .caps = TC__GEMM_ISA_AVX2,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
     .supports = supports,
     .packs_input = tc__conv_node_f32_packs_input,

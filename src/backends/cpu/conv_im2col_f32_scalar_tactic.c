@@ -22,7 +22,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_conv_im2col_f32_scalar = {
     .name = "conv_im2col_f32_scalar",
     .op_type = "Conv",
-    .isa = 0,
+    .backend = TC__BACKEND_CPU, .caps = 0,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
     .supports = supports,
     .packs_input = tc__conv_node_f32_packs_input,

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* Output channels per block of the layout, and blocks per unit of the packed weight. */
 #define TC__CONV16_BLOCK 16
@@ -66,7 +66,7 @@ tc_status tc__conv_nchw16c_f32_pack(const tc__step_desc *d, int index, const voi
 /*
  * Runs a step that supports() accepted: ctx->in X, packed W, optional B; ctx->out[0] Y (every
  * element written; partial sums are kept in it, so neither X nor the residual may alias it);
- * ctx->residual; ctx->pool. Needs no scratch, allocates nothing, fails on shapes that do not match.
+ * ctx->residual; ctx->exec. Needs no scratch, allocates nothing, fails on shapes that do not match.
  */
 tc_status tc__conv_nchw16c_f32_run_avx512(const tc__kernel_ctx *ctx);
 

@@ -447,7 +447,7 @@ tc_status tc__conv_nchw16c_f32_run_avx512(const tc__kernel_ctx *ctx) {
         if (j.act.kind == TC__VACT_CLIP) j.clamp = CV_CLAMP_CLIP;
     }
     cv_job_init(&j, &g);
-    pthreadpool_t pool = ctx->pool;
+    pthreadpool_t pool = ctx->exec;
     const size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
     j.parts = cv_parts(&j, threads);
     if (threads <= 1) {

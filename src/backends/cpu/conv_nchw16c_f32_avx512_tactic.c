@@ -101,7 +101,7 @@ tc_status tc__conv_nchw16c_f32_pack(const tc__step_desc *d, int index, const voi
 const tc__tactic tc__tactic_conv_nchw16c_f32_avx512 = {
     .name = "conv_nchw16c_f32_avx512",
     .op_type = "Conv",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_FUSES_EPILOGUE | TC__TACTIC_BLOCKED,
     .supports = tc__conv_nchw16c_f32_supports,
     .packs_input = tc__conv_nchw16c_f32_packs_input,

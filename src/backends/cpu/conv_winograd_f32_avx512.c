@@ -242,7 +242,7 @@ tc_status tc__conv_winograd_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_co
     if (g.batch == 0 || g.cout == 0) return TC_STATUS_OK;
     float *buf = tc__kernel_alloc(ctx, tc__conv_winograd_f32_buffer_floats(&g) * sizeof(float));
     if (buf == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "Winograd Conv needs more scratch");
-    pthreadpool_t pool = (pthreadpool_t)ctx->pool;
+    pthreadpool_t pool = (pthreadpool_t)ctx->exec;
     wino_job jb = {.g = &g,
                    .mr = cfg->mr,
                    .nr = cfg->nr,

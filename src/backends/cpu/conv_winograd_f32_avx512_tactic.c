@@ -15,7 +15,7 @@ static tc_status run(const tc__kernel_ctx *ctx) { return tc__conv_winograd_f32_r
 const tc__tactic tc__tactic_conv_winograd_f32_avx512 = {
     .name = "conv_winograd_f32_avx512",
     .op_type = "Conv",
-    .isa = TC__GEMM_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__GEMM_ISA_AVX512,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
     .supports = tc__conv_winograd_f32_supports,
     .packs_input = NULL,

@@ -94,7 +94,7 @@ tc_status tc__dwconv_f32_run(const tc__kernel_ctx *ctx, tc__dwconv_f32_ukernel u
     }
     if (planes == 0 || g.OH == 0 || g.OW == 0) return TC_STATUS_OK;
     dw_job j = {&g, uk, x->data, w->data, b ? b->data : NULL, res, y->data, y->dims[1]};
-    pthreadpool_t pool = ctx->pool;
+    pthreadpool_t pool = ctx->exec;
     size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
     size_t tile = (size_t)g.OH;
     if (threads > 1 && (size_t)planes < 4 * threads) {

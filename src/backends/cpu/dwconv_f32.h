@@ -66,7 +66,7 @@ void tc__dwconv_f32_rows_avx2(const tc__dwconv_f32_geom *g, const tc__dwconv_f32
 /* The supports() of every dwconv tactic. */
 bool tc__dwconv_f32_supports(const tc__step_desc *d);
 
-/* Runs a Conv step that tc__dwconv_f32_supports accepted, with microkernel uk, over ctx->pool. */
+/* Runs a Conv step that tc__dwconv_f32_supports accepted, with microkernel uk, over ctx->exec. */
 tc_status tc__dwconv_f32_run(const tc__kernel_ctx *ctx, tc__dwconv_f32_ukernel uk);
 
 #endif

@@ -118,14 +118,14 @@ tc_status tc__dwconv_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
     }
     const int64_t planes = y->dims[0] * j.cb;
     if (planes == 0 || g.OH == 0 || g.OW == 0) return TC_STATUS_OK;
-    dw_parallel(ctx->pool, &j, planes);
+    dw_parallel(ctx->exec, &j, planes);
     return TC_STATUS_OK;
 }
 
 const tc__tactic tc__tactic_dwconv_nchw16c_f32_avx512 = {
     .name = "dwconv_nchw16c_f32_avx512",
     .op_type = "Conv",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED | TC__TACTIC_FUSES_EPILOGUE,
     .supports = tc__dwconv_nchw16c_f32_supports,
     .packs_input = tc__dwconv_nchw16c_f32_packs_input,

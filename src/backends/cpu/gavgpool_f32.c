@@ -41,7 +41,7 @@ tc_status tc__gavgpool_f32_run(const tc__kernel_ctx *ctx, tc__gavgpool_f32_ukern
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "GlobalAveragePool shapes this kernel does not compute");
     if (planes == 0) return TC_STATUS_OK;
     gap_job j = {uk, ctx->in[0]->data, ctx->out[0]->data, n};
-    pthreadpool_t pool = ctx->pool;
+    pthreadpool_t pool = ctx->exec;
     size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
     /* about 16K elements per task, at least one plane */
     size_t tile = n > 0 ? (size_t)(16384 / n) : (size_t)planes;

@@ -6,7 +6,7 @@
 #ifndef TC_BACKENDS_CPU_GAVGPOOL_F32_H
 #define TC_BACKENDS_CPU_GAVGPOOL_F32_H
 
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* y[p] = mean of x[p * n .. p * n + n) for p in [0, planes). */
 typedef void (*tc__gavgpool_f32_ukernel)(const float *x, float *y, int64_t n, int64_t planes);

@@ -10,7 +10,7 @@ static tc_status run(const tc__kernel_ctx *ctx) { return tc__gavgpool_f32_run(ct
 const tc__tactic tc__tactic_gavgpool_f32_avx512 = {
     .name = "gavgpool_f32_avx512",
     .op_type = "GlobalAveragePool",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .supports = tc__gavgpool_f32_supports,
     .run = run,
 };

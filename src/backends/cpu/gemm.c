@@ -233,7 +233,7 @@ static void run_slot(void *ctx, size_t s) {
 tc_status tc__gemm_f32_run(const tc__gemm_f32_problem *p, const tc__gemm_config *cfg, const tc__kernel_ctx *ctx) {
     const size_t batch = batch_count(p);
     if (batch == 0 || p->m == 0 || p->n == 0) return TC_STATUS_OK;
-    pthreadpool_t pool = (pthreadpool_t)ctx->pool;
+    pthreadpool_t pool = (pthreadpool_t)ctx->exec;
     const size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
     job jb = {.p = p, .cfg = cfg, .b = cache_blocks(p, cfg)};
     const size_t per_slot_max = slot_floats(p, cfg);

@@ -159,7 +159,7 @@ tc__gemm_f32_problem tc__gemm_f32_problem_init(size_t m, size_t n, size_t k);
 size_t tc__gemm_f32_scratch_bytes(const tc__gemm_f32_problem *p, const tc__gemm_config *cfg, size_t max_threads);
 
 /*
- * Runs the problem with microkernel cfg on ctx->pool (a pthreadpool_t, or NULL for the calling
+ * Runs the problem with microkernel cfg on ctx->exec (a pthreadpool_t, or NULL for the calling
  * thread), taking scratch from ctx (tc__kernel_alloc). With a lent scratch it allocates nothing and
  * uses as many threads as have room in it. Fails only when no scratch is left (OUT_OF_MEMORY).
  */

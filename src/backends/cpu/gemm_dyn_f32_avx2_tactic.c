@@ -15,7 +15,7 @@ static tc_status run(const tc__kernel_ctx *ctx) { return tc__gemm_node_f32_run(c
 const tc__tactic tc__tactic_gemm_dyn_f32_avx2 = {
     .name = "gemm_dyn_f32_avx2",
     .op_type = "Gemm",
-    .isa = TC__GEMM_ISA_AVX2,
+    .backend = TC__BACKEND_CPU, .caps = TC__GEMM_ISA_AVX2,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
     .supports = supports,
     .scratch_bytes = scratch_bytes,

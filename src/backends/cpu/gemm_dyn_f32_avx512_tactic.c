@@ -17,7 +17,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_gemm_dyn_f32_avx512 = {
     .name = "gemm_dyn_f32_avx512",
     .op_type = "Gemm",
-    .isa = TC__GEMM_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__GEMM_ISA_AVX512,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
     .supports = supports,
     .scratch_bytes = scratch_bytes,

@@ -17,7 +17,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_gemm_dyn_f32_scalar = {
     .name = "gemm_dyn_f32_scalar",
     .op_type = "Gemm",
-    .isa = 0,
+    .backend = TC__BACKEND_CPU, .caps = 0,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
     .supports = supports,
     .scratch_bytes = scratch_bytes,

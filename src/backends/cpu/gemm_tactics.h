@@ -15,7 +15,7 @@
 #define TC_BACKENDS_CPU_GEMM_TACTICS_H
 
 #include "backends/cpu/gemm.h"
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* MatMul (matmul_node_f32.c). */
 bool tc__matmul_node_f32_supports(const tc__step_desc *d, bool packed_b);

@@ -34,7 +34,7 @@
 #include "backends/cpu/amx_panel.h"
 #include "backends/cpu/lowp_layer.h"
 #include "core/quant_attr.h"
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* FP16: multiply-adds per lane accumulated in FP16 before the sum goes into FP32. */
 #define TC__HCONV_CHUNK 64

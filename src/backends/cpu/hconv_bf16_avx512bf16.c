@@ -398,7 +398,7 @@ tc_status tc__hconv_run_amx_bf16(const tc__kernel_ctx *ctx, const tc__hconv_geom
     tc_status st = tc__hconv_job_setup(ctx, g, &j, &scratch, "bf16");
     r.j = &j;
     if (st == TC_STATUS_OK)
-        tc__lowp_run_tasks(ctx->pool, b_convert_row, &j, g->in_image ? 0 : g->s.batch * g->s.hp, bamx_compute, &r,
+        tc__lowp_run_tasks(ctx->exec, b_convert_row, &j, g->in_image ? 0 : g->s.batch * g->s.hp, bamx_compute, &r,
                            r.plan.panels, j.grid.groups);
     if (scratch != NULL) tc__kernel_free(ctx, scratch);
     return st;

@@ -56,7 +56,7 @@ static inline tc_status tc__hconv_job_setup(const tc__kernel_ctx *ctx, const tc_
     j->run_pairs = tc__hconv_run_values(g) / 2;
     j->run_odd = tc__hconv_run_values(g) % 2 == 1;
     j->grid = tc__lowp_grid_of(s->oh, s->ow, s->sh, s->sw, s->hp, s->wp, g->cp, s->cout, s->out_layout,
-                               tc__lowp_threads(ctx->pool));
+                               tc__lowp_threads(ctx->exec));
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 */
         j->ych = (uint16_t *)io.y;
         tc__lowp_grid_out_image(&j->grid, g->o_hp, g->o_wp, g->o_cp, g->o_pt, g->o_pl);
@@ -81,7 +81,7 @@ static inline tc_status tc__hconv_job_run(const tc__kernel_ctx *ctx, const tc__h
     unsigned char *scratch = NULL;
     const tc_status st = tc__hconv_job_setup(ctx, g, &j, &scratch, prec);
     if (st == TC_STATUS_OK)
-        tc__lowp_run(ctx->pool, &j.grid, g->s.batch, g->in_image ? 0 : g->s.batch * g->s.hp, convert, compute, &j);
+        tc__lowp_run(ctx->exec, &j.grid, g->s.batch, g->in_image ? 0 : g->s.batch * g->s.hp, convert, compute, &j);
     if (scratch != NULL) tc__kernel_free(ctx, scratch);
     return st;
 }

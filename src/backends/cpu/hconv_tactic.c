@@ -147,7 +147,7 @@ static tc_status h_run_fp16(const tc__kernel_ctx *ctx) { return h_run(ctx, false
 static tc_status h_run_bf16(const tc__kernel_ctx *ctx) { return h_run(ctx, true); }
 
 #define H_TACTIC(var, tname, op, flag, sup, P, ISA)                                                                   \
-    const tc__tactic var = {.name = tname, .op_type = op, .isa = ISA, .flags = TC__TACTIC_FUSES_EPILOGUE | (flag),     \
+    const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = ISA, .flags = TC__TACTIC_FUSES_EPILOGUE | (flag),     \
                             .precision = #P, .supports = sup, .packs_input = h_packs_input, .pack = h_pack_##P,        \
                             .scratch_bytes = h_scratch_##P, .run = h_run_##P};
 
@@ -169,7 +169,7 @@ H_TACTIC(tc__tactic_gemm_bf16_avx512bf16, "gemm_bf16_avx512bf16", "Gemm", 0, h_s
  * order: within proof_tol). */
 #define H_ISA_AMX_BF16 (H_ISA_BF16 | (uint64_t)TC__ISA_AMX_TILE | (uint64_t)TC__ISA_AMX_BF16)
 #define H_AMX_TACTIC(var, tname, op, flag, sup, twin)                                                                 \
-    const tc__tactic var = {.name = tname, .op_type = op, .isa = H_ISA_AMX_BF16,                                       \
+    const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = H_ISA_AMX_BF16,                                       \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "bf16", .supports = sup,          \
                             .packs_input = h_packs_input, .pack = h_pack_bf16, .scratch_bytes = h_scratch_bf16,        \
                             .run = h_run_amx_bf16, .proof = &twin, .proof_tol = 1e-3f};

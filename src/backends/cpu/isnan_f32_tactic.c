@@ -1,5 +1,5 @@
 /* isnan_f32_tactic.c - tactic isnan_f32: IsNaN of a float32 tensor as one tight loop (x != x). */
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 static bool supports(const tc__step_desc *d) {
     return d->n_in == 1 && d->n_out == 1 && d->in[0] != NULL && d->in[0]->dtype == TC_DTYPE_FLOAT32 &&
@@ -17,7 +17,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_isnan_f32 = {
     .name = "isnan_f32",
     .op_type = "IsNaN",
-    .isa = 0,
+    .backend = TC__BACKEND_CPU, .caps = 0,
     .supports = supports,
     .run = run,
 };

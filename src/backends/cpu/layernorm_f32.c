@@ -65,7 +65,7 @@ tc_status tc__layernorm_f32_run(const tc__kernel_ctx *ctx, tc__layernorm_f32_uke
     const tc__tensor *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
     layernorm_job j = {uk, ctx->in[0]->data, ctx->in[1]->data, b ? b->data : NULL, ctx->out[0]->data, n,
                        (double)tc__attr_float(ctx->attrs, "epsilon", 1e-5f)};
-    pthreadpool_t pool = ctx->pool;
+    pthreadpool_t pool = ctx->exec;
     size_t tile = (size_t)(LAYERNORM_TILE / n);
     if (tile < 1) tile = 1;
     if (pool == NULL || tile >= (size_t)rows || pthreadpool_get_threads_count(pool) <= 1) {

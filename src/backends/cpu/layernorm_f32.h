@@ -8,7 +8,7 @@
 #ifndef TC_BACKENDS_CPU_LAYERNORM_F32_H
 #define TC_BACKENDS_CPU_LAYERNORM_F32_H
 
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* Normalises `rows` rows of n floats; bias may be NULL. */
 typedef void (*tc__layernorm_f32_ukernel)(const float *x, float *y, const float *scale, const float *bias, int64_t n,

@@ -10,7 +10,7 @@ static tc_status run(const tc__kernel_ctx *ctx) { return tc__layernorm_f32_run(c
 const tc__tactic tc__tactic_layernorm_f32_avx2 = {
     .name = "layernorm_f32_avx2",
     .op_type = "LayerNormalization",
-    .isa = TC__VEC_ISA_AVX2,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
     .supports = tc__layernorm_f32_supports,
     .run = run,
 };

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "backends/cpu/vact_f32.h"
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* Memory layouts of X and Y. */
 typedef enum tc__lowp_layout {

@@ -43,14 +43,14 @@ static tc_status run(const tc__kernel_ctx *ctx) {
     if (ctx->n_in < 2 || ctx->n_out < 1 || !tc__gemm_is_f32(ctx->in[0]) || !tc__gemm_is_f32(ctx->in[1]) ||
         !tc__gemm_is_f32(ctx->out[0]) || !tc__mm_geometry(ctx->attrs, ctx->in[0], ctx->in[1], ctx->out[0], &g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "MatMul: shapes the bf16 kernel does not take");
-    const size_t threads = ctx->pool ? pthreadpool_get_threads_count((pthreadpool_t)ctx->pool) : 1;
+    const size_t threads = ctx->exec ? pthreadpool_get_threads_count((pthreadpool_t)ctx->exec) : 1;
     const size_t slot = tc__mmb_slot_bytes(&g);
     size_t slots = threads ? threads : 1;
     unsigned char *mem = NULL;
     for (; slots >= 1; slots--) /* as many slots as threads, or as fit in the scratch (sized for the CPUs) */
         if ((mem = tc__kernel_alloc(ctx, slots * slot)) != NULL) break;
     if (mem == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "MatMul: no scratch for the bf16 operands");
-    tc__mmb_run_avx512bf16(&g, ctx->in[0]->data, ctx->in[1]->data, ctx->out[0]->data, ctx->pool, slots, mem);
+    tc__mmb_run_avx512bf16(&g, ctx->in[0]->data, ctx->in[1]->data, ctx->out[0]->data, ctx->exec, slots, mem);
     tc__kernel_free(ctx, mem);
     return TC_STATUS_OK;
 }
@@ -58,7 +58,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_matmul_dyn_bf16_avx512bf16 = {
     .name = "matmul_dyn_bf16_avx512bf16",
     .op_type = "MatMul",
-    .isa = TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512BF16,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512BF16,
     .precision = "bf16",
     .supports = supports,
     .scratch_bytes = scratch_bytes,

@@ -17,7 +17,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_matmul_dyn_f32_avx2 = {
     .name = "matmul_dyn_f32_avx2",
     .op_type = "MatMul",
-    .isa = TC__GEMM_ISA_AVX2,
+    .backend = TC__BACKEND_CPU, .caps = TC__GEMM_ISA_AVX2,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
     .supports = supports,
     .scratch_bytes = scratch_bytes,

@@ -18,7 +18,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_matmul_dyn_f32_scalar = {
     .name = "matmul_dyn_f32_scalar",
     .op_type = "MatMul",
-    .isa = 0,
+    .backend = TC__BACKEND_CPU, .caps = 0,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
     .supports = supports,
     .scratch_bytes = scratch_bytes,

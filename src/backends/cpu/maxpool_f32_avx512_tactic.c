@@ -10,7 +10,7 @@ static tc_status run(const tc__kernel_ctx *ctx) { return tc__pool_f32_run(ctx, t
 const tc__tactic tc__tactic_maxpool_f32_avx512 = {
     .name = "maxpool_f32_avx512",
     .op_type = "MaxPool",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .supports = tc__maxpool_f32_supports,
     .run = run,
 };

@@ -109,6 +109,6 @@ tc_status tc__pool_f32_run(const tc__kernel_ctx *ctx, tc__pool_f32_ukernel uk) {
     const int64_t planes = y->dims[0] * y->dims[1];
     if (planes == 0 || g.OH == 0 || g.OW == 0) return TC_STATUS_OK;
     pool_job j = {&g, uk, x->data, y->data};
-    tc__pool_parallelize_planes(ctx->pool, pool_task, &j, (size_t)planes, (size_t)g.OH);
+    tc__pool_parallelize_planes(ctx->exec, pool_task, &j, (size_t)planes, (size_t)g.OH);
     return TC_STATUS_OK;
 }

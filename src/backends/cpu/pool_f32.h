@@ -7,7 +7,7 @@
 #ifndef TC_BACKENDS_CPU_POOL_F32_H
 #define TC_BACKENDS_CPU_POOL_F32_H
 
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 typedef struct tc__pool_f32_geom {
     int64_t H, W;           /* input plane */
@@ -83,7 +83,7 @@ float tc__maxpool_f32_neg_inf_fixup(const tc__pool_f32_geom *g, const float *x, 
 bool tc__maxpool_f32_supports(const tc__step_desc *d);
 bool tc__avgpool_f32_supports(const tc__step_desc *d);
 
-/* Runs a pooling step its supports() accepted, with microkernel uk, over ctx->pool. */
+/* Runs a pooling step its supports() accepted, with microkernel uk, over ctx->exec. */
 tc_status tc__pool_f32_run(const tc__kernel_ctx *ctx, tc__pool_f32_ukernel uk);
 
 #endif

@@ -56,7 +56,7 @@ static void pool_task(void *arg, size_t plane, size_t oy0, size_t rows) {
     else tc__avgpool_nchw16c_f32_rows_avx512(g, j->cip, x, y, (int64_t)oy0, (int64_t)(oy0 + rows));
 }
 
-/* Runs a MaxPool (max) or AveragePool step over ctx->pool: tasks are rows of (image, channel block) planes. */
+/* Runs a MaxPool (max) or AveragePool step over ctx->exec: tasks are rows of (image, channel block) planes. */
 static tc_status pool_run(const tc__kernel_ctx *ctx, bool max) {
     if (ctx->n_in < 1 || ctx->in[0] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects input X and output Y");
@@ -73,7 +73,7 @@ static tc_status pool_run(const tc__kernel_ctx *ctx, bool max) {
     const int64_t planes = y->dims[0] * (y->dims[1] / 16);
     if (planes == 0 || g.OH == 0 || g.OW == 0) return TC_STATUS_OK;
     pool_job j = {&g, max, tc__attr_int(ctx->attrs, "count_include_pad", 0) == 1, x->data, y->data};
-    tc__pool_parallelize_planes(ctx->pool, pool_task, &j, (size_t)planes, (size_t)g.OH);
+    tc__pool_parallelize_planes(ctx->exec, pool_task, &j, (size_t)planes, (size_t)g.OH);
     return TC_STATUS_OK;
 }
 
@@ -115,7 +115,7 @@ tc_status tc__gavgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
     const int64_t planes = x->dims[0] * (x->dims[1] / 16);
     gap_job j = {x->data, ctx->out[0]->data, x->dims[2] * x->dims[3]};
     if (planes == 0) return TC_STATUS_OK;
-    pthreadpool_t pool = ctx->pool;
+    pthreadpool_t pool = ctx->exec;
     size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
     /* about 1024 pixels (16K floats) per task, at least one plane */
     size_t tile = j.hw > 0 ? (size_t)(1024 / j.hw) : (size_t)planes;
@@ -131,7 +131,7 @@ tc_status tc__gavgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_maxpool_nchw16c_f32_avx512 = {
     .name = "maxpool_nchw16c_f32_avx512",
     .op_type = "MaxPool",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED,
     .supports = tc__maxpool_nchw16c_f32_supports,
     .run = tc__maxpool_nchw16c_f32_run,
@@ -140,7 +140,7 @@ const tc__tactic tc__tactic_maxpool_nchw16c_f32_avx512 = {
 const tc__tactic tc__tactic_avgpool_nchw16c_f32_avx512 = {
     .name = "avgpool_nchw16c_f32_avx512",
     .op_type = "AveragePool",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED,
     .supports = tc__avgpool_nchw16c_f32_supports,
     .run = tc__avgpool_nchw16c_f32_run,
@@ -149,7 +149,7 @@ const tc__tactic tc__tactic_avgpool_nchw16c_f32_avx512 = {
 const tc__tactic tc__tactic_gavgpool_nchw16c_f32_avx512 = {
     .name = "gavgpool_nchw16c_f32_avx512",
     .op_type = "GlobalAveragePool",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED,
     .supports = tc__gavgpool_nchw16c_f32_supports,
     .run = tc__gavgpool_nchw16c_f32_run,

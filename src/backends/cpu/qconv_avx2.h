@@ -595,7 +595,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_v
             run_off[a * (rows ? 1 : g->kw) + c] = (a * g->dh * g->wp + c * g->dw) * g->cp;
     j.run_off = run_off;
     j.grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout,
-                               tc__lowp_threads(ctx->pool));
+                               tc__lowp_threads(ctx->exec));
     if (j.w7) j.grid.mr_wide = 8; /* u7w7 runs tiles of at most 4 pixels: 8 = 4 + 4, not 6 = 3 + 3 */
     if (g->out_image) { /* the next layer's image: border and padding channels hold 0 (its zero point) */
         j.oimg = io.y;
@@ -614,7 +614,7 @@ static tc_status s16_run(const tc__kernel_ctx *ctx, const tc__qconv_geom *g, q_v
         j.r_scale = g->r_scale;
         j.res = NULL;
     }
-    tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, s16_quantize_row, compute, &j);
+    tc__lowp_run(ctx->exec, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, s16_quantize_row, compute, &j);
     tc__kernel_free(ctx, scratch);
     return TC_STATUS_OK;
 }

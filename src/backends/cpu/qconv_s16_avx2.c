@@ -199,6 +199,6 @@ tc_status tc__qimage_mul_run_avx2(const tc__kernel_ctx *ctx, const tc__qimage_mu
     tc__qconv_geom g;
     s16_job j = qimage_job(&m->o, m->batch, m->c, m->h, m->w, x->data, ctx->out[0]->data, &g);
     j.chan_scale = s->data, j.chan_stride = m->s_per_image ? m->c : 0;
-    tc__lowp_run_tasks(ctx->pool, s16_quantize_row, &j, m->batch * m->o.hp, NULL, NULL, 0, 0);
+    tc__lowp_run_tasks(ctx->exec, s16_quantize_row, &j, m->batch * m->o.hp, NULL, NULL, 0, 0);
     return TC_STATUS_OK;
 }

@@ -36,7 +36,7 @@
 #include "backends/cpu/amx_panel.h"
 #include "backends/cpu/lowp_layer.h"
 #include "core/quant_attr.h"
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* Memory layouts of X and Y (lowp_layer.h). */
 #define TC__Q_NCHW TC__LOWP_NCHW

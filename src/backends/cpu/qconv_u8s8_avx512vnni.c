@@ -154,7 +154,7 @@ tc_status tc__qconv_run_amx(const tc__kernel_ctx *ctx, const tc__qconv_geom *g) 
     tc_status st = q_setup(ctx, g, &j, &scratch);
     r.j = &j;
     if (st == TC_STATUS_OK)
-        tc__lowp_run_tasks(ctx->pool, q_quantize_row, &j, g->in_image ? 0 : g->batch * g->hp, qamx_compute, &r,
+        tc__lowp_run_tasks(ctx->exec, q_quantize_row, &j, g->in_image ? 0 : g->batch * g->hp, qamx_compute, &r,
                            r.plan.panels, j.grid.groups);
     if (scratch != NULL) tc__kernel_free(ctx, scratch);
     return st;

@@ -276,7 +276,7 @@ static tc_status q_run_u7w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, 
 static tc_status q_run_u8w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u8w7_avx2); }
 
 #define Q_TACTIC(var, tname, op, isa_bits, flag, sup, pk, scr, rn)                                                \
-    const tc__tactic var = {.name = tname, .op_type = op, .isa = isa_bits,                                             \
+    const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = isa_bits,                                             \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
                             .packs_input = q_packs_input, .pack = pk, .scratch_bytes = scr, .run = rn};
 
@@ -284,7 +284,7 @@ static tc_status q_run_u8w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, 
  * must give its VNNI twin's bytes on the building machine before it is offered (tactic.h's proof). */
 #define Q_AMX_ISA (Q_ISA | (uint64_t)TC__ISA_AMX_TILE | (uint64_t)TC__ISA_AMX_INT8)
 #define Q_AMX_TACTIC(var, tname, op, flag, sup, twin)                                                                 \
-    const tc__tactic var = {.name = tname, .op_type = op, .isa = Q_AMX_ISA,                                            \
+    const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = Q_AMX_ISA,                                            \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
                             .packs_input = q_packs_input, .pack = q_pack, .scratch_bytes = q_scratch,                  \
                             .run = q_run_amx, .proof = &twin};

@@ -312,7 +312,7 @@ static inline tc_status q_setup(const tc__kernel_ctx *ctx, const tc__qconv_geom 
     j->runs = g->kh * g->kw / j->run_step;
     j->run_quads = j->run_step * g->cp / 4;
     j->grid = tc__lowp_grid_of(g->oh, g->ow, g->sh, g->sw, g->hp, g->wp, g->cp, g->cout, g->out_layout,
-                               tc__lowp_threads(ctx->pool));
+                               tc__lowp_threads(ctx->exec));
     if (g->out_image) { /* the next layer's image: border and padding channels hold its zero point */
         j->yq = (uint8_t *)io.y;
         j->o_inv = 1.0f / g->o_scale;
@@ -337,7 +337,7 @@ static inline tc_status q_run_tasks(const tc__kernel_ctx *ctx, const tc__qconv_g
     unsigned char *scratch = NULL;
     tc_status st = q_setup(ctx, g, &j, &scratch);
     if (st == TC_STATUS_OK)
-        tc__lowp_run(ctx->pool, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, q_quantize_row, compute, &j);
+        tc__lowp_run(ctx->exec, &j.grid, g->batch, g->in_image ? 0 : g->batch * g->hp, q_quantize_row, compute, &j);
     if (scratch != NULL) tc__kernel_free(ctx, scratch);
     return st;
 }

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* y[i] = sat(rne(x[i] / scale) + zp) for i < n; is_signed: int8 output, else uint8. */
 void tc__quantize_x8_avx512(const float *x, void *y, int64_t n, float scale, int32_t zp, bool is_signed);

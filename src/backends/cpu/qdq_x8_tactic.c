@@ -64,9 +64,9 @@ static tc_status qdq_run(const tc__kernel_ctx *ctx, bool quantize, bool avx2) {
                  .zp = z == NULL ? 0 : z->dtype == TC_DTYPE_INT8 ? *(const int8_t *)z->data : *(const uint8_t *)z->data,
                  .is_signed = q == TC_DTYPE_INT8, .quantize = quantize, .avx2 = avx2};
     const size_t chunks = (size_t)((j.n + QDQ_CHUNK - 1) / QDQ_CHUNK);
-    if (ctx->pool == NULL || chunks < 2)
+    if (ctx->exec == NULL || chunks < 2)
         for (size_t c = 0; c < chunks; c++) qdq_chunk(&j, c);
-    else pthreadpool_parallelize_1d(ctx->pool, qdq_chunk, &j, chunks, 0);
+    else pthreadpool_parallelize_1d(ctx->exec, qdq_chunk, &j, chunks, 0);
     return TC_STATUS_OK;
 }
 
@@ -76,10 +76,10 @@ static tc_status q_run_avx2(const tc__kernel_ctx *ctx) { return qdq_run(ctx, tru
 static tc_status dq_run_avx2(const tc__kernel_ctx *ctx) { return qdq_run(ctx, false, true); }
 
 const tc__tactic tc__tactic_quantize_x8_avx512 = {.name = "quantize_x8_avx512", .op_type = "QuantizeLinear",
-                                                  .isa = TC__VEC_ISA_AVX512, .supports = q_supports, .run = q_run};
+                                                  .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512, .supports = q_supports, .run = q_run};
 const tc__tactic tc__tactic_dequantize_x8_avx512 = {.name = "dequantize_x8_avx512", .op_type = "DequantizeLinear",
-                                                    .isa = TC__VEC_ISA_AVX512, .supports = dq_supports, .run = dq_run};
+                                                    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512, .supports = dq_supports, .run = dq_run};
 const tc__tactic tc__tactic_quantize_x8_avx2 = {.name = "quantize_x8_avx2", .op_type = "QuantizeLinear",
-                                                .isa = TC__VEC_ISA_AVX2, .supports = q_supports, .run = q_run_avx2};
+                                                .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2, .supports = q_supports, .run = q_run_avx2};
 const tc__tactic tc__tactic_dequantize_x8_avx2 = {.name = "dequantize_x8_avx2", .op_type = "DequantizeLinear",
-                                                  .isa = TC__VEC_ISA_AVX2, .supports = dq_supports, .run = dq_run_avx2};
+                                                  .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2, .supports = dq_supports, .run = dq_run_avx2};

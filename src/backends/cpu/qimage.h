@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* The image a step writes: its readers'. */
 typedef struct tc__qimage_out {

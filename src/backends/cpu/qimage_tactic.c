@@ -87,5 +87,5 @@ static tc_status m_run(const tc__kernel_ctx *ctx) {
 
 /* Never a tuning candidate: it takes only steps the chain gave an image (after the tactics are chosen). */
 const tc__tactic tc__tactic_mul_int8_image_avx2 = {.name = "mul_int8_image_avx2", .op_type = "Mul",
-                                                   .isa = TC__VEC_ISA_AVX2, .precision = "int8",
+                                                   .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2, .precision = "int8",
                                                    .supports = m_supports, .run = m_run};

@@ -49,7 +49,7 @@ tc_status tc__reorder_nchw16c_run(const tc__kernel_ctx *ctx) {
     ro_job j = {x->data, y->data, x->dims[1] / 16, x->dims[2] * x->dims[3]};
     const int64_t planes = x->dims[0] * j.cb;
     if (planes == 0 || j.hw == 0) return TC_STATUS_OK;
-    pthreadpool_t pool = ctx->pool;
+    pthreadpool_t pool = ctx->exec;
     size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
     size_t tile = (size_t)j.hw;
     if (threads > 1 && (size_t)planes < 4 * threads) {
@@ -69,7 +69,7 @@ tc_status tc__reorder_nchw16c_run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_reorder_nchw16c_to_nchw = {
     .name = "reorder_nchw16c_to_nchw",
     .op_type = "Identity",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED,
     .supports = tc__reorder_nchw16c_supports,
     .run = tc__reorder_nchw16c_run,

@@ -112,7 +112,7 @@ tc_status tc__softmax_f32_run(const tc__kernel_ctx *ctx, tc__softmax_f32_ukernel
             j.mask = NULL;
         }
     }
-    pthreadpool_t pool = ctx->pool;
+    pthreadpool_t pool = ctx->exec;
     size_t tile = (size_t)(SOFTMAX_TILE / n);
     if (tile < 1) tile = 1;
     if (pool == NULL || tile >= (size_t)rows || pthreadpool_get_threads_count(pool) <= 1) {

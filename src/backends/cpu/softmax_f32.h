@@ -9,7 +9,7 @@
 #define TC_BACKENDS_CPU_SOFTMAX_F32_H
 
 #include "core/fused_attr.h"
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 /* What a microkernel computes: Softmax (log_out false) or LogSoftmax; with nan_guard every NaN output
  * becomes nan_to (the step's TC__ATTR_NAN_TO, a fused Where(IsNaN(y), c, y)); with a mask the rows are x + their
@@ -47,7 +47,7 @@ static inline void tc__softmax_rows_masked(const float *x, float *y, int64_t n, 
 /* The supports() of the Softmax and LogSoftmax tactics. */
 bool tc__softmax_f32_supports(const tc__step_desc *d);
 
-/* Runs a step tc__softmax_f32_supports accepted with microkernel uk, over ctx->pool (the step's
+/* Runs a step tc__softmax_f32_supports accepted with microkernel uk, over ctx->exec (the step's
  * TC__ATTR_NAN_TO, if any, guards the output; with TC__ATTR_SOFTMAX_ADD each row adds its row of input 1). */
 tc_status tc__softmax_f32_run(const tc__kernel_ctx *ctx, tc__softmax_f32_ukernel uk, bool log_out);
 

@@ -10,7 +10,7 @@ static tc_status run(const tc__kernel_ctx *ctx) { return tc__softmax_f32_run(ctx
 const tc__tactic tc__tactic_softmax_f32_avx2 = {
     .name = "softmax_f32_avx2",
     .op_type = "Softmax",
-    .isa = TC__VEC_ISA_AVX2,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
     .supports = tc__softmax_f32_supports,
     .run = run,
 };

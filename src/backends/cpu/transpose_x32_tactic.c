@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 static bool perm_of(const tc__attrs *attrs, int32_t rank, int64_t *perm) {
     const int64_t *p;
@@ -76,7 +76,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_transpose_x32 = {
     .name = "transpose_x32",
     .op_type = "Transpose",
-    .isa = 0,
+    .backend = TC__BACKEND_CPU, .caps = 0,
     .supports = supports,
     .run = run,
 };

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 typedef enum tc__vact_kind {
     TC__VACT_NONE = 0,

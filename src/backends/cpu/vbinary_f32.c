@@ -120,7 +120,7 @@ tc_status tc__vbinary_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op op, cons
         j.act = tc__vact_from_epilogue(ctx->epi);
     }
     if (j.l.n == 0) return TC_STATUS_OK;
-    pthreadpool_t pool = ctx->pool;
+    pthreadpool_t pool = ctx->exec;
     if (pool == NULL || j.l.n <= VBIN_TILE || pthreadpool_get_threads_count(pool) <= 1) {
         vbin_task(&j, 0, (size_t)j.l.n);
         return TC_STATUS_OK;

@@ -29,7 +29,7 @@ extern const tc__vbinary_f32_ukernels tc__vbinary_f32_ukernels_avx2;
 /* The supports() of every Add/Sub/Mul/Div tactic. */
 bool tc__vbinary_f32_supports(const tc__step_desc *d);
 
-/* Runs a step tc__vbinary_f32_supports accepted with the microkernels uk, over ctx->pool. */
+/* Runs a step tc__vbinary_f32_supports accepted with the microkernels uk, over ctx->exec. */
 tc_status tc__vbinary_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op op, const tc__vbinary_f32_ukernels *uk);
 
 #endif

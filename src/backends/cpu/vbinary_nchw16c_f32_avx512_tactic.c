@@ -95,7 +95,7 @@ tc_status tc__vbinary_nchw16c_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op 
     }
     const int64_t planes = y->dims[0] * j.cb;
     if (planes == 0 || j.hw == 0) return TC_STATUS_OK;
-    pthreadpool_t pool = ctx->pool;
+    pthreadpool_t pool = ctx->exec;
     if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1 || planes * j.hw <= VBIN_TILE_PIXELS) {
         for (int64_t p = 0; p < planes; p++) vbin_task(&j, (size_t)p, 0, (size_t)j.hw);
         return TC_STATUS_OK;
@@ -112,7 +112,7 @@ static tc_status run_div(const tc__kernel_ctx *ctx) { return tc__vbinary_nchw16c
 const tc__tactic tc__tactic_add_nchw16c_f32_avx512 = {
     .name = "add_nchw16c_f32_avx512",
     .op_type = "Add",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED | TC__TACTIC_FUSES_EPILOGUE,
     .supports = tc__vbinary_nchw16c_f32_supports,
     .run = run_add,
@@ -121,7 +121,7 @@ const tc__tactic tc__tactic_add_nchw16c_f32_avx512 = {
 const tc__tactic tc__tactic_sub_nchw16c_f32_avx512 = {
     .name = "sub_nchw16c_f32_avx512",
     .op_type = "Sub",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED | TC__TACTIC_FUSES_EPILOGUE,
     .supports = tc__vbinary_nchw16c_f32_supports,
     .run = run_sub,
@@ -130,7 +130,7 @@ const tc__tactic tc__tactic_sub_nchw16c_f32_avx512 = {
 const tc__tactic tc__tactic_mul_nchw16c_f32_avx512 = {
     .name = "mul_nchw16c_f32_avx512",
     .op_type = "Mul",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED | TC__TACTIC_FUSES_EPILOGUE,
     .supports = tc__vbinary_nchw16c_f32_supports,
     .run = run_mul,
@@ -139,7 +139,7 @@ const tc__tactic tc__tactic_mul_nchw16c_f32_avx512 = {
 const tc__tactic tc__tactic_div_nchw16c_f32_avx512 = {
     .name = "div_nchw16c_f32_avx512",
     .op_type = "Div",
-    .isa = TC__VEC_ISA_AVX512,
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED | TC__TACTIC_FUSES_EPILOGUE,
     .supports = tc__vbinary_nchw16c_f32_supports,
     .run = run_div,

@@ -92,7 +92,7 @@ tc_status tc__vunary_f32_run(const tc__kernel_ctx *ctx, tc__vunary_f32_ukernel u
                         ctx->op_type);
     const int64_t n = tc__tensor_numel(x);
     if (n <= 0) return TC_STATUS_OK;
-    pthreadpool_t pool = ctx->pool;
+    pthreadpool_t pool = ctx->exec;
     if (pool == NULL || n <= VUN_TILE || pthreadpool_get_threads_count(pool) <= 1) {
         uk(j.x, j.y, n, &j.act);
         return TC_STATUS_OK;

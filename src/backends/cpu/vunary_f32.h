@@ -18,7 +18,7 @@ void tc__vunary_f32_avx2(const float *x, float *y, int64_t n, const tc__vact *ac
 /* The supports() of every unary tactic (the op comes from d->op_type). */
 bool tc__vunary_f32_supports(const tc__step_desc *d);
 
-/* Runs a step tc__vunary_f32_supports accepted with microkernel uk, over ctx->pool. */
+/* Runs a step tc__vunary_f32_supports accepted with microkernel uk, over ctx->exec. */
 tc_status tc__vunary_f32_run(const tc__kernel_ctx *ctx, tc__vunary_f32_ukernel uk);
 
 #endif

@@ -4,7 +4,7 @@
  * is a tight loop. Portable C.
  */
 #include "core/tensor.h"
-#include "tactics/tactic.h"
+#include "backends/tactic.h"
 
 static bool supports(const tc__step_desc *d) {
     if (d->n_in != 3 || d->n_out != 1 || !tc__epilogue_is_none(d->epi)) return false;
@@ -49,7 +49,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_where_x32 = {
     .name = "where_x32",
     .op_type = "Where",
-    .isa = 0,
+    .backend = TC__BACKEND_CPU, .caps = 0,
     .supports = supports,
     .run = run,
 };

@@ -2,18 +2,19 @@
  * tactic.h - a tactic is one implementation of one operator with a fixed configuration
  * (oneDNN's "primitive descriptor" in spirit): it says whether it supports a step, how it
  * wants its constant weights laid out, how much scratch it needs, and runs it.
- * Per op, an ordered list of tactics (tactics.inc, best first, the reference kernel last) is
- * exactly what the auto-tuner times. Tactics depend only on core and backend types.
+ * Per backend and op, an ordered list of tactics (backends/<name>/tactics.inc, best first, the
+ * reference kernel last) is exactly what the auto-tuner times. Tactics depend only on core types
+ * and the kernel contract (kernel.h).
  */
-#ifndef TC_TACTICS_TACTIC_H
-#define TC_TACTICS_TACTIC_H
+#ifndef TC_BACKENDS_TACTIC_H
+#define TC_BACKENDS_TACTIC_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backends/ref/ref.h"
-#include "core/cpu.h"
+#include "backends/backend_id.h"
+#include "backends/kernel.h"
 
 /* What a tactic sees of a step when asked whether it supports it, and when packing. */
 typedef struct tc__step_desc {
@@ -48,7 +49,8 @@ enum {
 typedef struct tc__tactic {
     const char *name;              /* "conv_im2col_avx512", ...; stored in plans, <= 31 chars */
     const char *op_type;
-    uint64_t isa;                  /* TC__ISA_* bits it needs (0 = baseline C) */
+    uint32_t backend;              /* TC__BACKEND_* (backend_id.h): whose list it is on, whose memory it uses */
+    uint64_t caps;                 /* capability bits of its backend it needs (CPU: TC__ISA_* bits; 0 = baseline) */
     uint32_t flags;                /* TC__TACTIC_* */
     const char *precision;         /* arithmetic it computes in: "int8", "bf16"; NULL: "fp32" */
     /* True when the tactic computes this step exactly (dtype, attributes, shapes, epilogue). */
@@ -63,7 +65,7 @@ typedef struct tc__tactic {
     tc_status (*pack)(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err);
     /* Optional. Scratch bytes run() needs at these shapes (0 when NULL). */
     size_t (*scratch_bytes)(const tc__step_desc *d);
-    /* Runs the step. Must not allocate (use ctx->scratch), lock or log. May use ctx->pool. */
+    /* Runs the step. Must not allocate (use ctx->scratch), lock or log. May use ctx->exec. */
     tc_status (*run)(const tc__kernel_ctx *ctx);
     /*
      * Optional: a tactic that computes the same bytes for every step this one supports (the same arithmetic on
@@ -75,19 +77,15 @@ typedef struct tc__tactic {
     /* 0: the same bytes; else outputs within proof_tol times the proof's largest magnitude (floating-point sums in
      * another order; a 16-bit out image (tc.half_out_image) is compared as BF16 values, an ulp of which is allowed) */
     float proof_tol;
+    /*
+     * Optional: configurations the tuner times as separate candidates (a library's algorithm list, tile sizes).
+     * Fills up to cap configurations of config_bytes each into out (cap * config_bytes bytes) and returns how many
+     * the step admits. The tuner keeps the fastest; the plan stores its bytes per (step, profile) and run() finds
+     * them in ctx->config. check_config validates such bytes read from a plan (a plan is input from outside).
+     */
+    uint32_t config_bytes;
+    int (*configs)(const tc__step_desc *d, void *out, int cap);
+    bool (*check_config)(const void *config, tc__err *err);
 } tc__tactic;
-
-/* Every tactic, from tactics.inc. */
-#define TC_TACTIC(op, name) extern const tc__tactic tc__tactic_##name;
-#include "tactics/tactics.inc"
-#undef TC_TACTIC
-
-/*
- * The fast candidates for op_type usable on a CPU with ISA bits isa, best first (the engine adds
- * the reference kernel, "ref", as the last candidate). Fills out[0..cap) and returns the count.
- */
-int tc__tactics_for(const char *op_type, uint64_t isa, const tc__tactic **out, int cap);
-/* Looks a tactic up by name (plans store names); NULL when this build has none of that name. */
-const tc__tactic *tc__tactic_find(const char *name, const char *op_type);
 
 #endif
