@@ -57,12 +57,19 @@ typedef struct tc__tactic {
     bool (*supports)(const tc__step_desc *d);
     /*
      * Optional. Rewrites constant input `index` from the ONNX layout (src) into the layout run()
-     * expects (dst), at build time; the plan stores dst. It must be a permutation of the same
-     * byte size (dims and dtype unchanged) so that the plan stays valid. Returns false when this
+     * expects (dst), at build time; the plan stores dst. Dims and dtype stay the source's; the bytes are
+     * the source's size, or packed_bytes() when the tactic gives it. packs_input returns false when this
      * input is used as is.
      */
     bool (*packs_input)(const tc__step_desc *d, int index);
     tc_status (*pack)(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err);
+    /*
+     * Optional: the bytes pack() writes for input `index` when they are fewer than the source's (INT8 codes and
+     * scales, 16-bit halves): the plan stores exactly these (dst holds this many), and only this step reads them.
+     * The packed tensor keeps the source's dtype and dims, which shape inference reads; its bytes are the tactic's
+     * alone. NULL: the packing is a permutation of the source's bytes. Never more than the source's bytes.
+     */
+    size_t (*packed_bytes)(const tc__step_desc *d, int index);
     /* Optional. Scratch bytes run() needs at these shapes (0 when NULL). */
     size_t (*scratch_bytes)(const tc__step_desc *d);
     /* Runs the step. Must not allocate (use ctx->scratch), lock or log. May use ctx->exec. */

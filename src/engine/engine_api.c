@@ -81,6 +81,56 @@ static tc_status check_params(const tc_engine *e, int k, tc__err *err) {
     return TC_STATUS_OK;
 }
 
+/* True for an initializer holding fewer bytes than its dims need: a tactic's packed weight. */
+static bool is_packed(const tc__tensor *t) {
+    return t != NULL && t->nbytes < (uint64_t)tc__tensor_numel(t) * tc_dtype_size(t->dtype);
+}
+
+/* Packed initializers are read by exactly one input of one compute step, whose tactic packs that input into exactly
+ * those bytes (at profile 0's opt shapes); no other step reads them and no graph output is one. A plan is input from
+ * outside: a kernel must never read past a packed buffer. */
+static tc_status check_packed(const tc_engine *e, tc__err *err) {
+    const tc__graph *g = e->g;
+    bool any = false;
+    for (int v = 0; v < g->n_values && !any; v++) any = is_packed(g->values[v].init);
+    if (!any) return TC_STATUS_OK;
+    for (int k = 0; k < g->n_outputs; k++)
+        if (is_packed(g->values[g->outputs[k]].init))
+            return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan output '%s' is a packed weight",
+                            g->values[g->outputs[k]].name);
+    int *readers = calloc((size_t)g->n_values + 1, sizeof *readers);
+    if (readers == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    tc__shapes s;
+    memset(&s, 0, sizeof s);
+    tc_status st = tc__shapes_at(g, e->steps, e->profiles[0].ranges, 1, &s, err);
+    for (int k = 0; k < e->n_steps && st == TC_STATUS_OK; k++) {
+        const tc__node *node = &g->nodes[e->steps[k].node];
+        const tc__tactic *t = e->tactics[k];
+        tc__desc_store ds;
+        bool built = false;
+        for (int i = 0; i < node->n_in && st == TC_STATUS_OK; i++) {
+            const int32_t v = node->in[i];
+            if (v < 0 || !is_packed(g->values[v].init)) continue;
+            readers[v]++;
+            if (!built && t != NULL) tc__desc_build_packed(g, node, &s, &ds), built = true;
+            const bool ok = e->steps[k].kind == TC__STEP_COMPUTE && t != NULL && i < node->n_op_in &&
+                            t->packs_input != NULL && t->packs_input(&ds.d, i) && t->packed_bytes != NULL &&
+                            t->packed_bytes(&ds.d, i) == g->values[v].init->nbytes;
+            if (!ok)
+                st = tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' (tactic %s) reads '%s' as input %d, a packed "
+                              "weight of %zu bytes that its tactic does not write", node->name, e->steps[k].tactic,
+                              g->values[v].name, i, g->values[v].init->nbytes);
+        }
+    }
+    for (int v = 0; v < g->n_values && st == TC_STATUS_OK; v++)
+        if (is_packed(g->values[v].init) && readers[v] != 1)
+            st = tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan packed weight '%s' is read by %d step inputs, not one",
+                          g->values[v].name, readers[v]);
+    tc__shapes_free(&s);
+    free(readers);
+    return st;
+}
+
 tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_t plan_flags, tc_engine **out,
                                tc__err *err) {
     *out = NULL;
@@ -138,6 +188,7 @@ tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_
             if (st == TC_STATUS_OK) st = check_params(e, k, err);
         }
     }
+    if (st == TC_STATUS_OK) st = check_packed(e, err);
     if (st == TC_STATUS_OK) {
         e->step_ops = calloc((size_t)(e->n_steps ? e->n_steps : 1), sizeof(char *));
         if (e->step_ops == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");

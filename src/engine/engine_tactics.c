@@ -114,7 +114,12 @@ static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t,
     char name[256];
     snprintf(name, sizeof name, "%.180s/packed_%s", g->values[v].name, t->name);
     int32_t nv;
-    tc_status st = tc__graph_add_initializer(g, name, src, &nv, err);
+    const size_t packed = t->packed_bytes ? t->packed_bytes(d, i) : src->nbytes;
+    if (packed == 0 || packed > src->nbytes)
+        return tc__fail(err, TC_STATUS_INTERNAL, "tactic %s packs input %d of node '%s' into %zu bytes (the source has %zu)",
+                        t->name, i, g->nodes[n].name, packed, src->nbytes);
+    tc_status st = packed == src->nbytes ? tc__graph_add_initializer(g, name, src, &nv, err)
+                                         : tc__graph_add_packed(g, name, src, packed, &nv, err);
     if (st) return st;
     tc__tensor *dst = (tc__tensor *)g->values[nv].init;
     st = t->pack(d, i, src->data, dst->data, err);

@@ -319,9 +319,16 @@ typedef struct tc__plan_tensor {
     int32_t rank;             /* 0..TC_MAX_RANK */
     int64_t dims[TC_MAX_RANK]; /* >= 0; dims[rank..] are zero */
     uint64_t offset;          /* WEIGHTS offset, a multiple of 64 */
-    uint64_t nbytes;          /* = numel * element size */
-    uint64_t reserved;
+    uint64_t nbytes;          /* = numel * element size; with TC__PLAN_TENSOR_PACKED fewer */
+    uint64_t flags;           /* TC__PLAN_TENSOR_* */
 } tc__plan_tensor;
+
+enum {
+    /* A tactic's packed weight (tactic.h packed_bytes): nbytes is less than its dims and dtype need, and only the one
+     * step whose tactic packed it reads it (the engine checks that at load, and the packed size against the tactic). */
+    TC__PLAN_TENSOR_PACKED = 1u << 0,
+    TC__PLAN_TENSOR_FLAGS_ = TC__PLAN_TENSOR_PACKED,
+};
 
 _Static_assert(sizeof(tc__plan_tensor) == 96, "plan tensor record size");
 _Static_assert(offsetof(tc__plan_tensor, dtype) == 0, "plan tensor layout");
@@ -329,7 +336,7 @@ _Static_assert(offsetof(tc__plan_tensor, rank) == 4, "plan tensor layout");
 _Static_assert(offsetof(tc__plan_tensor, dims) == 8, "plan tensor layout");
 _Static_assert(offsetof(tc__plan_tensor, offset) == 72, "plan tensor layout");
 _Static_assert(offsetof(tc__plan_tensor, nbytes) == 80, "plan tensor layout");
-_Static_assert(offsetof(tc__plan_tensor, reserved) == 88, "plan tensor layout");
+_Static_assert(offsetof(tc__plan_tensor, flags) == 88, "plan tensor layout");
 
 /* ---- Writing and reading ---------------------------------------------------------- */
 

@@ -258,10 +258,15 @@ static tc_status read_tensors(const reader *r, tc__graph *g, tc__tensor **out) {
                             (int)p->rank, TC_MAX_RANK);
         int64_t numel = tc__numel(p->rank, p->dims);
         if (numel < 0) return tc__fail(r->err, TC_STATUS_CORRUPT_FILE, "plan tensor %u has an invalid shape", k);
-        if ((uint64_t)numel * es != p->nbytes) /* numel <= 2^40, es <= 8: no overflow */
+        if (p->flags & ~(uint64_t)TC__PLAN_TENSOR_FLAGS_)
+            return tc__fail(r->err, TC_STATUS_CORRUPT_FILE, "plan tensor %u has unknown flags 0x%llx", k,
+                            (unsigned long long)p->flags);
+        const bool packed = (p->flags & TC__PLAN_TENSOR_PACKED) != 0;
+        /* numel <= 2^40, es <= 8: no overflow */
+        if (packed ? p->nbytes == 0 || p->nbytes >= (uint64_t)numel * es : (uint64_t)numel * es != p->nbytes)
             return tc__fail(r->err, TC_STATUS_CORRUPT_FILE,
-                            "plan tensor %u is %llu bytes, its %s shape needs %llu", k,
-                            (unsigned long long)p->nbytes, tc_dtype_name((tc_dtype)p->dtype),
+                            "plan tensor %u is %llu bytes, its %s shape needs %s%llu", k,
+                            (unsigned long long)p->nbytes, tc_dtype_name((tc_dtype)p->dtype), packed ? "fewer than " : "",
                             (unsigned long long)numel * es);
         char what[64];
         snprintf(what, sizeof what, "plan tensor %u", k);
@@ -398,6 +403,9 @@ static tc_status read_attr(const reader *r, tc__graph *g, const tc__node *node, 
         if (p->tensor < 0 || (uint32_t)p->tensor >= r->counts[TC__PLAN_TABLE_TENSORS])
             return tc__fail(err, TC_STATUS_CORRUPT_FILE, "%s refers to tensor %d of %u", what, (int)p->tensor,
                             r->counts[TC__PLAN_TABLE_TENSORS]);
+        if (((const tc__plan_tensor *)r->tables[TC__PLAN_TABLE_TENSORS])[p->tensor].flags & TC__PLAN_TENSOR_PACKED)
+            return tc__fail(err, TC_STATUS_CORRUPT_FILE, "%s refers to packed tensor %d (only initializers are packed)",
+                            what, (int)p->tensor);
         out->t = &tensors[p->tensor];
         return TC_STATUS_OK;
     case TC__ATTR_FLOATS:

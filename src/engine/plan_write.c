@@ -140,7 +140,8 @@ static bool add_index(writer *w, tc__plan_table_id id, int32_t v) {
 }
 
 /* Checks a tensor the plan will store and appends its record and data; index in *out. */
-static tc_status add_tensor(writer *w, const tc__tensor *t, const char *what, int32_t *out) {
+/* may_pack: t may be a tactic's packed weight (an initializer), with fewer bytes than its dims need. */
+static tc_status add_tensor(writer *w, const tc__tensor *t, const char *what, bool may_pack, int32_t *out) {
     tc__err *err = w->err;
     if (t == NULL) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "%s: tensor is NULL", what);
     size_t es = tc_dtype_size(t->dtype);
@@ -153,7 +154,9 @@ static tc_status add_tensor(writer *w, const tc__tensor *t, const char *what, in
     if (numel < 0)
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "%s: invalid or too large shape %s", what,
                         tc__shape_str(t->rank, t->dims, shape, sizeof shape));
-    if ((uint64_t)numel * es != t->nbytes)
+    /* fewer bytes: a tactic's packed weight (an initializer the engine packed), flagged so */
+    const bool packed = may_pack && t->nbytes > 0 && t->nbytes < (uint64_t)numel * es;
+    if ((uint64_t)numel * es != t->nbytes && !packed)
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "%s: %s %s needs %llu bytes, the tensor has %zu", what,
                         tc_dtype_name(t->dtype), tc__shape_str(t->rank, t->dims, shape, sizeof shape),
                         (unsigned long long)numel * es, t->nbytes);
@@ -170,6 +173,7 @@ static tc_status add_tensor(writer *w, const tc__tensor *t, const char *what, in
     for (int32_t i = 0; i < t->rank; i++) r->dims[i] = t->dims[i];
     r->offset = off;
     r->nbytes = t->nbytes;
+    r->flags = packed ? TC__PLAN_TENSOR_PACKED : 0;
     *out = index;
     return TC_STATUS_OK;
 }
@@ -290,7 +294,7 @@ static tc_status write_values(writer *w, const bool *used) {
             }
             char what[320];
             snprintf(what, sizeof what, "initializer '%.256s'", name);
-            tc_status st = add_tensor(w, t, what, &tensor);
+            tc_status st = add_tensor(w, t, what, true, &tensor);
             if (st) return st;
         }
         tc__plan_value *r = add_record(w, TC__PLAN_TABLE_VALUES);
@@ -340,7 +344,7 @@ static tc_status write_attr(writer *w, const tc__node *node, const tc__attr *a) 
     case TC__ATTR_FLOAT: rec.f = a->f; break;
     case TC__ATTR_INT: rec.i = a->i; break;
     case TC__ATTR_STRING: rec.s = strtab_ref(&w->strings, a->s); break;
-    case TC__ATTR_TENSOR: st = add_tensor(w, a->t, what, &rec.tensor); break;
+    case TC__ATTR_TENSOR: st = add_tensor(w, a->t, what, false, &rec.tensor); break;
     case TC__ATTR_GRAPH: break;
     case TC__ATTR_FLOATS:
         rec.n = a->n;

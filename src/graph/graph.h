@@ -97,6 +97,10 @@ void tc__graph_compact(tc__graph *g);
 /* Adds an initializer holding a copy of t, named after base_name (made unique). Index in *out. */
 tc_status tc__graph_add_initializer(tc__graph *g, const char *base_name, const tc__tensor *t, int32_t *out,
                                     tc__err *err);
+/* Adds an initializer of t's dtype and dims whose data is nbytes zeroed bytes (a tactic's packed weight: fewer bytes
+ * than the dims say, which only the tactic that packed them reads); otherwise as tc__graph_add_initializer. */
+tc_status tc__graph_add_packed(tc__graph *g, const char *base_name, const tc__tensor *like, size_t nbytes, int32_t *out,
+                               tc__err *err);
 
 /* Interns a symbol name; returns its id or -1 on allocation failure. */
 int32_t tc__graph_symbol(tc__graph *g, const char *name);

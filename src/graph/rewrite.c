@@ -35,8 +35,10 @@ void tc__graph_compact(tc__graph *g) {
             if (g->nodes[n].out[o] >= 0) g->values[g->nodes[n].out[o]].producer = n;
 }
 
-tc_status tc__graph_add_initializer(tc__graph *g, const char *base_name, const tc__tensor *t, int32_t *out,
-                                    tc__err *err) {
+/* The initializer behind tc__graph_add_initializer and tc__graph_add_packed: t's dtype and dims, nbytes bytes copied
+ * from t->data (or zeroed when copy is false). */
+static tc_status add_init(tc__graph *g, const char *base_name, const tc__tensor *t, size_t nbytes, bool copy_data,
+                          int32_t *out, tc__err *err) {
     char name[256];
     snprintf(name, sizeof name, "%s", base_name);
     for (int k = 1; tc__graph_find_value(g, name) >= 0; k++) {
@@ -44,11 +46,13 @@ tc_status tc__graph_add_initializer(tc__graph *g, const char *base_name, const t
         if (k > 1000000) return tc__fail(err, TC_STATUS_INTERNAL, "cannot name an initializer after '%s'", base_name);
     }
     tc__tensor *copy = tc__arena_alloc(&g->arena, sizeof *copy, 8);
-    void *data = copy ? tc__arena_alloc(&g->arena, t->nbytes ? t->nbytes : 1, 64) : NULL;
+    void *data = copy ? tc__arena_alloc(&g->arena, nbytes ? nbytes : 1, 64) : NULL;
     if (data == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory adding initializer '%s'", name);
     *copy = *t;
-    if (t->nbytes) memcpy(data, t->data, t->nbytes);
+    if (nbytes && copy_data) memcpy(data, t->data, nbytes);
+    else memset(data, 0, nbytes ? nbytes : 1);
     copy->data = data;
+    copy->nbytes = nbytes;
     int32_t v;
     tc_status st = tc__graph_add_value(g, name, &v, err);
     if (st) return st;
@@ -57,7 +61,17 @@ tc_status tc__graph_add_initializer(tc__graph *g, const char *base_name, const t
     val->info.dtype = t->dtype;
     val->info.shape.rank = t->rank;
     for (int32_t i = 0; i < t->rank; i++) val->info.shape.dims[i] = tc__dim_known(t->dims[i]);
-    val->info.value = copy;
+    val->info.value = copy_data ? copy : NULL; /* packed bytes are no values of the dtype */
     *out = v;
     return TC_STATUS_OK;
+}
+
+tc_status tc__graph_add_initializer(tc__graph *g, const char *base_name, const tc__tensor *t, int32_t *out,
+                                    tc__err *err) {
+    return add_init(g, base_name, t, t->nbytes, true, out, err);
+}
+
+tc_status tc__graph_add_packed(tc__graph *g, const char *base_name, const tc__tensor *like, size_t nbytes, int32_t *out,
+                               tc__err *err) {
+    return add_init(g, base_name, like, nbytes, false, out, err);
 }

@@ -98,10 +98,15 @@ static tc_status h_pack(const tc__step_desc *d, bool bf16, const void *src, void
     if (!tc__hconv_geometry(d, bf16, &g))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the %s tactics pack only the weight of a step they take",
                         bf16 ? "bf16" : "fp16");
-    memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
-    tc__hconv_pack_weight(&g, src, tc__lowp_weight_k_major(d), dst);
+    tc__hconv_pack_weight(&g, src, tc__lowp_weight_k_major(d), dst); /* zeroes and writes its halves */
     return TC_STATUS_OK;
 }
+static size_t h_packed_as(const tc__step_desc *d, int index, bool bf16) {
+    tc__hconv_geom g;
+    return index == 1 && tc__hconv_geometry(d, bf16, &g) ? tc__hconv_weight_halves(&g) * sizeof(uint16_t) : 0;
+}
+static size_t h_pack_fp16_bytes(const tc__step_desc *d, int index) { return h_packed_as(d, index, false); }
+static size_t h_pack_bf16_bytes(const tc__step_desc *d, int index) { return h_packed_as(d, index, true); }
 
 static tc_status h_pack_fp16(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
     return index == 1 ? h_pack(d, false, src, dst, err)
@@ -148,7 +153,7 @@ static tc_status h_run_bf16(const tc__kernel_ctx *ctx) { return h_run(ctx, true)
 
 #define H_TACTIC(var, tname, op, flag, sup, P, ISA)                                                                   \
     const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = ISA, .flags = TC__TACTIC_FUSES_EPILOGUE | (flag),     \
-                            .precision = #P, .supports = sup, .packs_input = h_packs_input, .pack = h_pack_##P,        \
+                            .precision = #P, .supports = sup, .packs_input = h_packs_input, .pack = h_pack_##P, .packed_bytes = h_pack_##P##_bytes,        \
                             .scratch_bytes = h_scratch_##P, .run = h_run_##P};
 
 H_TACTIC(tc__tactic_conv_fp16_avx512fp16, "conv_fp16_avx512fp16", "Conv", 0, h_supports_fp16_plain, fp16, H_ISA_FP16)
@@ -171,7 +176,7 @@ H_TACTIC(tc__tactic_gemm_bf16_avx512bf16, "gemm_bf16_avx512bf16", "Gemm", 0, h_s
 #define H_AMX_TACTIC(var, tname, op, flag, sup, twin)                                                                 \
     const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = H_ISA_AMX_BF16,                                       \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "bf16", .supports = sup,          \
-                            .packs_input = h_packs_input, .pack = h_pack_bf16, .scratch_bytes = h_scratch_bf16,        \
+                            .packs_input = h_packs_input, .pack = h_pack_bf16, .packed_bytes = h_pack_bf16_bytes, .scratch_bytes = h_scratch_bf16,        \
                             .run = h_run_amx_bf16, .proof = &twin, .proof_tol = 1e-3f};
 H_AMX_TACTIC(tc__tactic_conv_bf16_amx, "conv_bf16_amx", "Conv", 0, h_supports_amx_plain, tc__tactic_conv_bf16_avx512bf16)
 H_AMX_TACTIC(tc__tactic_conv_nchw16c_bf16_amx, "conv_nchw16c_bf16_amx", "Conv", TC__TACTIC_BLOCKED,

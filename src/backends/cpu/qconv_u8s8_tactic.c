@@ -203,10 +203,17 @@ static tc_status q_pack_as(const tc__step_desc *d, int index, const void *src, v
     if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the int8 tactics pack only the weight of a step they take");
     const bool k_major = tc__lowp_weight_k_major(d);
-    memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
-    tc__qconv_pack_weight(&g, src, k_major, s16, dst);
+    tc__qconv_pack_weight(&g, src, k_major, s16, dst); /* writes (and zeroes) its packed bytes, no more */
     return TC_STATUS_OK;
 }
+/* The bytes of the packed weight: codes, multipliers and (u8 layouts) compensations. */
+static size_t q_packed_as(const tc__step_desc *d, int index, bool s16) {
+    tc__qconv_geom g;
+    if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g)) return 0;
+    return s16 ? tc__qconv_s16_packed_bytes(&g) : tc__qconv_packed_bytes(&g);
+}
+static size_t q_pack_bytes(const tc__step_desc *d, int index) { return q_packed_as(d, index, false); }
+static size_t q_pack_s16_bytes(const tc__step_desc *d, int index) { return q_packed_as(d, index, true); }
 static tc_status q_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
     return q_pack_as(d, index, src, dst, false, err);
 }
@@ -278,7 +285,7 @@ static tc_status q_run_u8w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, 
 #define Q_TACTIC(var, tname, op, isa_bits, flag, sup, pk, scr, rn)                                                \
     const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = isa_bits,                                             \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
-                            .packs_input = q_packs_input, .pack = pk, .scratch_bytes = scr, .run = rn};
+                            .packs_input = q_packs_input, .pack = pk, .packed_bytes = pk##_bytes, .scratch_bytes = scr, .run = rn};
 
 /* AMX-INT8 (with AVX512-VNNI for the image and epilogue): never run on AMX hardware where it was written, so each
  * must give its VNNI twin's bytes on the building machine before it is offered (tactic.h's proof). */
@@ -286,7 +293,7 @@ static tc_status q_run_u8w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, 
 #define Q_AMX_TACTIC(var, tname, op, flag, sup, twin)                                                                 \
     const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = Q_AMX_ISA,                                            \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
-                            .packs_input = q_packs_input, .pack = q_pack, .scratch_bytes = q_scratch,                  \
+                            .packs_input = q_packs_input, .pack = q_pack, .packed_bytes = q_pack_bytes, .scratch_bytes = q_scratch,                  \
                             .run = q_run_amx, .proof = &twin};
 
 Q_TACTIC(tc__tactic_conv_int8_avx512vnni, "conv_int8_avx512vnni", "Conv", Q_ISA, 0, q_supports_plain, q_pack, q_scratch,

@@ -111,10 +111,16 @@ static tc_status dw_pack_as(const tc__step_desc *d, int index, const void *src, 
     if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g) || !g.depthwise ||
         (vnni && tc__qdw_vnni_packed_bytes(&g) > (size_t)tc__tensor_numel(d->in[1]) * sizeof(float)))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "the depthwise int8 tactics pack only the weight of a step they take");
-    memset(dst, 0, (size_t)tc__tensor_numel(d->in[1]) * sizeof(float));
-    (vnni ? tc__qdw_pack_weight_vnni : tc__qdw_pack_weight)(&g, src, dst);
+    (vnni ? tc__qdw_pack_weight_vnni : tc__qdw_pack_weight)(&g, src, dst); /* zeroes and writes its packed bytes */
     return TC_STATUS_OK;
 }
+static size_t dw_packed_as(const tc__step_desc *d, int index, bool vnni) {
+    tc__qconv_geom g;
+    if (index != TC__QCONV_WEIGHT_INPUT || !tc__qconv_geometry(d, &g) || !g.depthwise) return 0;
+    return vnni ? tc__qdw_vnni_packed_bytes(&g) : tc__qdw_packed_bytes(&g);
+}
+static size_t dw_pack_bytes(const tc__step_desc *d, int index) { return dw_packed_as(d, index, false); }
+static size_t dw_pack_vnni_bytes(const tc__step_desc *d, int index) { return dw_packed_as(d, index, true); }
 static tc_status dw_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
     return dw_pack_as(d, index, src, dst, false, err);
 }
@@ -160,24 +166,24 @@ static tc_status dw_run_vnni(const tc__kernel_ctx *ctx) {
 const tc__tactic tc__tactic_dwconv_int8_avx512vnni = {.name = "dwconv_int8_avx512vnni", .op_type = "Conv",
                                                       .backend = TC__BACKEND_CPU, .caps = DW_VNNI_ISA, .flags = TC__TACTIC_FUSES_EPILOGUE,
                                                       .precision = "int8", .supports = dw_supports_vnni_plain,
-                                                      .packs_input = dw_packs_input, .pack = dw_pack_vnni,
+                                                      .packs_input = dw_packs_input, .pack = dw_pack_vnni, .packed_bytes = dw_pack_vnni_bytes,
                                                       .scratch_bytes = dw_scratch_u7, .run = dw_run_vnni};
 const tc__tactic tc__tactic_dwconv_nchw16c_int8_avx512vnni = {
     .name = "dwconv_nchw16c_int8_avx512vnni", .op_type = "Conv", .backend = TC__BACKEND_CPU, .caps = DW_VNNI_ISA,
     .flags = TC__TACTIC_FUSES_EPILOGUE | TC__TACTIC_BLOCKED, .precision = "int8", .supports = dw_supports_vnni_blocked,
-    .packs_input = dw_packs_input, .pack = dw_pack_vnni, .scratch_bytes = dw_scratch_u7, .run = dw_run_vnni};
+    .packs_input = dw_packs_input, .pack = dw_pack_vnni, .packed_bytes = dw_pack_vnni_bytes, .scratch_bytes = dw_scratch_u7, .run = dw_run_vnni};
 
 const tc__tactic tc__tactic_dwconv_int8_u7_avx2 = {.name = "dwconv_int8_u7_avx2", .op_type = "Conv",
                                                    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2, .flags = TC__TACTIC_FUSES_EPILOGUE,
                                                    .precision = "int8", .supports = dw_supports_u7,
-                                                   .packs_input = dw_packs_input, .pack = dw_pack,
+                                                   .packs_input = dw_packs_input, .pack = dw_pack, .packed_bytes = dw_pack_bytes,
                                                    .scratch_bytes = dw_scratch_u7, .run = dw_run_u7};
 const tc__tactic tc__tactic_dwconv_int8_avx2 = {.name = "dwconv_int8_avx2", .op_type = "Conv", .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
                                                 .flags = TC__TACTIC_FUSES_EPILOGUE, .precision = "int8",
                                                 .supports = dw_supports_s16, .packs_input = dw_packs_input,
-                                                .pack = dw_pack, .scratch_bytes = dw_scratch_s16, .run = dw_run_s16};
+                                                .pack = dw_pack, .packed_bytes = dw_pack_bytes, .scratch_bytes = dw_scratch_s16, .run = dw_run_s16};
 const tc__tactic tc__tactic_dwconv_int8_u8_avx2 = {.name = "dwconv_int8_u8_avx2", .op_type = "Conv",
                                                    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2, .flags = TC__TACTIC_FUSES_EPILOGUE,
                                                    .precision = "int8", .supports = dw_supports_u8,
-                                                   .packs_input = dw_packs_input, .pack = dw_pack,
+                                                   .packs_input = dw_packs_input, .pack = dw_pack, .packed_bytes = dw_pack_bytes,
                                                    .scratch_bytes = dw_scratch_u7, .run = dw_run_u8};
