@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "engine/plan_format.h"
 #include "engine_test_model.h"
+#include "plan_test_util.h"
 
 static void test_backend_list(void **state) {
     (void)state;
@@ -155,16 +156,6 @@ static void test_engine_target(void **state) {
     tc_model_destroy(m);
 }
 
-/* A plan of e's graph and target with the ENGINE section of `blob` (64-byte aligned, malloc'd). */
-static void *replan(const tc_engine *e, const void *blob, size_t blob_size, size_t *size) {
-    tc__plan_target_info target = {.backend = e->backend->id, .record_size = e->target_size,
-                                   .required_caps = e->required_caps, .record = e->target};
-    void *out = NULL;
-    tc__err err = {0};
-    if (tc__plan_serialize(e->g, &target, blob, blob_size, &out, size, &err)) fail_msg("%s", err.msg);
-    return out;
-}
-
 static void test_param_blobs(void **state) {
     (void)state;
     tc_model *m = etm_model();
@@ -209,16 +200,14 @@ static void test_param_blobs(void **state) {
     assert_non_null(strstr(err.msg, "parameter blob padding"));
     /* A whole plan whose step carries a configuration its tactic does not take: refused at load, naming the step. */
     size_t plan_size = 0;
-    void *plan = replan(e, blob, blob_size, &plan_size);
+    void *plan = ptu_replan(e, blob, blob_size, &plan_size);
+    ptu_expect_load_failure(plan, plan_size, TC_STATUS_CORRUPT_FILE, "5-byte configuration for profile 0");
     tc_engine *loaded = NULL;
-    err = (tc__err){0};
-    assert_int_equal(tc__engine_from_plan(plan, plan_size, false, 0, &loaded, &err), TC_STATUS_CORRUPT_FILE);
-    assert_non_null(strstr(err.msg, "5-byte configuration for profile 0"));
     /* The engine's own blob loads. */
     void *good = NULL;
     size_t good_size = 0;
     assert_int_equal(tc__engine_blob_write(e, &good, &good_size, &err), TC_STATUS_OK);
-    plan = replan(e, good, good_size, &plan_size);
+    plan = ptu_replan(e, good, good_size, &plan_size);
     assert_int_equal(tc__engine_from_plan(plan, plan_size, false, 0, &loaded, &err), TC_STATUS_OK);
     tc_engine_destroy(loaded);
     for (tc_engine *x = &back; x; x = x == &back ? &back2 : NULL) {

@@ -22,6 +22,7 @@
 #include "core/quant_attr.h"
 #include "engine/engine.h"
 #include "int8_test_model.h"
+#include "plan_test_util.h"
 
 #define SAMPLES 32
 
@@ -1321,6 +1322,72 @@ static void test_act_floor_codes(void **state) {
     tc_model_destroy(m);
 }
 
+/* INT8 weights are stored packed (codes, multipliers, compensations: about a quarter of the FP32 bytes), the plan keeps
+ * them so, and a load refuses a packed weight that its step's tactic does not write: a reference kernel reading it, or
+ * a size the tactic does not give. */
+static void test_packed_weights(void **state) {
+    (void)state;
+    if (!have_int8()) skip();
+    tc_model *m = itm_model(0x77);
+    char cache[128], plan[128];
+    temp_path(cache, sizeof cache, "pcache");
+    temp_path(plan, sizeof plan, "pplan");
+    calibrate(m, TC_CALIB_MINMAX, cache);
+    tc_build_options fo = {.struct_size = sizeof fo, .flags = TC_BUILD_TACTICS_FIXED};
+    tc_engine *f32 = NULL, *e = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, 1, 0, NULL);
+    tc_error err;
+    if (tc_engine_build(m, &fo, &f32, &err)) fail_msg("fp32 build: %s", err.message);
+    tc_memory_info mi, mf;
+    assert_int_equal(tc_engine_memory_info(e, 0, &mi), TC_STATUS_OK);
+    assert_int_equal(tc_engine_memory_info(f32, 0, &mf), TC_STATUS_OK);
+    if (!(mi.weight_bytes * 2 < mf.weight_bytes))
+        fail_msg("INT8 weights %llu bytes, FP32 %llu", (unsigned long long)mi.weight_bytes,
+                 (unsigned long long)mf.weight_bytes);
+    /* Saved and loaded: the same packed bytes. */
+    assert_int_equal(tc_engine_save(e, plan, &err), TC_STATUS_OK);
+    tc_engine *back = NULL;
+    assert_int_equal(tc_engine_load(plan, &back, &err), TC_STATUS_OK);
+    assert_int_equal(tc_engine_memory_info(back, 0, &mf), TC_STATUS_OK);
+    assert_int_equal(mf.weight_bytes, mi.weight_bytes);
+    tc_engine_destroy(back);
+    /* The step reading a packed weight, and that weight. */
+    int step = -1, input = -1;
+    for (int k = 0; k < e->n_steps && step < 0; k++) {
+        const tc__node *n = &e->g->nodes[e->steps[k].node];
+        for (int i = 0; i < n->n_in && step < 0; i++) {
+            const tc__tensor *t = n->in[i] >= 0 ? e->g->values[n->in[i]].init : NULL;
+            if (t && t->nbytes < (size_t)tc__tensor_numel(t) * tc_dtype_size(t->dtype)) step = k, input = i;
+        }
+    }
+    assert_true(step >= 0);
+    /* Its step run by the reference kernel instead: refused. */
+    char saved[32];
+    memcpy(saved, e->steps[step].tactic, sizeof saved);
+    snprintf(e->steps[step].tactic, sizeof e->steps[step].tactic, "ref");
+    void *blob = NULL;
+    size_t blob_size = 0, size = 0;
+    tc__err ierr = {0};
+    assert_int_equal(tc__engine_blob_write(e, &blob, &blob_size, &ierr), TC_STATUS_OK);
+    memcpy(e->steps[step].tactic, saved, sizeof saved);
+    void *ref_plan = ptu_replan(e, blob, blob_size, &size);
+    ptu_expect_load_failure(ref_plan, size, TC_STATUS_CORRUPT_FILE, "that its tactic does not write");
+    free(blob);
+    /* A packed weight 64 bytes short of what the tactic writes: refused. */
+    const tc__node *n = &e->g->nodes[e->steps[step].node];
+    tc__tensor *w = (tc__tensor *)e->g->values[n->in[input]].init;
+    assert_int_equal(tc__engine_blob_write(e, &blob, &blob_size, &ierr), TC_STATUS_OK);
+    w->nbytes -= 64;
+    void *short_plan = ptu_replan(e, blob, blob_size, &size);
+    w->nbytes += 64;
+    ptu_expect_load_failure(short_plan, size, TC_STATUS_CORRUPT_FILE, "that its tactic does not write");
+    free(blob);
+    tc_engine_destroy(f32);
+    tc_engine_destroy(e);
+    unlink(cache);
+    unlink(plan);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_amx_chosen),
@@ -1330,6 +1397,7 @@ int main(void) {
         cmocka_unit_test(test_qdq_elide),
         cmocka_unit_test(test_half_chain),
         cmocka_unit_test(test_int8_end_to_end),
+        cmocka_unit_test(test_packed_weights),
         cmocka_unit_test(test_int8_chain),
         cmocka_unit_test(test_int8_errors),
         cmocka_unit_test(test_reduce_range),
