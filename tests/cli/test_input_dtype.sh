@@ -47,12 +47,17 @@ for d, t in (("f32", np.float32), ("f64", np.float64), ("i64", np.int64)):
 EOF
 "$tailcut" build "$work/m.onnx" -o "$work/m.plan" --tactics-fixed >/dev/null || fail "tailcut build m.onnx"
 
+# No sanitizer report in stderr (a refusal must be clean too: an ASan build exits non-zero on one as well).
+clean() {
+  if grep -qE "AddressSanitizer|LeakSanitizer|runtime error" "$work/err"; then fail "tailcut $*: $(cat "$work/err")"; fi
+}
 # refused GOT CMD...: exit non-zero, and stderr names the input, both dtypes and the cast.
 refused() {
   local got=$1; shift
   local rc=0
   "$tailcut" "$@" >"$work/out" 2>"$work/err" || rc=$?
   [ "$rc" != 0 ] || fail "accepted (exit 0): tailcut $*: $(cat "$work/out")"
+  clean "$@"
   for want in "input 'x'" "$got" "float32" "cast it (numpy: a.astype(np.float32))"; do
     grep -qF -- "$want" "$work/err" || fail "tailcut $*: exit $rc but stderr lacks '$want': $(cat "$work/err")"
   done
@@ -60,6 +65,7 @@ refused() {
 }
 works() {
   "$tailcut" "$@" >"$work/out" 2>"$work/err" || fail "tailcut $*: $(cat "$work/err")"
+  clean "$@"
   echo "ok: tailcut $*"
 }
 
