@@ -78,6 +78,7 @@ models: venv build
 # The command line: bench (JSON, trace, profile) and bench/compare.py on a tiny generated model;
 # the AVX-512, AVX2 and portable kernel paths end to end (TAILCUT_MAX_ISA) and the refusal of a
 # plan whose ISA the machine (or the cap) lacks; malformed shape/profile/thread options refused with messages;
+# input files of another dtype than the model's (float64, int64 for float32) refused by run/compare/calibrate/bench;
 # tailcut compare and its --per-layer SQNR; INT8 (calibrate, build --int8, QDQ models against onnxruntime's
 # quantize_static); FP16 and BF16 (build --fp16, --bf16); and the accuracy of a real pretrained model
 # (PP-OCR direction classifier, FP32, INT8, FP16 and BF16) on rendered text.
@@ -85,6 +86,7 @@ cli: venv build
 	bash tests/cli/test_bench_cli.sh $(BUILD) $(PY)
 	bash tests/cli/test_isa_cap.sh $(BUILD) $(PY)
 	bash tests/cli/test_cli_options.sh $(BUILD) $(PY)
+	bash tests/cli/test_input_dtype.sh $(BUILD) $(PY)
 	bash tests/cli/test_compare.sh $(BUILD) $(PY)
 	bash tests/cli/test_compare_layers.sh $(BUILD) $(PY)
 	bash tests/cli/test_int8.sh $(BUILD) $(PY)

@@ -164,7 +164,8 @@ TC_API tc_status tc_model_node_info(const tc_model *model, int index, tc_node_in
 
 /*
  * Runs the model with the reference executor (plain C, wide accumulation).
- * inputs[i] is the tensor for graph input input_names[i]; every graph input
+ * inputs[i] is the tensor for graph input input_names[i], of that input's dtype
+ * (another is refused, as by tc_context_set_input); every graph input
  * without an initializer must be given. On success outputs[0..num_outputs-1]
  * are filled, in graph output order, with library-allocated tensors that the
  * caller frees with tc_tensor_free. On failure, no output is left allocated.
@@ -190,7 +191,7 @@ typedef struct tc_calibrator tc_calibrator;
  * tc_calibrator_add, in histograms of at least 2048 bins. The model must outlive the calibrator.
  */
 TC_API tc_status tc_calibrator_create(const tc_model *model, tc_calibrator **calibrator, tc_error *error);
-/* Runs one sample (a tensor per graph input). Samples may differ in shape (e.g. sequence length): the FP32
+/* Runs one sample (a tensor per graph input, of its dtype: another is refused). Samples may differ in shape (e.g. sequence length): the FP32
  * engine that observes them is rebuilt for each new set of shapes. */
 TC_API tc_status tc_calibrator_add(tc_calibrator *calibrator, int num_inputs, const char *const *input_names,
                                    const tc_tensor *inputs, tc_error *error);
@@ -441,8 +442,17 @@ TC_API tc_status tc_context_set_input_shape(tc_context *context, const char *nam
 /*
  * Binds a caller-owned buffer of `bytes` bytes to an input or output; the pointer is kept until
  * rebound or the context is destroyed. Unbound outputs stay readable with tc_context_tensor.
+ * The buffer carries no type: the bytes are read as the input's dtype (tc_engine_input_info), so
+ * a caller whose data may be of another type binds inputs with tc_context_set_input.
  */
 TC_API tc_status tc_context_set_tensor(tc_context *context, const char *name, void *data, size_t bytes);
+/*
+ * Sets an input's shape and binds its data from a tensor (tensor->data is kept as tc_context_set_tensor
+ * keeps it), after checking that the tensor's dtype is the input's: a tensor of another type (a float64
+ * or int64 array for a float32 input) is refused with TC_STATUS_INVALID_ARGUMENT and a reason naming the
+ * input, both types and the cast to apply, never reinterpreted. nbytes must match dims and dtype.
+ */
+TC_API tc_status tc_context_set_input(tc_context *context, const char *name, const tc_tensor *tensor);
 /*
  * The current dtype, shape and data of a tensor (after shapes were set), by name: an input or output, or,
  * while the context keeps tensors (tc_context_keep_tensors), any step's output (tc_step_info.output),

@@ -38,6 +38,21 @@ const char *tc_dtype_name(tc_dtype dtype) {
 
 bool tc__dtype_valid(tc_dtype dtype) { return tc_dtype_size(dtype) != 0; }
 
+tc_status tc__check_input_dtype(const char *name, tc_dtype want, tc_dtype got, tc__err *err) {
+    if (want == TC_DTYPE_UNDEFINED || want == got) return TC_STATUS_OK;
+    const char *w = tc_dtype_name(want), *g = tc_dtype_name(got);
+    if (g == NULL)
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' has an invalid data type %d, the model takes %s",
+                        name, (int)got, w ? w : "?");
+    if (w == NULL) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' has an unsupported data type", name);
+    /* NumPy spells every type as tc_dtype_name does except bool (np.bool_); bfloat16 comes from ml_dtypes. */
+    const char *cast_mod = want == TC_DTYPE_BFLOAT16 ? "ml_dtypes." : "np.";
+    const char *cast_type = want == TC_DTYPE_BOOL ? "bool_" : w;
+    return tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
+                    "input '%s' is %s, the model takes %s: cast it (numpy: a.astype(%s%s))", name, g, w, cast_mod,
+                    cast_type);
+}
+
 int64_t tc__numel(int32_t rank, const int64_t *dims) {
     if (rank < 0 || rank > TC_MAX_RANK) return -1;
     int64_t n = 1;

@@ -42,6 +42,13 @@ static inline bool tc__bcast_strides(const tc__tensor *t, int32_t r, const int64
 
 /* True for dtypes the library can store (sizes known). */
 bool tc__dtype_valid(tc_dtype dtype);
+/*
+ * The one check of a caller's tensor type against a graph input's: OK when they match (or the input's type is
+ * unknown), else TC_STATUS_INVALID_ARGUMENT with a reason naming the input, both types and the cast to apply
+ * ("input 'x' is float64, the model takes float32: cast it (numpy: a.astype(np.float32))"). The bytes of
+ * another type are never reinterpreted.
+ */
+tc_status tc__check_input_dtype(const char *name, tc_dtype want, tc_dtype got, tc__err *err);
 static inline bool tc__dtype_is_float(tc_dtype d) {
     return d == TC_DTYPE_FLOAT32 || d == TC_DTYPE_FLOAT64 || d == TC_DTYPE_FLOAT16 ||
            d == TC_DTYPE_BFLOAT16;

@@ -217,6 +217,26 @@ tc_status tc_context_set_tensor(tc_context *c, const char *name, void *data, siz
     return TC_STATUS_OK;
 }
 
+tc_status tc_context_set_input(tc_context *c, const char *name, const tc_tensor *tensor) {
+    if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
+    memset(&c->err, 0, sizeof c->err);
+    if (name == NULL || tensor == NULL) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "NULL argument");
+    int k = input_index(c, name);
+    if (k < 0) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "the engine has no input named '%s'", name);
+    const tc__value *v = &c->e->g->values[c->e->g->inputs[k]];
+    tc__err err = {0};
+    if (tc__check_input_dtype(v->name, v->info.dtype, tensor->dtype, &err) != TC_STATUS_OK)
+        return ctx_fail(c, err.status, "%s", err.msg);
+    int64_t n = tc__numel(tensor->rank, tensor->dims);
+    if (n < 0 || tensor->nbytes != (size_t)n * tc_dtype_size(tensor->dtype))
+        return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "input '%s': %zu bytes do not hold its %s shape", name,
+                        tensor->nbytes, tc_dtype_name(tensor->dtype));
+    if (tensor->data == NULL) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "input '%s' has no data", name);
+    tc_status st = tc_context_set_input_shape(c, name, tensor->rank, tensor->dims);
+    if (st) return st;
+    return tc_context_set_tensor(c, name, tensor->data, tensor->nbytes);
+}
+
 static tc_status reshape(tc_context *c) {
     const tc__graph *g = c->e->g;
     for (int v = 0; v < g->n_values; v++) c->known[v] = g->values[v].init != NULL;

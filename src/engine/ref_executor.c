@@ -20,9 +20,8 @@ static tc_status check_input(const tc__graph *g, const tc__value *v, const tc__t
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' has no data", v->name);
     if (!tc__dtype_valid(t->dtype))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' has an invalid data type %d", v->name, (int)t->dtype);
-    if (d->dtype != TC_DTYPE_UNDEFINED && d->dtype != t->dtype)
-        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' must be %s, got %s", v->name,
-                        tc_dtype_name(d->dtype) ? tc_dtype_name(d->dtype) : "?", tc_dtype_name(t->dtype));
+    tc_status st = tc__check_input_dtype(v->name, d->dtype, t->dtype, err);
+    if (st) return st;
     int64_t n = tc__tensor_numel(t);
     if (n < 0) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "input '%s' has an invalid shape", v->name);
     if (t->nbytes != (size_t)n * tc_dtype_size(t->dtype))

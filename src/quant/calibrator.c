@@ -210,6 +210,18 @@ tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, c
         tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "the model has %d inputs, the sample %d", c->g->n_inputs, n);
         return cal_fail(&err, error);
     }
+    /* Every sample tensor must have its input's type: the engine and the histograms would read other bytes as it. */
+    for (int i = 0; i < n; i++) {
+        int32_t v = -1;
+        for (int k = 0; k < c->g->n_inputs && names[i] != NULL; k++)
+            if (strcmp(c->g->values[c->g->inputs[k]].name, names[i]) == 0) v = c->g->inputs[k];
+        if (v < 0) {
+            tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "the model has no input named '%s'", names[i] ? names[i] : "(null)");
+            return cal_fail(&err, error);
+        }
+        if (tc__check_input_dtype(names[i], c->g->values[v].info.dtype, in[i].dtype, &err) != TC_STATUS_OK)
+            return cal_fail(&err, error);
+    }
     /* The engine is built at a sample's shapes; a sample of other shapes (e.g. another sequence length) gets an
      * engine of its own shapes: the histograms carry over. */
     if (c->engine != NULL && !cal_engine_takes(c->engine, n, names, in)) {

@@ -84,54 +84,161 @@ static int64_t count_data(const cJSON *a, int depth) {
     return n;
 }
 
-/* Writes element i of dtype dt from a number (or a boolean, is_bool); returns 0 or -1 when out of range,
- * not integral, or a boolean for a non-BOOL input. */
-static int store_value(void *buf, int64_t i, tc_dtype dt, double v, int is_bool) {
-    if (is_bool && dt != TC_DTYPE_BOOL) return -1;
-    if (dt == TC_DTYPE_FLOAT32) { ((float *)buf)[i] = (float)v; return 0; }
-    if (dt == TC_DTYPE_FLOAT64) { ((double *)buf)[i] = v; return 0; }
-    if (!isfinite(v) || v != floor(v)) return -1;
-#define INT_CASE(T, C, LO, HI)                          \
-    case C:                                             \
-        if (v < (double)(LO) || v > (double)(HI)) return -1; \
-        ((T *)buf)[i] = (T)v;                           \
-        return 0;
+/* Why a value was not stored. */
+enum { VAL_OK = 0, VAL_RANGE, VAL_FRACTION, VAL_INEXACT, VAL_BOOL };
+
+/* The range of an integer datatype (BOOL: 0..1); 0 for other types. */
+static int int_range(tc_dtype dt, int64_t *lo, uint64_t *hi) {
     switch (dt) {
-        INT_CASE(int8_t, TC_DTYPE_INT8, INT8_MIN, INT8_MAX)
-        INT_CASE(int16_t, TC_DTYPE_INT16, INT16_MIN, INT16_MAX)
-        INT_CASE(int32_t, TC_DTYPE_INT32, INT32_MIN, INT32_MAX)
-        INT_CASE(uint8_t, TC_DTYPE_UINT8, 0, UINT8_MAX)
-        INT_CASE(uint16_t, TC_DTYPE_UINT16, 0, UINT16_MAX)
-        INT_CASE(uint32_t, TC_DTYPE_UINT32, 0, UINT32_MAX)
-        INT_CASE(uint8_t, TC_DTYPE_BOOL, 0, 1)
-    case TC_DTYPE_INT64:
-        if (v < -9223372036854775808.0 || v >= 9223372036854775808.0) return -1;
-        ((int64_t *)buf)[i] = (int64_t)v;
-        return 0;
-    case TC_DTYPE_UINT64:
-        if (v < 0 || v >= 18446744073709551616.0) return -1;
-        ((uint64_t *)buf)[i] = (uint64_t)v;
-        return 0;
-    default:
-        return -1;
+    case TC_DTYPE_INT8: *lo = INT8_MIN, *hi = INT8_MAX; return 1;
+    case TC_DTYPE_INT16: *lo = INT16_MIN, *hi = INT16_MAX; return 1;
+    case TC_DTYPE_INT32: *lo = INT32_MIN, *hi = INT32_MAX; return 1;
+    case TC_DTYPE_INT64: *lo = INT64_MIN, *hi = INT64_MAX; return 1;
+    case TC_DTYPE_UINT8: *lo = 0, *hi = UINT8_MAX; return 1;
+    case TC_DTYPE_UINT16: *lo = 0, *hi = UINT16_MAX; return 1;
+    case TC_DTYPE_UINT32: *lo = 0, *hi = UINT32_MAX; return 1;
+    case TC_DTYPE_UINT64: *lo = 0, *hi = UINT64_MAX; return 1;
+    case TC_DTYPE_BOOL: *lo = 0, *hi = 1; return 1;
+    default: return 0;
     }
-#undef INT_CASE
 }
 
-static int store(void *buf, int64_t i, tc_dtype dt, const cJSON *e) {
-    int is_bool = cJSON_IsBool(e);
-    return store_value(buf, i, dt, is_bool ? (cJSON_IsTrue(e) ? 1.0 : 0.0) : e->valuedouble, is_bool);
+/* Writes an integer already known to lie in dt's range as element i. */
+static void put_int(void *buf, int64_t i, tc_dtype dt, int64_t s, uint64_t u) {
+    switch (dt) {
+    case TC_DTYPE_INT8: ((int8_t *)buf)[i] = (int8_t)s; break;
+    case TC_DTYPE_INT16: ((int16_t *)buf)[i] = (int16_t)s; break;
+    case TC_DTYPE_INT32: ((int32_t *)buf)[i] = (int32_t)s; break;
+    case TC_DTYPE_INT64: ((int64_t *)buf)[i] = s; break;
+    case TC_DTYPE_UINT8: case TC_DTYPE_BOOL: ((uint8_t *)buf)[i] = (uint8_t)u; break;
+    case TC_DTYPE_UINT16: ((uint16_t *)buf)[i] = (uint16_t)u; break;
+    case TC_DTYPE_UINT32: ((uint32_t *)buf)[i] = (uint32_t)u; break;
+    case TC_DTYPE_UINT64: ((uint64_t *)buf)[i] = u; break;
+    default: break;
+    }
 }
 
-static int fill_data(const cJSON *a, void *buf, int64_t *i, tc_dtype dt) {
+/* Element i of dt from an exact signed integer (FP32/FP64: correctly rounded). */
+static int store_i64(void *buf, int64_t i, tc_dtype dt, int64_t v) {
+    if (dt == TC_DTYPE_FLOAT32) { ((float *)buf)[i] = (float)v; return VAL_OK; }
+    if (dt == TC_DTYPE_FLOAT64) { ((double *)buf)[i] = (double)v; return VAL_OK; }
+    int64_t lo;
+    uint64_t hi;
+    if (!int_range(dt, &lo, &hi)) return VAL_RANGE;
+    if (v < lo || (v > 0 && (uint64_t)v > hi)) return VAL_RANGE;
+    put_int(buf, i, dt, v, v < 0 ? 0 : (uint64_t)v);
+    return VAL_OK;
+}
+
+/* Element i of dt from an exact unsigned integer. */
+static int store_u64(void *buf, int64_t i, tc_dtype dt, uint64_t v) {
+    if (v <= (uint64_t)INT64_MAX) return store_i64(buf, i, dt, (int64_t)v);
+    if (dt == TC_DTYPE_FLOAT32) { ((float *)buf)[i] = (float)v; return VAL_OK; }
+    if (dt == TC_DTYPE_FLOAT64) { ((double *)buf)[i] = (double)v; return VAL_OK; }
+    if (dt != TC_DTYPE_UINT64) return VAL_RANGE;
+    put_int(buf, i, dt, 0, v);
+    return VAL_OK;
+}
+
+/* Element i of dt from a double. Integer types take only integral values below 2^53 in magnitude, where a double
+ * is exact (json_data.c keeps larger integers as integers; only a short array's few digits come here from cJSON). */
+static int store_double(void *buf, int64_t i, tc_dtype dt, double v) {
+    if (dt == TC_DTYPE_FLOAT32) {
+        if (fabs(v) >= 0x1.ffffffp+127) return VAL_RANGE; /* would round to infinity (and the cast is undefined) */
+        ((float *)buf)[i] = (float)v;
+        return VAL_OK;
+    }
+    if (dt == TC_DTYPE_FLOAT64) { ((double *)buf)[i] = v; return VAL_OK; }
+    if (!isfinite(v) || v != floor(v)) return VAL_FRACTION;
+    int64_t lo;
+    uint64_t hi;
+    if (!int_range(dt, &lo, &hi)) return VAL_RANGE;
+    if (v < (double)lo || v >= 18446744073709551616.0 || (v > 0 && (uint64_t)v > hi)) return VAL_RANGE;
+    if (fabs(v) > 9007199254740992.0) return VAL_INEXACT;
+    return store_i64(buf, i, dt, (int64_t)v);
+}
+
+/* Fills buf from a cJSON array (nested arrays flattened) starting at element *i; on failure *i is the element at
+ * fault, *bad its value, and the VAL_* reason is returned. */
+static int fill_data(const cJSON *a, void *buf, int64_t *i, tc_dtype dt, double *bad) {
     const cJSON *e;
     cJSON_ArrayForEach(e, a) {
         if (cJSON_IsArray(e)) {
-            if (fill_data(e, buf, i, dt)) return -1;
-        } else {
-            if (store(buf, *i, dt, e)) return -1;
-            (*i)++;
+            int st = fill_data(e, buf, i, dt, bad);
+            if (st) return st;
+            continue;
         }
+        int st;
+        if (cJSON_IsBool(e)) st = dt != TC_DTYPE_BOOL ? VAL_BOOL : store_i64(buf, *i, dt, cJSON_IsTrue(e) ? 1 : 0);
+        else st = store_double(buf, *i, dt, e->valuedouble);
+        if (st) {
+            *bad = e->valuedouble;
+            return st;
+        }
+        (*i)++;
+    }
+    return VAL_OK;
+}
+
+/* The 400 answer for element idx of input io (value text val) that datatype dt cannot take. */
+static int value_error(srv_request *r, const tc_io_info *io, const char *dt_name, int reason, int64_t idx,
+                       const char *val) {
+    int64_t lo = 0;
+    uint64_t hi = 0;
+    int is_int = int_range(io->dtype, &lo, &hi);
+    switch (reason) {
+    case VAL_BOOL:
+        return fail(r, 400, "input '%s': 'data' holds true/false, which only datatype BOOL takes (not %s)", io->name,
+                    dt_name);
+    case VAL_FRACTION:
+        return fail(r, 400, "input '%s': data[%lld] = %s is not an integer, which datatype %s needs", io->name,
+                    (long long)idx, val, dt_name);
+    case VAL_INEXACT:
+        return fail(r, 400, "input '%s': data[%lld] = %s cannot be read exactly as %s", io->name, (long long)idx, val,
+                    dt_name);
+    default:
+        if (is_int)
+            return fail(r, 400, "input '%s': data[%lld] = %s is outside the range of %s [%lld, %llu]", io->name,
+                        (long long)idx, val, dt_name, (long long)lo, (unsigned long long)hi);
+        return fail(r, 400, "input '%s': data[%lld] = %s is outside the range of %s", io->name, (long long)idx, val,
+                    dt_name);
+    }
+}
+
+/* Fills buf (count elements of io's dtype) from an array json_data.c extracted; returns 0 or the HTTP status. */
+static int fill_extracted(const srv_json_array *fa, void *buf, const tc_io_info *io, const char *dt_name,
+                          srv_request *r) {
+    tc_dtype dt = io->dtype;
+    int64_t lo;
+    uint64_t hi;
+    int is_int = int_range(dt, &lo, &hi);
+    if (fa->any_bool && dt != TC_DTYPE_BOOL) return value_error(r, io, dt_name, VAL_BOOL, 0, "");
+    if (is_int && fa->kind == SRV_JSON_DOUBLE) {
+        /* Some value is not an integer, or the values span more than any 64-bit integer type holds. */
+        if (fa->any_fraction)
+            return fail(r, 400, "input '%s': 'data' holds a number that is not an integer, which datatype %s needs",
+                        io->name, dt_name);
+        return fail(r, 400, "input '%s': 'data' holds an integer outside the range of %s [%lld, %llu]", io->name,
+                    dt_name, (long long)lo, (unsigned long long)hi);
+    }
+    for (int64_t i = 0; i < fa->n; i++) {
+        int st;
+        char val[32];
+        switch (fa->kind) {
+        case SRV_JSON_INT64:
+            st = store_i64(buf, i, dt, fa->v.i[i]);
+            if (st) snprintf(val, sizeof val, "%lld", (long long)fa->v.i[i]);
+            break;
+        case SRV_JSON_UINT64:
+            st = store_u64(buf, i, dt, fa->v.u[i]);
+            if (st) snprintf(val, sizeof val, "%llu", (unsigned long long)fa->v.u[i]);
+            break;
+        default:
+            st = store_double(buf, i, dt, fa->v.d[i]);
+            if (st) snprintf(val, sizeof val, "%.17g", fa->v.d[i]);
+            break;
+        }
+        if (st) return value_error(r, io, dt_name, st, i, val);
     }
     return 0;
 }
@@ -320,6 +427,7 @@ int srv_decode_infer(srv_model *m, char *body, size_t len, size_t header_len, sr
     int xr = srv_json_extract_data(body, jlen, &arrays);
     if (xr) {
         srv_json_arrays_free(&arrays);
+        if (xr == 2) return fail(r, 400, "the request has more than %d 'data' arrays", SRV_JSON_MAX_ARRAYS);
         return xr < 0 ? fail(r, 500, "out of memory") : fail(r, 400, "invalid byte 0xFF in a JSON string");
     }
     cJSON *root = cJSON_ParseWithLength(body, jlen);
@@ -337,7 +445,11 @@ int srv_decode_infer(srv_model *m, char *body, size_t len, size_t header_len, sr
         st = fail(r, 400, "field 'id' must be a string");
         goto done;
     }
-    if (id) snprintf(r->id, sizeof r->id, "%s", id->valuestring);
+    /* Kept whole (the body limit bounds it): a cut could split a UTF-8 character and break the response's JSON. */
+    if (id && !(r->id = strdup(id->valuestring))) {
+        st = fail(r, 500, "out of memory");
+        goto done;
+    }
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(root, "inputs");
     if (!cJSON_IsArray(inputs)) {
         st = fail(r, 400, "field 'inputs' missing or not an array");
@@ -450,16 +562,18 @@ int srv_decode_infer(srv_model *m, char *body, size_t len, size_t header_len, sr
                 st = fail(r, 500, "out of memory");
                 goto done;
             }
-            int bad = 0;
             if (fa) {
-                for (int64_t i = 0; i < count && !bad; i++) bad = store_value(t->data, i, want, fa->v[i], fa->any_bool);
+                if ((st = fill_extracted(fa, t->data, io, dt->valuestring, r))) goto done;
             } else {
                 int64_t pos = 0;
-                bad = fill_data(data, t->data, &pos, want);
-            }
-            if (bad) {
-                st = fail(r, 400, "input '%s': a value in 'data' does not fit datatype %s", io->name, dt->valuestring);
-                goto done;
+                double badv = 0;
+                int why = fill_data(data, t->data, &pos, want, &badv);
+                if (why) {
+                    char val[32];
+                    snprintf(val, sizeof val, "%.17g", badv);
+                    st = value_error(r, io, dt->valuestring, why, pos, val);
+                    goto done;
+                }
             }
         }
         idx++;
@@ -490,7 +604,7 @@ char *srv_encode_infer(const srv_request *r, size_t *len, size_t *json_len) {
     size_t bin_bytes = 0;
     int any_binary = 0;
     if (!oarr) goto done;
-    if (r->id[0]) cJSON_AddStringToObject(resp, "id", r->id);
+    if (r->id && r->id[0]) cJSON_AddStringToObject(resp, "id", r->id);
     cJSON_AddStringToObject(resp, "model_name", m->name);
     cJSON_AddStringToObject(resp, "model_version", "1");
     for (int k = 0; k < m->n_out; k++) {

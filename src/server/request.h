@@ -24,7 +24,7 @@ typedef struct srv_request srv_request;
 struct srv_request {
     srv_request *next; /* queue link */
     struct srv_model *model;
-    char id[128];                    /* the request's "id", echoed in the response */
+    char *id;                        /* the request's "id" (owned; NULL when absent), echoed whole in the response */
     srv_tensor in[SRV_MAX_IO];       /* by model input index */
     unsigned char want_out[SRV_MAX_IO];
     unsigned char binary_out[SRV_MAX_IO];

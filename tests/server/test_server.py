@@ -4,7 +4,8 @@
 Generates a tiny ResNet with tools/modelgen into a temporary model repository, starts the server on
 a free port and checks every endpoint (incl. Triton's /config), JSON and binary-tensor inference against
 `tailcut run` (and onnxruntime when importable), request validation (malformed JSON, dtype, shape, element
-count, binary byte counts and header length, unknown model, 413), half-open and slow connections closed
+count, binary byte counts and header length, unknown model, 413), INT64 values above 2^53 exact and out-of-range or
+non-integral values refused (an INT64 model), a long UTF-8 request id echoed whole, half-open and slow connections closed
 after --http-timeout, /metrics, refusal of bad config.json files at start, and a clean exit on SIGTERM.
 (Scheduler behaviour is in test_batching.py, the soak in test_soak.py.)
 
@@ -70,6 +71,55 @@ def refused(tailcut, tmp, tag, config, expect_words):
                         "--http-address", "127.0.0.1"], capture_output=True, text=True, timeout=30)
     ok = r.returncode != 0 and all(w in r.stderr for w in expect_words)
     check(f"bad config refused: {tag}", ok, f"rc={r.returncode} stderr={r.stderr!r}")
+
+
+def int64_model_checks(tailcut, tmp):
+    """Issue 27: an INT64 model (y = x + [0, 1, -1, 0]) answers JSON integers above 2^53 exactly, refuses values
+    outside INT64 and non-integers with 400, and echoes a long UTF-8 request id whole (valid JSON)."""
+    from onnx import TensorProto, helper, numpy_helper
+    import onnx
+    mdir = os.path.join(tmp, "repo64", "i64", "1")
+    os.makedirs(mdir)
+    g = helper.make_graph([helper.make_node("Add", ["x", "c"], ["y"], name="add")], "i64",
+                          [helper.make_tensor_value_info("x", TensorProto.INT64, ["batch", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT64, ["batch", 4])],
+                          [numpy_helper.from_array(np.array([0, 1, -1, 0], np.int64), "c")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(mdir, "model.onnx"))
+    with open(os.path.join(tmp, "repo64", "i64", "config.json"), "w") as f:
+        json.dump({"max_batch_size": 4}, f)
+    port = free_port()
+    server, log = start_server(tailcut, os.path.join(tmp, "repo64"), port)
+    try:
+        inf = "/v2/models/i64/infer"
+        # Through a double these would come back rounded with 200; the second request holds INT64's extremes.
+        for tag, big in (("above 2^53", [[2**53 + 1, -2**53 - 3, 12345678901234567, 7]]),
+                         ("extremes", [[2**53 + 1, -2**63 + 1, 2**63 - 2, 7], [2**62 + 3, 0, 0, -(2**63)]])):
+            want = [[v + c for v, c in zip(row, (0, 1, -1, 0))] for row in big]
+            st, res = http(port, inf, {"inputs": [{"name": "x", "shape": [len(big), 4], "datatype": "INT64",
+                                                   "data": big}]})
+            ok = st == 200 and isinstance(res, dict) and res["outputs"][0]["datatype"] == "INT64"
+            check(f"INT64 model: values {tag} come back exact", ok and res["outputs"][0]["data"] == sum(want, []),
+                  f"{st} {str(res)[:400]}")
+
+        def refused400(name, data, word):
+            st, b = http(port, inf, {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "INT64", "data": data}]})
+            msg = b.get("error", "") if isinstance(b, dict) else ""
+            check(name, st == 400 and word in msg and "'x'" in msg, f"{st} {str(b)[:300]}")
+        refused400("INT64 model: 2^63 -> 400", [1, 2, 3, 2**63], "outside the range of INT64")
+        refused400("INT64 model: -2^63 - 1 -> 400", [-(2**63) - 1, 2, 3, 4], "outside the range of INT64")
+        refused400("INT64 model: 1.5 -> 400", [1, 2, 1.5, 4], "not an integer")
+        refused400("INT64 model: true -> 400", [1, 2, True, 4], "BOOL")
+        long_id = "\u00e9" * 300 + "-\U0001F600"
+        st, res = http(port, inf, {"id": long_id, "inputs": [{"name": "x", "shape": [1, 4], "datatype": "INT64",
+                                                              "data": [1, 2, 3, 4]}]})
+        check("long UTF-8 id echoed whole (valid JSON)", st == 200 and isinstance(res, dict) and res.get("id") == long_id,
+              f"{st} {str(res)[:300]}")
+    finally:
+        stop_server(server)
+    log.seek(0)
+    text = log.read().decode(errors="replace")
+    check("INT64 model: no sanitizer report", "ERROR: AddressSanitizer" not in text and "runtime error" not in text,
+          text[-2000:])
 
 
 def main():
@@ -361,6 +411,7 @@ def main():
             check("FP16 model: the cached plan has FP16 steps", (" fp16 " in r.stdout) == has_fp16, r.stdout[-500:])
         finally:
             stop_server(s16)
+        int64_model_checks(tailcut, tmp)
         refused(tailcut, tmp, "int8 without a cache", '{"max_batch_size": 4, "tailcut": {"precision": "int8"}}',
                 ["config.json", "tailcut.calibration_cache"])
         refused(tailcut, tmp, "cache path outside the folder", '{"max_batch_size": 4, "tailcut": {"precision": "int8", '

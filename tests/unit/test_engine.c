@@ -133,6 +133,60 @@ static void test_profile_bounds_and_binding_errors(void **state) {
     tc_model_destroy(m);
 }
 
+/* Issue 26: a tensor of another dtype than the input's is refused by the typed binding, the reference executor and
+ * the calibrator, with a reason naming the input, both dtypes and the cast; its bytes are never read as float32. */
+static void test_input_dtype_refused(void **state) {
+    (void)state;
+    tc_model *m = etm_model();
+    tc_engine *e = etm_engine(m, 1, 2, 4, 0);
+    tc_context *c = NULL;
+    assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
+    tc_tensor x = etm_input(2), x64, xi64;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT64, x.rank, x.dims, &x64, NULL), TC_STATUS_OK);
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_INT64, x.rank, x.dims, &xi64, NULL), TC_STATUS_OK);
+    for (size_t i = 0; i < x.nbytes / sizeof(float); i++) {
+        ((double *)x64.data)[i] = ((const float *)x.data)[i];
+        ((int64_t *)xi64.data)[i] = (int64_t)(((const float *)x.data)[i] * 4);
+    }
+    const tc_tensor *wrong[2] = {&x64, &xi64};
+    const char *names[1] = {"x"};
+    tc_error err;
+    tc_tensor out[1];
+    for (int k = 0; k < 2; k++) {
+        const char *dt = k ? "int64" : "float64";
+        assert_int_equal(tc_context_set_input(c, "x", wrong[k]), TC_STATUS_INVALID_ARGUMENT);
+        const char *msg = tc_context_error(c);
+        assert_true(strstr(msg, "input 'x'") && strstr(msg, dt) && strstr(msg, "float32") &&
+                    strstr(msg, "cast it (numpy: a.astype(np.float32))"));
+        assert_int_equal(tc_model_run_reference(m, 1, names, wrong[k], out, &err), TC_STATUS_INVALID_ARGUMENT);
+        assert_true(strstr(err.message, "input 'x'") && strstr(err.message, dt) && strstr(err.message, "astype"));
+        tc_calibrator *cal = NULL;
+        assert_int_equal(tc_calibrator_create(m, &cal, &err), TC_STATUS_OK);
+        assert_int_equal(tc_calibrator_add(cal, 1, names, wrong[k], &err), TC_STATUS_INVALID_ARGUMENT);
+        assert_true(strstr(err.message, "input 'x'") && strstr(err.message, dt) && strstr(err.message, "astype"));
+        assert_int_equal(tc_calibrator_num_samples(cal), 0);
+        assert_int_equal(tc_calibrator_add(cal, 1, names, &x, &err), TC_STATUS_OK);
+        tc_calibrator_destroy(cal);
+    }
+    /* A tensor whose byte count does not match its shape is refused too; the right tensor runs as the reference. */
+    tc_tensor shortx = x;
+    shortx.nbytes /= 2;
+    assert_int_equal(tc_context_set_input(c, "x", &shortx), TC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(tc_context_set_input(c, "nope", &x), TC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(tc_context_set_input(c, "x", &x), TC_STATUS_OK);
+    assert_int_equal(tc_context_run(c), TC_STATUS_OK);
+    tc_tensor y, want = etm_reference(m, &x);
+    assert_int_equal(tc_context_tensor(c, "y", &y), TC_STATUS_OK);
+    etm_expect_close(y.data, want.data, 10);
+    tc_tensor_free(&want);
+    tc_tensor_free(&x);
+    tc_tensor_free(&x64);
+    tc_tensor_free(&xi64);
+    tc_context_destroy(c);
+    tc_engine_destroy(e);
+    tc_model_destroy(m);
+}
+
 static char *tmp_file(const char *tag) {
     static char paths[4][128];
     static int k;
@@ -352,6 +406,7 @@ int main(void) {
         cmocka_unit_test(test_dynamic_batches_match_reference),
         cmocka_unit_test(test_set_threads_keeps_results),
         cmocka_unit_test(test_profile_bounds_and_binding_errors),
+        cmocka_unit_test(test_input_dtype_refused),
         cmocka_unit_test(test_plan_round_trip_and_determinism),
         cmocka_unit_test(test_passes_off_same_outputs),
         cmocka_unit_test(test_concurrent_contexts),

@@ -56,9 +56,7 @@ static int run_all(const tc_engine *e, const cli_sample_set *set, const char *co
             break;
         }
         for (int i = 0; i < set->n_inputs && rc == 0; i++)
-            if (tc_context_set_input_shape(ctx, names[i], in[i].rank, in[i].dims) != TC_STATUS_OK ||
-                tc_context_set_tensor(ctx, names[i], in[i].data, in[i].nbytes) != TC_STATUS_OK)
-                rc = 1;
+            if (tc_context_set_input(ctx, names[i], &in[i]) != TC_STATUS_OK) rc = 1;
         if (rc == 0 && tc_context_run(ctx) != TC_STATUS_OK) rc = 1;
         for (int o = 0; o < r->n_out && rc == 0; o++) {
             tc_io_info info;

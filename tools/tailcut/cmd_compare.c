@@ -352,7 +352,8 @@ static int pick_profile(const side *sd, int n_in, const char *const *names, cons
     return 0;
 }
 
-/* Checks a sample tensor against the side's description of the input (dtype, rank, static dims). */
+/* Checks a sample tensor against the side's description of the input (rank, static dims); its dtype is checked where
+ * it is bound (tc_model_run_reference, tc_context_set_input), whose reason names both dtypes and the cast to apply. */
 static int check_input(const side *sd, const char *name, const tc_tensor *t, const char *file) {
     int j = find_io(sd->in, sd->n_in, name);
     if (j < 0) {
@@ -360,7 +361,7 @@ static int check_input(const side *sd, const char *name, const tc_tensor *t, con
         return 1;
     }
     const tc_io_info *io = &sd->in[j];
-    bool ok = t->dtype == io->dtype && (io->rank < 0 || io->rank == t->rank);
+    bool ok = io->rank < 0 || io->rank == t->rank;
     for (int32_t d = 0; ok && io->rank >= 0 && d < io->rank; d++) ok = io->dims[d] < 0 || io->dims[d] == t->dims[d];
     if (ok) return 0;
     char got[160], want[160];
@@ -416,8 +417,7 @@ static int side_run(side *sd, const compare_args *a, const cli_sample_set *set, 
         return 1;
     }
     for (int i = 0; i < n_in; i++)
-        if (tc_context_set_input_shape(c, names[i], inputs[i].rank, inputs[i].dims) != TC_STATUS_OK ||
-            tc_context_set_tensor(c, names[i], inputs[i].data, inputs[i].nbytes) != TC_STATUS_OK) {
+        if (tc_context_set_input(c, names[i], &inputs[i]) != TC_STATUS_OK) {
             fprintf(stderr, "tailcut compare: %c ('%s'): sample file '%s' for input '%s': %s\n", sd->label, sd->path,
                     set->paths[(size_t)k * (size_t)n_in + (size_t)i], names[i], tc_context_error(c));
             return 1;

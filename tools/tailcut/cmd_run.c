@@ -183,10 +183,10 @@ static int run_engine(run_args *r, const tc_tensor *inputs) {
         return 1;
     }
     rc = 1;
+    /* tc_context_set_input refuses a file whose dtype is not the input's (its bytes are never reinterpreted). */
     for (int k = 0; k < r->n_in; k++)
-        if (tc_context_set_input_shape(c, r->names[k], inputs[k].rank, inputs[k].dims) != TC_STATUS_OK ||
-            tc_context_set_tensor(c, r->names[k], inputs[k].data, inputs[k].nbytes) != TC_STATUS_OK) {
-            fprintf(stderr, "tailcut run: input '%s': %s\n", r->names[k], tc_context_error(c));
+        if (tc_context_set_input(c, r->names[k], &inputs[k]) != TC_STATUS_OK) {
+            fprintf(stderr, "tailcut run: %s: %s\n", r->files[k], tc_context_error(c));
             goto done;
         }
     struct timespec t0, t1;
