@@ -235,41 +235,59 @@ TC_API void tc_calibrator_destroy(tc_calibrator *calibrator);
 
 /* ---- Engines ------------------------------------------------------------------ */
 
-/* Graph optimisation passes; each can be switched off with tc_build_options.disabled_passes. */
+/*
+ * The single list of optimisation passes, each with its off switch in tc_build_options.disabled_passes:
+ * X(SYMBOL, bit, "name", "what it does"). TC_PASS_<SYMBOL> = 1 << bit; the name is --disable-pass's.
+ * Graph passes run in rounds to a fixpoint (their order is the library's); the others run while the
+ * engine is built (layout, and after the tactics are chosen: lowp_chain, the residual images, qdq_elide).
+ */
+#define TC_PASS_LIST(X)                                                                                                \
+    X(ELIMINATE_NOOPS, 0, "eliminate_noops", "remove Identity, inference Dropout, no-op Reshape/Cast/Flatten")         \
+    X(FOLD_CONSTANTS, 1, "fold_constants", "evaluate nodes whose inputs are all constant, Shape of static dims included") \
+    X(FOLD_BATCHNORM, 2, "fold_batchnorm", "fold BatchNormalization into the preceding Conv or Gemm")                   \
+    X(FUSE_GELU, 3, "fuse_gelu", "rewrite the Erf pattern x*0.5*(1+erf(x/sqrt2)) into one Gelu node")                  \
+    X(FUSE_MATMUL_BIAS, 4, "fuse_matmul_bias", "MatMul + Add(constant bias over the last dim) -> MatMul with a bias "   \
+      "epilogue")                                                                                                      \
+    X(FUSE_RESIDUAL, 5, "fuse_residual", "Add(producer output, other) -> residual epilogue of the producer")           \
+    X(FUSE_ACTIVATION, 6, "fuse_activation", "Relu, Clip, Sigmoid, SiLU, HardSwish, Gelu, LeakyRelu, Tanh, "           \
+      "QuantizeLinear+DequantizeLinear -> epilogue of the producer")                                                   \
+    X(ELIMINATE_DEAD, 7, "eliminate_dead", "remove nodes and initializers that no graph output depends on")            \
+    X(LAYOUT, 8, "layout", "keep activations in a blocked layout (NCHW16c on AVX-512 CPUs) between blocked kernels; "  \
+      "the build times it against the plain layout")                                                                   \
+    X(FOLD_QDQ, 9, "fold_qdq", "Conv/MatMul/Gemm reading a QuantizeLinear+DequantizeLinear output take its scale and " \
+      "zero point (INT8 tactics)")                                                                                     \
+    X(LOWP_CHAIN, 10, "lowp_chain", "after tactic choice (one static profile): an INT8 (FP16, BF16) Conv read only "   \
+      "by another of the same precision writes that one's input image in that type")                                 \
+    X(INT8_RESIDUAL_IMAGE, 11, "int8_residual_image", "with lowp_chain: a value several INT8 Convs read, as input or " \
+      "fused residual, is written once as their image")                                                                \
+    X(FUSE_NAN_GUARD, 12, "fuse_nan_guard", "Softmax -> Where(IsNaN(s), c, s) (transformers' guard of fully masked "   \
+      "rows) -> Softmax writing c for NaN")                                                                            \
+    X(FUSE_MATMUL_VIEWS, 13, "fuse_matmul_views", "MatMul of two computed operands reads Transpose/scalar-Mul inputs " \
+      "and writes a last-dim-keeping Transpose output itself")                                                         \
+    X(FUSE_HARDSWISH, 14, "fuse_hardswish", "rewrite x*Clip(x+3,0,6)/6 (HardSwish written without the operator) into " \
+      "one HardSwish node")                                                                                            \
+    X(QDQ_ELIDE, 15, "qdq_elide", "after tactic choice (QDQ models): a QuantizeLinear -> DequantizeLinear pair whose "  \
+      "readers are all INT8 steps with its scale and zero point goes; they read its input")                           \
+    X(HALF_RESIDUAL_IMAGE, 16, "half_residual_image", "with lowp_chain: a value several FP16 (BF16) Convs read, as "   \
+      "input or fused residual, is written once as their image")                                                       \
+    X(ELIMINATE_COMMON, 17, "eliminate_common", "remove a node that repeats an earlier one (same op, attributes, and " \
+      "inputs or equal constants)")                                                                                    \
+    X(FUSE_SOFTMAX_MASK, 18, "fuse_softmax_mask", "Add(x, broadcast mask) -> Softmax over the last axis (attention) " \
+      "-> Softmax adding the mask's rows as it loads x's")
+
 enum {
-    TC_PASS_ELIMINATE_NOOPS = 1u << 0,
-    TC_PASS_FOLD_CONSTANTS = 1u << 1,
-    TC_PASS_FOLD_BATCHNORM = 1u << 2,
-    TC_PASS_FUSE_GELU = 1u << 3,
-    TC_PASS_FUSE_MATMUL_BIAS = 1u << 4,
-    TC_PASS_FUSE_RESIDUAL = 1u << 5,
-    TC_PASS_FUSE_ACTIVATION = 1u << 6,
-    TC_PASS_ELIMINATE_DEAD = 1u << 7,
-    TC_PASS_LAYOUT = 1u << 8, /* keep activations in NCHW16c between blocked kernels (AVX-512 targets) */
-    TC_PASS_FOLD_QDQ = 1u << 9, /* QDQ models: quantized layers take their input's scale (INT8 where faster) */
-    /* After tactic choice (one static profile): an INT8 (FP16, BF16) Conv read only by another Conv of the same
-     * precision writes that one's input image directly in that type (no FP32 tensor, no conversion pass) */
-    TC_PASS_LOWP_CHAIN = 1u << 10,
-    /* Part of the chain (AVX2 INT8): a value several INT8 Convs read, as input or as fused residual (ResNet's block
-     * outputs), is written once as their image; the residual readers then add its quantized values */
-    TC_PASS_INT8_RESIDUAL_IMAGE = 1u << 11,
-    TC_PASS_FUSE_NAN_GUARD = 1u << 12, /* Softmax -> Where(IsNaN(s), c, s): one Softmax that writes c for NaN */
-    /* A MatMul of two computed operands (attention) reads its Transpose and scalar Mul inputs through strides and a
-     * scale, and writes through its output's Transpose */
-    TC_PASS_FUSE_MATMUL_VIEWS = 1u << 13,
-    TC_PASS_FUSE_HARDSWISH = 1u << 14, /* x * Clip(x + 3, 0, 6) / 6 (exports without the operator) -> HardSwish */
-    /* After tactic choice (QDQ models): a QuantizeLinear -> DequantizeLinear pair (or its fused fake quantization)
-     * whose readers are all INT8 steps that quantize with its scale and zero point goes; they read its input */
-    TC_PASS_QDQ_ELIDE = 1u << 15,
-    /* Part of the chain (FP16, BF16): a value several 16-bit Convs read, as input or as fused residual (ResNet's block
-     * outputs), is written once as their image; the residual readers then add its 16-bit values */
-    TC_PASS_HALF_RESIDUAL_IMAGE = 1u << 16,
-    TC_PASS_ELIMINATE_COMMON = 1u << 17, /* a node that repeats an earlier one's computation (same op, attributes and
-                                          * inputs, or equal constants) goes: its readers read the earlier outputs */
-    /* Softmax(Add(x, m)) over the last axis, m a computed mask that broadcasts to x (attention) -> one Softmax step
-     * that adds m's rows as it loads x's */
-    TC_PASS_FUSE_SOFTMAX_MASK = 1u << 18,
+#define TC_PASS_ENUM_(sym, bit, name, text) TC_PASS_##sym = 1u << (bit),
+    TC_PASS_LIST(TC_PASS_ENUM_)
+#undef TC_PASS_ENUM_
 };
+
+/* The passes by index, 0..tc_pass_count()-1 in TC_PASS_LIST order: name, off-switch bit, description (NULL and 0
+ * past the end; strings belong to the library). For --disable-pass and --help. */
+TC_API int tc_pass_count(void);
+TC_API const char *tc_pass_name(int index);
+TC_API uint32_t tc_pass_flag(int index);
+TC_API const char *tc_pass_description(int index);
+
 
 typedef struct tc_engine tc_engine;
 typedef struct tc_context tc_context;

@@ -51,7 +51,7 @@
  * codes (less the zero point) dequantize with. */
 #define TC__ATTR_INT8_RES_IMAGE "tc.int8_res_image"
 /* The precision pass's tc.int8_y_scale: the calibrated scale of an INT8 layer's own output, where the calibration cache
- * has it (an Add operand: calibrator.c). A residual image of that output uses it when no INT8 layer reads it as input. */
+ * has it (an Add operand: engine/api_calibrator.c). A residual image of that output uses it when no INT8 layer reads it as input. */
 #define TC__ATTR_INT8_Y_SCALE "tc.int8_y_scale"
 #define TC__ATTR_INT8_RES_SCALE "tc.int8_res_scale"
 /* The same for FP16 and BF16 Convs (src/engine/lowp_chain.c): tc.half_out_image: ints [Hp, Wp, Cp, pad top, pad

@@ -8,10 +8,9 @@ typedef tc_status (*pass_fn)(tc__pass_ctx *);
 static const struct {
     const char *name;
     uint32_t flag;
-    const char *text;
     pass_fn fn;
 } kPasses[] = {
-#define TC_PASS(name, flag, text) {#name, flag, text, tc__pass_##name},
+#define TC_PASS(name, flag) {#name, flag, tc__pass_##name},
 #include "passes/passes.inc"
 #undef TC_PASS
 };
@@ -21,7 +20,12 @@ static const struct {
 
 int tc__pass_count(void) { return N_PASSES; }
 const char *tc__pass_name(int i) { return i >= 0 && i < N_PASSES ? kPasses[i].name : NULL; }
-const char *tc__pass_description(int i) { return i >= 0 && i < N_PASSES ? kPasses[i].text : NULL; }
+const char *tc__pass_description(int i) {
+    if (i < 0 || i >= N_PASSES) return NULL;
+    for (int k = 0; k < tc_pass_count(); k++)
+        if (tc_pass_flag(k) == kPasses[i].flag) return tc_pass_description(k);
+    return NULL;
+}
 
 /* Drops removed nodes, re-sorts and re-infers so the next pass sees a consistent graph. */
 static tc_status settle(tc__graph *g, tc__eval_fn eval, void *user, tc__err *err) {

@@ -16,7 +16,7 @@ typedef struct tc__pass_ctx {
     tc__err *err;
 } tc__pass_ctx;
 
-#define TC_PASS(name, flag, text) tc_status tc__pass_##name(tc__pass_ctx *ctx);
+#define TC_PASS(name, flag) tc_status tc__pass_##name(tc__pass_ctx *ctx);
 #include "passes/passes.inc"
 #undef TC_PASS
 

@@ -220,6 +220,25 @@ static void test_pass_list(void **state) {
     assert_string_equal(tc__pass_name(13), "eliminate_dead");
     assert_non_null(tc__pass_description(3));
     assert_null(tc__pass_name(14));
+    /* The public list (TC_PASS_LIST) names every pass once, with a distinct bit and a description; each graph pass
+     * that runs is on it under the same name, and its description comes from there. */
+    uint32_t seen = 0;
+    for (int k = 0; k < tc_pass_count(); k++) {
+        assert_non_null(tc_pass_name(k));
+        assert_non_null(tc_pass_description(k));
+        assert_int_equal(__builtin_popcount(tc_pass_flag(k)), 1);
+        assert_int_equal(seen & tc_pass_flag(k), 0);
+        seen |= tc_pass_flag(k);
+    }
+    assert_null(tc_pass_name(tc_pass_count()));
+    assert_int_equal(tc_pass_flag(-1), 0);
+    for (int i = 0; i < tc__pass_count(); i++) {
+        int k = 0;
+        while (k < tc_pass_count() && strcmp(tc_pass_name(k), tc__pass_name(i)) != 0) k++;
+        if (k == tc_pass_count()) fail_msg("pass %s is not in TC_PASS_LIST", tc__pass_name(i));
+        assert_ptr_equal(tc__pass_description(i), tc_pass_description(k));
+    }
+    assert_int_equal(tc_pass_count(), 19); /* the 14 graph passes and layout, lowp_chain, qdq_elide, the two images */
 }
 
 int main(void) {

@@ -10,6 +10,8 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: tailcut build MODEL.onnx -o MODEL.plan [options]\n%s", cli_build_usage());
+    fprintf(f, "optimisation passes (--disable-pass NAME):\n");
+    for (int k = 0; k < tc_pass_count(); k++) fprintf(f, "  %-22s %s\n", tc_pass_name(k), tc_pass_description(k));
 }
 
 int tc_cli_build(int argc, char **argv) {

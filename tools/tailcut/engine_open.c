@@ -12,21 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static const struct {
-    const char *name;
-    uint32_t flag;
-} kPasses[] = {
-    {"eliminate_noops", TC_PASS_ELIMINATE_NOOPS},   {"fold_constants", TC_PASS_FOLD_CONSTANTS},
-    {"fold_batchnorm", TC_PASS_FOLD_BATCHNORM},     {"fuse_gelu", TC_PASS_FUSE_GELU},
-    {"fuse_matmul_bias", TC_PASS_FUSE_MATMUL_BIAS}, {"fuse_residual", TC_PASS_FUSE_RESIDUAL},
-    {"fuse_activation", TC_PASS_FUSE_ACTIVATION},   {"eliminate_dead", TC_PASS_ELIMINATE_DEAD},
-    {"layout", TC_PASS_LAYOUT},               {"fold_qdq", TC_PASS_FOLD_QDQ},
-    {"lowp_chain", TC_PASS_LOWP_CHAIN},             {"int8_residual_image", TC_PASS_INT8_RESIDUAL_IMAGE},
-    {"fuse_nan_guard", TC_PASS_FUSE_NAN_GUARD},     {"fuse_matmul_views", TC_PASS_FUSE_MATMUL_VIEWS},
-    {"fuse_hardswish", TC_PASS_FUSE_HARDSWISH},     {"qdq_elide", TC_PASS_QDQ_ELIDE},
-    {"half_residual_image", TC_PASS_HALF_RESIDUAL_IMAGE}, {"eliminate_common", TC_PASS_ELIMINATE_COMMON},
-    {"fuse_softmax_mask", TC_PASS_FUSE_SOFTMAX_MASK},
-};
 
 const char *cli_build_usage(void) {
     return "  --backend NAME                the backend to build for: cpu (default) or cuda\n"
@@ -37,11 +22,7 @@ const char *cli_build_usage(void) {
            "  --threads N                   threads per context (default: all cores)\n"
            "  --timing-cache FILE           reuse and update the auto-tuner's timings (fast rebuilds)\n"
            "  --tactics-fixed               choose kernels by heuristic order, without timing them\n"
-           "  --disable-pass NAME           switch off an optimisation pass (eliminate_noops, fold_constants,\n"
-           "                                eliminate_common, fold_batchnorm, fuse_gelu, fuse_hardswish, fuse_nan_guard,\n"
-           "                                fuse_matmul_views, fuse_matmul_bias, fuse_residual,\n"
-           "                                fuse_activation, fuse_softmax_mask, eliminate_dead, layout, fold_qdq,\n"
-           "                                lowp_chain, int8_residual_image, half_residual_image, qdq_elide, or 'all')\n"
+           "  --disable-pass NAME           switch off an optimisation pass (tailcut build --help lists them), or 'all'\n"
            "  --int8                        allow INT8 Conv/MatMul/Gemm layers where faster (needs scales:)\n"
            "  --int8-reduce-range           with --int8: weights may take 7 bits where a kernel is faster so\n"
            "                                (onnxruntime's reduce_range; AVX2 CPUs without VNNI; changes results)\n"
@@ -192,12 +173,12 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
             a->disabled_passes = ~0u;
             return 1;
         }
-        for (size_t k = 0; k < sizeof kPasses / sizeof kPasses[0]; k++)
-            if (strcmp(val, kPasses[k].name) == 0) {
-                a->disabled_passes |= kPasses[k].flag;
+        for (int k = 0; k < tc_pass_count(); k++)
+            if (strcmp(val, tc_pass_name(k)) == 0) {
+                a->disabled_passes |= tc_pass_flag(k);
                 return 1;
             }
-        fprintf(stderr, "tailcut %s: unknown pass '%s'\n", cmd, val);
+        fprintf(stderr, "tailcut %s: unknown pass '%s' (tailcut build --help lists them)\n", cmd, val);
         return -1;
     }
     if (all) {

@@ -1,5 +1,6 @@
 /*
- * calibrator.c - tc_calibrator: implicit INT8 calibration. The model's graph is cloned with every tensor an
+ * api_calibrator.c - tc_calibrator, in the API layer beside the engine it builds and runs: implicit INT8
+ * calibration. The model's graph is cloned with every tensor an
  * INT8 layer may read made a graph output; an FP32 engine of that graph (built at the first sample's
  * shapes, fixed tactics, plain layout) runs each sample, and every such tensor feeds its histogram
  * (calib.h). Saving picks each tensor's amax by the chosen method and writes the calibration cache
