@@ -65,3 +65,10 @@ const tc__tactic *tc__tactic_find(const tc__backend *be, const char *name, const
             return be->tactics[i];
     return NULL;
 }
+
+const tc__tactic *tc__tactic_named(const char *name) {
+    for (size_t b = 0; kBackends[b] != NULL; b++)
+        for (size_t i = 0; kBackends[b]->tactics[i] != NULL; i++)
+            if (strcmp(kBackends[b]->tactics[i]->name, name) == 0) return kBackends[b]->tactics[i];
+    return NULL;
+}

@@ -113,6 +113,8 @@ const char *tc__backend_name(uint32_t id);
  * engine adds the reference kernel, "ref", as the last candidate). Fills out[0..cap) and returns the count.
  */
 int tc__tactics_for(const tc__backend *be, const char *op_type, uint64_t caps, const tc__tactic **out, int cap);
+/* The tactic of that name on any backend's list (tactic names are unique across backends), or NULL. */
+const tc__tactic *tc__tactic_named(const char *name);
 /* Looks a tactic of backend be up by name (plans store names); NULL when this build has none. */
 const tc__tactic *tc__tactic_find(const tc__backend *be, const char *name, const char *op_type);
 

@@ -46,12 +46,27 @@ enum {
     TC__TACTIC_ANY_LAYOUT = 1u << 2,
 };
 
+/* Reduced-precision chain families (tc__tactic.chain): a step whose tactic has one writes, for a reader of the same
+ * family (dense layers with dense layers), that reader's input image in its reduced type instead of an FP32 tensor
+ * (the engine's lowp_chain pass). */
+enum {
+    TC__CHAIN_NONE = 0,
+    TC__CHAIN_INT8 = 1,     /* u8 codes (VNNI and AMX-INT8) */
+    TC__CHAIN_FP16 = 2,     /* FP16 values */
+    TC__CHAIN_BF16 = 3,     /* BF16 values (AVX512-BF16 and AMX-BF16) */
+    TC__CHAIN_INT8_S16 = 4, /* 16-bit centred codes (AVX2) */
+    TC__CHAIN_INT8_U7 = 5,  /* bytes of 7-bit codes, non-negative inputs (AVX2) */
+    TC__CHAIN_INT8_U8 = 6,  /* bytes of codes with their zero point (AVX2 u8w7) */
+    TC__CHAIN_COUNT_
+};
+
 typedef struct tc__tactic {
     const char *name;              /* "conv_im2col_avx512", ...; stored in plans, <= 31 chars */
     const char *op_type;
     uint32_t backend;              /* TC__BACKEND_* (backend_id.h): whose list it is on, whose memory it uses */
     uint64_t caps;                 /* capability bits of its backend it needs (CPU: TC__ISA_* bits; 0 = baseline) */
     uint32_t flags;                /* TC__TACTIC_* */
+    uint8_t chain;                 /* TC__CHAIN_*: the reduced-precision chain family of its images, or none */
     const char *precision;         /* arithmetic it computes in: "int8", "bf16"; NULL: "fp32" */
     /* True when the tactic computes this step exactly (dtype, attributes, shapes, epilogue). */
     bool (*supports)(const tc__step_desc *d);

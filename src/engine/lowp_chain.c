@@ -19,23 +19,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cpu/tactics.h"
 #include "backends/cpu/hconv.h"
+#include "backends/cpu/tactics.h"
 #include "backends/cpu/qconv_u8s8.h"
 #include "backends/cpu/qimage.h"
 #include "engine/engine_tactics.h"
 #include "passes/pattern.h"
 
-/* The chainable families: a chain links a producer and a reader of the same one. */
+/* The chainable families (tc__tactic.chain, backends/tactic.h): a chain links a producer and a reader of the same one. */
 enum {
-    FAM_NONE = 0,
-    FAM_INT8,     /* VNNI: u8 codes */
-    FAM_FP16,
-    FAM_BF16,
-    FAM_INT8_S16, /* the AVX2 variant: 16-bit centred codes */
-    FAM_INT8_U7,  /* the AVX2 variant for non-negative inputs: bytes of 7-bit codes */
-    FAM_INT8_U8,  /* the AVX2 u8w7 variant: bytes of the codes with their zero point */
-    FAM_COUNT_
+    FAM_NONE = TC__CHAIN_NONE,
+    FAM_INT8 = TC__CHAIN_INT8,         /* VNNI: u8 codes */
+    FAM_FP16 = TC__CHAIN_FP16,
+    FAM_BF16 = TC__CHAIN_BF16,
+    FAM_INT8_S16 = TC__CHAIN_INT8_S16, /* the AVX2 variant: 16-bit centred codes */
+    FAM_INT8_U7 = TC__CHAIN_INT8_U7,   /* the AVX2 variant for non-negative inputs: bytes of 7-bit codes */
+    FAM_INT8_U8 = TC__CHAIN_INT8_U8,   /* the AVX2 u8w7 variant: bytes of the codes with their zero point */
+    FAM_COUNT_ = TC__CHAIN_COUNT_
 };
 #define FAM_DENSE 8 /* added to a MatMul/Gemm tactic's family: dense layers chain only with dense layers */
 
@@ -66,51 +66,12 @@ static bool chains_with(int p, int c) {
     return p == c || (avx2_int8(p) && avx2_int8(c) && p / FAM_DENSE == c / FAM_DENSE);
 }
 
-/* Which chainable family a tactic belongs to (+ FAM_DENSE for MatMul/Gemm). */
+/* Which chainable family a tactic belongs to (+ FAM_DENSE for MatMul/Gemm): its own chain descriptor. */
 static int tactic_family(const char *tactic) {
-    static const struct {
-        const char *name;
-        int fam;
-    } k[] = {{"conv_int8_amx", FAM_INT8}, /* the VNNI image and epilogue */
-             {"conv_nchw16c_int8_amx", FAM_INT8},
-             {"matmul_int8_amx", FAM_INT8 + FAM_DENSE},
-             {"gemm_int8_amx", FAM_INT8 + FAM_DENSE},
-             {"conv_int8_avx512vnni", FAM_INT8},
-             {"conv_nchw16c_int8_avx512vnni", FAM_INT8},
-             {"matmul_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
-             {"gemm_int8_avx512vnni", FAM_INT8 + FAM_DENSE},
-             {"dwconv_int8_avx512vnni", FAM_INT8},
-             {"dwconv_nchw16c_int8_avx512vnni", FAM_INT8},
-             {"conv_int8_avx2", FAM_INT8_S16},
-             {"conv_int8_u7_avx2", FAM_INT8_U7},
-             {"conv_int8_u7w7_avx2", FAM_INT8_U7}, /* the same image; other weights */
-             {"matmul_int8_u7w7_avx2", FAM_INT8_U7 + FAM_DENSE},
-             {"gemm_int8_u7w7_avx2", FAM_INT8_U7 + FAM_DENSE},
-             {"conv_int8_u8w7_avx2", FAM_INT8_U8},
-             {"matmul_int8_u8w7_avx2", FAM_INT8_U8 + FAM_DENSE},
-             {"gemm_int8_u8w7_avx2", FAM_INT8_U8 + FAM_DENSE},
-             {"matmul_int8_u7_avx2", FAM_INT8_U7 + FAM_DENSE},
-             {"gemm_int8_u7_avx2", FAM_INT8_U7 + FAM_DENSE},
-             {"matmul_int8_avx2", FAM_INT8_S16 + FAM_DENSE},
-             {"gemm_int8_avx2", FAM_INT8_S16 + FAM_DENSE},
-             {"dwconv_int8_avx2", FAM_INT8_S16},
-             {"dwconv_int8_u7_avx2", FAM_INT8_U7},
-             {"dwconv_int8_u8_avx2", FAM_INT8_U8},
-             {"conv_fp16_avx512fp16", FAM_FP16},
-             {"conv_nchw16c_fp16_avx512fp16", FAM_FP16},
-             {"matmul_fp16_avx512fp16", FAM_FP16 + FAM_DENSE},
-             {"gemm_fp16_avx512fp16", FAM_FP16 + FAM_DENSE},
-             {"conv_bf16_amx", FAM_BF16}, /* the AVX512-BF16 image and epilogue */
-             {"conv_nchw16c_bf16_amx", FAM_BF16},
-             {"matmul_bf16_amx", FAM_BF16 + FAM_DENSE},
-             {"gemm_bf16_amx", FAM_BF16 + FAM_DENSE},
-             {"conv_bf16_avx512bf16", FAM_BF16},
-             {"conv_nchw16c_bf16_avx512bf16", FAM_BF16},
-             {"matmul_bf16_avx512bf16", FAM_BF16 + FAM_DENSE},
-             {"gemm_bf16_avx512bf16", FAM_BF16 + FAM_DENSE}};
-    for (size_t i = 0; tactic != NULL && i < sizeof k / sizeof k[0]; i++)
-        if (strcmp(tactic, k[i].name) == 0) return k[i].fam;
-    return FAM_NONE;
+    const tc__tactic *t = tactic != NULL ? tc__tactic_named(tactic) : NULL;
+    if (t == NULL || t->chain == TC__CHAIN_NONE || t->chain >= TC__CHAIN_COUNT_) return FAM_NONE;
+    const bool dense = strcmp(t->op_type, "MatMul") == 0 || strcmp(t->op_type, "Gemm") == 0;
+    return t->chain + (dense ? FAM_DENSE : 0);
 }
 
 bool tc__lowp_tactic_chains(const char *tactic) { return tactic_family(tactic) != FAM_NONE; }

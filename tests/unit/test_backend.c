@@ -48,6 +48,14 @@ static void test_backend_list(void **state) {
         assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, t->name, t->op_type), t);
         assert_true(strlen(t->name) <= 31);
         assert_true(t->config_bytes == 0 || t->check_config != NULL);
+        /* names are unique across the list (an op's tactics share none with another's): tc__tactic_named finds it */
+        assert_ptr_equal(tc__tactic_named(t->name), t);
+        /* a tactic in a reduced-precision chain computes in that precision and fuses its epilogue */
+        if (t->chain != TC__CHAIN_NONE) {
+            assert_true(t->chain < TC__CHAIN_COUNT_);
+            assert_non_null(t->precision);
+            assert_true(t->flags & TC__TACTIC_FUSES_EPILOGUE);
+        }
     }
     assert_true(n > 100);
 }

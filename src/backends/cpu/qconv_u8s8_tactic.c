@@ -282,8 +282,15 @@ static tc_status q_run_u7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc
 static tc_status q_run_u7w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u7w7_avx2); }
 static tc_status q_run_u8w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, tc__qconv_run_u8w7_avx2); }
 
+/* The chain family of each kernel's images. */
+#define Q_CHAIN_q_run TC__CHAIN_INT8
+#define Q_CHAIN_q_run_s16 TC__CHAIN_INT8_S16
+#define Q_CHAIN_q_run_u7 TC__CHAIN_INT8_U7
+#define Q_CHAIN_q_run_u7w7 TC__CHAIN_INT8_U7 /* the same image; other weights */
+#define Q_CHAIN_q_run_u8w7 TC__CHAIN_INT8_U8
 #define Q_TACTIC(var, tname, op, isa_bits, flag, sup, pk, scr, rn)                                                \
     const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = isa_bits,                                             \
+                            .chain = Q_CHAIN_##rn,                                                                   \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
                             .packs_input = q_packs_input, .pack = pk, .packed_bytes = pk##_bytes, .scratch_bytes = scr, .run = rn};
 
@@ -292,6 +299,7 @@ static tc_status q_run_u8w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, 
 #define Q_AMX_ISA (Q_ISA | (uint64_t)TC__ISA_AMX_TILE | (uint64_t)TC__ISA_AMX_INT8)
 #define Q_AMX_TACTIC(var, tname, op, flag, sup, twin)                                                                 \
     const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = Q_AMX_ISA,                                            \
+                            .chain = TC__CHAIN_INT8, /* the VNNI image and epilogue */                            \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
                             .packs_input = q_packs_input, .pack = q_pack, .packed_bytes = q_pack_bytes, .scratch_bytes = q_scratch,                  \
                             .run = q_run_amx, .proof = &twin};
