@@ -292,6 +292,22 @@ TC_API const char *tc_pass_description(int index);
 typedef struct tc_engine tc_engine;
 typedef struct tc_context tc_context;
 
+/*
+ * The CPUs this process may use, which every default thread count (0 in tc_build_options.threads, a context's pool,
+ * the tuner, the calibrator, tailcut serve's instances) takes: the smaller of the affinity mask (taskset, numactl,
+ * cpusets) and the cgroup CPU quota (v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us, rounded up, at least
+ * one: a container's CPU limit), else the online CPUs. Strings belong to the library.
+ */
+typedef struct tc_cpu_budget_info {
+    int cpus;           /* the budget, at least 1 */
+    const char *source; /* where it came from: "affinity", "cgroup" or "online" */
+    int online;         /* online CPUs of the machine */
+    int affinity;       /* CPUs in the affinity mask */
+    double cgroup_quota; /* the cgroup quota in CPUs, 0 when none */
+} tc_cpu_budget_info;
+
+TC_API void tc_cpu_budget(tc_cpu_budget_info *info);
+
 /* The shapes one input may take in an optimization profile (like TensorRT's min/opt/max). */
 typedef struct tc_input_range {
     const char *name;
@@ -309,7 +325,7 @@ typedef struct tc_profile {
 
 typedef struct tc_build_options {
     uint32_t struct_size;        /* sizeof(tc_build_options) */
-    int32_t threads;             /* threads a context runs with; 0 = all cores */
+    int32_t threads;             /* threads a context runs with; 0 = the CPU budget (tc_cpu_budget) */
     int32_t num_profiles;        /* 0: one profile from the model's static shapes */
     const tc_profile *profiles;  /* not kept after tc_engine_build returns */
     uint32_t disabled_passes;    /* TC_PASS_* bits */
@@ -421,6 +437,8 @@ typedef struct tc_target_info {
 } tc_target_info;
 
 TC_API tc_status tc_engine_target_info(const tc_engine *engine, tc_target_info *info);
+/* The threads its contexts run with by default (tc_build_options.threads; 0: the CPU budget of the running process). */
+TC_API int tc_engine_threads(const tc_engine *engine);
 
 typedef struct tc_memory_info {
     uint64_t arena_bytes;   /* activation arena of one context at the profile's max shapes */
@@ -439,7 +457,9 @@ TC_API tc_status tc_engine_memory_info(const tc_engine *engine, int profile, tc_
  */
 TC_API tc_status tc_context_create(const tc_engine *engine, int profile, tc_context **context, tc_error *error);
 TC_API void tc_context_destroy(tc_context *context);
-/* Replaces the context's thread pool by one of `threads` threads (0 = all cores); the engine's
+/* The threads a context's kernels run on (its own pool's, or a shared tc_thread_pool's). */
+TC_API int tc_context_threads(const tc_context *context);
+/* Replaces the context's thread pool by one of `threads` threads (0 = the CPU budget, tc_cpu_budget); the engine's
  * setting is the default. Call it between runs, not during one. */
 TC_API tc_status tc_context_set_threads(tc_context *context, int threads);
 /*

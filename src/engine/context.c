@@ -306,6 +306,8 @@ tc_status tc_context_run(tc_context *c) {
     return TC_STATUS_OK;
 }
 
+int tc_context_threads(const tc_context *c) { return c ? c->e->backend->exec_threads(c->exec) : 0; }
+
 /* Points the context's kernels at exec; own (or NULL) becomes the handle the context owns. */
 static void use_exec(tc_context *c, void *exec, void *own) {
     for (int k = 0; k < c->e->n_steps; k++)

@@ -366,6 +366,8 @@ tc_status tc_engine_step_candidate(const tc_engine *e, int step, int index, tc_t
     return TC_STATUS_OK;
 }
 
+int tc_engine_threads(const tc_engine *e) { return e ? e->threads : 0; }
+
 tc_status tc_engine_target_info(const tc_engine *e, tc_target_info *info) {
     if (!e || !info) return TC_STATUS_INVALID_ARGUMENT;
     memset(info, 0, sizeof *info);

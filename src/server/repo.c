@@ -181,11 +181,12 @@ static int describe_engine(srv_model *m, const char *what) {
     return 0;
 }
 
-/* Threads per instance: the CLI's --engine-threads, else config, else cores / instances. */
+/* Threads per instance: the CLI's --engine-threads, else config, else the CPU budget / instances. */
 static int instance_threads(const srv_config *c, int threads_override) {
     int n = c->instance_count > 0 ? c->instance_count : 1;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores < 1) cores = 1;
+    tc_cpu_budget_info b;
+    tc_cpu_budget(&b);
+    long cores = b.cpus;
     int threads = threads_override > 0 ? threads_override : c->engine_threads;
     if (threads <= 0) threads = (int)(cores / n > 0 ? cores / n : 1); /* no oversubscription by default */
     return threads;
@@ -287,8 +288,13 @@ static int load_model(srv_repo *repo, const char *dir, const char *name, int thr
         return 1;
     if (create_instances(m, instance_threads(c, threads))) return 1;
     if (srv_batcher_start(m)) return 1;
-    fprintf(stderr, "tailcut serve: model '%s' ready (%d inputs, %d outputs%s)\n", name, m->n_in, m->n_out,
-            c->dynamic_batching ? ", dynamic batching" : "");
+    tc_cpu_budget_info b;
+    tc_cpu_budget(&b);
+    const int n_inst = c->instance_count > 0 ? c->instance_count : 1, per = instance_threads(c, threads);
+    fprintf(stderr, "tailcut serve: model '%s' ready (%d inputs, %d outputs%s; %d instance(s) x %d thread(s), %s; CPU "
+            "budget %d from %s)\n", name, m->n_in, m->n_out, c->dynamic_batching ? ", dynamic batching" : "", n_inst, per,
+            threads > 0 ? "--engine-threads" : c->engine_threads > 0 ? "config" : "budget / instances", b.cpus,
+            b.source);
     return 0;
 }
 

@@ -341,6 +341,8 @@ typedef struct bench_report {
     double throughput, load_ms, build_ms;
     int64_t batch;
     bool built;
+    int threads;               /* the context's */
+    tc_cpu_budget_info budget; /* the process's CPU budget */
 } bench_report;
 
 /* Returns 0, or 1 when the file could not be written (reason printed). */
@@ -359,8 +361,9 @@ static int write_json(const char *path, const bench_args *a, const bench_report 
             "  \"p50_ms\": %.6f,\n  \"p90_ms\": %.6f,\n  \"p99_ms\": %.6f,\n  \"p999_ms\": %.6f,\n"
             "  \"mean_ms\": %.6f,\n  \"min_ms\": %.6f,\n  \"max_ms\": %.6f,\n  \"throughput_per_s\": %.3f,\n"
             "  \"load_ms\": %.3f,\n",
-            (long long)rep->batch, a->build.threads, a->warmup, s->n, s->p50, s->p90, s->p99, s->p999, s->mean, s->min,
+            (long long)rep->batch, rep->threads, a->warmup, s->n, s->p50, s->p90, s->p99, s->p999, s->mean, s->min,
             s->max, rep->throughput, rep->load_ms);
+    fprintf(f, "  \"cpu_budget\": %d,\n  \"cpu_budget_source\": \"%s\",\n", rep->budget.cpus, rep->budget.source);
     if (rep->built) fprintf(f, "  \"build_ms\": %.3f,\n", rep->build_ms);
     else fputs("  \"build_ms\": null,\n", f);
     fprintf(f, "  \"cv\": %.6f,\n  \"steps\": [", s->cv);
@@ -402,6 +405,9 @@ static void print_report(const bench_args *a, const bench_report *rep, const ben
     else if (s->n < 10000)
         printf("note: P99.9 of %zu samples rests on its top %zu samples\n", s->n, s->n - (s->n * 999 + 999) / 1000 + 1);
     printf("throughput: %.2f inferences/s (batch %lld / mean)\n", rep->throughput, (long long)rep->batch);
+    printf("threads: %d (CPU budget %d from %s: %d online, %d in the affinity mask, cgroup quota %s%.2f)\n",
+           rep->threads, rep->budget.cpus, rep->budget.source, rep->budget.online, rep->budget.affinity,
+           rep->budget.cgroup_quota > 0 ? "" : "none ", rep->budget.cgroup_quota);
     printf("spread: stddev %.4f ms, CV %.1f%%\n", s->stddev, 100.0 * s->cv);
     if (s->cv > 0.05) printf("warning: CV %.1f%% > 5%%: the machine is noisy; quote medians\n", 100.0 * s->cv);
     if (a->idle_ms > 0) printf("note: %ld ms idle between runs (not timed)\n", a->idle_ms);
@@ -436,7 +442,8 @@ static int bench(const bench_args *a) {
     int *order = NULL;
     rc = 1;
     if (cli_inputs_prepare(e, 0, a->seed, "bench", &in, &n_in)) goto done;
-    bench_report rep = {.built = !plan, .batch = 1};
+    bench_report rep = {.built = !plan, .batch = 1, .threads = tc_context_threads(c)};
+    tc_cpu_budget(&rep.budget);
     rep.load_ms = plan ? open_ms + create_ms : create_ms;
     rep.build_ms = plan ? 0 : open_ms;
     printf("model: %s (%s, engine of %d steps)\n", a->model, plan ? "plan" : "built in memory", tc_engine_num_steps(e));

@@ -40,6 +40,10 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
         json_str(target.backend);
         printf(",\"target\":");
         json_str(target.target);
+        tc_cpu_budget_info budget;
+        tc_cpu_budget(&budget);
+        printf(",\"threads\":%d,\"cpu_budget\":%d,\"cpu_budget_source\":", tc_engine_threads(e), budget.cpus);
+        json_str(budget.source);
         printf(",\"steps\":[");
         for (int k = 0; k < ns; k++) {
             tc_step_info si;
@@ -72,6 +76,12 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
     printf("plan %s: %d steps, %d profile(s), weights %.2f MiB\n", path, ns, tc_engine_num_profiles(e),
            (double)mem.weight_bytes / 1048576.0);
     printf("backend %s, built for %s\n", target.backend, target.target);
+    tc_cpu_budget_info budget;
+    tc_cpu_budget(&budget);
+    if (tc_engine_threads(e) > 0)
+        printf("threads: %d (the plan's; CPU budget here %d from %s)\n", tc_engine_threads(e), budget.cpus, budget.source);
+    else
+        printf("threads: the CPU budget, here %d (from %s)\n", budget.cpus, budget.source);
     for (int p = 0; p < tc_engine_num_profiles(e); p++) {
         tc_memory_info m;
         tc_engine_memory_info(e, p, &m);
