@@ -100,8 +100,8 @@ void cli_input_describe(const cli_input_buf *b, char *out, size_t size) {
     if (off > 0 && (size_t)off < size) snprintf(out + off, size - (size_t)off, "]");
 }
 
-int cli_inputs_prepare(const tc_engine *e, int profile, uint64_t seed, const char *cmd, cli_input_buf **bufs,
-                       int *count) {
+int cli_inputs_prepare(const tc_engine *e, int profile, const cli_shapes *shapes, uint64_t seed, const char *cmd,
+                       cli_input_buf **bufs, int *count) {
     int n = tc_engine_num_inputs(e);
     *bufs = NULL;
     *count = 0;
@@ -121,13 +121,17 @@ int cli_inputs_prepare(const tc_engine *e, int profile, uint64_t seed, const cha
         b[k].name = info.name;
         b[k].dtype = info.dtype;
         b[k].rank = have_range ? range.rank : info.rank;
+        int given = -1; /* the run-time shape the caller chose for this input (shapes), else the profile's opt */
+        for (int i = 0; shapes != NULL && i < shapes->n; i++)
+            if (strcmp(shapes->names[i], info.name) == 0) given = i;
+        if (given >= 0) b[k].rank = shapes->ranks[given];
         size_t esz = tc_dtype_size(info.dtype), numel = 1;
         if (esz == 0 || b[k].rank < 0 || b[k].rank > TC_MAX_RANK) {
             fprintf(stderr, "tailcut %s: input '%s' has an unsupported type or unknown rank\n", cmd, info.name);
             goto fail;
         }
         for (int32_t d = 0; d < b[k].rank; d++) {
-            int64_t v = have_range ? range.opt[d] : info.dims[d];
+            int64_t v = given >= 0 ? shapes->dims[given][d] : have_range ? range.opt[d] : info.dims[d];
             if (v < 0) {
                 fprintf(stderr, "tailcut %s: input '%s' dim %d has no size in the engine's profile\n", cmd, info.name,
                         (int)d);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile_select.h"
 #include "tailcut/tailcut.h"
 
 typedef struct cli_input_buf {
@@ -25,8 +26,9 @@ typedef struct cli_input_buf {
  * except names containing "mask" (all 1) or "token_type"/"segment" (all 1: such tables have 2 rows);
  * bool is all true. Prints the reason (prefixed "tailcut CMD:") and returns non-zero on failure.
  */
-int cli_inputs_prepare(const tc_engine *engine, int profile, uint64_t seed, const char *cmd, cli_input_buf **bufs,
-                       int *count);
+/* shapes (or NULL) gives run-time shapes for the inputs it names; the others take the profile's opt shapes. */
+int cli_inputs_prepare(const tc_engine *engine, int profile, const cli_shapes *shapes, uint64_t seed, const char *cmd,
+                       cli_input_buf **bufs, int *count);
 void cli_inputs_free(cli_input_buf *bufs, int count);
 
 /* Writes "name dtype[d0,d1,...]" for buffer b into out. */

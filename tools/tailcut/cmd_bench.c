@@ -342,6 +342,9 @@ typedef struct bench_report {
     int64_t batch;
     bool built;
     int threads;               /* the context's */
+    int profile;               /* the engine profile it ran in */
+    const cli_input_buf *in;   /* the inputs, with the shapes they ran at */
+    int n_in;
     tc_cpu_budget_info budget; /* the process's CPU budget */
 } bench_report;
 
@@ -364,6 +367,15 @@ static int write_json(const char *path, const bench_args *a, const bench_report 
             (long long)rep->batch, rep->threads, a->warmup, s->n, s->p50, s->p90, s->p99, s->p999, s->mean, s->min,
             s->max, rep->throughput, rep->load_ms);
     fprintf(f, "  \"cpu_budget\": %d,\n  \"cpu_budget_source\": \"%s\",\n", rep->budget.cpus, rep->budget.source);
+    fprintf(f, "  \"profile\": %d,\n  \"shapes\": {", rep->profile);
+    for (int k = 0; k < rep->n_in; k++) {
+        fputs(k ? ", " : "", f);
+        cli_json_string(f, rep->in[k].name);
+        fputs(": [", f);
+        for (int32_t d = 0; d < rep->in[k].rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)rep->in[k].dims[d]);
+        fputs("]", f);
+    }
+    fputs("},\n", f);
     if (rep->built) fprintf(f, "  \"build_ms\": %.3f,\n", rep->build_ms);
     else fputs("  \"build_ms\": null,\n", f);
     fprintf(f, "  \"cv\": %.6f,\n  \"steps\": [", s->cv);
@@ -423,11 +435,26 @@ static int bench(const bench_args *a) {
     double open_ms = 0, create_ms;
     int rc = cli_open_engine(a->model, &build, "bench", &e, &open_ms);
     if (rc) return rc;
+    /* On a plan, --shapes are run-time shapes: the profile that holds them (or --profile-index N) runs them. */
+    static char shapes_buf[4096];
+    cli_shapes shapes = {0};
+    int profile = build.profile_index > 0 ? build.profile_index - 1 : 0;
+    if (plan && (a->build.shapes_given || build.profile_index > 0)) {
+        if (a->build.shapes_given && cli_shapes_parse(a->build.min[0], shapes_buf, sizeof shapes_buf, &shapes, "bench")) {
+            tc_engine_destroy(e);
+            return 2;
+        }
+        profile = cli_select_profile(e, &shapes, build.profile_index - 1, "bench");
+        if (profile < 0) {
+            tc_engine_destroy(e);
+            return 1;
+        }
+    }
     tc_context *c = NULL;
     tc_error err;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (tc_context_create(e, 0, &c, &err) != TC_STATUS_OK) {
+    if (tc_context_create(e, profile, &c, &err) != TC_STATUS_OK) {
         fprintf(stderr, "tailcut bench: %s\n", err.message);
         tc_engine_destroy(e);
         return 1;
@@ -441,8 +468,9 @@ static int bench(const bench_args *a) {
     memset(&r, 0, sizeof r);
     int *order = NULL;
     rc = 1;
-    if (cli_inputs_prepare(e, 0, a->seed, "bench", &in, &n_in)) goto done;
-    bench_report rep = {.built = !plan, .batch = 1, .threads = tc_context_threads(c)};
+    if (cli_inputs_prepare(e, profile, shapes.n ? &shapes : NULL, a->seed, "bench", &in, &n_in)) goto done;
+    bench_report rep = {.built = !plan, .batch = 1, .threads = tc_context_threads(c), .profile = profile, .in = in,
+                        .n_in = n_in};
     tc_cpu_budget(&rep.budget);
     rep.load_ms = plan ? open_ms + create_ms : create_ms;
     rep.build_ms = plan ? 0 : open_ms;

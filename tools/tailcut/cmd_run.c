@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "engine_open.h"
+#include "profile_select.h"
 #include "tailcut/tailcut.h"
 
 #define MAX_INPUTS 64
@@ -175,9 +176,22 @@ static int run_engine(run_args *r, const tc_tensor *inputs) {
     double load_ms = 0;
     int rc = cli_open_engine(r->model, &r->build, "run", &e, &load_ms);
     if (rc) return rc;
+    /* The profile: --profile-index N, else the first whose ranges hold the inputs' shapes. */
+    cli_shapes shapes = {0};
+    for (int k = 0; k < r->n_in && k < 64; k++) { /* names resolved by resolve_names */
+        shapes.names[k] = r->names[k];
+        shapes.ranks[k] = inputs[k].rank;
+        memcpy(shapes.dims[k], inputs[k].dims, sizeof shapes.dims[k]);
+    }
+    shapes.n = r->n_in < 64 ? r->n_in : 64;
+    const int profile = cli_select_profile(e, &shapes, r->build.profile_index - 1, "run");
+    if (profile < 0) {
+        tc_engine_destroy(e);
+        return 1;
+    }
     tc_context *c = NULL;
     tc_error err;
-    if (tc_context_create(e, 0, &c, &err) != TC_STATUS_OK) {
+    if (tc_context_create(e, profile, &c, &err) != TC_STATUS_OK) {
         fprintf(stderr, "tailcut run: %s\n", err.message);
         tc_engine_destroy(e);
         return 1;

@@ -15,6 +15,7 @@
 
 const char *cli_build_usage(void) {
     return "  --backend NAME                the backend to build for: cpu (default) or cuda\n"
+           "  --profile-index N             on a plan: run in profile N (default: the first that holds the shapes)\n"
            "  --shapes NAME:DxDx..,...      static input shapes (min = opt = max)\n"
            "  --min-shapes/--opt-shapes/--max-shapes NAME:DxD..,...\n"
            "                                a dynamic-shape profile; repeat the trio for more profiles\n"
@@ -85,7 +86,7 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
                strcmp(o, "--calib-method") != 0 && strcmp(o, "--percentile") != 0 &&
                strcmp(o, "--calib-samples") != 0 && strcmp(o, "--layer-precision") != 0 &&
                strcmp(o, "--accuracy-threshold") != 0 && strcmp(o, "--accuracy-metric") != 0 &&
-               strcmp(o, "--backend") != 0)
+               strcmp(o, "--backend") != 0 && strcmp(o, "--profile-index") != 0)
         return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "tailcut %s: %s needs a value\n", cmd, o);
@@ -94,6 +95,16 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
     const char *val = argv[++*i];
     if (strcmp(o, "--timing-cache") == 0) {
         a->timing_cache = val;
+        return 1;
+    }
+    if (strcmp(o, "--profile-index") == 0) {
+        char *end = NULL;
+        long v = strtol(val, &end, 10);
+        if (end == val || *end || v < 0 || v > 63) {
+            fprintf(stderr, "tailcut %s: --profile-index must be 0..63, not '%s'\n", cmd, val);
+            return -1;
+        }
+        a->profile_index = (int)v + 1;
         return 1;
     }
     if (strcmp(o, "--backend") == 0) { /* the library names the known backends and says which this build lacks */
@@ -187,6 +198,7 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
             return -1;
         }
         a->min[a->n_min++] = a->opt[a->n_opt++] = a->max[a->n_max++] = val;
+        a->shapes_given = true;
         return 1;
     }
     if (*count >= CLI_MAX_PROFILES) {
@@ -352,8 +364,9 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (cli_is_plan(path)) {
-        if (a->n_min || a->n_opt || a->n_max)
-            fprintf(stderr, "tailcut %s: note: shape options are fixed in a plan and ignored here\n", cmd);
+        if (!a->shapes_given && (a->n_min || a->n_opt || a->n_max))
+            fprintf(stderr, "tailcut %s: note: a plan's profiles are fixed: --min/--opt/--max-shapes are ignored here "
+                    "(--shapes gives run-time shapes)\n", cmd);
         if (tc_engine_load(path, engine, &err) != TC_STATUS_OK) {
             fprintf(stderr, "tailcut %s: %s\n", cmd, err.message);
             return 1;

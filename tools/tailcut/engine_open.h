@@ -31,6 +31,10 @@ typedef struct cli_build_args {
     int n_layer_precision;
     double accuracy_threshold;  /* --accuracy-threshold X (0: none), measured by accuracy_metric */
     int accuracy_metric;        /* cli_accuracy_metric */
+    /* On a plan (run, bench): --shapes gives the run-time shapes (shapes_given: the only shape option, once) and
+     * --profile-index N the profile to run them in (profile_index N + 1; 0: the first profile that holds them). */
+    bool shapes_given;
+    int profile_index;
 } cli_build_args;
 
 /* Consumes a build option at argv[*i] (advancing *i past its value). Returns 1 if consumed,
