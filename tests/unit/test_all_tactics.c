@@ -1,0 +1,383 @@
+/*
+ * test_all_tactics.c - one harness for every FP32 tactic of the CPU backend's list (backends/cpu/tactics.inc), in the
+ * manner of ggml's test-backend-ops: for each op on the list, random cases (shapes with edge sizes 1, 15-17, 31-33,
+ * broadcasts, attributes, constant or computed operands; QuantizeLinear / DequantizeLinear with int8 and uint8 codes)
+ * are run by the reference kernel, then by every tactic of that
+ * op that this CPU runs and that supports the case (its weights packed as a build packs them, outputs poisoned with
+ * NaN first); outputs must match the reference within a per-op bound, NaN never passing for a finite reference. Each
+ * such tactic must have run at least one case: a tactic the generators never reach fails the test, so a new tactic
+ * on the list needs a case here. The INT8 / FP16 / BF16 tactics (which need the precision passes' attributes) and the
+ * NCHW16c ones (which need the layout pass's) have their own tests.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backends/backend.h"
+#include "core/cpu.h"
+#include "elem_test_util.h"
+
+#define MAX_CASE_IN 6
+
+/* One generated case: an op, its attributes and inputs (which are constant), and its reference outputs. */
+typedef struct tcase {
+    const char *op;
+    int64_t opset;
+    tc__attr attrs[6];
+    int n_attrs;
+    int n_in;
+    tc__tensor in[MAX_CASE_IN];
+    bool present[MAX_CASE_IN];
+    bool is_const[MAX_CASE_IN];
+    double tol; /* relative to the reference's largest magnitude */
+} tcase;
+
+static etu_rng rng = {0x9E3779B97F4A7C15ull};
+static int runs[512];          /* per tactic of the list: cases it ran */
+static const tc__tactic *list[512];
+static int n_list;
+
+static int64_t pick(const int64_t *v, int n) { return v[etu_int(&rng, 0, n - 1, false)]; }
+static const int64_t kEdge[] = {1, 2, 3, 7, 15, 16, 17, 31, 32, 33};
+
+static void add_in(tcase *c, tc__tensor t, bool is_const) {
+    c->in[c->n_in] = t;
+    c->present[c->n_in] = true;
+    c->is_const[c->n_in++] = is_const;
+}
+
+static tc__tensor rand_t(int32_t rank, const int64_t *dims, double lo, double hi) {
+    return etu_random(&rng, TC_DTYPE_FLOAT32, rank, dims, lo, hi);
+}
+
+/* A packed copy of constant input i for tactic t (as engine_tactics.c's pack_input), or the input itself. */
+static bool pack_for(const tc__tactic *t, const tc__step_desc *d, int i, tc__tensor *out) {
+    if (!d->in_const[i] || t->packs_input == NULL || !t->packs_input(d, i)) return false;
+    const tc__tensor *src = d->in[i];
+    const size_t bytes = t->packed_bytes ? t->packed_bytes(d, i) : src->nbytes;
+    assert_true(bytes > 0 && bytes <= src->nbytes);
+    *out = *src;
+    out->data = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    out->nbytes = bytes;
+    tc__err err = {0};
+    if (t->pack(d, i, src->data, out->data, &err) != TC_STATUS_OK) fail_msg("%s: pack %d: %s", t->name, i, err.msg);
+    return true;
+}
+
+static void run_case(tcase *c) {
+    const tc__op_schema *sch = tc__op_schema_find("", c->op);
+    assert_non_null(sch);
+    const etu_op op = {c->op, sch->infer, tc__ref_find(c->op)};
+    const tc__tensor *pin[MAX_CASE_IN];
+    for (int i = 0; i < c->n_in; i++) pin[i] = c->present[i] ? &c->in[i] : NULL;
+    tc__tensor want[2];
+    etu_run_ok(op, c->opset, c->attrs, c->n_attrs, c->n_in, pin, 1, want);
+    double peak = 0;
+    const bool is_float = want[0].dtype == TC_DTYPE_FLOAT32;
+    const int64_t n = tc__tensor_numel(&want[0]);
+    for (int64_t i = 0; is_float && i < n; i++) peak = fmax(peak, fabs(((const float *)want[0].data)[i]));
+    const tc__epilogue none = tc__epilogue_none();
+    const tc__attrs as = {c->n_attrs, c->attrs};
+    const tc__tensor *dout[1] = {&want[0]};
+    tc__step_desc d = {.op_type = c->op, .opset = c->opset, .attrs = &as, .n_in = c->n_in, .in = pin,
+                       .in_const = c->is_const, .n_out = 1, .out = dout, .epi = &none};
+    const uint64_t isa = tc__cpu_get()->isa;
+    for (int k = 0; k < n_list; k++) {
+        const tc__tactic *t = list[k];
+        if (strcmp(t->op_type, c->op) != 0 || (t->caps & ~isa) != 0 || !t->supports(&d)) continue;
+        tc__tensor packed[MAX_CASE_IN];
+        const tc__tensor *rin[MAX_CASE_IN];
+        bool own[MAX_CASE_IN] = {false};
+        for (int i = 0; i < c->n_in; i++) {
+            own[i] = c->present[i] && pack_for(t, &d, i, &packed[i]);
+            rin[i] = own[i] ? &packed[i] : pin[i];
+        }
+        tc__tensor got = etu_tensor(want[0].dtype, want[0].rank, want[0].dims);
+        memset(got.data, 0xff, got.nbytes); /* NaN poison: every element must be written */
+        tc__tensor *pout[1] = {&got};
+        const size_t scratch_bytes = t->scratch_bytes ? t->scratch_bytes(&d) + 4096 : 4096;
+        tc__scratch scratch = {aligned_alloc(64, (scratch_bytes + 63) / 64 * 64), scratch_bytes, 0};
+        tc__err err = {0};
+        tc__kernel_ctx kc = {.node_name = "case", .op_type = c->op, .opset = c->opset, .attrs = &as, .n_in = c->n_in,
+                             .in = rin, .n_out = 1, .out = pout, .err = &err, .scratch = &scratch,
+                             .epi = (t->flags & TC__TACTIC_FUSES_EPILOGUE) ? &none : NULL};
+        if (t->run(&kc) != TC_STATUS_OK) fail_msg("%s on a %s case it supports: %s", t->name, c->op, err.msg);
+        const double lim = c->tol * fmax(peak, 1e-6);
+        for (int64_t i = 0; i < n; i++) {
+            if (!is_float) {
+                if (memcmp(got.data, want[0].data, got.nbytes) != 0) fail_msg("%s: %s output bytes differ", t->name, c->op);
+                break;
+            }
+            const double g = ((const float *)got.data)[i], w = ((const float *)want[0].data)[i];
+            const bool ok = isnan(w) ? isnan(g) : (!isnan(g) && fabs(g - w) <= lim);
+            if (!ok)
+                fail_msg("%s: %s output[%lld] = %g, reference %g (bound %g; output %lld elements, rank %d)", t->name,
+                         c->op, (long long)i, g, w, lim, (long long)n, (int)want[0].rank);
+        }
+        runs[k]++;
+        free(scratch.base);
+        tc__tensor_free(&got);
+        for (int i = 0; i < c->n_in; i++)
+            if (own[i]) free(packed[i].data);
+    }
+    tc__tensor_free(&want[0]);
+    for (int i = 0; i < c->n_in; i++)
+        if (c->present[i]) tc__tensor_free(&c->in[i]);
+}
+
+/* Shapes: rank 1-4, dims from the edge sizes, at most ~20k elements. */
+static int32_t rand_shape(int64_t *dims) {
+    int32_t rank = (int32_t)etu_int(&rng, 1, 4, false);
+    int64_t numel = 1;
+    for (int32_t d = 0; d < rank; d++) {
+        dims[d] = numel > 2000 ? 1 : pick(kEdge, 10);
+        numel *= dims[d];
+    }
+    return rank;
+}
+
+static void unary_cases(void) {
+    static const char *const ops[] = {"Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "HardSwish", "HardSigmoid",
+                                      "LeakyRelu", "Clip"};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (int r = 0; r < 6; r++) {
+            tcase c = {.op = ops[o], .opset = strcmp(ops[o], "Gelu") == 0 ? 20 : 13, .tol = 2e-5};
+            int64_t dims[4];
+            int32_t rank = rand_shape(dims);
+            add_in(&c, rand_t(rank, dims, -6, 6), false);
+            if (strcmp(ops[o], "LeakyRelu") == 0) c.attrs[c.n_attrs++] = etu_attr_float("alpha", 0.07f);
+            if (strcmp(ops[o], "Clip") == 0) {
+                add_in(&c, etu_scalar_f64(TC_DTYPE_FLOAT32, -1.5), true);
+                add_in(&c, etu_scalar_f64(TC_DTYPE_FLOAT32, 2.25), true);
+            }
+            run_case(&c);
+        }
+}
+
+static void binary_cases(void) {
+    static const char *const ops[] = {"Add", "Sub", "Mul", "Div"};
+    for (size_t o = 0; o < 4; o++)
+        for (int r = 0; r < 10; r++) {
+            tcase c = {.op = ops[o], .opset = 14, .tol = 1e-6};
+            int64_t a[4], b[4];
+            int32_t rank = rand_shape(a), brank = rank;
+            memcpy(b, a, sizeof a);
+            switch (r % 4) { /* same shape, a scalar, the last dim, a channel of [N, C, H, W] */
+            case 1: brank = 0; break;
+            case 2: brank = 1, b[0] = a[rank - 1]; break;
+            case 3:
+                for (int32_t d = 0; d < rank; d++) b[d] = d == 1 ? a[d] : 1;
+                break;
+            default: break;
+            }
+            add_in(&c, rand_t(rank, a, -3, 3), false);
+            tc__tensor y = rand_t(brank, b, 0.5, 2); /* Div: away from zero */
+            float *v = y.data;
+            for (int64_t i = 0; i < tc__tensor_numel(&y); i++) v[i] *= etu_next(&rng) & 1 ? 1.0f : -1.0f;
+            add_in(&c, y, r % 3 == 0);
+            run_case(&c);
+        }
+}
+
+static void softmax_cases(void) {
+    static const char *const ops[] = {"Softmax", "LogSoftmax"};
+    for (int o = 0; o < 2; o++)
+        for (int r = 0; r < 8; r++) {
+            tcase c = {.op = ops[o], .opset = 13, .tol = 1e-5};
+            int64_t dims[4];
+            int32_t rank = rand_shape(dims);
+            if (r == 0) dims[rank - 1] = 257; /* a row longer than the register path's 256 */
+            add_in(&c, rand_t(rank, dims, -8, 8), false);
+            c.attrs[c.n_attrs++] = etu_attr_int("axis", -1);
+            run_case(&c);
+        }
+}
+
+static void layernorm_cases(void) {
+    for (int r = 0; r < 8; r++) {
+        tcase c = {.op = "LayerNormalization", .opset = 17, .tol = 2e-5};
+        int64_t dims[3] = {pick(kEdge, 10), pick(kEdge, 10), r == 0 ? 768 : pick(kEdge, 10)};
+        add_in(&c, rand_t(3, dims, -4, 4), false);
+        add_in(&c, rand_t(1, &dims[2], 0.5, 1.5), true);
+        add_in(&c, rand_t(1, &dims[2], -1, 1), true);
+        c.attrs[c.n_attrs++] = etu_attr_int("axis", -1);
+        c.attrs[c.n_attrs++] = etu_attr_float("epsilon", 1e-5f);
+        run_case(&c);
+    }
+}
+
+static void pool_cases(void) {
+    static const char *const ops[] = {"MaxPool", "AveragePool", "GlobalAveragePool"};
+    static int64_t ks[2], st[2], pads[4];
+    for (int o = 0; o < 3; o++)
+        for (int r = 0; r < 6; r++) {
+            tcase c = {.op = ops[o], .opset = 13, .tol = 1e-5};
+            int64_t dims[4] = {1 + r % 2, pick(kEdge, 10), 5 + r * 3, 4 + r * 2};
+            add_in(&c, rand_t(4, dims, -5, 5), false);
+            if (o < 2) {
+                ks[0] = ks[1] = 2 + r % 2;
+                st[0] = st[1] = 1 + r % 2;
+                for (int p = 0; p < 4; p++) pads[p] = r % 3 == 0 ? 1 : 0;
+                c.attrs[c.n_attrs++] = etu_attr_ints("kernel_shape", ks, 2);
+                c.attrs[c.n_attrs++] = etu_attr_ints("strides", st, 2);
+                c.attrs[c.n_attrs++] = etu_attr_ints("pads", pads, 4);
+            }
+            run_case(&c);
+        }
+}
+
+static void dense_cases(void) {
+    for (int r = 0; r < 12; r++) { /* MatMul: [M, K] or [B, M, K] by a constant or computed [K, N] */
+        tcase c = {.op = "MatMul", .opset = 13, .tol = 2e-5};
+        int64_t m = pick(kEdge, 10), k = r == 0 ? 130 : pick(kEdge, 10), n = r == 1 ? 100 : pick(kEdge, 10);
+        int64_t a3[3] = {2, m, k}, b2[2] = {k, n};
+        add_in(&c, rand_t(r % 3 == 2 ? 3 : 2, r % 3 == 2 ? a3 : a3 + 1, -1, 1), false);
+        add_in(&c, rand_t(2, b2, -1, 1), r % 2 == 0);
+        run_case(&c);
+    }
+    for (int r = 0; r < 8; r++) { /* Gemm: A [M, K], B [K, N] (transB: [N, K]), C [N] */
+        tcase c = {.op = "Gemm", .opset = 13, .tol = 2e-5};
+        int64_t m = pick(kEdge, 10), k = pick(kEdge, 10), n = pick(kEdge, 10);
+        const bool tb = r % 2 == 1;
+        int64_t a[2] = {m, k}, b[2] = {tb ? n : k, tb ? k : n};
+        add_in(&c, rand_t(2, a, -1, 1), false);
+        add_in(&c, rand_t(2, b, -1, 1), true);
+        add_in(&c, rand_t(1, &n, -1, 1), true);
+        if (tb) c.attrs[c.n_attrs++] = etu_attr_int("transB", 1);
+        run_case(&c);
+    }
+}
+
+static void conv_cases(void) {
+    static int64_t ks[2], st[2], pads[4], dil[2];
+    for (int r = 0; r < 14; r++) { /* dense (3x3, 1x1, strided, dilated) and depthwise convolutions with a bias */
+        tcase c = {.op = "Conv", .opset = 11, .tol = 5e-5};
+        const bool dw = r % 4 == 3;
+        const int64_t cin = dw ? 16 + r : pick(kEdge, 10), cout = dw ? cin : pick(kEdge, 10), k = r % 3 == 1 ? 1 : 3;
+        int64_t x[4] = {1, cin, 6 + r, 5 + 2 * r}, w[4] = {cout, dw ? 1 : cin, k, k};
+        add_in(&c, rand_t(4, x, -1, 1), false);
+        add_in(&c, rand_t(4, w, -1, 1), true);
+        add_in(&c, rand_t(1, &cout, -1, 1), true);
+        ks[0] = ks[1] = k;
+        st[0] = st[1] = r % 5 == 4 ? 2 : 1;
+        for (int p = 0; p < 4; p++) pads[p] = k == 3 && r % 2 == 0 ? 1 : 0;
+        dil[0] = dil[1] = r == 6 ? 2 : 1;
+        c.attrs[c.n_attrs++] = etu_attr_ints("kernel_shape", ks, 2);
+        c.attrs[c.n_attrs++] = etu_attr_ints("strides", st, 2);
+        c.attrs[c.n_attrs++] = etu_attr_ints("pads", pads, 4);
+        c.attrs[c.n_attrs++] = etu_attr_ints("dilations", dil, 2);
+        if (dw) c.attrs[c.n_attrs++] = etu_attr_int("group", cin);
+        run_case(&c);
+    }
+    for (int r = 0; r < 4; r++) { /* ResNet-like shapes where Winograd and the wide tiles apply */
+        tcase c = {.op = "Conv", .opset = 11, .tol = 1e-4};
+        int64_t x[4] = {1, 16 * (r + 1), 14, 14}, w[4] = {32, 16 * (r + 1), 3, 3}, cout = 32;
+        add_in(&c, rand_t(4, x, -1, 1), false);
+        add_in(&c, rand_t(4, w, -1, 1), true);
+        add_in(&c, rand_t(1, &cout, -1, 1), true);
+        ks[0] = ks[1] = 3;
+        st[0] = st[1] = 1;
+        for (int p = 0; p < 4; p++) pads[p] = 1;
+        c.attrs[c.n_attrs++] = etu_attr_ints("kernel_shape", ks, 2);
+        c.attrs[c.n_attrs++] = etu_attr_ints("strides", st, 2);
+        c.attrs[c.n_attrs++] = etu_attr_ints("pads", pads, 4);
+        run_case(&c);
+    }
+}
+
+static void movement_cases(void) {
+    static int64_t perm[4];
+    for (int r = 0; r < 6; r++) {
+        tcase c = {.op = "Transpose", .opset = 13, .tol = 0};
+        int64_t dims[4];
+        int32_t rank = rand_shape(dims);
+        for (int32_t d = 0; d < rank; d++) perm[d] = rank - 1 - d;
+        if (rank > 2 && r % 2) perm[0] = 1, perm[1] = 0;
+        if (rank > 2 && r % 2) for (int32_t d = 2; d < rank; d++) perm[d] = d;
+        add_in(&c, rand_t(rank, dims, -1, 1), false);
+        c.attrs[c.n_attrs++] = etu_attr_ints("perm", perm, (size_t)rank);
+        run_case(&c);
+    }
+    for (int r = 0; r < 4; r++) {
+        tcase c = {.op = "Where", .opset = 16, .tol = 0};
+        int64_t dims[4];
+        int32_t rank = rand_shape(dims);
+        tc__tensor cond = etu_tensor(TC_DTYPE_BOOL, rank, dims);
+        for (int64_t i = 0; i < tc__tensor_numel(&cond); i++) ((uint8_t *)cond.data)[i] = etu_next(&rng) & 1;
+        add_in(&c, cond, false);
+        add_in(&c, rand_t(rank, dims, -1, 1), false);
+        add_in(&c, rand_t(rank, dims, -1, 1), false);
+        run_case(&c);
+    }
+    for (int r = 0; r < 4; r++) {
+        tcase c = {.op = "IsNaN", .opset = 13, .tol = 0};
+        int64_t dims[4];
+        int32_t rank = rand_shape(dims);
+        tc__tensor x = rand_t(rank, dims, -1, 1);
+        for (int64_t i = 0; i < tc__tensor_numel(&x); i += 3) ((float *)x.data)[i] = NAN;
+        add_in(&c, x, false);
+        run_case(&c);
+    }
+}
+
+static void qdq_cases(void) {
+    for (int r = 0; r < 8; r++) { /* per-tensor scales, int8 and uint8 codes with zero points */
+        const bool u8 = r % 2 == 1;
+        const tc_dtype qt = u8 ? TC_DTYPE_UINT8 : TC_DTYPE_INT8;
+        int64_t dims[4];
+        int32_t rank = rand_shape(dims);
+        tcase q = {.op = "QuantizeLinear", .opset = 13, .tol = 0};
+        add_in(&q, rand_t(rank, dims, -3, 3), false);
+        add_in(&q, etu_scalar_f64(TC_DTYPE_FLOAT32, 0.0234), true);
+        add_in(&q, etu_scalar_i64(qt, u8 ? 121 : -3), true);
+        run_case(&q);
+        tcase dq = {.op = "DequantizeLinear", .opset = 13, .tol = 1e-6};
+        tc__tensor codes = etu_tensor(qt, rank, dims);
+        for (int64_t i = 0; i < tc__tensor_numel(&codes); i++) ((uint8_t *)codes.data)[i] = (uint8_t)etu_next(&rng);
+        add_in(&dq, codes, false);
+        add_in(&dq, etu_scalar_f64(TC_DTYPE_FLOAT32, 0.0234), true);
+        add_in(&dq, etu_scalar_i64(qt, u8 ? 121 : -3), true);
+        run_case(&dq);
+    }
+}
+
+static void test_all_fp32_tactics(void **state) {
+    (void)state;
+    n_list = 0;
+    for (size_t i = 0; tc__backend_cpu.tactics[i] != NULL && n_list < 512; i++) list[n_list++] = tc__backend_cpu.tactics[i];
+    unary_cases();
+    binary_cases();
+    softmax_cases();
+    layernorm_cases();
+    pool_cases();
+    dense_cases();
+    conv_cases();
+    movement_cases();
+    qdq_cases();
+    /* Every FP32 plain-layout tactic this CPU runs ran some case. */
+    const uint64_t isa = tc__cpu_get()->isa;
+    int ran = 0, missing = 0;
+    for (int k = 0; k < n_list; k++) {
+        const tc__tactic *t = list[k];
+        if (t->precision != NULL || (t->flags & TC__TACTIC_BLOCKED) || (t->caps & ~isa) != 0) continue;
+        if (runs[k] == 0) {
+            print_message("tactic %s (%s) ran no generated case\n", t->name, t->op_type);
+            missing++;
+        }
+        ran += runs[k] > 0;
+    }
+    print_message("%d FP32 tactics ran against the reference\n", ran);
+    assert_int_equal(missing, 0);
+    assert_true(ran > 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_all_fp32_tactics)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
