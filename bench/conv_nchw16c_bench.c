@@ -176,7 +176,7 @@ static void bench_shape(const bench_opts *o, const conv_shape *c) {
     tc__epilogue relu = tc__epilogue_none();
     relu.act = TC__ACT_RELU;
     tc__attrs blocked = {4, attrs}, plain = {2, attrs};
-    tc__step_desc d = {"Conv", 13, &blocked, 3, in, in_const, 1, outs, &relu, NULL, NULL};
+    tc__step_desc d = {"Conv", 13, &blocked, 3, in, in_const, 1, outs, &relu, NULL, NULL, NULL, 0};
     const double flops = 2.0 * (double)(c->cout * oh * oh) * (double)(c->cin * c->k * c->k);
     double gd[2], gg[2] = {0.0, 0.0};
     time_tactic(o, &tc__tactic_conv_nchw16c_f32_avx512, &d, out, flops, gd);

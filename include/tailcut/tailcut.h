@@ -428,6 +428,16 @@ typedef struct tc_tactic_timing {
 TC_API int tc_engine_step_num_candidates(const tc_engine *engine, int step);
 TC_API tc_status tc_engine_step_candidate(const tc_engine *engine, int step, int index, tc_tactic_timing *timing);
 
+/* A tactic of the step's op that was no candidate, and why ("needs amx_tile,amx_int8 (not usable here)", "no INT8 input
+ * scale ..."), as the build found them (oneDNN's verbose mode). Strings belong to the engine. */
+typedef struct tc_tactic_rejection {
+    const char *name;
+    const char *reason;
+} tc_tactic_rejection;
+
+TC_API int tc_engine_step_num_rejected(const tc_engine *engine, int step);
+TC_API tc_status tc_engine_step_rejected(const tc_engine *engine, int step, int index, tc_tactic_rejection *rejection);
+
 /* The backend an engine runs on and the machine it was built for (a plan's TARGET section). */
 typedef struct tc_target_info {
     const char *backend;    /* "cpu", ...; belongs to the library */

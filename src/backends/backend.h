@@ -58,8 +58,9 @@ typedef struct tc__backend {
 
     /* Whether this process can run the backend here (TC_STATUS_UNSUPPORTED_HARDWARE with a message if not). */
     tc_status (*probe)(tc__err *err);
-    /* The capability bits usable here (tc__tactic.caps of the tactics it may offer). */
+    /* The capability bits usable here (tc__tactic.caps of the tactics it may offer), and bits in words ("avx2,fma"). */
     uint64_t (*caps)(void);
+    void (*caps_describe)(uint64_t caps, char *buf, size_t size);
     /* This machine's target record into rec (at most cap bytes); returns its size. */
     size_t (*target_record)(void *rec, size_t cap);
     /* A target record (of a plan) in words: "AuthenticAMD family 26 model 2 (AMD EPYC ...): avx2,...". */

@@ -30,7 +30,14 @@ typedef struct tc__step_desc {
     const tc__epilogue *epi;       /* what the step must apply after the op (never NULL) */
     const tc__tensor *bias;        /* epilogue bias (shape; data if constant) or NULL */
     const tc__tensor *residual;    /* epilogue residual (shape) or NULL */
+    /* When set (the build asks, for inspect --verbose), a supports() that refuses may say why here (tc__refuse). */
+    char *why;
+    size_t why_size;
 } tc__step_desc;
+
+/* Writes why a tactic refuses step d into d->why (when the caller asked) and returns false, so that a supports()
+ * can `return tc__refuse(d, "...")`. The first reason written stands. */
+bool tc__refuse(const tc__step_desc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 enum {
     /* run() applies the step's epilogue itself (ctx->epi, ctx->bias, ctx->residual). Without this

@@ -377,6 +377,18 @@ tc_status tc_engine_target_info(const tc_engine *e, tc_target_info *info) {
     return TC_STATUS_OK;
 }
 
+int tc_engine_step_num_rejected(const tc_engine *e, int step) {
+    return e && step >= 0 && step < e->n_steps && e->tuning ? e->tuning[step].n_rejected : 0;
+}
+
+tc_status tc_engine_step_rejected(const tc_engine *e, int step, int index, tc_tactic_rejection *r) {
+    if (!e || !r || step < 0 || step >= e->n_steps || !e->tuning || index < 0 || index >= e->tuning[step].n_rejected)
+        return TC_STATUS_INVALID_ARGUMENT;
+    r->name = e->tuning[step].rejected[index].name;
+    r->reason = e->tuning[step].rejected[index].why;
+    return TC_STATUS_OK;
+}
+
 tc_status tc_engine_memory_info(const tc_engine *e, int profile, tc_memory_info *info) {
     if (!e || !info || profile < 0 || profile >= e->n_profiles) return TC_STATUS_INVALID_ARGUMENT;
     info->arena_bytes = e->profiles[profile].arena_bytes;

@@ -6,8 +6,9 @@
  * candidates: u32 n, u32 winner, n x (char name[32], u64 median_ns, u64 max_ns) | u32 n_profiles |
  * per profile: u32 n_ranges, per range (u32 value, u32 rank, i64 min[8], opt[8], max[8]),
  * u64 arena, naive, scratch, u32 n_values, u64 offset[n_values], u64 capacity[n_values] | per profile, per step
- * the parameter blob (the tactic's configuration): u32 size, size bytes, zeros to a multiple of 4.
- * Version 3 added the step's backend and the parameter blobs.
+ * the parameter blob (the tactic's configuration): u32 size, size bytes, zeros to a multiple of 4 | per step the
+ * tactics that were no candidate: u32 n, n x (char name[32], char why[96]).
+ * Version 3 added the step's backend and the parameter blobs, version 4 the rejected tactics.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #include "engine/engine.h"
 
 #define BLOB_MAGIC 0x4e454354u /* "TCEN" */
-#define BLOB_VERSION 3u
+#define BLOB_VERSION 4u
 #define PARAM_MAX 4096u /* bytes of one step's configuration */
 
 typedef struct wbuf {
@@ -105,6 +106,18 @@ tc_status tc__engine_blob_write(const tc_engine *e, void **out, size_t *size, tc
             if (n) put(&w, e->params[i], n);
             put(&w, zeros, (4 - n % 4) % 4);
         }
+    for (int k = 0; k < e->n_steps; k++) {
+        const tc__tune_result *r = e->tuning ? &e->tuning[k] : NULL;
+        put_u32(&w, r ? (uint32_t)r->n_rejected : 0);
+        for (int j = 0; r && j < r->n_rejected; j++) {
+            tc__tune_reject rec;
+            memset(&rec, 0, sizeof rec);
+            memcpy(rec.name, r->rejected[j].name, strnlen(r->rejected[j].name, sizeof rec.name - 1));
+            memcpy(rec.why, r->rejected[j].why, strnlen(r->rejected[j].why, sizeof rec.why - 1));
+            put(&w, rec.name, sizeof rec.name);
+            put(&w, rec.why, sizeof rec.why);
+        }
+    }
     if (w.oom) {
         free(w.p);
         return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory writing the engine section");
@@ -242,6 +255,18 @@ tc_status tc__engine_blob_read(tc_engine *e, const void *data, size_t size, tc__
         for (uint32_t b = n; b < padded; b++)
             if (r.p[r.at + b] != 0) return corrupt(err, "parameter blob padding");
         r.at += padded;
+    }
+    for (uint32_t k = 0; k < n_steps && !r.bad; k++) {
+        tc__tune_result *res = &e->tuning[k];
+        const uint32_t n = get_u32(&r);
+        if (r.bad || n > TC__TUNE_MAX_CANDIDATES) return corrupt(err, "rejected tactics");
+        res->n_rejected = (int)n;
+        for (uint32_t j = 0; j < n; j++) {
+            get(&r, res->rejected[j].name, sizeof res->rejected[j].name);
+            get(&r, res->rejected[j].why, sizeof res->rejected[j].why);
+            res->rejected[j].name[sizeof res->rejected[j].name - 1] = '\0';
+            res->rejected[j].why[sizeof res->rejected[j].why - 1] = '\0';
+        }
     }
     if (r.bad) return corrupt(err, "truncated");
     if (r.at != size) return corrupt(err, "trailing bytes");

@@ -147,6 +147,28 @@ static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands,
     return st;
 }
 
+/* Adds a rejected tactic and its reason (as many as fit). */
+static void add_reject(tc__tune_reject *r, int *n, const char *name, const char *why) {
+    if (*n >= TC__TUNE_MAX_CANDIDATES) return;
+    snprintf(r[*n].name, sizeof r[*n].name, "%s", name);
+    const size_t len = strnlen(why, sizeof r[*n].why - 1); /* cut to the record's size */
+    memcpy(r[*n].why, why, len);
+    r[*n].why[len] = '\0';
+    (*n)++;
+}
+
+/* The tactics of be for op whose capability bits this machine (or TAILCUT_MAX_ISA) lacks, with the missing bits. */
+static void reject_missing_caps(const tc__backend *be, const char *op, uint64_t caps, tc__tune_reject *r, int *n) {
+    for (size_t i = 0; be->tactics[i] != NULL; i++) {
+        const tc__tactic *t = be->tactics[i];
+        if (strcmp(t->op_type, op) != 0 || (t->caps & ~caps) == 0) continue;
+        char why[160], names[96];
+        be->caps_describe(t->caps & ~caps, names, sizeof names);
+        snprintf(why, sizeof why, "needs %s (not usable here)", names);
+        add_reject(r, n, t->name, why);
+    }
+}
+
 /* Adds the times of `add` (another profile) to `sum` by candidate name; a candidate missing in `add` becomes
  * UINT64_MAX. Then picks the winner with the least total. */
 static void merge_profile(tc__tune_result *sum, const tc__tune_result *add) {
@@ -356,13 +378,31 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         const tc__tactic *all[TC__TUNE_MAX_CANDIDATES], *cands[TC__TUNE_MAX_CANDIDATES];
         int n_all = tc__tactics_for(be, node->op_type, isa, all, TC__TUNE_MAX_CANDIDATES), n = 0;
         const bool blocked = tc__layout_any_blocked(&node->attrs);
+        /* the tactics that are no candidate, and why (inspect --verbose) */
+        tc__tune_reject rejected[TC__TUNE_MAX_CANDIDATES];
+        int n_rejected = 0;
+        reject_missing_caps(be, node->op_type, isa, rejected, &n_rejected);
         for (int c = 0; c < n_all && st == TC_STATUS_OK; c++) {
+            char why[96] = "";
             bool ok = layout_fits(all[c], blocked, &ds[0].d);
-            for (int p = 0; p < n_profiles && ok; p++) ok = all[c]->supports(&ds[p].d);
+            if (!ok)
+                snprintf(why, sizeof why, "%s", (all[c]->flags & TC__TACTIC_BLOCKED) ? "runs NCHW16c steps only"
+                                                                                        : "runs plain-layout steps only");
+            for (int p = 0; p < n_profiles && ok; p++) {
+                ds[p].d.why = why, ds[p].d.why_size = sizeof why;
+                ok = all[c]->supports(&ds[p].d);
+                ds[p].d.why = NULL, ds[p].d.why_size = 0;
+                if (!ok && why[0] == '\0') snprintf(why, sizeof why, "does not take this step%s", p ? " at a profile" : "");
+                if (!ok && p > 0) snprintf(why + strlen(why), sizeof why - strlen(why), " (profile %d)", p);
+            }
             /* a tactic with a proof (tactic.h) must match it here first, tuned or not (at the opt shapes of the first
              * profile): it runs on the proof's arithmetic, and where it differs it is not offered */
-            if (ok && all[c]->proof != NULL) st = tc__tactic_proven(&ds[0].d, all[c], pool, &ok, err);
+            if (ok && all[c]->proof != NULL) {
+                st = tc__tactic_proven(&ds[0].d, all[c], pool, &ok, err);
+                if (!ok) snprintf(why, sizeof why, "its output differs from %s's on this machine", all[c]->proof->name);
+            }
             if (ok) cands[n++] = all[c];
+            else add_reject(rejected, &n_rejected, all[c]->name, why);
         }
         if (st) {
             tc__err_prefix(err, "checking the tactics of step '%s' (%s): ", node->name, node->op_type);
@@ -401,6 +441,8 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
                 if (strcmp(cands[c]->name, wname) == 0) win = cands[c];
         }
         choice[k].win = win;
+        res->n_rejected = n_rejected;
+        memcpy(res->rejected, rejected, sizeof rejected[0] * (size_t)n_rejected);
         if (!o->fixed && n > 0) best_of(cands, n, res, &choice[k]);
     }
     /* INT8 steps that would chain are timed with their input image, then chosen along their paths */

@@ -24,10 +24,18 @@ typedef struct tc__tune_entry {
     uint64_t max_ns;
 } tc__tune_entry;
 
+/* A tactic of the step's op that was not a candidate, and why (for inspect --verbose, as oneDNN's verbose mode). */
+typedef struct tc__tune_reject {
+    char name[32];
+    char why[96];
+} tc__tune_reject;
+
 typedef struct tc__tune_result {
     int n;
     tc__tune_entry cand[TC__TUNE_MAX_CANDIDATES];
     int winner; /* index into cand */
+    int n_rejected;
+    tc__tune_reject rejected[TC__TUNE_MAX_CANDIDATES];
 } tc__tune_result;
 
 /* A step signature for the timing cache: op, attributes, shapes, constness, epilogue. */

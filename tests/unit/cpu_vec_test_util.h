@@ -75,7 +75,7 @@ static inline bool vtu_supports(const tc__tactic *t, const vtu_step *s, const tc
     for (int i = 1; i < s->n_in; i++) in_const[i] = true;
     const tc__tensor *out[1] = {y};
     tc__attrs as = {s->n_attrs, s->attrs};
-    tc__step_desc d = {s->op, s->opset, &as, s->n_in, s->in, in_const, 1, out, &s->epi, NULL, s->residual};
+    tc__step_desc d = {s->op, s->opset, &as, s->n_in, s->in, in_const, 1, out, &s->epi, NULL, s->residual, NULL, 0};
     return t->supports(&d);
 }
 
@@ -89,7 +89,7 @@ static inline bool vtu_softmax_supports(const tc__tactic *const *sm, const tc__t
     tc__epilogue none = tc__epilogue_none();
     bool any = false, all = true;
     for (int lg = 0; lg < 2; lg++) {
-        tc__step_desc d = {lg ? "LogSoftmax" : "Softmax", opset, as, n_in, in, in_const, 1, out, &none, NULL, NULL};
+        tc__step_desc d = {lg ? "LogSoftmax" : "Softmax", opset, as, n_in, in, in_const, 1, out, &none, NULL, NULL, NULL, 0};
         for (int i = 0; i < n; i++) {
             const bool ok = (lg ? lsm : sm)[i]->supports(&d);
             any = any || ok;

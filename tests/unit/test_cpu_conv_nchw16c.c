@@ -151,7 +151,7 @@ static void check_case(uint64_t seed, const cv_case *c, const char *what) {
     const tc__tensor *tin[3] = {&xb, &w, in[2]}, *outs[1] = {&ref};
     const bool in_const[3] = {false, true, true};
     const tc__tensor *res_t = c->residual ? &res_b : NULL;
-    tc__step_desc d = {"Conv", 13, &as, n_in, tin, in_const, 1, outs, &epi, NULL, res_t};
+    tc__step_desc d = {"Conv", 13, &as, n_in, tin, in_const, 1, outs, &epi, NULL, res_t, NULL, 0};
     char msg[256];
     snprintf(msg, sizeof msg,
              "%s: N%lld %lld->%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld pads %lld,%lld,%lld,%lld%s%s %s%s "
@@ -428,7 +428,7 @@ static bool sup(const sup_step *s) {
     const tc__tensor *in[3] = {&s->x, &s->w, &s->b}, *out[1] = {&s->y};
     const tc__attrs as = {s->na, s->attrs};
     const tc__step_desc d = {"Conv", 13, &as, s->n_in, in, s->in_const, 1, out, &s->epi, NULL,
-                             s->with_res ? &s->res : NULL};
+                             s->with_res ? &s->res : NULL, NULL, 0};
     return kConv->supports(&d);
 }
 
@@ -477,7 +477,7 @@ static void test_rejects(void **state) {
     s.epi.bias_input = 3;
     const tc__tensor *in[3] = {&s.x, &s.w, &s.b}, *out[1] = {&s.y};
     const tc__attrs as = {s.na, s.attrs};
-    const tc__step_desc d = {"Conv", 13, &as, 3, in, s.in_const, 1, out, &s.epi, &eb, NULL};
+    const tc__step_desc d = {"Conv", 13, &as, 3, in, s.in_const, 1, out, &s.epi, &eb, NULL, NULL, 0};
     assert_false(kConv->supports(&d));
     sup_init(&s, 32, 32); /* a residual: blocked is fine, plain is not, another shape is not */
     s.with_res = true;
@@ -493,7 +493,7 @@ static void test_rejects(void **state) {
     s.epi.act = TC__ACT_COUNT_;
     assert_false(sup(&s));
     sup_init(&s, 32, 32); /* not a Conv */
-    const tc__step_desc other = {"ConvTranspose", 13, &as, 3, in, s.in_const, 1, out, &s.epi, NULL, NULL};
+    const tc__step_desc other = {"ConvTranspose", 13, &as, 3, in, s.in_const, 1, out, &s.epi, NULL, NULL, NULL, 0};
     assert_false(kConv->supports(&other));
 }
 

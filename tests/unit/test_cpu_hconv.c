@@ -135,7 +135,7 @@ static void check_case(uint64_t seed, const h_case *c, bool exact, bool bf16, co
     const tc__tensor *tin[5] = {&xt, &w, own_bias ? &b : NULL, NULL, NULL}, *outs[1] = {&ref};
     const bool in_const[3] = {false, true, true};
     tc__step_desc d = {c->op, 13, &as, n_op, tin, in_const, 1, outs, &epi, epi_bias ? &b : NULL,
-                       c->residual ? &rt : NULL};
+                       c->residual ? &rt : NULL, NULL, 0};
     if (!vtu_isa_ok(t)) goto done;
     if (!t->supports(&d)) fail_msg("%s: not supported", what);
     assert_true(t->packs_input(&d, 1));
@@ -311,7 +311,7 @@ static void test_conversion_layouts_agree(void **state) {
             const tc__tensor *in[2] = {blk_in ? &xb : &x, &w}, *out[1] = {&y};
             const bool in_const[2] = {false, true};
             const tc__epilogue none = tc__epilogue_none();
-            tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &none, NULL, NULL};
+            tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &none, NULL, NULL, NULL, 0};
             if (!t->supports(&d)) fail_msg("%s: not supported (blocked input %d)", t->name, blk_in);
             tc__err err = {0};
             assert_int_equal(t->pack(&d, 1, w.data, wp.data, &err), TC_STATUS_OK);
@@ -340,7 +340,7 @@ static void test_rejects(void **state) {
     const tc__tensor *in[2] = {&x, &w}, *out[1] = {&y};
     bool in_const[2] = {false, true};
     const tc__epilogue e = tc__epilogue_none();
-    tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &e, NULL, NULL};
+    tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &e, NULL, NULL, NULL, 0};
     const tc__tactic *t = &tc__tactic_conv_fp16_avx512fp16;
     assert_true(t->supports(&d));
     assert_false(tc__tactic_conv_bf16_avx512bf16.supports(&d)); /* marked fp16, not bf16 */
@@ -436,7 +436,7 @@ static void test_chain_images(void **state) {
                 tc__tensor like = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd);
                 tc__attrs plain_as = {2, attrs};
                 tc__step_desc d = {"Conv", 13, &plain_as, 3, tin, in_const, 1, (const tc__tensor *[]){&like}, &epi, NULL,
-                                   with_res ? &rf : NULL};
+                                   with_res ? &rf : NULL, NULL, 0};
                 char what[96];
                 snprintf(what, sizeof what, "bf16 chain C_out %lld act %d residual image %d", (long long)cout, (int)acts[a],
                          with_res);

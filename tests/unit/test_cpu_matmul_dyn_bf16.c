@@ -38,7 +38,7 @@ typedef struct mcase {
 } mcase;
 
 static tc__step_desc desc_of(const mcase *c, const tc__attrs *as, const tc__tensor *const *out) {
-    return (tc__step_desc){"MatMul", 13, as, 2, c->in, c->in_const, 1, out, &c->epi, c->bias, NULL};
+    return (tc__step_desc){"MatMul", 13, as, 2, c->in, c->in_const, 1, out, &c->epi, c->bias, NULL, NULL, 0};
 }
 
 /* Runs the tactic into a poisoned output shaped like y, with exactly the scratch it announced. */

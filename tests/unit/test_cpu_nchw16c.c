@@ -267,7 +267,7 @@ static tc__tensor dw_pack(const vtu_step *s, const tc__tensor *y) {
     bool in_const[3] = {false, true, true};
     const tc__tensor *out[1] = {y};
     tc__attrs as = {s->n_attrs, s->attrs};
-    tc__step_desc d = {s->op, s->opset, &as, s->n_in, s->in, in_const, 1, out, &s->epi, NULL, s->residual};
+    tc__step_desc d = {s->op, s->opset, &as, s->n_in, s->in, in_const, 1, out, &s->epi, NULL, s->residual, NULL, 0};
     tc__err err = {0};
     const tc__tactic *t = &tc__tactic_dwconv_nchw16c_f32_avx512;
     assert_true(t->packs_input(&d, 1));
@@ -569,7 +569,7 @@ static bool supports(const tc__tactic *t, const char *op, const tc__attr *attrs,
                      const tc__epilogue *epi, const tc__tensor *residual) {
     tc__attrs as = {n_attrs, attrs};
     tc__epilogue none = tc__epilogue_none();
-    tc__step_desc d = {op, 13, &as, n_in, in, in_const, n_out, out, epi ? epi : &none, NULL, residual};
+    tc__step_desc d = {op, 13, &as, n_in, in, in_const, n_out, out, epi ? epi : &none, NULL, residual, NULL, 0};
     return t->supports(&d);
 }
 
@@ -678,7 +678,7 @@ static void test_rejects_dwconv(void **state) {
     attrs_layout(&at, 1, 1);
     assert_false(supports(dw, "Conv", at.a, at.n, 2, in, cst, 1, out, &with_res, &y));
     tc__attrs as = {at.n, at.a};
-    tc__step_desc d = {"Conv", 13, &as, 2, in, cst, 1, out, &with_bias, &b, NULL};
+    tc__step_desc d = {"Conv", 13, &as, 2, in, cst, 1, out, &with_bias, &b, NULL, NULL, 0};
     assert_false(dw->supports(&d));
 }
 
@@ -720,7 +720,7 @@ static void test_rejects_binary(void **state) {
     assert_false(supports(mul, "Mul", at.a, at.n, 2, ok[1], cst, 1, out, &with_res, &y));
     tc__tensor bias = shape_of(TC_DTYPE_FLOAT32, 1, 7, 0, 0, 0);
     tc__attrs as = {at.n, at.a};
-    tc__step_desc d = {"Mul", 13, &as, 2, ok[0], cst, 1, out, &with_bias, &bias, NULL};
+    tc__step_desc d = {"Mul", 13, &as, 2, ok[0], cst, 1, out, &with_bias, &bias, NULL, NULL, 0};
     assert_false(mul->supports(&d));
 }
 

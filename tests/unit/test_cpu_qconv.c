@@ -163,7 +163,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
     const tc__tensor *tin[5] = {&xt, &w, own_bias ? &b : NULL, NULL, NULL}, *outs[1] = {&ref};
     const bool in_const[3] = {false, true, true};
     tc__step_desc d = {c->op, 13, &as, n_op, tin, in_const, 1, outs, &epi, epi_bias ? &b : NULL,
-                       c->residual ? &rt : NULL};
+                       c->residual ? &rt : NULL, NULL, 0};
     /* Every variant this CPU runs (the AVX2 ones take plain layouts only, u7 a non-negative symmetric X); same codes,
      * same bits. */
     tc__tensor prev = {0};
@@ -463,7 +463,7 @@ static void test_rejects(void **state) {
     const tc__tensor *in[2] = {&x, &w}, *out[1] = {&y};
     bool in_const[2] = {false, true};
     const tc__epilogue e = tc__epilogue_none();
-    tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &e, NULL, NULL};
+    tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &e, NULL, NULL, NULL, 0};
     assert_true(tc__tactic_conv_int8_avx512vnni.supports(&d));
     /* the AVX2 variant's 16-bit packing (16 channels per block) does not fit 8 channels' FP32 weight */
     assert_false(tc__tactic_conv_int8_avx2.supports(&d));

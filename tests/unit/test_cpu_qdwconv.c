@@ -136,7 +136,7 @@ static void check_case(uint64_t seed, const dw_case *c, const char *what) {
     tc__tensor wp = dtu_tensor(w.dtype, w.rank, w.dims);
     const tc__tensor *tin[4] = {&x, &w, c->bias ? &b : NULL, NULL}, *outs[1] = {&ref};
     const bool in_const[3] = {false, true, true};
-    tc__step_desc d = {"Conv", 13, &as, n_op, tin, in_const, 1, outs, &epi, NULL, c->residual ? &res : NULL};
+    tc__step_desc d = {"Conv", 13, &as, n_op, tin, in_const, 1, outs, &epi, NULL, c->residual ? &res : NULL, NULL, 0};
     const tc__tactic *s16 = &tc__tactic_dwconv_int8_avx2, *u7 = &tc__tactic_dwconv_int8_u7_avx2;
     const tc__tactic *u8 = &tc__tactic_dwconv_int8_u8_avx2;
     const bool u7_input = c->nonneg && c->zp < 0;
@@ -295,7 +295,7 @@ static void test_dw_rejects(void **state) {
         const tc__tensor *in[2] = {&x, &w}, *out[1] = {&y};
         const bool in_const[2] = {false, true};
         tc__epilogue none = tc__epilogue_none();
-        tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &none, NULL, NULL};
+        tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &none, NULL, NULL, NULL, 0};
         for (int t = 0; t < 3; t++) {
             if (k[i].why == NULL && !ts[t]->supports(&d)) fail_msg("%s refuses the good step", ts[t]->name);
             if (k[i].why != NULL && ts[t]->supports(&d)) fail_msg("%s takes a step with %s", ts[t]->name, k[i].why);

@@ -110,7 +110,7 @@ static void check_case(uint64_t seed, const ri_case *c, const char *what) {
     if (!vtu_isa_ok(t)) goto done;
     const tc__tensor *tin[4] = {&x, &w, &b, &rimg}, *outs[1] = {&ref};
     const bool in_const[3] = {false, true, true};
-    tc__step_desc d = {"Conv", 13, &as, 3, tin, in_const, 1, outs, &epi, NULL, &rimg};
+    tc__step_desc d = {"Conv", 13, &as, 3, tin, in_const, 1, outs, &epi, NULL, &rimg, NULL, 0};
     if (!t->supports(&d)) fail_msg("%s [%s]: not supported", what, t->name);
     if (!u8 && (tc__tactic_conv_int8_avx512vnni.supports(&d) || tc__tactic_dwconv_int8_avx512vnni.supports(&d)))
         fail_msg("%s: a VNNI tactic takes a residual image of 16-bit or u7 codes", what);
@@ -232,7 +232,7 @@ static void test_res_image_rejects(void **state) {
                          dtu_attr_ints(TC__ATTR_INT8_RES_IMAGE, (int64_t *)(k < 0 ? good : bad[k]), 6),
                          dtu_attr_float(TC__ATTR_INT8_RES_SCALE, k == -1 ? -1.0f : 0.02f)};
         const tc__attrs as = {4, a};
-        tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &epi, NULL, &y};
+        tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &epi, NULL, &y, NULL, 0};
         const bool want = k == -2;
         if (tc__tactic_conv_int8_avx2.supports(&d) != want) fail_msg("case %d: supports() is not %d", k, (int)want);
         if (k == -2) { /* no residual at all */
@@ -249,7 +249,7 @@ static void test_res_image_rejects(void **state) {
                                 : dtu_attr_ints(TC__ATTR_INT8_RES_IMAGE, (int64_t *)seven[k], 7),
                          dtu_attr_float(TC__ATTR_INT8_RES_SCALE, 0.02f)};
         const tc__attrs as = {4, a};
-        tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &epi, NULL, &y};
+        tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, &epi, NULL, &y, NULL, 0};
         if (tc__tactic_conv_int8_avx2.supports(&d) != (k == 0)) fail_msg("u8 case %d: supports() is not %d", k, k == 0);
     }
     tc__tensor_free(&x), tc__tensor_free(&w), tc__tensor_free(&y);

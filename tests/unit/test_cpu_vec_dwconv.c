@@ -244,7 +244,7 @@ static bool dw_supports(const int64_t *xd, const int64_t *wd, int32_t rank, cons
     bool in_const[2] = {false, true};
     tc__attrs as = {na, attrs};
     tc__epilogue none = tc__epilogue_none();
-    tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, epi ? epi : &none, bias_epi, res};
+    tc__step_desc d = {"Conv", 13, &as, 2, in, in_const, 1, out, epi ? epi : &none, bias_epi, res, NULL, 0};
     bool ok = true;
     for (int i = 0; i < N_DW; i++) ok = kDw[i]->supports(&d) && ok;
     for (int i = 0; i < N_DW; i++) assert_int_equal(kDw[i]->supports(&d), ok); /* both tactics agree */

@@ -133,7 +133,7 @@ static bool bin_supports(const bin_op *op, const tc__tensor *a, const tc__tensor
     bool in_const[2] = {false, false};
     tc__attrs as = {0, NULL};
     tc__epilogue none = tc__epilogue_none();
-    tc__step_desc d = {op->name, 14, &as, 2, in, in_const, 1, out, epi ? epi : &none, ebias, res};
+    tc__step_desc d = {op->name, 14, &as, 2, in, in_const, 1, out, epi ? epi : &none, ebias, res, NULL, 0};
     bool x = op->t[0]->supports(&d), z = op->t[1]->supports(&d);
     assert_int_equal(x, z);
     return x;
@@ -260,7 +260,7 @@ static bool un_supports(const un_op *op, tc_dtype dt, const int64_t *ydims, cons
     bool in_const[3] = {false, true, true};
     tc__attrs as = {na, attrs};
     tc__epilogue none = tc__epilogue_none();
-    tc__step_desc d = {op->name, op->opset, &as, 1 + n_extra, in, in_const, 1, out, &none, NULL, NULL};
+    tc__step_desc d = {op->name, op->opset, &as, 1 + n_extra, in, in_const, 1, out, &none, NULL, NULL, NULL, 0};
     bool a = op->t[0]->supports(&d), b = op->t[1]->supports(&d);
     assert_int_equal(a, b);
     return a;

@@ -203,7 +203,7 @@ static bool ln_supports(const tc__tensor *x, const tc__tensor *scale, const tc__
     bool in_const[3] = {false, true, true};
     tc__attrs as = {1, attrs};
     tc__epilogue none = tc__epilogue_none();
-    tc__step_desc d = {"LayerNormalization", 17, &as, bias ? 3 : 2, in, in_const, n_out, out, &none, NULL, NULL};
+    tc__step_desc d = {"LayerNormalization", 17, &as, bias ? 3 : 2, in, in_const, n_out, out, &none, NULL, NULL, NULL, 0};
     bool a = kLayerNorm[0]->supports(&d), b = kLayerNorm[1]->supports(&d);
     assert_int_equal(a, b);
     return a;

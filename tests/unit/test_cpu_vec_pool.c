@@ -205,7 +205,7 @@ static bool pool_supports(const tc__tactic *const *ts, const char *op, const tc_
     bool in_const[1] = {false};
     tc__attrs as = {na, attrs};
     tc__epilogue none = tc__epilogue_none();
-    tc__step_desc d = {op, 13, &as, 1, in, in_const, n_out, out, &none, NULL, NULL};
+    tc__step_desc d = {op, 13, &as, 1, in, in_const, n_out, out, &none, NULL, NULL, NULL, 0};
     bool a = ts[0]->supports(&d), b = ts[1]->supports(&d);
     assert_int_equal(a, b);
     return a;

@@ -1388,6 +1388,54 @@ static void test_packed_weights(void **state) {
     tc_model_destroy(m);
 }
 
+/* Why a tactic was no candidate, as the build saw it (inspect --verbose): a layer kept FP32 has its INT8 tactics refused
+ * for want of an input scale, tactics needing ISA this CPU lacks say which, and the reasons survive save and load. */
+static void test_rejection_reasons(void **state) {
+    (void)state;
+    if (!have_int8()) skip();
+    tc_model *m = itm_model(0x99);
+    char cache[128], plan[128];
+    temp_path(cache, sizeof cache, "rcache");
+    temp_path(plan, sizeof plan, "rplan");
+    calibrate(m, TC_CALIB_MINMAX, cache);
+    const char *fp32[1] = {"mid"};
+    tc_engine *e = build_int8(m, cache, TC_BUILD_TACTICS_FIXED, 0, 1, 1, fp32);
+    tc_error err;
+    assert_int_equal(tc_engine_save(e, plan, &err), TC_STATUS_OK);
+    tc_engine *loaded = NULL;
+    assert_int_equal(tc_engine_load(plan, &loaded, &err), TC_STATUS_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        const tc_engine *x = pass ? loaded : e;
+        bool no_scale = false, needs_isa = false, checked = false;
+        for (int k = 0; k < tc_engine_num_steps(x); k++) {
+            tc_step_info si;
+            assert_int_equal(tc_engine_step_info(x, k, &si), TC_STATUS_OK);
+            if (strcmp(si.name, "mid") != 0) continue;
+            checked = true;
+            assert_string_equal(si.precision, "fp32");
+            for (int j = 0; j < tc_engine_step_num_rejected(x, k); j++) {
+                tc_tactic_rejection r;
+                assert_int_equal(tc_engine_step_rejected(x, k, j, &r), TC_STATUS_OK);
+                if (strstr(r.name, "int8") && strstr(r.reason, "no INT8 input scale")) no_scale = true;
+                if (strstr(r.reason, "(not usable here)")) needs_isa = true;
+            }
+            tc_tactic_rejection r;
+            assert_int_equal(tc_engine_step_rejected(x, k, tc_engine_step_num_rejected(x, k), &r),
+                             TC_STATUS_INVALID_ARGUMENT);
+        }
+        assert_true(checked);
+        if (!no_scale) fail_msg("step 'mid' (kept FP32) does not say its INT8 tactics lacked an input scale");
+        /* this CPU lacks some ISA the list uses (AMX or AVX512-FP16 here; the emulation build has them all) */
+        if ((tc__cpu_get()->isa & (TC__ISA_AMX_INT8 | TC__ISA_AVX512FP16)) != (TC__ISA_AMX_INT8 | TC__ISA_AVX512FP16))
+            assert_true(needs_isa);
+    }
+    tc_engine_destroy(loaded);
+    tc_engine_destroy(e);
+    unlink(cache);
+    unlink(plan);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_amx_chosen),
@@ -1398,6 +1446,7 @@ int main(void) {
         cmocka_unit_test(test_half_chain),
         cmocka_unit_test(test_int8_end_to_end),
         cmocka_unit_test(test_packed_weights),
+        cmocka_unit_test(test_rejection_reasons),
         cmocka_unit_test(test_int8_chain),
         cmocka_unit_test(test_int8_errors),
         cmocka_unit_test(test_reduce_range),

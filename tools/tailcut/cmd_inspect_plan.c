@@ -64,7 +64,17 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
             json_str(si.layout);
             printf(",\"output\":");
             json_str(si.output);
-            printf(",\"at_reshape\":%s}", si.runs_at_reshape ? "true" : "false");
+            printf(",\"at_reshape\":%s,\"rejected\":[", si.runs_at_reshape ? "true" : "false");
+            for (int j = 0; j < tc_engine_step_num_rejected(e, k); j++) {
+                tc_tactic_rejection rj;
+                tc_engine_step_rejected(e, k, j, &rj);
+                printf("%s{\"tactic\":", j ? "," : "");
+                json_str(rj.name);
+                printf(",\"reason\":");
+                json_str(rj.reason);
+                printf("}");
+            }
+            printf("]}");
             reorders += si.is_reorder;
         }
         printf("],\"reorders\":%d,\"arena_bytes\":%llu,\"naive_bytes\":%llu,\"scratch_bytes\":%llu,\"weight_bytes\":%llu,\"profiles\":%d}\n",
@@ -102,7 +112,9 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
         }
     }
     printf("%-4s %-44s %-40s %-28s %-5s %-8s %s\n", "#", "step", "ops", "tactic", "prec", "layout", "output shape");
-    if (verbose) printf("     (candidates the auto-tuner timed at the first profile's opt shapes; * = chosen)\n");
+    if (verbose)
+        printf("     (candidates the auto-tuner timed at the first profile's opt shapes, * = chosen; x = not a candidate, "
+               "and why)\n");
     int computed = 0, reorders = 0;
     for (int k = 0; k < ns; k++) {
         tc_step_info si;
@@ -118,6 +130,11 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
                 printf("       %c %-28s (not timed)\n", t.chosen ? '*' : ' ', t.name);
             else
                 printf("       %c %-28s median %9.4f ms  max %9.4f ms\n", t.chosen ? '*' : ' ', t.name, t.median_ms, t.max_ms);
+        }
+        for (int j = 0; verbose && j < tc_engine_step_num_rejected(e, k); j++) {
+            tc_tactic_rejection rj;
+            tc_engine_step_rejected(e, k, j, &rj);
+            printf("       x %-28s %s\n", rj.name, rj.reason);
         }
         computed += !si.runs_at_reshape && strcmp(si.tactic, "view") != 0;
     }

@@ -96,6 +96,7 @@ static tc_status cpu_probe(tc__err *err) {
 }
 
 static uint64_t cpu_caps(void) { return tc__cpu_get()->isa; }
+static void cpu_caps_describe(uint64_t caps, char *buf, size_t size) { tc__isa_format(caps, buf, size); }
 
 static size_t cpu_target_record(void *rec, size_t cap) {
     tc__cpu_target t = tc__cpu_target_of(tc__cpu_get());
@@ -234,6 +235,7 @@ const tc__backend tc__backend_cpu = {
     .tactics = kCpuTactics,
     .probe = cpu_probe,
     .caps = cpu_caps,
+    .caps_describe = cpu_caps_describe,
     .target_record = cpu_target_record,
     .target_describe = cpu_target_describe,
     .fingerprint = cpu_fingerprint,

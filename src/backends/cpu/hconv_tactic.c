@@ -33,8 +33,10 @@ static bool h_chain(const tc__step_desc *d, tc__hconv_geom *g) {
 
 bool tc__hconv_geometry(const tc__step_desc *d, bool bf16, tc__hconv_geom *g) {
     memset(g, 0, sizeof *g);
-    if (tc__attr_int(d->attrs, bf16 ? TC__ATTR_BF16 : TC__ATTR_FP16, 0) != 1 || !tc__lowp_shape_of(d, &g->s))
-        return false;
+    if (tc__attr_int(d->attrs, bf16 ? TC__ATTR_BF16 : TC__ATTR_FP16, 0) != 1)
+        return tc__refuse(d, "not marked %s by the precision pass (--%s not given, or the layer kept FP32)",
+                          bf16 ? "BF16" : "FP16", bf16 ? "bf16" : "fp16");
+    if (!tc__lowp_shape_of(d, &g->s)) return tc__refuse(d, "not a Conv (one group), MatMul or Gemm the kernels take");
     const tc__lowp_shape *s = &g->s;
     g->bf16 = bf16;
     /* BF16 reads an odd run's last value alone (hconv.h), so a small odd C_in needs no zero channel: an RGB stem's
@@ -63,7 +65,8 @@ bool tc__hconv_amx_plan(const tc__hconv_geom *g, tc__amx_plan *p) {
 static bool h_supports_amx(const tc__step_desc *d, bool blocked) {
     tc__hconv_geom g;
     tc__amx_plan p;
-    return h_supports(d, true, blocked) && tc__hconv_geometry(d, true, &g) && tc__hconv_amx_plan(&g, &p);
+    return h_supports(d, true, blocked) && tc__hconv_geometry(d, true, &g) &&
+           (tc__hconv_amx_plan(&g, &p) || tc__refuse(d, "no AMX tile plan for this shape"));
 }
 static bool h_supports_amx_plain(const tc__step_desc *d) { return h_supports_amx(d, false); }
 static bool h_supports_amx_blocked(const tc__step_desc *d) { return h_supports_amx(d, true); }

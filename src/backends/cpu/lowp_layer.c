@@ -98,17 +98,19 @@ static bool lp_bias_ok(const tc__tensor *b, size_t cout) {
 }
 
 bool tc__lowp_step_ok(const tc__step_desc *d, const tc__lowp_shape *s, bool blocked) {
-    if (d->in_const == NULL || !d->in_const[1] || d->in[1]->data == NULL) return false;
+    if (d->in_const == NULL || !d->in_const[1] || d->in[1]->data == NULL)
+        return tc__refuse(d, "the weight is not a constant");
     const bool conv = strcmp(d->op_type, "Conv") == 0;
-    if (!lp_bias_ok(lp_own_bias(d), s->cout)) return false;
+    if (!lp_bias_ok(lp_own_bias(d), s->cout)) return tc__refuse(d, "the bias is not FP32 over the output channels");
     if (conv) {
-        if (!tc__vact_epilogue_supported(d)) return false;
+        if (!tc__vact_epilogue_supported(d)) return tc__refuse(d, "its fused activation is not one the kernels apply");
     } else {
-        if (!tc__gemm_epilogue_ok(d, (int64_t)s->cout)) return false;
-        if (lp_own_bias(d) != NULL && (d->bias != NULL || tc__attr_float(d->attrs, "beta", 1.0f) != 1.0f)) return false;
+        if (!tc__gemm_epilogue_ok(d, (int64_t)s->cout)) return tc__refuse(d, "its fused epilogue is not one the kernels apply");
+        if (lp_own_bias(d) != NULL && (d->bias != NULL || tc__attr_float(d->attrs, "beta", 1.0f) != 1.0f))
+            return tc__refuse(d, "a Gemm bias with beta != 1 or a second bias");
     }
-    if (!blocked) return !tc__layout_any_blocked(d->attrs);
-    if (!conv || s->out_layout != TC__LOWP_NCHW16C) return false;
+    if (!blocked) return !tc__layout_any_blocked(d->attrs) || tc__refuse(d, "NCHW16c tensors (a plain-layout kernel)");
+    if (!conv || s->out_layout != TC__LOWP_NCHW16C) return tc__refuse(d, "plain tensors (an NCHW16c kernel)");
     const uint64_t x_bit = s->in_layout == TC__LOWP_NCHW16C ? 1 : 0;
     return tc__blk_layout_is(d->attrs, tc__blk_with_residual(x_bit, d->epi), true);
 }

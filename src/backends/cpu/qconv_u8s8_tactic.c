@@ -90,22 +90,24 @@ bool tc__qconv_geometry(const tc__step_desc *d, tc__qconv_geom *g) {
     const float sx = q_scale(d->attrs);
     tc__lowp_shape s;
     bool depthwise = false;
-    if (sx == 0.0f) return false;
-    if (!tc__lowp_shape_of(d, &s) && !(depthwise = tc__lowp_dw_shape_of(d, &s))) return false;
+    if (sx == 0.0f) return tc__refuse(d, "no INT8 input scale (tc.int8_scale: not calibrated, or kept FP32)");
+    if (!tc__lowp_shape_of(d, &s) && !(depthwise = tc__lowp_dw_shape_of(d, &s)))
+        return tc__refuse(d, "not a Conv (one group or depthwise), MatMul or Gemm the INT8 kernels take");
     *g = (tc__qconv_geom){.batch = s.batch, .cin = s.cin, .cout = s.cout, .ih = s.ih, .iw = s.iw, .oh = s.oh, .ow = s.ow,
                           .kh = s.kh, .kw = s.kw, .sh = s.sh, .sw = s.sw, .dh = s.dh, .dw = s.dw, .pt = s.pt, .pl = s.pl,
                           .hp = s.hp, .wp = s.wp, .in_layout = s.in_layout, .out_layout = s.out_layout, .x_scale = sx};
     const int64_t z = tc__attr_int(d->attrs, TC__ATTR_INT8_ZERO_POINT, -1);
-    if (z > 255 || z < -1) return false;
+    if (z > 255 || z < -1) return tc__refuse(d, "input zero point %lld outside the u8 codes", (long long)z);
     g->zero_point = z < 0 ? 128 : (uint8_t)z;
     g->lo = z < 0 ? 1 : 0;
     const int64_t hi = tc__attr_int(d->attrs, TC__ATTR_INT8_CODE_MAX, 255);
-    if ((hi != 255 && hi != 127) || g->zero_point > hi) return false;
+    if ((hi != 255 && hi != 127) || g->zero_point > hi) return tc__refuse(d, "input codes up to %lld", (long long)hi);
     g->hi = (uint8_t)hi;
     g->nonneg = tc__attr_int(d->attrs, TC__ATTR_INT8_NONNEG, 0) == 1;
     g->w7 = tc__attr_int(d->attrs, TC__ATTR_INT8_W7, 0) == 1;
     g->depthwise = depthwise;
-    return q_finish(g) && q_chain(d, g) && q_res_image(d, g);
+    if (!q_finish(g)) return tc__refuse(d, "too large for the INT8 kernels' indices, or its packing exceeds the FP32 weight's bytes");
+    return q_chain(d, g) && q_res_image(d, g);
 }
 
 /* Which step this tactic family takes: the geometry (into g), the weight constant, the layouts, the epilogue. */
@@ -132,7 +134,8 @@ bool tc__qconv_amx_plan(const tc__qconv_geom *g, tc__amx_plan *p) {
 static bool q_supports_amx(const tc__step_desc *d, bool blocked) {
     tc__qconv_geom g;
     tc__amx_plan p;
-    return q_supports(d, blocked) && tc__qconv_geometry(d, &g) && tc__qconv_amx_plan(&g, &p);
+    return q_supports(d, blocked) && tc__qconv_geometry(d, &g) &&
+           (tc__qconv_amx_plan(&g, &p) || tc__refuse(d, "no AMX tile plan for this shape"));
 }
 static bool q_supports_amx_plain(const tc__step_desc *d) { return q_supports_amx(d, false); }
 static bool q_supports_amx_blocked(const tc__step_desc *d) { return q_supports_amx(d, true); }
