@@ -6,7 +6,10 @@ it and compare them here rather than in two separate runs. A kernel change lives
 --tailcut-lib-b B runs in that second library (e.g. one built from the previous commit), A in --tailcut-lib.
 
 usage: plan_ab.py A.plan B.plan --tailcut-lib build/libtailcut.so [--tailcut-lib-b OLD/libtailcut.so]
-                  [--iterations 300] [--warmup 10] [--seed 0]
+                  [--iterations 300] [--warmup 10] [--seed 0] [--shapes NAME:DxD,...]
+
+--shapes gives run-time shapes (for a dynamic plan: inside its first profile; bench/dynamic_cost.py uses it to run a
+dynamic plan and a static one at the same shapes).
 """
 import argparse
 import statistics
@@ -18,8 +21,8 @@ import numpy as np
 import compare  # this folder's ctypes binding of libtailcut and its seeded inputs
 
 
-def engine_inputs(lib, tc, seed):
-    """The engine's inputs (static shapes: the plans' one profile), as compare.py's seeded random arrays."""
+def engine_inputs(lib, tc, seed, shapes=None):
+    """The engine's inputs (static shapes, or the run-time `shapes` given by name), as compare.py's seeded arrays."""
     c = compare.ctypes
     lib.tc_engine_num_inputs.restype, lib.tc_engine_num_inputs.argtypes = c.c_int, [c.c_void_p]
     lib.tc_engine_input_info.restype = c.c_int
@@ -29,6 +32,8 @@ def engine_inputs(lib, tc, seed):
         info = compare.TcIoInfo()
         tc._check(lib.tc_engine_input_info(tc.engine, k, c.byref(info)), "input info")
         name, shape = info.name.decode(), [info.dims[d] for d in range(info.rank)]
+        if shapes and name in shapes:
+            shape = shapes[name]
         if any(d < 0 for d in shape):
             raise compare.CompareError(f"input '{name}' has a dynamic shape: build the plans with static shapes")
         arrays[name] = compare.make_input(name, shape, compare.TC_DTYPE_TO_NUMPY[info.dtype], seed + k)[0]
@@ -44,6 +49,7 @@ def main(argv=None):
     ap.add_argument("--iterations", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shapes", help="run-time input shapes NAME:DxD,... (dynamic plans)")
     args = ap.parse_args(argv)
     if args.iterations < 1 or args.warmup < 0:
         ap.error("--iterations must be >= 1 and --warmup >= 0")
@@ -53,7 +59,7 @@ def main(argv=None):
     try:
         for tc, path in zip(plans, (args.a, args.b)):
             tc.load(path)
-        arrays = engine_inputs(lib, plans[0], args.seed)
+        arrays = engine_inputs(lib, plans[0], args.seed, compare.parse_shapes(args.shapes) if args.shapes else None)
         for tc in plans:
             tc.bind(arrays)
         for _ in range(args.warmup):
