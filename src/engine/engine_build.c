@@ -180,6 +180,15 @@ static tc_status plan_profile(const tc__graph *g, const tc__step *steps, tc__pro
             if (node->in[i] >= 0) last[node->in[i]] = k;
     }
     for (int o = 0; o < g->n_outputs; o++) last[g->outputs[o]] = g->n_nodes;
+    /* Shape-step values are computed when input shapes are set, not on each run: they must outlive every run, or a
+     * later step's output reuses their bytes and the next run (same shapes, nothing recomputed) reads that instead
+     * (a dynamic BERT-base plan failed its second run in its embeddings' Slice). */
+    for (int k = 0; k < g->n_nodes; k++)
+        if (steps[k].kind == TC__STEP_SHAPE) {
+            const tc__node *node = &g->nodes[steps[k].node];
+            for (int o = 0; o < node->n_out; o++)
+                if (node->out[o] >= 0) last[node->out[o]] = g->n_nodes;
+        }
     uint64_t naive = 0;
     for (int v = 0; v < nv; v++) {
         const tc__value *val = &g->values[v];

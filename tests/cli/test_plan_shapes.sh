@@ -3,7 +3,9 @@
 # `tailcut run` picks the first profile whose ranges hold the inputs (batch 8: profile 1, not "outside the profile's
 # range" of profile 0) and gives numpy's answer; --profile-index N forces one and refuses shapes it does not hold;
 # shapes outside every profile are refused naming the profiles' ranges; `tailcut bench PLAN --shapes` runs those
-# run-time shapes in the profile that holds them and records "profile" and "shapes" in --json.
+# run-time shapes in the profile that holds them and records "profile" and "shapes" in --json. A dynamic plan whose
+# compute steps read shape arithmetic (Slice of a constant by Shape(x), as BERT's position ids) runs again and again at
+# one shape: those values outlive each run (they were overwritten by later steps, failing the second run).
 #
 # usage: tests/cli/test_plan_shapes.sh [BUILD_DIR] [PYTHON]
 set -euo pipefail
@@ -78,5 +80,32 @@ field() { "$py" -c "import json,sys; v = json.load(open(sys.argv[1]))[sys.argv[2
 [ "$(field "$work/bp.json" shapes)" = '{"x": [8, 64]}' ] || fail "bench --profile-index 1 ran $(field "$work/bp.json" shapes)"
 refused "no profile of the engine takes these shapes" "$tailcut" bench "$work/m.plan" --shapes x:20x64 --iterations 5
 refused "--shapes wants NAME:DxD" "$tailcut" bench "$work/m.plan" --shapes 8x64 --iterations 5
+
+# Shape values read by a compute step, on every run (bench: warm-up and timed runs at one shape, three shapes).
+"$py" - "$work" <<'PY' || fail "writing pos.onnx"
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+work = sys.argv[1]
+pos = np.random.default_rng(2).standard_normal((1, 64)).astype(np.float32)
+nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+         helper.make_node("Gather", ["s", "one"], ["n"], name="gather", axis=0),
+         helper.make_node("Unsqueeze", ["n", "zero1"], ["n1"], name="unsq"),
+         helper.make_node("Slice", ["pos", "zero1", "n1", "one1"], ["p"], name="slice"),
+         helper.make_node("Add", ["x", "p"], ["a"], name="add"), helper.make_node("Relu", ["a"], ["r"], name="relu"),
+         helper.make_node("Mul", ["r", "a"], ["m"], name="mul"), helper.make_node("Sigmoid", ["m"], ["y"], name="sig")]
+inits = [numpy_helper.from_array(pos, "pos"), numpy_helper.from_array(np.array(1, np.int64), "one"),
+         numpy_helper.from_array(np.array([0], np.int64), "zero1"), numpy_helper.from_array(np.array([1], np.int64), "one1")]
+g = helper.make_graph(nodes, "pos", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "n"])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "n"])], inits)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), f"{work}/pos.onnx")
+PY
+"$tailcut" build "$work/pos.onnx" -o "$work/pos.plan" --tactics-fixed --min-shapes x:1x4 --opt-shapes x:1x16 \
+  --max-shapes x:1x64 >/dev/null || fail "build pos.onnx"
+for n in 4 16 40; do
+  "$tailcut" bench "$work/pos.plan" --shapes "x:1x$n" --warmup 2 --iterations 5 >"$work/pos.txt" 2>&1 ||
+    { cat "$work/pos.txt" >&2; fail "runs at 1x$n after the first (shape values overwritten?)"; }
+done
 
 echo "test_plan_shapes: all passed"
