@@ -417,9 +417,10 @@ static void print_report(const bench_args *a, const bench_report *rep, const ben
     else if (s->n < 10000)
         printf("note: P99.9 of %zu samples rests on its top %zu samples\n", s->n, s->n - (s->n * 999 + 999) / 1000 + 1);
     printf("throughput: %.2f inferences/s (batch %lld / mean)\n", rep->throughput, (long long)rep->batch);
-    printf("threads: %d (CPU budget %d from %s: %d online, %d in the affinity mask, cgroup quota %s%.2f)\n",
-           rep->threads, rep->budget.cpus, rep->budget.source, rep->budget.online, rep->budget.affinity,
-           rep->budget.cgroup_quota > 0 ? "" : "none ", rep->budget.cgroup_quota);
+    char quota[32] = "none";
+    if (rep->budget.cgroup_quota > 0) snprintf(quota, sizeof quota, "%.2f CPUs", rep->budget.cgroup_quota);
+    printf("threads: %d (CPU budget %d from %s: %d online, %d in the affinity mask, cgroup quota %s)\n", rep->threads,
+           rep->budget.cpus, rep->budget.source, rep->budget.online, rep->budget.affinity, quota);
     printf("spread: stddev %.4f ms, CV %.1f%%\n", s->stddev, 100.0 * s->cv);
     if (s->cv > 0.05) printf("warning: CV %.1f%% > 5%%: the machine is noisy; quote medians\n", 100.0 * s->cv);
     if (a->idle_ms > 0) printf("note: %ld ms idle between runs (not timed)\n", a->idle_ms);
