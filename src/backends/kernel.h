@@ -45,6 +45,11 @@ typedef struct tc__kernel_ctx {
     const void *config;
     /* Per-context state of the tactic (tc__tactic.state_create), or NULL. */
     void *state;
+    /* On a backend whose kernels read device memory (tc__backend.mem == TC__MEM_DEVICE): the same n_in inputs in
+     * host memory, data set where the value is known before the run (initializers, shape arithmetic) and NULL
+     * otherwise, for operands a kernel reads as parameters (Clip's bounds, Slice's starts). NULL on host backends
+     * (read in[] there). */
+    const tc__tensor *const *host_in;
 } tc__kernel_ctx;
 
 /* A kernel: a tactic's run() or a reference kernel. */
