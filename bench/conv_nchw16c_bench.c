@@ -152,7 +152,7 @@ static void time_tactic(const bench_opts *o, const tc__tactic *t, tc__step_desc 
     }
     const size_t bytes = t->scratch_bytes ? t->scratch_bytes(d) : 0;
     tc__scratch scratch = {aligned_alloc(64, (bytes + 64) & ~(size_t)63), bytes, 0};
-    tc__kernel_ctx kc = {"bench", "Conv", 13, d->attrs, d->n_in, in, 1, out, &err, &scratch, d->epi, NULL, NULL, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"bench", "Conv", 13, d->attrs, d->n_in, in, 1, out, &err, &scratch, d->epi, NULL, NULL, NULL, NULL, NULL, NULL};
     for (int th = 0; th < 2; th++) {
         kc.exec = th ? o->pool : NULL;
         g[th] = flops / time_runs(t, &kc, o->budget, o->fastest) * 1e-9;

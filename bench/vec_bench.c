@@ -94,7 +94,7 @@ static void bench(const bench_opts *o, const char *label, const char *op, int64_
     tc__err err = {0};
     tc__tensor *out[1] = {y};
     tc__epilogue none = tc__epilogue_none();
-    tc__kernel_ctx kc = {"bench", op, opset, &as, n_in, in, 1, out, &err, NULL, epi ? epi : &none, NULL, NULL, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"bench", op, opset, &as, n_in, in, 1, out, &err, NULL, epi ? epi : &none, NULL, NULL, NULL, NULL, NULL, NULL};
     const double tr = time_median(ref_then_epilogue, &kc, o->budget);
     printf("%-40s ref %9.1f us", label, tr * 1e6);
     const uint64_t isa = tc__cpu_get()->isa;

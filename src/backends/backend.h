@@ -43,12 +43,17 @@ typedef struct tc__backend_timer {
 } tc__backend_timer;
 
 /* One compute step as a backend's run sees it: the kernel, its arguments, and the engine's reference
- * epilogue to apply after it when the kernel does not fuse it (post != NULL). */
+ * epilogue to apply after it when the kernel does not fuse it (post != NULL; host backends only). With fn NULL it
+ * is a copy of copy_bytes from copy_src to copy_dst (a device backend's input upload and output download, between
+ * its pinned staging and device memory), in the same stream of work as the kernels. */
 typedef struct tc__launch {
     tc__kernel_fn fn;
     tc__kernel_ctx *kc;
     const tc__epilogue *post;
     const tc__tensor *post_bias, *post_residual;
+    void *copy_dst;
+    const void *copy_src;
+    size_t copy_bytes;
 } tc__launch;
 
 typedef struct tc__backend {
@@ -74,6 +79,10 @@ typedef struct tc__backend {
      * --tactics-fixed, where the build takes a blocked layout when one is offered, else the plain one). */
     uint32_t (*layouts)(bool int8_layers, bool fixed);
 
+    /* The memory its kernels read and write (TC__MEM_HOST, or TC__MEM_DEVICE: then contexts keep activations and the
+     * engine its weights in device memory, stage inputs and outputs through pinned buffers, and no reference kernel
+     * or reference epilogue runs a compute step). */
+    tc__mem_kind mem;
     /* Memory: arena_align-aligned blocks of a kind (NULL when out of memory or the kind is not the
      * backend's); free takes NULL. copy moves n bytes between kinds on exec's queue (synchronous on CPUs). */
     size_t arena_align;
@@ -90,6 +99,9 @@ typedef struct tc__backend {
      * or NULL. On failure *failed is the step's index and kc->err holds the kernel's message. Allocates
      * nothing, takes no lock, never logs. */
     tc_status (*run)(void *exec, const tc__launch *steps, int n, uint64_t *step_ns, int *failed);
+    /* Optional: the launch list given to run on exec has changed (shapes, buffers), so whatever the backend keeps
+     * of an earlier run (a captured graph) is stale. */
+    void (*invalidate)(void *exec);
 
     /* The tuner's clock around runs on exec. */
     void (*timer_start)(void *exec, tc__backend_timer *t);

@@ -32,6 +32,7 @@ static const tc__tensor *input_or_null(const tc__tensor *const *in, int8_t index
 
 void tc_context_destroy(tc_context *c) {
     if (c == NULL) return;
+    if (c->device) tc__ctx_device_free(c);
     c->e->backend->free(TC__MEM_HOST, c->arena);
     c->e->backend->free(TC__MEM_HOST, c->scratch.base);
     free(c->tensors);
@@ -76,9 +77,11 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
     c->ins = calloc((size_t)ns * TC__CTX_MAX_IN + 1, sizeof *c->ins);
     c->outs = calloc((size_t)ns * TC__CTX_MAX_OUT + 1, sizeof *c->outs);
     c->kctx = calloc((size_t)ns + 1, sizeof *c->kctx);
-    c->launch = calloc((size_t)ns + 1, sizeof *c->launch);
-    c->launch_step = calloc((size_t)ns + 1, sizeof *c->launch_step);
-    c->launch_ns = calloc((size_t)ns + 1, sizeof *c->launch_ns);
+    /* a device backend's list also uploads each input and downloads each output */
+    const size_t n_launch_max = (size_t)ns + (size_t)g->n_inputs + (size_t)g->n_outputs + 1;
+    c->launch = calloc(n_launch_max, sizeof *c->launch);
+    c->launch_step = calloc(n_launch_max, sizeof *c->launch_step);
+    c->launch_ns = calloc(n_launch_max, sizeof *c->launch_ns);
     c->step_ns = calloc((size_t)ns + 1, sizeof *c->step_ns);
     if (!c->arena || !c->scratch.base || !c->tensors || !c->known || !c->bound_bytes || !c->bound || !c->ins ||
         !c->outs || !c->kctx || !c->launch || !c->launch_step || !c->launch_ns || !c->step_ns)
@@ -97,6 +100,18 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
         t->dtype = val->info.dtype;
         if (val->init) t->dtype = val->init->dtype;
     }
+    c->device = be->mem == TC__MEM_DEVICE;
+    if (c->device) {
+        if (e->dev_weights == NULL) {
+            tc__fail(&err, TC_STATUS_INTERNAL, "the engine's weights are not on the device");
+            goto fail;
+        }
+        if (tc__ctx_device_create(c, &err) != TC_STATUS_OK) goto fail;
+        /* uploads first: launch k < n_inputs uploads input k */
+        for (int k = 0; k < g->n_inputs; k++) c->launch_step[c->n_launch++] = -1;
+    }
+    /* the tensors the kernels read and write: the host table, or the device view */
+    tc__tensor *kt = c->device ? c->dev.tensors : c->tensors;
     for (int k = 0; k < pr->n_ranges; k++) {
         const tc__range *r = &pr->ranges[k];
         tc__tensor *t = &c->tensors[r->value];
@@ -113,8 +128,10 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
         }
         const tc__tensor **in = &c->ins[(size_t)k * TC__CTX_MAX_IN];
         tc__tensor **o = &c->outs[(size_t)k * TC__CTX_MAX_OUT];
-        for (int i = 0; i < node->n_in; i++) in[i] = node->in[i] >= 0 ? &c->tensors[node->in[i]] : NULL;
-        for (int j = 0; j < node->n_out; j++) o[j] = node->out[j] >= 0 ? &c->tensors[node->out[j]] : NULL;
+        for (int i = 0; i < node->n_in; i++) in[i] = node->in[i] >= 0 ? &kt[node->in[i]] : NULL;
+        for (int j = 0; j < node->n_out; j++) o[j] = node->out[j] >= 0 ? &kt[node->out[j]] : NULL;
+        const tc__tensor **hin = c->device ? &c->dev.hins[(size_t)k * TC__CTX_MAX_IN] : NULL;
+        for (int i = 0; hin && i < node->n_in; i++) hin[i] = node->in[i] >= 0 ? &c->dev.hview[node->in[i]] : NULL;
         const tc__tactic *t = e->tactics ? e->tactics[k] : NULL;
         const tc__kernel_fn fn = t ? t->run : tc__ref_find(node->op_type);
         const bool fused = t && (t->flags & TC__TACTIC_FUSES_EPILOGUE);
@@ -136,13 +153,25 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
                                       .bias = fused ? input_or_null(in, node->epi.bias_input) : NULL,
                                       .residual = fused ? input_or_null(in, node->epi.residual_input) : NULL,
                                       .exec = t ? c->exec : NULL,
+                                      .host_in = hin,
                                       .config = e->params ? e->params[(size_t)profile * (size_t)ns + (size_t)k] : NULL};
         if (e->steps[k].kind != TC__STEP_COMPUTE) continue;
         const bool post = !fused && !tc__epilogue_is_none(&node->epi);
+        if (c->device && (t == NULL || post)) {
+            tc__fail(&err, TC_STATUS_CORRUPT_FILE, "step '%s' has no %s kernel that applies its whole epilogue",
+                     node->name, be->name);
+            goto fail;
+        }
         c->launch_step[c->n_launch] = k;
         c->launch[c->n_launch++] = (tc__launch){.fn = fn, .kc = &c->kctx[k], .post = post ? &node->epi : NULL,
                                                 .post_bias = post ? input_or_null(in, node->epi.bias_input) : NULL,
                                                 .post_residual = post ? input_or_null(in, node->epi.residual_input) : NULL};
+    }
+    if (c->device) {
+        /* downloads last: the launches after the steps download output k */
+        const int first_out = c->n_launch;
+        for (int k = 0; k < g->n_outputs; k++) c->launch_step[c->n_launch++] = -1;
+        tc__ctx_device_launches(c, c->launch, c->launch + first_out);
     }
     c->dirty = true;
     *out = c;
@@ -244,6 +273,7 @@ static tc_status reshape(tc_context *c) {
                          .alloc_shape_values = false, .owned = NULL, .scratch = &c->scratch};
     tc__err err = {0};
     tc_status st = tc__engine_propagate(g, c->e->steps, c->e->n_steps, &s, &err);
+    if (st == TC_STATUS_OK && c->device) st = tc__ctx_device_sync(c, &err);
     if (st) return ctx_fail(c, st, "%s", err.msg);
     c->dirty = false;
     return TC_STATUS_OK;
@@ -295,14 +325,17 @@ tc_status tc_context_run(tc_context *c) {
                             g->values[v].name, c->tensors[v].nbytes, c->bound_bytes[v]);
     }
     int failed = -1;
+    if (c->device) tc__ctx_device_stage_in(c);
     tc_status st = e->backend->run(c->exec, c->launch, c->n_launch, c->profiling ? c->launch_ns : NULL, &failed);
+    if (st == TC_STATUS_OK && c->device) tc__ctx_device_stage_out(c);
     if (st != TC_STATUS_OK) {
         const tc__kernel_ctx *kc = failed >= 0 && failed < c->n_launch ? c->launch[failed].kc : NULL;
         return ctx_fail(c, st, "step '%s' (%s): %s", kc ? kc->node_name : "?", kc ? kc->op_type : "?",
                         c->run_err.msg[0] ? c->run_err.msg : tc_status_str(st));
     }
     if (c->profiling)
-        for (int i = 0; i < c->n_launch; i++) c->step_ns[c->launch_step[i]] = c->launch_ns[i];
+        for (int i = 0; i < c->n_launch; i++)
+            if (c->launch_step[i] >= 0) c->step_ns[c->launch_step[i]] = c->launch_ns[i];
     return TC_STATUS_OK;
 }
 
@@ -313,6 +346,7 @@ static void use_exec(tc_context *c, void *exec, void *own) {
     for (int k = 0; k < c->e->n_steps; k++)
         if (c->kctx[k].exec) c->kctx[k].exec = exec;
     if (c->own_exec) c->e->backend->exec_destroy(c->own_exec);
+    c->dirty = true; /* a device backend's new stream has no staged shape values yet */
     c->exec = exec;
     c->own_exec = own;
 }

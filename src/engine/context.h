@@ -21,6 +21,20 @@ typedef struct tc__keep {
     uint64_t *plain_off;   /* per value: offset in plain, or TC__NOT_IN_ARENA when not blocked */
 } tc__keep;
 
+/* What only a device backend's context has (context_device.c). */
+typedef struct tc__ctx_device {
+    unsigned char *arena;        /* device memory at the profile's offsets */
+    tc__scratch scratch;         /* device scratch of the kernels */
+    tc__tensor *tensors;         /* per value: shapes as c->tensors, device addresses */
+    tc__tensor *hview;           /* per value: shapes, host data of known values only (tc__kernel_ctx.host_in) */
+    const tc__tensor **hins;     /* per step: TC__CTX_MAX_IN host-view input pointers */
+    void **in_slot;              /* per graph input: device memory for its max shape */
+    void **in_pinned;            /* per graph input: pinned staging */
+    void **out_pinned;           /* per graph output: pinned staging */
+    tc__launch *in_copies;       /* the launches that upload inputs and download outputs (inside c->launch) */
+    tc__launch *out_copies;
+} tc__ctx_device;
+
 struct tc_context {
     const tc_engine *e;
     const tc__profile *prof;
@@ -45,6 +59,8 @@ struct tc_context {
     tc__keep keep;
     tc__err err;
     tc__err run_err;            /* errors raised by kernels during run */
+    bool device;                /* the engine's backend computes in device memory: dev is in use */
+    tc__ctx_device dev;
 };
 
 /* 64-byte aligned memory, not zeroed; free with free(). */
@@ -57,5 +73,14 @@ void tc__ctx_keep_free(tc__keep *k);
  * recording the reason in c->err, when the context does not keep tensors or v has no data.
  */
 tc_status tc__ctx_keep_tensor(tc_context *c, int32_t v, tc__tensor *t);
+
+/* Device contexts (context_device.c): tables and memory; the staging launches (in_copies: one per graph input,
+ * out_copies: one per graph output); after shapes change, the device view and staging sizes; staging of a run. */
+tc_status tc__ctx_device_create(tc_context *c, tc__err *err);
+void tc__ctx_device_free(tc_context *c);
+void tc__ctx_device_launches(tc_context *c, tc__launch *in_copies, tc__launch *out_copies);
+tc_status tc__ctx_device_sync(tc_context *c, tc__err *err);
+void tc__ctx_device_stage_in(tc_context *c);
+void tc__ctx_device_stage_out(tc_context *c);
 
 #endif

@@ -4,6 +4,7 @@
  * reading of any step's output after a run (values stored NCHW16c are converted to NCHW into a buffer
  * allocated here, so neither run nor tc_context_tensor allocates). For debugging accuracy, not for speed.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +120,12 @@ tc_status tc_context_keep_tensors(tc_context *c, int enable) {
     if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
     memset(&c->err, 0, sizeof c->err);
     if ((enable != 0) == c->keeping) return TC_STATUS_OK;
+    if (enable && c->device) {
+        snprintf(c->err.msg, sizeof c->err.msg, "keeping every step's output is not available on the %s backend yet",
+                 c->e->backend->name);
+        c->err.status = TC_STATUS_UNSUPPORTED;
+        return TC_STATUS_UNSUPPORTED;
+    }
     if (enable) return keep_enable(c);
     relocate(c, c->arena, c->prof->offset);
     tc__ctx_keep_free(&c->keep);

@@ -67,7 +67,18 @@ struct tc_engine {
      * the plan's bytes) or NULL and 0 for tactics without configurations. */
     const unsigned char **params;
     uint32_t *param_size;
+    /* A device backend's engine (backend->mem == TC__MEM_DEVICE): the weights in device memory, uploaded at load
+     * (engine_device.c); per value the offset of its initializer there, or UINT64_MAX. NULL on host backends. */
+    void *dev_weights;
+    uint64_t dev_weight_bytes;
+    uint64_t *dev_off;
 };
+
+/* A device backend's engine: every compute step runs one of the backend's tactics (else TC_STATUS_CORRUPT_FILE). */
+tc_status tc__engine_device_check(const tc_engine *e, tc__err *err);
+/* Uploads the initializers into e->dev_weights (engine_device.c); tc__engine_device_free undoes it (NULL-safe). */
+tc_status tc__engine_upload(tc_engine *e, tc__err *err);
+void tc__engine_device_free(tc_engine *e);
 
 /* Builds the plan bytes of a model graph (clone, passes, tactics, memory plans, serialize); malloc'd. */
 tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_options *o, void **bytes, size_t *n_bytes,

@@ -24,6 +24,7 @@ static tc_status export_fail(tc__err *err, tc_error *error) {
 
 void tc_engine_destroy(tc_engine *e) {
     if (e == NULL) return;
+    if (e->backend) tc__engine_device_free(e);
     tc__graph_destroy(e->g);
     for (int p = 0; e->profiles && p < e->n_profiles; p++) {
         free(e->profiles[p].ranges);
@@ -189,6 +190,8 @@ tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_
         }
     }
     if (st == TC_STATUS_OK) st = check_packed(e, err);
+    if (st == TC_STATUS_OK && e->backend->mem == TC__MEM_DEVICE) st = tc__engine_device_check(e, err);
+    if (st == TC_STATUS_OK && e->backend->mem == TC__MEM_DEVICE) st = tc__engine_upload(e, err);
     if (st == TC_STATUS_OK) {
         e->step_ops = calloc((size_t)(e->n_steps ? e->n_steps : 1), sizeof(char *));
         if (e->step_ops == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");

@@ -361,7 +361,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     tc_status st = TC_STATUS_OK;
     for (int p = 0; p < n_profiles && st == TC_STATUS_OK; p++) st = tc__shapes_at(g, steps, ranges[p], 1, &s[p], err);
     if (st == TC_STATUS_OK && o->cache_path) st = tc__timing_cache_load(o->cache_path, be->fingerprint(), &cache, err);
-    if (st == TC_STATUS_OK && !o->fixed) st = be->exec_create(o->threads, &pool, err);
+    if (st == TC_STATUS_OK && !o->fixed && be->mem != TC__MEM_DEVICE) st = be->exec_create(o->threads, &pool, err);
     const uint64_t isa = be->caps();
     bool cache_dirty = false;
     step_choice *choice = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *choice);
@@ -409,7 +409,17 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             break;
         }
         const tc__tactic *win = NULL;
-        if (n == 0 && blocked) {
+        const bool device = be->mem == TC__MEM_DEVICE; /* no reference kernel runs on device memory */
+        if (n == 0 && device) {
+            char why[512];
+            int len = snprintf(why, sizeof why, "%s", n_rejected ? "" : "the backend has no kernel for this op");
+            for (int r = 0; r < n_rejected && len >= 0 && (size_t)len < sizeof why; r++)
+                len += snprintf(why + len, sizeof why - (size_t)len, "%s%s: %s", r ? "; " : "", rejected[r].name,
+                                rejected[r].why);
+            st = tc__fail(err, TC_STATUS_UNSUPPORTED, "node '%s' (%s) cannot run on the %s backend (%s)", node->name,
+                          node->op_type, be->name, why);
+            break;
+        } else if (n == 0 && blocked) {
             st = tc__fail(err, TC_STATUS_INTERNAL, "node '%s' (%s): the layout pass made it NCHW16c but no tactic runs it",
                           node->name, node->op_type);
             break;
@@ -417,9 +427,10 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             res->n = 1;
             snprintf(res->cand[0].name, sizeof res->cand[0].name, "ref");
             res->cand[0].min_ns = res->cand[0].median_ns = res->cand[0].max_ns = UINT64_MAX;
-        } else if (o->fixed) {
+        } else if (o->fixed || device) {
+            /* a device backend's tactics are not timed yet: its first supporting tactic runs the step */
             win = cands[0];
-            res->n = n + !blocked;
+            res->n = n + (!blocked && !device);
             for (int c = 0; c < res->n; c++) {
                 snprintf(res->cand[c].name, sizeof res->cand[c].name, "%s", c < n ? cands[c]->name : "ref");
                 res->cand[c].min_ns = res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
@@ -443,7 +454,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         choice[k].win = win;
         res->n_rejected = n_rejected;
         memcpy(res->rejected, rejected, sizeof rejected[0] * (size_t)n_rejected);
-        if (!o->fixed && n > 0) best_of(cands, n, res, &choice[k]);
+        if (!o->fixed && !device && n > 0) best_of(cands, n, res, &choice[k]);
     }
     /* INT8 steps that would chain are timed with their input image, then chosen along their paths */
     if (st == TC_STATUS_OK && !o->fixed && o->lowp_chain && n_profiles == 1)

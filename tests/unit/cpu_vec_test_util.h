@@ -121,7 +121,7 @@ static inline tc__tensor vtu_run_tactic(const tc__tactic *t, const vtu_step *s, 
     unsigned char none[1];
     tc__scratch scratch = {none, 0, 0};
     tc__kernel_ctx kc = {"test", s->op, s->opset, &as, n_in_ctx ? n_in_ctx : s->n_in, in_ctx ? in_ctx : s->in, 1,
-                         out, &err, &scratch, &s->epi, NULL, s->residual, pool, NULL, NULL};
+                         out, &err, &scratch, &s->epi, NULL, s->residual, pool, NULL, NULL, NULL};
     tc_status st = t->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", t->name, (int)st, err.msg);
     return y;
@@ -189,7 +189,7 @@ static inline tc__tensor vtu_run_desc(const tc__tactic *t, const tc__step_desc *
     tc__scratch scratch = {mem, need, 0};
     tc__err err = {0};
     tc__kernel_ctx kc = {"test", d->op_type, 13, d->attrs, n_ctx, in, 1, out, &err, &scratch, d->epi, d->bias,
-                         d->residual, pool, NULL, NULL};
+                         d->residual, pool, NULL, NULL, NULL};
     tc_status st = t->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", t->name, (int)st, err.msg);
     free(mem);

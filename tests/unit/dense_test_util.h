@@ -210,7 +210,7 @@ static inline tc_status dtu_run(dtu_op op, int64_t opset, const tc__attr *attrs,
     }
     tc__tensor *pout[DTU_MAX_IO];
     for (int i = 0; i < n_out; i++) pout[i] = &out[i];
-    tc__kernel_ctx kc = {"test", op.name, opset, &as, n_in, in, n_out, pout, err, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"test", op.name, opset, &as, n_in, in, n_out, pout, err, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     st = op.ref(&kc);
     if (st == TC_STATUS_OK) st = dtu_rerun_with_scratch(op.ref, &kc, out);
     if (st)

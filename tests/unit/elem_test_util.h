@@ -202,7 +202,8 @@ static inline tc_status etu_run(etu_op op, int64_t opset, const tc__attr *attrs,
     }
     tc__tensor *pout[ETU_MAX_IO];
     for (int i = 0; i < n_out; i++) pout[i] = &out[i];
-    tc__kernel_ctx kc = {"test", op.name, opset, &as, n_in, in, n_out, pout, err, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {.node_name = "test", .op_type = op.name, .opset = opset, .attrs = &as, .n_in = n_in, .in = in,
+                         .n_out = n_out, .out = pout, .err = err};
     st = op.ref(&kc);
     if (st)
         for (int i = 0; i < n_out; i++) tc__tensor_free(&out[i]);

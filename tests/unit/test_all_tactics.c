@@ -8,6 +8,11 @@
  * such tactic must have run at least one case: a tactic the generators never reach fails the test, so a new tactic
  * on the list needs a case here. The INT8 / FP16 / BF16 tactics (which need the precision passes' attributes) and the
  * NCHW16c ones (which need the layout pass's) have their own tests.
+ *
+ * In a build with the CUDA backend, on a machine with a device (tests/gpu/run.sh), every case also runs every CUDA
+ * tactic that supports it: inputs uploaded, outputs poisoned with NaN on the device, constant inputs also given in
+ * host memory (host_in), the stream awaited, the output downloaded and held to the same bound; each CUDA tactic must
+ * run a case too. Without a device the CUDA half says so and is skipped.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -42,6 +47,10 @@ static etu_rng rng = {0x9E3779B97F4A7C15ull};
 static int runs[512];          /* per tactic of the list: cases it ran */
 static const tc__tactic *list[512];
 static int n_list;
+static const tc__backend *gpu; /* the CUDA backend when built and a device is here, else NULL */
+static int gpu_runs[512];
+static const tc__tactic *gpu_list[512];
+static int n_gpu_list;
 
 static int64_t pick(const int64_t *v, int n) { return v[etu_int(&rng, 0, n - 1, false)]; }
 static const int64_t kEdge[] = {1, 2, 3, 7, 15, 16, 17, 31, 32, 33};
@@ -68,6 +77,84 @@ static bool pack_for(const tc__tactic *t, const tc__step_desc *d, int i, tc__ten
     tc__err err = {0};
     if (t->pack(d, i, src->data, out->data, &err) != TC_STATUS_OK) fail_msg("%s: pack %d: %s", t->name, i, err.msg);
     return true;
+}
+
+/* got against want: the same bytes for non-float outputs; floats within lim, NaN only where the reference has one. */
+static void check_output(const char *tactic, const char *op, const tc__tensor *got, const tc__tensor *want, double lim) {
+    const int64_t n = tc__tensor_numel(want);
+    if (want->dtype != TC_DTYPE_FLOAT32) {
+        if (memcmp(got->data, want->data, want->nbytes) != 0) fail_msg("%s: %s output bytes differ", tactic, op);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const double g = ((const float *)got->data)[i], w = ((const float *)want->data)[i];
+        const bool ok = isnan(w) ? isnan(g) : (!isnan(g) && fabs(g - w) <= lim);
+        if (!ok)
+            fail_msg("%s: %s output[%lld] = %g, reference %g (bound %g; output %lld elements, rank %d)", tactic, op,
+                     (long long)i, g, w, lim, (long long)n, (int)want->rank);
+    }
+}
+
+/* Device memory holding a copy of t's bytes (at least one byte). */
+static void *to_device(const void *data, size_t n) {
+    void *p = gpu->alloc(TC__MEM_DEVICE, n ? n : 1);
+    assert_non_null(p);
+    tc__err err = {0};
+    if (n && gpu->copy(NULL, p, TC__MEM_DEVICE, data, TC__MEM_HOST, n, &err) != TC_STATUS_OK) fail_msg("%s", err.msg);
+    return p;
+}
+
+
+/* Every CUDA tactic that supports case d, against the reference's output want. */
+static void run_case_gpu(const tcase *c, const tc__step_desc *d, const tc__tensor *const *pin, const tc__tensor *want,
+                         double lim) {
+    const tc__epilogue none = tc__epilogue_none();
+    for (int k = 0; k < n_gpu_list; k++) {
+        const tc__tactic *t = gpu_list[k];
+        if (strcmp(t->op_type, c->op) != 0 || (t->caps & ~gpu->caps()) != 0 || !t->supports(d)) continue;
+        tc__tensor packed[MAX_CASE_IN], dev[MAX_CASE_IN], host[MAX_CASE_IN];
+        const tc__tensor *rin[MAX_CASE_IN], *hin[MAX_CASE_IN];
+        bool own[MAX_CASE_IN] = {false};
+        for (int i = 0; i < c->n_in; i++) {
+            rin[i] = hin[i] = NULL;
+            if (!c->present[i]) continue;
+            own[i] = pack_for(t, d, i, &packed[i]);
+            const tc__tensor *src = own[i] ? &packed[i] : pin[i];
+            dev[i] = *src;
+            dev[i].data = to_device(src->data, src->nbytes);
+            host[i] = *src;
+            if (!c->is_const[i]) host[i].data = NULL;
+            rin[i] = &dev[i];
+            hin[i] = &host[i];
+        }
+        tc__tensor got = etu_tensor(want->dtype, want->rank, want->dims);
+        memset(got.data, 0xff, got.nbytes); /* NaN poison on the device: every element must be written */
+        tc__tensor dout = got;
+        dout.data = to_device(got.data, got.nbytes);
+        tc__tensor *pout[1] = {&dout};
+        const size_t scratch_bytes = t->scratch_bytes ? t->scratch_bytes(d) + 4096 : 4096;
+        tc__scratch scratch = {gpu->alloc(TC__MEM_DEVICE, scratch_bytes), scratch_bytes, 0};
+        void *exec = NULL;
+        tc__err err = {0};
+        if (gpu->exec_create(0, &exec, &err) != TC_STATUS_OK) fail_msg("%s", err.msg);
+        tc__kernel_ctx kc = {.node_name = "case", .op_type = c->op, .opset = c->opset, .attrs = d->attrs, .n_in = c->n_in,
+                             .in = rin, .n_out = 1, .out = pout, .err = &err, .scratch = &scratch,
+                             .epi = (t->flags & TC__TACTIC_FUSES_EPILOGUE) ? &none : NULL, .exec = exec, .host_in = hin};
+        if (t->run(&kc) != TC_STATUS_OK) fail_msg("%s on a %s case it supports: %s", t->name, c->op, err.msg);
+        /* a copy on the stream awaits the kernel and reports its faults */
+        if (gpu->copy(exec, got.data, TC__MEM_HOST, dout.data, TC__MEM_DEVICE, got.nbytes, &err) != TC_STATUS_OK)
+            fail_msg("%s on a %s case: %s", t->name, c->op, err.msg);
+        check_output(t->name, c->op, &got, want, lim);
+        gpu_runs[k]++;
+        gpu->exec_destroy(exec);
+        gpu->free(TC__MEM_DEVICE, scratch.base);
+        gpu->free(TC__MEM_DEVICE, dout.data);
+        tc__tensor_free(&got);
+        for (int i = 0; i < c->n_in; i++) {
+            if (c->present[i]) gpu->free(TC__MEM_DEVICE, dev[i].data);
+            if (own[i]) free(packed[i].data);
+        }
+    }
 }
 
 static void run_case(tcase *c) {
@@ -108,24 +195,14 @@ static void run_case(tcase *c) {
                              .in = rin, .n_out = 1, .out = pout, .err = &err, .scratch = &scratch,
                              .epi = (t->flags & TC__TACTIC_FUSES_EPILOGUE) ? &none : NULL};
         if (t->run(&kc) != TC_STATUS_OK) fail_msg("%s on a %s case it supports: %s", t->name, c->op, err.msg);
-        const double lim = c->tol * fmax(peak, 1e-6);
-        for (int64_t i = 0; i < n; i++) {
-            if (!is_float) {
-                if (memcmp(got.data, want[0].data, got.nbytes) != 0) fail_msg("%s: %s output bytes differ", t->name, c->op);
-                break;
-            }
-            const double g = ((const float *)got.data)[i], w = ((const float *)want[0].data)[i];
-            const bool ok = isnan(w) ? isnan(g) : (!isnan(g) && fabs(g - w) <= lim);
-            if (!ok)
-                fail_msg("%s: %s output[%lld] = %g, reference %g (bound %g; output %lld elements, rank %d)", t->name,
-                         c->op, (long long)i, g, w, lim, (long long)n, (int)want[0].rank);
-        }
+        check_output(t->name, c->op, &got, &want[0], c->tol * fmax(peak, 1e-6));
         runs[k]++;
         free(scratch.base);
         tc__tensor_free(&got);
         for (int i = 0; i < c->n_in; i++)
             if (own[i]) free(packed[i].data);
     }
+    if (gpu) run_case_gpu(c, &d, pin, &want[0], c->tol * fmax(peak, 1e-6));
     tc__tensor_free(&want[0]);
     for (int i = 0; i < c->n_in; i++)
         if (c->present[i]) tc__tensor_free(&c->in[i]);
@@ -351,6 +428,14 @@ static void test_all_fp32_tactics(void **state) {
     (void)state;
     n_list = 0;
     for (size_t i = 0; tc__backend_cpu.tactics[i] != NULL && n_list < 512; i++) list[n_list++] = tc__backend_cpu.tactics[i];
+    tc__err gerr = {0};
+    gpu = tc__backend_find("cuda", &gerr);
+    if (gpu) {
+        for (size_t i = 0; gpu->tactics[i] != NULL && n_gpu_list < 512; i++) gpu_list[n_gpu_list++] = gpu->tactics[i];
+        print_message("CUDA tactics run too: %d on the list\n", n_gpu_list);
+    } else {
+        print_message("CUDA tactics not run: %s\n", gerr.msg);
+    }
     unary_cases();
     binary_cases();
     softmax_cases();
@@ -373,6 +458,16 @@ static void test_all_fp32_tactics(void **state) {
         ran += runs[k] > 0;
     }
     print_message("%d FP32 tactics ran against the reference\n", ran);
+    int gpu_ran = 0;
+    for (int k = 0; gpu && k < n_gpu_list; k++) {
+        if (gpu_list[k]->precision != NULL || (gpu_list[k]->caps & ~gpu->caps()) != 0) continue;
+        if (gpu_runs[k] == 0) {
+            print_message("CUDA tactic %s (%s) ran no generated case\n", gpu_list[k]->name, gpu_list[k]->op_type);
+            missing++;
+        }
+        gpu_ran += gpu_runs[k] > 0;
+    }
+    if (gpu) print_message("%d CUDA tactics ran against the reference\n", gpu_ran);
     assert_int_equal(missing, 0);
     assert_true(ran > 0);
 }

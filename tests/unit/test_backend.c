@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,9 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/cpu_target.h"
+#ifdef TC_HAVE_CUDA
+#include "backends/cuda/cuda_target.h"
+#endif
 #include "backends/ref/ref.h"
 #include "engine/engine.h"
 #include "engine/plan_format.h"
@@ -159,9 +163,68 @@ static void test_engine_target(void **state) {
         assert_int_equal(tc_engine_build(m, &o, &e2, &err), TC_STATUS_UNSUPPORTED);
         assert_non_null(strstr(err.message, "not built with CUDA"));
         assert_null(e2);
+    } else {
+        /* built with CUDA: on a machine without a device the build is refused with the runtime's reason */
+        tc__err perr = {0};
+        if (tc__backend_get(TC__BACKEND_CUDA)->probe(&perr) != TC_STATUS_OK) {
+            tc_build_options o = {.struct_size = sizeof o, .backend = "cuda"};
+            tc_engine *e2 = NULL;
+            tc_error err;
+            assert_int_equal(tc_engine_build(m, &o, &e2, &err), TC_STATUS_UNSUPPORTED_HARDWARE);
+            assert_non_null(strstr(err.message, "cannot run here"));
+            assert_null(e2);
+        }
     }
     tc_engine_destroy(e);
     tc_model_destroy(m);
+}
+
+/* The CUDA backend's target record, host side (CI has nvcc but no device): described in words; malformed records and
+ * other kernel revisions refused before any device is asked; memory kinds that are not its own refused. */
+static void test_cuda_target_record(void **state) {
+    (void)state;
+#ifdef TC_HAVE_CUDA
+    const tc__backend *be = tc__backend_get(TC__BACKEND_CUDA);
+    assert_non_null(be);
+    assert_int_equal(be->mem, TC__MEM_DEVICE);
+    assert_true(be->arena_align >= 64);
+    tc__cuda_target t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.name, sizeof t.name, "NVIDIA H200");
+    t.cc_major = 9, t.cc_minor = 0, t.n_sm = 132, t.kernel_rev = TC__CUDA_KERNEL_REV;
+    t.total_mem = 143771ull << 20, t.runtime_version = 13000, t.driver_version = 13000;
+    char buf[512];
+    be->target_describe(&t, sizeof t, buf, sizeof buf);
+    assert_non_null(strstr(buf, "NVIDIA H200, compute capability 9.0, 132 SMs"));
+    tc__err err = {0};
+    assert_int_equal(be->check_target(&t, sizeof t - 1, 0, &err), TC_STATUS_CORRUPT_FILE);
+    tc__cuda_target bad = t;
+    bad.reserved = 1;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(be->check_target(&bad, sizeof bad, 0, &err), TC_STATUS_CORRUPT_FILE);
+    bad = t;
+    memset(bad.name, 'x', sizeof bad.name); /* no terminator */
+    memset(&err, 0, sizeof err);
+    assert_int_equal(be->check_target(&bad, sizeof bad, 0, &err), TC_STATUS_CORRUPT_FILE);
+    bad = t;
+    bad.kernel_rev = TC__CUDA_KERNEL_REV + 1;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(be->check_target(&bad, sizeof bad, 0, &err), TC_STATUS_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "rebuild the plan"));
+    /* a well-formed record: accepted only where a device of that compute capability is */
+    memset(&err, 0, sizeof err);
+    tc__err perr = {0};
+    if (be->probe(&perr) != TC_STATUS_OK) {
+        assert_int_equal(be->check_target(&t, sizeof t, 0, &err), TC_STATUS_UNSUPPORTED_HARDWARE);
+        assert_null(be->alloc(TC__MEM_DEVICE, 1024));
+    }
+    void *h = be->alloc(TC__MEM_HOST, 100);
+    assert_non_null(h);
+    assert_int_equal((uintptr_t)h % be->arena_align, 0);
+    be->free(TC__MEM_HOST, h);
+#else
+    skip();
+#endif
 }
 
 static void test_param_blobs(void **state) {
@@ -243,6 +306,7 @@ int main(void) {
         cmocka_unit_test(test_cpu_vtable),
         cmocka_unit_test(test_engine_target),
         cmocka_unit_test(test_param_blobs),
+        cmocka_unit_test(test_cuda_target_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,7 +114,7 @@ static tc__tensor cv_run(const tc__attrs *as, int n_in, const tc__tensor *const 
     tc__err err = {0};
     unsigned char none[1];
     tc__scratch scratch = {none, 0, 0};
-    tc__kernel_ctx kc = {"test", "Conv", 13, as, n_in, in, 1, out, &err, &scratch, epi, NULL, res, pool, NULL, NULL};
+    tc__kernel_ctx kc = {"test", "Conv", 13, as, n_in, in, 1, out, &err, &scratch, epi, NULL, res, pool, NULL, NULL, NULL};
     const tc_status st = kConv->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", kConv->name, (int)st, err.msg);
     return y;
@@ -513,7 +513,7 @@ static void test_run_rejects(void **state) {
     tc__tensor *out[1] = {&y};
     tc__err err = {0};
     tc__epilogue none = tc__epilogue_none();
-    tc__kernel_ctx kc = {"test", "Conv", 13, &as, 2, in, 1, out, &err, NULL, &none, NULL, NULL, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"test", "Conv", 13, &as, 2, in, 1, out, &err, NULL, &none, NULL, NULL, NULL, NULL, NULL, NULL};
     assert_int_not_equal(kConv->run(&kc), TC_STATUS_OK); /* C_out 24 */
     assert_true(strlen(err.msg) > 0);
     tc__tensor_free(&y);

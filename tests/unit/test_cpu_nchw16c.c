@@ -729,7 +729,7 @@ static tc_status run_status(const tc__tactic *t, const char *op, const blk_attrs
                             const tc__tensor *const *in, int n_out, tc__tensor *const *out) {
     tc__attrs as = {at->n, at->a};
     tc__err err = {0};
-    tc__kernel_ctx kc = {"test", op, 13, &as, n_in, in, n_out, out, &err, NULL, NULL, NULL, NULL, vtu_pool, NULL, NULL};
+    tc__kernel_ctx kc = {"test", op, 13, &as, n_in, in, n_out, out, &err, NULL, NULL, NULL, NULL, vtu_pool, NULL, NULL, NULL};
     return t->run(&kc);
 }
 

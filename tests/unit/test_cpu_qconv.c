@@ -601,7 +601,7 @@ static void check_qdq_tactics(const tc__tactic *qt, const tc__tactic *dqt) {
                 tc__err err = {0};
                 const tc__epilogue none = tc__epilogue_none();
                 tc__kernel_ctx kc = {"test", "QuantizeLinear", 13, NULL, 3, st.in, 1, out, &err, NULL, &none, NULL, NULL,
-                                     threads ? vtu_pool : NULL, NULL, NULL};
+                                     threads ? vtu_pool : NULL, NULL, NULL, NULL};
                 assert_int_equal(qt->run(&kc), TC_STATUS_OK);
                 if (memcmp(q.data, qref.data, qref.nbytes) != 0) fail_msg("%s: n %lld signed %d differs", qt->name, (long long)n, sgn);
                 st = vtu_step_of("DequantizeLinear", 13);

@@ -422,7 +422,7 @@ static void test_binary_errors(void **state) {
     /* The kernel itself also refuses mismatched types and shapes that do not broadcast. */
     tc__tensor out = etu_tensor(TC_DTYPE_FLOAT32, 1, da);
     tc__tensor *pout[1] = {&out};
-    tc__kernel_ctx kc = {"k", "Mul", 14, NULL, 2, in, 1, pout, &err, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"k", "Mul", 14, NULL, 2, in, 1, pout, &err, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     memset(&err, 0, sizeof err);
     assert_int_equal(tc__ref_Mul(&kc), TC_STATUS_INVALID_ARGUMENT);
     tc__tensor_free(&b);
@@ -828,7 +828,7 @@ static void test_cast_unsupported(void **state) {
         tc__tensor out = etu_tensor(TC_DTYPE_FLOAT32, 1, d);
         tc__tensor *pout[1] = {&out};
         tc__attrs as = {1, &a};
-        tc__kernel_ctx kc = {"k", "Cast", 21, &as, 1, in, 1, pout, &err, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        tc__kernel_ctx kc = {"k", "Cast", 21, &as, 1, in, 1, pout, &err, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
         memset(&err, 0, sizeof err);
         assert_int_equal(tc__ref_Cast(&kc), TC_STATUS_UNSUPPORTED);
         assert_non_null(strstr(err.msg, bad[k].name));

@@ -123,7 +123,7 @@ static tc_status run(op_run *r) {
         assert_int_equal(ast, TC_STATUS_OK);
         pout[o] = &r->out[o];
     }
-    tc__kernel_ctx kc = {"node", "op", ic.opset, &attrs, r->n_in, r->in, r->n_out, pout, &r->err, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"node", "op", ic.opset, &attrs, r->n_in, r->in, r->n_out, pout, &r->err, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     return r->kern(&kc);
 }
 
@@ -211,7 +211,7 @@ static void test_transpose_bad_perm(void **state) {
     tc__err err = {0};
     const tc__tensor *in[1] = {&x};
     tc__tensor *out[1] = {&y};
-    tc__kernel_ctx kc = {"n", "Transpose", 17, &attrs, 1, in, 1, out, &err, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"n", "Transpose", 17, &attrs, 1, in, 1, out, &err, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     assert_int_equal(tc__ref_Transpose(&kc), TC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(err.msg, "perm"));
     /* A shape that does not match the permutation is refused, not written out of bounds. */
@@ -622,7 +622,7 @@ static void test_gather_bad_index(void **state) {
     tc__err err = {0};
     const tc__tensor *in[2] = {&x, &ind};
     tc__tensor *out[1] = {&y};
-    tc__kernel_ctx kc = {"n", "Gather", 13, &attrs, 2, in, 1, out, &err, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"n", "Gather", 13, &attrs, 2, in, 1, out, &err, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     assert_int_equal(tc__ref_Gather(&kc), TC_STATUS_OK);
     ((int64_t *)ind.data)[1] = 5; /* axis 1 has size 5: valid range [-5, 4] */
     assert_int_equal(tc__ref_Gather(&kc), TC_STATUS_INVALID_ARGUMENT);
@@ -973,7 +973,7 @@ static void test_range(void **state) {
     make(&y, TC_DTYPE_INT64, 1, (int64_t[]){5});
     tc__tensor *out[1] = {&y};
     tc__err err = {0};
-    tc__kernel_ctx kc = {"n", "Range", 17, NULL, 3, o.in, 1, out, &err, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    tc__kernel_ctx kc = {"n", "Range", 17, NULL, 3, o.in, 1, out, &err, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     assert_int_equal(tc__ref_Range(&kc), TC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(err.msg, "delta"));
     *(int64_t *)d.data = 1;

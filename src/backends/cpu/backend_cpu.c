@@ -241,6 +241,7 @@ const tc__backend tc__backend_cpu = {
     .fingerprint = cpu_fingerprint,
     .check_target = cpu_check_target,
     .layouts = cpu_layouts,
+    .mem = TC__MEM_HOST,
     .arena_align = 64,
     .alloc = cpu_alloc,
     .free = cpu_free,
