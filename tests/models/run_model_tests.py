@@ -2,6 +2,7 @@
 """run_model_tests.py - end-to-end model tests: `tailcut run` against ONNX Runtime on whole models.
 
     python tests/models/run_model_tests.py --tailcut build/tailcut [--shared DIR] [--work DIR] [--quick]
+        [--build-args '--backend cuda']
 
 Cases:
   - generated (always): reduced ResNet-50, MobileNetV2 and two 2-layer BERTs, written by
@@ -199,6 +200,8 @@ def reference(model_path, feeds):
 # `tailcut build`, then runs the plan (build -> save -> mmap load -> context run); "reference"
 # runs the .onnx with the reference executor (`tailcut run --reference`).
 PATH_MODE = "plan"
+# extra `tailcut build` options (--build-args): "--backend cuda" runs every case on the GPU
+BUILD_ARGS = []
 
 
 def run_tailcut(tailcut, model_path, feeds, case_dir, timeout):
@@ -224,7 +227,7 @@ def run_tailcut_files(tailcut, model_path, inputs, case_dir, timeout):
         plan = os.path.join(case_dir, "model.plan")
         shapes = ",".join("%s:%s" % (name, "x".join(str(d) for d in np.load(path, mmap_mode="r").shape))
                           for name, path in inputs.items())
-        seconds += _run([tailcut, "build", model_path, "-o", plan, "--shapes", shapes], timeout)
+        seconds += _run([tailcut, "build", model_path, "-o", plan, "--shapes", shapes] + BUILD_ARGS, timeout)
         cmd = [tailcut, "run", plan]
     for name, path in inputs.items():
         cmd += ["--input", "%s=%s" % (name, path)]
@@ -367,13 +370,15 @@ def main(argv=None):
     p.add_argument("--timeout", type=int, default=1800, help="seconds allowed to one tailcut run (default 1800)")
     p.add_argument("--path", choices=("plan", "reference"), default="plan",
                    help="plan: tailcut build + run of the plan (default); reference: the reference executor")
+    p.add_argument("--build-args", default="", help="extra options of `tailcut build`, e.g. '--backend cuda'")
     p.add_argument("--keep", action="store_true", help="keep inputs, outputs and generated models of passing cases")
     args = p.parse_args(argv)
     args.shared_label = args.shared if args.shared else "../shared/models"
     args.shared = os.path.abspath(args.shared or DEFAULT_SHARED)
     args.work = os.path.abspath(args.work)
-    global PATH_MODE
+    global PATH_MODE, BUILD_ARGS
     PATH_MODE = args.path
+    BUILD_ARGS = args.build_args.split()
     args.tailcut = os.path.abspath(args.tailcut)
     if not (os.path.isfile(args.tailcut) and os.access(args.tailcut, os.X_OK)):
         print("run_model_tests: %s is not an executable file" % args.tailcut, file=sys.stderr)

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh - every test of the CUDA backend, in one command, for a machine with an NVIDIA GPU (the H200 of
+# tools `device`): the CUDA tactics against the reference kernels on random cases (test_all_tactics), the backend
+# and engine unit tests, whole models built with --backend cuda against ONNX Runtime FP32 (run_model_tests.py),
+# and compute-sanitizer memcheck on a small model. Build on the CPU machine first (make build), then:
+#
+#   tests/gpu/run.sh [BUILD_DIR] [SHARED_MODELS_DIR] [OUT_DIR]
+#
+# TC_GPU_LIBS: a folder of the shared libraries the build links (protobuf-c, cmocka, ...) when the GPU machine
+# lacks them. Prints one PASS/FAIL line per part; exits 1 when any failed.
+set -u
+B=${1:-build}
+SHARED=${2:-}
+OUT=${3:-out/gpu}
+mkdir -p "$OUT"
+if [ -n "${TC_GPU_LIBS:-}" ]; then export LD_LIBRARY_PATH="$TC_GPU_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
+PY=${PYTHON:-python3}
+failed=0
+part() { # part NAME COMMAND...: runs one part, its output into $OUT/NAME.log
+    local name=$1; shift
+    local t0=$SECONDS
+    if "$@" >"$OUT/$name.log" 2>&1; then echo "PASS $name ($((SECONDS - t0)) s)"
+    else echo "FAIL $name ($((SECONDS - t0)) s): tail of $OUT/$name.log:"; tail -n 25 "$OUT/$name.log"; failed=1; fi
+}
+nvidia-smi -L || { echo "FAIL no GPU (nvidia-smi)"; exit 1; }
+part tactics "$B/tests/test_all_tactics"
+grep -E "CUDA tactics|ran against" "$OUT/tactics.log"
+part backend "$B/tests/test_backend"
+part engine "$B/tests/test_engine"
+shared_args=()
+[ -n "$SHARED" ] && shared_args=(--shared "$SHARED")
+part models "$PY" tests/models/run_model_tests.py --tailcut "$B/tailcut" "${shared_args[@]}" --quick --keep \
+    --work "$OUT/models_work" --build-args "--backend cuda"
+tail -n 20 "$OUT/models.log"
+for small in gen_resnet50_small gen_bert_small; do
+    d=$OUT/models_work/$small
+    command -v compute-sanitizer >/dev/null 2>&1 && [ -f "$d/model.plan" ] || continue
+    ins=()
+    for f in "$d"/inputs/*.npy; do ins+=(--input "$(basename "$f" .npy)=$f"); done
+    for tool in memcheck racecheck; do
+        part "$tool-$small" compute-sanitizer --tool $tool --error-exitcode 9 "$B/tailcut" run "$d/model.plan" \
+            "${ins[@]}" --output-dir "$OUT/sanitizer_out"
+    done
+done
+exit $failed
