@@ -13,7 +13,8 @@ B=${1:-build}
 SHARED=${2:-}
 OUT=${3:-out/gpu}
 mkdir -p "$OUT"
-if [ -n "${TC_GPU_LIBS:-}" ]; then export LD_LIBRARY_PATH="$TC_GPU_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
+[ -z "${TC_GPU_LIBS:-}" ] && [ -d "$B/libs" ] && TC_GPU_LIBS=$(cd "$B/libs" && pwd)
+export LD_LIBRARY_PATH="$(cd "$B" && pwd)${TC_GPU_LIBS:+:$TC_GPU_LIBS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 PY=${PYTHON:-python3}
 failed=0
 part() { # part NAME COMMAND...: runs one part, its output into $OUT/NAME.log

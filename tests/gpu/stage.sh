@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# tests/gpu/stage.sh - copies what tests/gpu/run.sh needs from a build into a small folder that travels to the GPU
+# machine (the build folder itself is hundreds of MB): the CLI, the library, the test programs it runs, and the
+# shared libraries they link that a bare GPU image may lack.
+#   tests/gpu/stage.sh [BUILD_DIR] [STAGE_DIR]     (default build, .gpubuild)
+set -eu
+B=${1:-build}
+S=${2:-.gpubuild}
+rm -rf "$S"
+mkdir -p "$S/tests" "$S/libs"
+cp "$B/tailcut" "$B/libtailcut.so" "$S/"
+cp "$B/tests/test_all_tactics" "$B/tests/test_backend" "$B/tests/test_engine" "$S/tests/"
+for f in "$S/tailcut" "$S/tests/"*; do ldd "$f"; done | awk '/=> \// {print $3}' | sort -u |
+    grep -v -E '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | grep -v libtailcut | while read -r l; do
+    cp -L "$l" "$S/libs/"
+done
+du -sh "$S"
