@@ -33,6 +33,10 @@ shared_args=()
 part models "$PY" tests/models/run_model_tests.py --tailcut "$B/tailcut" "${shared_args[@]}" --quick --keep \
     --work "$OUT/models_work" --build-args "--backend cuda"
 tail -n 20 "$OUT/models.log"
+for case in gen_resnet50_small gen_bert_small shared_bert_base; do
+    [ -f "$OUT/models_work/$case/model.plan" ] &&
+        part "replay-$case" "$PY" tests/gpu/graph_replay.py "$OUT/models_work/$case/model.plan" --tailcut-lib "$B/libtailcut.so"
+done
 for small in gen_resnet50_small gen_bert_small; do
     d=$OUT/models_work/$small
     command -v compute-sanitizer >/dev/null 2>&1 && [ -f "$d/model.plan" ] || continue

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""gpu_compare.py - a tailcut CUDA plan against PyTorch on the same GPU, interleaved in one process on the same
+inputs: each request is end to end (host input -> H2D -> forward -> D2H -> the host sees the output), as a serving
+process sees it. tailcut runs its plan through libtailcut (ctypes: tc_context_run, which stages through pinned
+memory and replays one CUDA graph); PyTorch runs the same architecture (torchvision ResNet-50 or Hugging Face
+BERT-base, random weights: speed only; accuracy is tests/models/run_model_tests.py's job) as a CUDA graph replayed
+from pinned buffers, in FP32 and in FP16 (channels-last for CNNs), completion awaited by polling an event.
+
+usage: gpu_compare.py PLAN --model resnet50|bert_base --tailcut-lib build/libtailcut.so
+                      [--batch 1] [--seq 128] [--iterations 10000] [--warmup 200] [--json FILE]
+
+Prints per peer P50 / P99 / mean in ms and tailcut's ratios to each (above 1: tailcut slower), and, for batches,
+throughput in samples/s.
+"""
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+import compare  # this folder's ctypes binding of libtailcut
+import plan_ab  # engine_inputs: the plan's inputs as seeded arrays
+
+
+def torch_peer(model, arrays, dtype, channels_last):
+    """A callable running one end-to-end request of a PyTorch CUDA graph of model on arrays (numpy, by name)."""
+    import torch
+
+    dev = torch.device("cuda")
+    m = model.to(dev).eval()
+    if dtype == torch.float16:
+        m = m.half()
+    if channels_last:
+        m = m.to(memory_format=torch.channels_last)
+    host_in, dev_in = {}, {}
+    for name, a in arrays.items():
+        t = torch.from_numpy(a)
+        if t.is_floating_point():
+            t = t.to(dtype)
+        host_in[name] = t.pin_memory()
+        d = host_in[name].to(dev)
+        if channels_last and d.dim() == 4:
+            d = d.contiguous(memory_format=torch.channels_last)
+        dev_in[name] = d
+
+    def forward():
+        if len(dev_in) == 1:
+            return m(next(iter(dev_in.values())))
+        return m(**dev_in)
+
+    def first_tensor(out):
+        if isinstance(out, torch.Tensor):
+            return out
+        if hasattr(out, "last_hidden_state"):
+            return out.last_hidden_state
+        return out[0]
+
+    stream = torch.cuda.Stream()
+    with torch.no_grad():
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                forward()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            dev_out = first_tensor(forward())
+    host_out = torch.empty(dev_out.shape, dtype=dev_out.dtype, pin_memory=True)
+    done = torch.cuda.Event()
+
+    def request():
+        with torch.cuda.stream(stream):
+            for name, h in host_in.items():
+                dev_in[name].copy_(h, non_blocking=True)
+            graph.replay()
+            host_out.copy_(dev_out, non_blocking=True)
+            done.record(stream)
+        while not done.query():
+            pass
+        return host_out
+
+    return request
+
+
+def build_model(name):
+    if name == "resnet50":
+        import torchvision
+
+        return torchvision.models.resnet50()
+    if name == "bert_base":
+        from transformers import BertConfig, BertModel
+
+        return BertModel(BertConfig(), add_pooling_layer=False)
+    raise SystemExit(f"gpu_compare: unknown model {name}")
+
+
+def pct(v, p):
+    s = sorted(v)
+    return s[min(len(s) - 1, int(p * len(s)))]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("plan")
+    ap.add_argument("--model", required=True, choices=("resnet50", "bert_base"))
+    ap.add_argument("--tailcut-lib", required=True)
+    ap.add_argument("--iterations", type=int, default=10000)
+    ap.add_argument("--warmup", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-torch-fp32", action="store_true", help="leave out the PyTorch FP32 peer")
+    ap.add_argument("--json", help="write the figures here")
+    args = ap.parse_args(argv)
+    import torch
+
+    lib = compare.load_library(args.tailcut_lib)
+    tc = compare.Tailcut(lib)
+    tc.load(args.plan)
+    arrays = plan_ab.engine_inputs(lib, tc, args.seed)
+    tc.bind(arrays)
+    batch = next(iter(arrays.values())).shape[0]
+    peers = {"tailcut": tc.run}
+    model = build_model(args.model)
+    if not args.no_torch_fp32:
+        peers["torch_fp32_graph"] = torch_peer(build_model(args.model), arrays, torch.float32, False)
+    peers["torch_fp16_graph"] = torch_peer(model, arrays, torch.float16, args.model == "resnet50")
+    names = list(peers)
+    for _ in range(args.warmup):
+        for n in names:
+            peers[n]()
+    ms = {n: [] for n in names}
+    for i in range(args.iterations):
+        order = names[i % len(names):] + names[:i % len(names)]  # rotate who goes first
+        for n in order:
+            t0 = time.perf_counter_ns()
+            peers[n]()
+            ms[n].append((time.perf_counter_ns() - t0) / 1e6)
+    tc.close()
+    gpu = torch.cuda.get_device_name(0)
+    print(f"{args.model} batch {batch} on {gpu}: {args.iterations} interleaved end-to-end requests per peer after "
+          f"{args.warmup} warm-up ones")
+    print(f"{'peer':20s} {'P50 ms':>9s} {'P99 ms':>9s} {'mean ms':>9s} {'samples/s':>10s}")
+    res = {"model": args.model, "batch": batch, "gpu": gpu, "iterations": args.iterations, "peers": {}}
+    for n in names:
+        v = ms[n]
+        r = {"p50_ms": pct(v, 0.5), "p99_ms": pct(v, 0.99), "mean_ms": float(np.mean(v)),
+             "samples_per_s": batch * 1000.0 / float(np.mean(v))}
+        res["peers"][n] = r
+        print(f"{n:20s} {r['p50_ms']:9.3f} {r['p99_ms']:9.3f} {r['mean_ms']:9.3f} {r['samples_per_s']:10.0f}")
+    t = res["peers"]["tailcut"]
+    for n in names[1:]:
+        p = res["peers"][n]
+        print(f"tailcut / {n}: P50 {t['p50_ms'] / p['p50_ms']:.3f}x  P99 {t['p99_ms'] / p['p99_ms']:.3f}x")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
