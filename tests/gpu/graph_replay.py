@@ -35,7 +35,7 @@ def main(argv=None):
                 runs.append(tc.outputs())
             for i, out in enumerate(runs[1:], start=2):
                 for name, a in runs[0].items():
-                    if not np.isfinite(a).all() if a.dtype.kind == "f" else False:
+                    if a.dtype.kind == "f" and not np.isfinite(a).all():
                         print(f"seed {seed}: output '{name}' has non-finite values")
                         bad += 1
                     if out[name].tobytes() != a.tobytes():
