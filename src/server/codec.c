@@ -725,7 +725,11 @@ char *srv_model_config_json(const srv_model *m) {
         char nm[SRV_NAME_MAX + 8];
         snprintf(nm, sizeof nm, "%s_0", m->name);
         cJSON_AddStringToObject(g, "name", nm);
-        cJSON_AddStringToObject(g, "kind", "KIND_CPU");
+        cJSON_AddStringToObject(g, "kind", m->on_gpu ? "KIND_GPU" : "KIND_CPU");
+        if (m->on_gpu) {
+            cJSON *gpus = cJSON_AddArrayToObject(g, "gpus");
+            if (gpus) cJSON_AddItemToArray(gpus, cJSON_CreateNumber(0));
+        }
         cJSON_AddNumberToObject(g, "count", m->n_inst);
         cJSON_AddItemToArray(ig, g);
     }

@@ -190,6 +190,41 @@ bad_pref:
     return 1;
 }
 
+/* One group's "kind" and "gpus" (Triton's): KIND_CPU, KIND_GPU (device 0 of the process: CUDA_VISIBLE_DEVICES
+ * chooses it, so "gpus" may only name 0) or KIND_AUTO; every group of a model must agree. */
+static int parse_group_kind(const cJSON *e, srv_config *c, const char *path, const char *prefix, int idx) {
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(e, "kind");
+    int k = SRV_KIND_AUTO;
+    if (kind && cJSON_IsString(kind) && strcmp(kind->valuestring, "KIND_CPU") == 0) k = SRV_KIND_CPU;
+    else if (kind && cJSON_IsString(kind) && strcmp(kind->valuestring, "KIND_GPU") == 0) k = SRV_KIND_GPU;
+    else if (kind && !(cJSON_IsString(kind) && strcmp(kind->valuestring, "KIND_AUTO") == 0)) {
+        fprintf(stderr, "tailcut serve: %s: field \"%skind\": KIND_CPU, KIND_GPU or KIND_AUTO\n", path, prefix);
+        return 1;
+    }
+    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(e, "gpus"), *g;
+    if (gpus) {
+        if (!cJSON_IsArray(gpus) || k != SRV_KIND_GPU) {
+            fprintf(stderr, "tailcut serve: %s: field \"%sgpus\" must be an array, with \"kind\": \"KIND_GPU\"\n",
+                    path, prefix);
+            return 1;
+        }
+        cJSON_ArrayForEach(g, gpus) {
+            if (!cJSON_IsNumber(g) || g->valuedouble != 0.0) {
+                fprintf(stderr, "tailcut serve: %s: field \"%sgpus\": this server runs on GPU 0 of the process only "
+                        "(choose the device with CUDA_VISIBLE_DEVICES)\n", path, prefix);
+                return 1;
+            }
+        }
+    }
+    if (idx > 0 && k != c->instance_kind) {
+        fprintf(stderr, "tailcut serve: %s: field \"%skind\": every instance group of a model must have the same kind\n",
+                path, prefix);
+        return 1;
+    }
+    c->instance_kind = k;
+    return 0;
+}
+
 static int parse_instance_group(const cJSON *ig, srv_config *c, const char *path) {
     /* Triton: an array of groups; the counts add up. An object is read as one group. */
     const cJSON *e;
@@ -197,6 +232,7 @@ static int parse_instance_group(const cJSON *ig, srv_config *c, const char *path
     if (cJSON_IsObject(ig)) {
         int64_t v = 1;
         if (opt_int(ig, "count", 1, SRV_MAX_INSTANCES, &v, path, "instance_group.")) return 1;
+        if (parse_group_kind(ig, c, path, "instance_group.", 0)) return 1;
         c->instance_count = (int)v;
         return 0;
     }
@@ -213,13 +249,7 @@ static int parse_instance_group(const cJSON *ig, srv_config *c, const char *path
             return 1;
         }
         if (opt_int(e, "count", 1, SRV_MAX_INSTANCES, &v, path, prefix)) return 1;
-        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(e, "kind");
-        if (kind && !(cJSON_IsString(kind) && (strcmp(kind->valuestring, "KIND_CPU") == 0 ||
-                                               strcmp(kind->valuestring, "KIND_AUTO") == 0))) {
-            fprintf(stderr, "tailcut serve: %s: field \"%skind\": only KIND_CPU (or KIND_AUTO) is served\n", path,
-                    prefix);
-            return 1;
-        }
+        if (parse_group_kind(e, c, path, prefix, idx)) return 1;
         total += (int)v;
         idx++;
     }

@@ -23,6 +23,9 @@ typedef struct srv_cfg_io {
     int64_t dims[TC_MAX_RANK]; /* -1 = any */
 } srv_cfg_io;
 
+/* instance_group kinds (Triton's): AUTO runs where the plan was built for (an .onnx builds for the CPU). */
+enum { SRV_KIND_AUTO = 0, SRV_KIND_CPU = 1, SRV_KIND_GPU = 2 };
+
 typedef struct srv_config {
     int max_batch_size; /* 0: the model does not batch; requests carry the model's full shape */
     int n_in, n_out;
@@ -38,6 +41,7 @@ typedef struct srv_config {
     int default_priority_level;       /* 1..priority_levels, 1 = highest */
     /* instance_group */
     int instance_count; /* contexts serving the model, each on its own thread */
+    int instance_kind;  /* SRV_KIND_*: where the instances run (KIND_AUTO: where the plan was built for) */
     /* "tailcut": {"engine_threads": N, "tactics": "tuned"|"fixed", "precision": "fp32"|"fp16"|"bf16"|"int8",
      *             "calibration_cache": FILE, "int8_reduce_range": true|false} */
     int engine_threads; /* threads per instance; 0 = cores / instances */

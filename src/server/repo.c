@@ -123,7 +123,8 @@ static int build_onnx(const char *onnx, const char *plan, const char *calib, con
                           .flags = (c->tactics_fixed ? TC_BUILD_TACTICS_FIXED : 0u) | (c->int8 ? TC_BUILD_INT8 : 0u) |
                                    (c->fp16 ? TC_BUILD_FP16 : 0u) | (c->bf16 ? TC_BUILD_BF16 : 0u) |
                                    (c->int8_reduce_range ? TC_BUILD_INT8_REDUCE_RANGE : 0u),
-                          .calib_cache = c->int8 ? calib : NULL};
+                          .calib_cache = c->int8 ? calib : NULL,
+                          .backend = c->instance_kind == SRV_KIND_GPU ? "cuda" : NULL};
     if (tc_engine_build(model, &o, engine, &err) != TC_STATUS_OK) {
         fprintf(stderr, "tailcut serve: %s: %s\n", onnx, err.message);
         goto done;
@@ -282,6 +283,19 @@ static int load_model(srv_repo *repo, const char *dir, const char *name, int thr
         fprintf(stderr, "tailcut serve: %s/%s: neither 1/model.plan nor 1/model.onnx exists\n", dir, name);
         return 1;
     }
+    tc_target_info ti;
+    if (tc_engine_target_info(m->engine, &ti) != TC_STATUS_OK) {
+        fprintf(stderr, "tailcut serve: %s: cannot read the plan's target\n", plan);
+        return 1;
+    }
+    const bool on_gpu = strcmp(ti.backend, "cuda") == 0;
+    if ((c->instance_kind == SRV_KIND_GPU && !on_gpu) || (c->instance_kind == SRV_KIND_CPU && on_gpu)) {
+        fprintf(stderr, "tailcut serve: %s: instance_group asks for %s but %s was built for the %s backend: rebuild it "
+                "with tailcut build --backend %s, or change the kind\n", cfg_path,
+                c->instance_kind == SRV_KIND_GPU ? "KIND_GPU" : "KIND_CPU", plan, ti.backend, on_gpu ? "cpu" : "cuda");
+        return 1;
+    }
+    m->on_gpu = on_gpu;
     if (describe_engine(m, plan)) return 1;
     if (check_io(c->in, c->n_in, m->in, m->n_in, c->max_batch_size, "input", cfg_path) ||
         check_io(c->out, c->n_out, m->out, m->n_out, c->max_batch_size, "output", cfg_path))

@@ -4,6 +4,7 @@
 #ifndef TC_SERVER_REPO_H
 #define TC_SERVER_REPO_H
 
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
 
@@ -38,6 +39,7 @@ typedef struct srv_model {
     int64_t qlen;
     int stopping;
     int n_inst;
+    bool on_gpu;        /* the plan runs on the CUDA backend (instance_group KIND_GPU) */
     srv_instance *inst;
 } srv_model;
 

@@ -439,7 +439,13 @@ def main():
                 '"dynamic_batching": {"max_queue_delay_microseconds": -5}}', ["config.json", "max_queue_delay_microseconds"])
         refused(tailcut, tmp, "instance count 0", '{"max_batch_size": 4, "instance_group": [{"count": 0}]}',
                 ["config.json", "instance_group[0].count"])
-        refused(tailcut, tmp, "GPU instance", '{"max_batch_size": 4, "instance_group": [{"kind": "KIND_GPU"}]}',
+        refused(tailcut, tmp, "GPU instance on a CPU plan", '{"max_batch_size": 4, "instance_group": '
+                '[{"kind": "KIND_GPU"}]}', ["config.json", "KIND_GPU", "built for the cpu backend", "--backend cuda"])
+        refused(tailcut, tmp, "GPU other than 0", '{"max_batch_size": 4, "instance_group": [{"kind": "KIND_GPU", '
+                '"gpus": [1]}]}', ["config.json", "instance_group[0].gpus", "CUDA_VISIBLE_DEVICES"])
+        refused(tailcut, tmp, "mixed instance kinds", '{"max_batch_size": 4, "instance_group": [{"kind": "KIND_CPU"}, '
+                '{"kind": "KIND_GPU"}]}', ["config.json", "instance_group[1].kind", "same kind"])
+        refused(tailcut, tmp, "unknown instance kind", '{"max_batch_size": 4, "instance_group": [{"kind": "KIND_TPU"}]}',
                 ["config.json", "instance_group[0].kind"])
         refused(tailcut, tmp, "unknown precision", '{"max_batch_size": 4, "tailcut": {"precision": "int4"}}',
                 ["config.json", "tailcut.precision"])
