@@ -1,7 +1,8 @@
 /*
  * binary_f32.cu - FP32 Add / Sub / Mul / Div with NumPy broadcasting (eltwise_f32.h): one thread per output element
  * (grid-stride); the same-shape / scalar case (collapsed rank <= 1) without coordinate arithmetic, the others
- * unravelling the output index over the collapsed dims, in 32-bit arithmetic when the output allows.
+ * unravelling the output index over the collapsed dims, in 32-bit arithmetic when the output allows. No __restrict__:
+ * the output may be an input (in place; each element is read and written by one thread).
  */
 #include "backends/cuda/cnn_epi.cuh"
 #include "backends/cuda/eltwise_f32.h"
@@ -20,15 +21,15 @@ __device__ __forceinline__ float bin(float a, float b) {
 
 /* Collapsed rank <= 1: a[i * sa0], b[i * sb0]. */
 template <int OP, typename I>
-__global__ void __launch_bounds__(256) bin_flat(const float *__restrict__ a, const float *__restrict__ b,
-                                                float *__restrict__ y, I n, I sa, I sb, tc__cuda_epi epi) {
+__global__ void __launch_bounds__(256) bin_flat(const float *a, const float *b,
+                                                float *y, I n, I sa, I sb, tc__cuda_epi epi) {
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x)
         y[i] = tc_cnn_epi(bin<OP>(a[i * sa], b[i * sb]), (int64_t)i, epi);
 }
 
 template <int OP, typename I>
-__global__ void __launch_bounds__(256) bin_nd(const float *__restrict__ a, const float *__restrict__ b,
-                                              float *__restrict__ y, I n, tc__cuda_bcast2 sh, tc__cuda_epi epi) {
+__global__ void __launch_bounds__(256) bin_nd(const float *a, const float *b,
+                                              float *y, I n, tc__cuda_bcast2 sh, tc__cuda_epi epi) {
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
         I r = i, ia = 0, ib = 0;
         for (int d = sh.rank - 1; d >= 0; d--) {

@@ -49,7 +49,7 @@ __device__ __forceinline__ float un(float x, float alpha, float beta) {
 }
 
 template <int OP, typename I>
-__global__ void __launch_bounds__(256) unary(const float *__restrict__ x, float *__restrict__ y, I n, float alpha,
+__global__ void __launch_bounds__(256) unary(const float *x, float *y, I n, float alpha,
                                              float beta, tc__cuda_epi epi) {
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x)
         y[i] = tc_cnn_epi(un<OP>(x[i], alpha, beta), (int64_t)i, epi);
