@@ -424,6 +424,8 @@ static void qdq_cases(void) {
     }
 }
 
+#include "cases_cnn.h" /* the CUDA CNN tactics' ops the generators above do not reach */
+
 static void test_all_fp32_tactics(void **state) {
     (void)state;
     n_list = 0;
@@ -445,6 +447,7 @@ static void test_all_fp32_tactics(void **state) {
     conv_cases();
     movement_cases();
     qdq_cases();
+    cnn_cases();
     /* Every FP32 plain-layout tactic this CPU runs ran some case. */
     const uint64_t isa = tc__cpu_get()->isa;
     int ran = 0, missing = 0;
