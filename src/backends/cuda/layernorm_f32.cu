@@ -1,0 +1,108 @@
+/*
+ * layernorm_f32.cu - FP32 LayerNormalization (layernorm_f32.h), two passes as the reference (the mean, then the
+ * biased variance of the deviations), in float (the reference sums in double). Rows of up to 1024 elements: one warp
+ * per row held in registers (BERT's 768: 24 per lane); longer rows: one block of 512 threads per row, three passes
+ * over global memory.
+ */
+#include <math.h>
+
+#include "backends/cuda/layernorm_f32.h"
+
+namespace {
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float out_of(const tc__cuda_layernorm_args &p, float v, float mean, float inv, int64_t k) {
+    float r = (v - mean) * inv * __ldg(p.scale + k * p.scale_stride);
+    if (p.bias != nullptr) r += __ldg(p.bias + k * p.bias_stride);
+    return r;
+}
+
+template <int ITEMS>
+__global__ void __launch_bounds__(128) layernorm_warp(const tc__cuda_layernorm_args p) {
+    const int lane = (int)(threadIdx.x & 31u);
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+    const float fn = (float)p.n;
+    for (int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; r < p.rows; r += warps) {
+        const float *x = p.x + r * p.n;
+        float v[ITEMS], sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const int64_t k = lane + 32 * i;
+            v[i] = k < p.n ? __ldg(x + k) : 0.0f;
+            sum += v[i];
+        }
+        const float mean = warp_sum(sum) / fn;
+        float ss = 0.0f;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const float dv = v[i] - mean;
+            if (lane + 32 * i < p.n) ss = fmaf(dv, dv, ss);
+        }
+        const float inv = 1.0f / sqrtf(warp_sum(ss) / fn + p.epsilon);
+        float *y = p.y + r * p.n;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const int64_t k = lane + 32 * i;
+            if (k < p.n) y[k] = out_of(p, v[i], mean, inv, k);
+        }
+    }
+}
+
+constexpr int kBlock = 512;
+
+__device__ __forceinline__ float block_sum(float v, float *sh) {
+    v = warp_sum(v);
+    const int lane = (int)(threadIdx.x & 31u), w = (int)(threadIdx.x / 32);
+    __syncthreads(); /* sh may still be read by the previous reduction */
+    if (lane == 0) sh[w] = v;
+    __syncthreads();
+    v = lane < (int)(blockDim.x / 32) ? sh[lane] : 0.0f;
+    return warp_sum(v);
+}
+
+__global__ void __launch_bounds__(kBlock) layernorm_block(const tc__cuda_layernorm_args p) {
+    __shared__ float sh[32];
+    const float fn = (float)p.n;
+    for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
+        const float *x = p.x + r * p.n;
+        float sum = 0.0f;
+        for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) sum += __ldg(x + k);
+        const float mean = block_sum(sum, sh) / fn;
+        float ss = 0.0f;
+        for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) {
+            const float dv = __ldg(x + k) - mean;
+            ss = fmaf(dv, dv, ss);
+        }
+        const float inv = 1.0f / sqrtf(block_sum(ss, sh) / fn + p.epsilon);
+        float *y = p.y + r * p.n;
+        for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) y[k] = out_of(p, __ldg(x + k), mean, inv, k);
+    }
+}
+
+template <int ITEMS>
+cudaError_t launch_warp(const tc__cuda_layernorm_args *p, cudaStream_t s) {
+    const int64_t blocks = (p->rows + 3) / 4;
+    const unsigned grid = (unsigned)(blocks < (1 << 20) ? blocks : (1 << 20));
+    layernorm_warp<ITEMS><<<grid, 128, 0, s>>>(*p);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" cudaError_t tc__cuda_layernorm_f32(const tc__cuda_layernorm_args *p, cudaStream_t s) {
+    if (p->rows <= 0 || p->n <= 0) return cudaSuccess;
+    if (p->n <= 32) return launch_warp<1>(p, s);
+    if (p->n <= 64) return launch_warp<2>(p, s);
+    if (p->n <= 128) return launch_warp<4>(p, s);
+    if (p->n <= 256) return launch_warp<8>(p, s);
+    if (p->n <= 512) return launch_warp<16>(p, s);
+    if (p->n <= 1024) return launch_warp<32>(p, s);
+    const unsigned grid = (unsigned)(p->rows < (1 << 20) ? p->rows : (1 << 20));
+    layernorm_block<<<grid, kBlock, 0, s>>>(*p);
+    return cudaGetLastError();
+}
