@@ -424,7 +424,8 @@ static void qdq_cases(void) {
     }
 }
 
-#include "cases_cnn.h" /* the CUDA CNN tactics' ops the generators above do not reach */
+#include "cases_cnn.h"   /* the CUDA CNN tactics' ops the generators above do not reach */
+#include "cases_dense.h" /* the CUDA dense, normalisation and indexing tactics' */
 
 static void test_all_fp32_tactics(void **state) {
     (void)state;
@@ -448,6 +449,7 @@ static void test_all_fp32_tactics(void **state) {
     movement_cases();
     qdq_cases();
     cnn_cases();
+    dense_extra_cases();
     /* Every FP32 plain-layout tactic this CPU runs ran some case. */
     const uint64_t isa = tc__cpu_get()->isa;
     int ran = 0, missing = 0;
