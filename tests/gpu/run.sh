@@ -27,7 +27,7 @@ nvidia-smi -L || { echo "FAIL no GPU (nvidia-smi)"; exit 1; }
 part tactics "$B/tests/test_all_tactics"
 grep -E "CUDA tactics|ran against" "$OUT/tactics.log"
 part backend "$B/tests/test_backend"
-part engine "$B/tests/test_engine"
+
 shared_args=()
 [ -n "$SHARED" ] && shared_args=(--shared "$SHARED")
 part models "$PY" tests/models/run_model_tests.py --tailcut "$B/tailcut" "${shared_args[@]}" --quick --keep \
