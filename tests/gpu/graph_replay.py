@@ -45,7 +45,8 @@ def main(argv=None):
         tc.bind(other)
         tc.run()
         o1 = tc.outputs()
-        tc.bind(plan_ab.engine_inputs(lib, tc, 0))
+        first = plan_ab.engine_inputs(lib, tc, 0)  # kept alive: the context reads the bound buffers at run
+        tc.bind(first)
         tc.run()
         tc.bind(other)  # the same shapes: the graph stays, the staged input is new
         tc.run()

@@ -16,6 +16,7 @@ mkdir -p "$OUT"
 [ -z "${TC_GPU_LIBS:-}" ] && [ -d "$B/libs" ] && TC_GPU_LIBS=$(cd "$B/libs" && pwd)
 export LD_LIBRARY_PATH="$(cd "$B" && pwd)${TC_GPU_LIBS:+:$TC_GPU_LIBS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1
 failed=0
 part() { # part NAME COMMAND...: runs one part, its output into $OUT/NAME.log
     local name=$1; shift
