@@ -383,9 +383,9 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     const uint32_t reduced = TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16;
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_INT8_REDUCE_RANGE) && !(o->flags & TC_BUILD_INT8))
         st = tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "TC_BUILD_INT8_REDUCE_RANGE (--int8-reduce-range) needs TC_BUILD_INT8");
-    if (st == TC_STATUS_OK && o && (o->flags & reduced) && be->mem == TC__MEM_DEVICE)
-        st = tc__fail(err, TC_STATUS_UNSUPPORTED, "the %s backend builds FP32 plans only so far: --int8, --fp16 and --bf16 "
-                      "are not available on it yet", be->name);
+    if (st == TC_STATUS_OK && o && (o->flags & (TC_BUILD_INT8 | TC_BUILD_BF16)) && be->mem == TC__MEM_DEVICE)
+        st = tc__fail(err, TC_STATUS_UNSUPPORTED, "the %s backend builds FP32 and FP16 plans only so far: --int8 and "
+                      "--bf16 are not available on it yet", be->name);
     if (st == TC_STATUS_OK && o && (o->flags & reduced)) st = check_fp32_layers(model_graph, o, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_INT8)) st = apply_int8(model_graph, g, o, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_FP16)) st = apply_half(g, o, TC__ATTR_FP16, err);
