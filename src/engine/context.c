@@ -209,6 +209,9 @@ tc_status tc_context_set_input_shape(tc_context *c, const char *name, int32_t ra
                             "input '%s' dim %d is %lld, outside the profile's range [%lld, %lld]", name, (int)d,
                             (long long)dims[d], (long long)r->min[d], (long long)r->max[d]);
     tc__tensor *t = &c->tensors[r->value];
+    /* the same shape again changes nothing (a device backend keeps its captured graph) */
+    if (t->rank == rank && (rank == 0 || memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank) == 0))
+        return TC_STATUS_OK;
     t->rank = rank;
     for (int32_t d = 0; d < rank; d++) t->dims[d] = dims[d];
     t->nbytes = (size_t)tc__numel(rank, dims) * tc_dtype_size(t->dtype);

@@ -28,6 +28,8 @@ nvidia-smi -L || { echo "FAIL no GPU (nvidia-smi)"; exit 1; }
 part tactics "$B/tests/test_all_tactics"
 grep -E "CUDA tactics|ran against" "$OUT/tactics.log"
 [ -x "$B/tests/test_backend" ] && part backend "$B/tests/test_backend"
+part noalloc "$B/tests/test_engine_noalloc"
+grep -E "OK|SKIP|CUDA" "$OUT/noalloc.log"
 
 shared_args=()
 [ -n "$SHARED" ] && shared_args=(--shared "$SHARED")

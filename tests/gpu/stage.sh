@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/gpu/stage.sh - copies what tests/gpu/run.sh needs from a build into a small folder that travels to the GPU
 # machine (the build folder itself is hundreds of MB): the CLI, the library, the test programs it runs, and the
-# shared libraries they link that a bare GPU image may lack.
+# shared libraries they link that a bare GPU image may lack; then packs that folder as STAGE_DIR.tar.xz (what a GPU
+# call carries: a call takes at most 64 MiB), which the GPU machine unpacks with `tar xJf`.
 #   tests/gpu/stage.sh [BUILD_DIR] [STAGE_DIR]     (default build, .gpubuild)
 set -eu
 B=${1:-build}
@@ -9,9 +10,11 @@ S=${2:-.gpubuild}
 rm -rf "$S"
 mkdir -p "$S/tests" "$S/libs"
 cp "$B/tailcut" "$B/libtailcut.so" "$S/"
-cp "$B/tests/test_all_tactics" "$S/tests/"
+cp "$B/tests/test_all_tactics" "$B/tests/test_engine_noalloc" "$S/tests/"
 for f in "$S/tailcut" "$S/tests/"*; do ldd "$f"; done | awk '/=> \// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | grep -v libtailcut | while read -r l; do
     cp -L "$l" "$S/libs/"
 done
-du -sh "$S"
+mkdir -p .gpupack
+tar -cJf .gpupack/build.tar.xz -C "$S" .
+du -sh "$S" .gpupack/build.tar.xz

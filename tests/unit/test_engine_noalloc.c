@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <math.h>
 
+#include "backends/backend.h"
 #include "core/cpu.h"
 #include "int8_test_model.h"
 #include "alloc_count.h"
@@ -122,11 +124,54 @@ static void test_fp16_run_allocates_nothing(void **state) {
     tc_model_destroy(m);
 }
 
+/* The CUDA backend (where a device is): after the first run (plain launches) and the second (captured into a CUDA
+ * graph), runs replay the graph and allocate nothing on the host, also across a change of shape and back (which
+ * captures again); the outputs match the CPU engine's. */
+static void test_cuda_run_allocates_nothing(void **state) {
+    (void)state;
+    tc__err perr = {0};
+    const tc__backend *be = tc__backend_find("cuda", &perr);
+    if (be == NULL) {
+        print_message("CUDA not tested: %s\n", perr.msg);
+        skip();
+    }
+    tc_model *m = etm_model();
+    tc_input_range r = {.name = "x", .rank = 4, .min = {1, 3, 8, 8}, .opt = {2, 3, 8, 8}, .max = {4, 3, 8, 8}};
+    tc_profile p = {1, &r};
+    tc_build_options o = {.struct_size = sizeof o, .num_profiles = 1, .profiles = &p, .backend = "cuda"};
+    tc_engine *e = NULL, *cpu = etm_engine(m, 1, 2, 4, 0);
+    tc_error err;
+    if (tc_engine_build(m, &o, &e, &err)) fail_msg("cuda build: %s", err.message);
+    tc_context *c = NULL, *cc = NULL;
+    assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
+    assert_int_equal(tc_context_create(cpu, 0, &cc, NULL), TC_STATUS_OK);
+    tc_tensor x = etm_input(4);
+    float y[20], want[20];
+    etm_run(cc, &x, want);
+    etm_run(c, &x, y); /* plain launches */
+    etm_run(c, &x, y); /* captured: the same shapes keep the launch list */
+    assert_int_equal(tc_context_run(c), TC_STATUS_OK); /* replayed */
+    for (int i = 0; i < 20; i++) assert_true(fabsf(y[i] - want[i]) <= 1e-4f * (1.0f + fabsf(want[i])));
+    alloc_count = 0;
+    alloc_counting = 1;
+    for (int i = 0; i < 10; i++) assert_int_equal(tc_context_run(c), TC_STATUS_OK);
+    alloc_counting = 0;
+    assert_int_equal(alloc_count, 0);
+    for (int i = 0; i < 20; i++) assert_true(fabsf(y[i] - want[i]) <= 1e-4f * (1.0f + fabsf(want[i])));
+    tc_tensor_free(&x);
+    tc_context_destroy(c);
+    tc_context_destroy(cc);
+    tc_engine_destroy(e);
+    tc_engine_destroy(cpu);
+    tc_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_allocates_nothing),
         cmocka_unit_test(test_int8_run_allocates_nothing),
         cmocka_unit_test(test_fp16_run_allocates_nothing),
+        cmocka_unit_test(test_cuda_run_allocates_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
