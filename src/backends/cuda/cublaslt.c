@@ -56,8 +56,9 @@ static void load_once(void) {
         return;
     }
     t->version = t->GetVersion();
-    if (t->version / 10000 != 13) {
-        snprintf(g_why, sizeof g_why, "version %zu, tailcut was built against the 13.x headers", t->version);
+    if (t->version / 10000 != CUBLAS_VER_MAJOR) {
+        snprintf(g_why, sizeof g_why, "version %zu, tailcut was built against the %d.x headers", t->version,
+                 CUBLAS_VER_MAJOR);
         dlclose(lib);
         memset(t, 0, sizeof *t);
         return;
