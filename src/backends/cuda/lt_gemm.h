@@ -59,3 +59,30 @@ tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t s, bool *epi_done, 
 bool tc__lt_gemm_possible(const tc__lt_gemm *g, char *why, size_t why_size);
 
 #endif
+
+/* ---- shared by the cuda_*_fp16_lt tactics (host side) ------------------------------------------------------- */
+#include "backends/tactic.h"
+#include "core/quant_attr.h"
+
+/* The packed weight's row length for a reduction of k: k rounded up to 8 halves (16-byte rows, the alignment
+ * cuBLASLt's Tensor-Core kernels want), which fits the packing contract (packed bytes <= the FP32 source's) for
+ * k >= 4; 0 for k < 4 (the tactics refuse those). */
+static inline int64_t tc__lt_kpad(int64_t k) { return k >= 4 ? (k + 7) / 8 * 8 : 0; }
+
+/* The scratch area of a run, 256-byte aligned (the tactics ask for TC__LT_ALIGN bytes more than they use). */
+static inline unsigned char *tc__lt_scratch(const tc__kernel_ctx *ctx, size_t need) {
+    if (ctx->scratch == NULL || ctx->scratch->base == NULL) return NULL;
+    const uintptr_t b = (uintptr_t)ctx->scratch->base, a = (b + TC__LT_ALIGN - 1) / TC__LT_ALIGN * TC__LT_ALIGN;
+    return a - b + need <= ctx->scratch->cap ? (unsigned char *)a : NULL;
+}
+
+/* Whether step d is one the FP16 tactics may take at all: marked tc.fp16 = 1 by the precision pass, and none of the
+ * reduced-precision chain's image attributes (these tactics read and write FP32 tensors). */
+static inline bool tc__lt_fp16_marked(const tc__step_desc *d) {
+    if (tc__attr_int(d->attrs, TC__ATTR_FP16, 0) != 1)
+        return tc__refuse(d, "not marked FP16 by the precision pass (--fp16 not given, or the layer kept FP32)");
+    if (tc__attr_has(d->attrs, TC__ATTR_HALF_IN_IMAGE) || tc__attr_has(d->attrs, TC__ATTR_HALF_OUT_IMAGE) ||
+        tc__attr_has(d->attrs, TC__ATTR_HALF_RES_IMAGE))
+        return tc__refuse(d, "16-bit chain images (CPU tactics' attributes)");
+    return true;
+}
