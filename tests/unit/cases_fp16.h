@@ -1,6 +1,6 @@
 /*
- * cases_fp16.h - generated cases for the FP16 tactics (src/backends/cuda/*_fp16_lt*: FP16 Tensor Cores through
- * cuBLASLt; on the CPU the AVX512-FP16 ones where this CPU has it): steps marked tc.fp16 = 1 as the --fp16 precision
+ * cases_fp16.h - generated cases for the FP16 tactics (the cuda_*_fp16_lt tactics of src/backends/cuda: FP16 Tensor
+ * Cores through cuBLASLt; on the CPU the AVX512-FP16 ones where this CPU has it): steps marked tc.fp16 = 1 as the --fp16 precision
  * pass marks them (a constant weight), against the FP32 reference with a bound for FP16 operands summed in FP32
  * (1e-2 of the output's peak for K up to 3072). MatMul [M, K] and [B, M, K] by a constant [K, N], Gemm with transB
  * 0 / 1, alpha / beta and a C bias ([N], [1, N], a scalar, none), Conv 1x1 (the direct path) and 3x3 (pads, stride

@@ -467,7 +467,9 @@ static void test_all_fp32_tactics(void **state) {
     print_message("%d FP32 tactics ran against the reference\n", ran);
     int gpu_ran = 0;
     for (int k = 0; gpu && k < n_gpu_list; k++) {
-        if (gpu_list[k]->precision != NULL || (gpu_list[k]->caps & ~gpu->caps()) != 0) continue;
+        /* FP32 and FP16 (cases_fp16.h gives them tc.fp16 cases) CUDA tactics */
+        const char *prec = gpu_list[k]->precision;
+        if ((prec != NULL && strcmp(prec, "fp16") != 0) || (gpu_list[k]->caps & ~gpu->caps()) != 0) continue;
         if (gpu_runs[k] == 0) {
             print_message("CUDA tactic %s (%s) ran no generated case\n", gpu_list[k]->name, gpu_list[k]->op_type);
             missing++;
