@@ -16,6 +16,9 @@
  * without a bias, ReLU is cuBLASLt's. An epilogue bias over the output's last dim is refused (as cuda_conv_f32 does).
  *
  * Scratch: the cuBLASLt workspace (TC__LT_WORKSPACE) and col (N * K * Pp halves).
+ * run() creates cuBLASLt's descriptors and asks its heuristic on every call, and destroys them before returning (host
+ * allocations only, no device memory or synchronisation, so it may be captured into a CUDA graph; the engine calls
+ * run() on the first runs and while capturing, not on replays). Caching them per step is for later.
  */
 #include <string.h>
 

@@ -29,10 +29,18 @@ static bool resolve(void *lib, const char *name, void *slot, bool required) {
 }
 
 static void load_once(void) {
-    void *lib = dlopen(TC__CUBLASLT_SONAME, RTLD_NOW | RTLD_LOCAL);
+    /* The loader's search path first, then the toolkit's usual places (a machine whose ld.so.conf lacks them). */
+    static const char *const paths[] = {TC__CUBLASLT_SONAME, "/usr/local/cuda/lib64/" TC__CUBLASLT_SONAME,
+                                        "/usr/local/cuda/targets/x86_64-linux/lib/" TC__CUBLASLT_SONAME};
+    void *lib = NULL;
+    char first[160] = "";
+    for (size_t i = 0; lib == NULL && i < sizeof paths / sizeof paths[0]; i++) {
+        lib = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
+        const char *e = lib == NULL ? dlerror() : NULL;
+        if (i == 0 && e != NULL) snprintf(first, sizeof first, "%s", e);
+    }
     if (lib == NULL) {
-        const char *e = dlerror();
-        snprintf(g_why, sizeof g_why, "dlopen failed: %s", e ? e : "no message");
+        snprintf(g_why, sizeof g_why, "dlopen failed: %s", first[0] ? first : "no message");
         return;
     }
     tc__cublaslt *t = &g_lt;

@@ -15,6 +15,9 @@
  * algorithm with it.
  *
  * Scratch: the cuBLASLt workspace (TC__LT_WORKSPACE), A16, and for Gemm the combined bias (N floats).
+ * run() creates cuBLASLt's descriptors and asks its heuristic on every call, and destroys them before returning (host
+ * allocations only, no device memory or synchronisation, so it may be captured into a CUDA graph; the engine calls
+ * run() on the first runs and while capturing, not on replays). Caching them per step is for later.
  */
 #include <string.h>
 
