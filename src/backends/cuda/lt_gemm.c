@@ -115,7 +115,8 @@ tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t stream, bool *epi_d
     const tc__cublaslt *lt = tc__cublaslt_get(err);
     if (lt == NULL) return err ? err->status : TC_STATUS_UNSUPPORTED;
     const uint32_t align[4] = {align_of(g->a, g->batch, g->stride_a * 2), align_of(g->b, g->batch, g->stride_b * 2),
-                               g->c ? align_of(g->c, g->batch, g->stride_d * 4) : 256,
+                               /* without C, D is passed as C (beta 0) */
+                               align_of(g->c ? (const void *)g->c : g->d, g->batch, g->stride_d * 4),
                                align_of(g->d, g->batch, g->stride_d * 4)};
     cublasLtEpilogue_t epi = g->bias != NULL ? (g->relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                                              : (g->relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
@@ -161,7 +162,7 @@ bool tc__lt_gemm_possible(const tc__lt_gemm *g, char *why, size_t why_size) {
         if (why) snprintf(why, why_size, "%s", err.msg);
         return false;
     }
-    const uint32_t align[4] = {256, 256, 4, 4};
+    const uint32_t align[4] = {16, 16, 4, 4}; /* at least what run() will see: FP16 rows of 16-byte multiples */
     lt_descs x;
     cublasLtMatmulHeuristicResult_t res;
     bool found = false;

@@ -53,8 +53,9 @@ tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t s, bool *epi_done, 
 
 /*
  * For supports(): whether cuBLASLt is loadable and has an algorithm for these sizes and leading dimensions with the
- * default epilogue, assuming A and B 256-byte aligned and C and D only 4-byte aligned (pointers are not known at
- * build time; run() asks again with the real ones). Writes why not into why (size why_size) when it refuses.
+ * default epilogue, assuming A and B only 16-byte aligned and C and D only 4-byte aligned (pointers are not known at
+ * build time; run() asks again with the real ones, which are at least that aligned: an algorithm for less alignment
+ * serves more). Writes why not into why (size why_size) when it refuses.
  */
 bool tc__lt_gemm_possible(const tc__lt_gemm *g, char *why, size_t why_size);
 
