@@ -426,6 +426,7 @@ static void qdq_cases(void) {
 
 #include "cases_cnn.h"   /* the CUDA CNN tactics' ops the generators above do not reach */
 #include "cases_dense.h" /* the CUDA dense, normalisation and indexing tactics' */
+#include "cases_fp16.h"  /* the FP16 (tc.fp16) tactics' */
 
 static void test_all_fp32_tactics(void **state) {
     (void)state;
@@ -450,6 +451,7 @@ static void test_all_fp32_tactics(void **state) {
     qdq_cases();
     cnn_cases();
     dense_extra_cases();
+    fp16_cases();
     /* Every FP32 plain-layout tactic this CPU runs ran some case. */
     const uint64_t isa = tc__cpu_get()->isa;
     int ran = 0, missing = 0;
@@ -465,7 +467,9 @@ static void test_all_fp32_tactics(void **state) {
     print_message("%d FP32 tactics ran against the reference\n", ran);
     int gpu_ran = 0;
     for (int k = 0; gpu && k < n_gpu_list; k++) {
-        if (gpu_list[k]->precision != NULL || (gpu_list[k]->caps & ~gpu->caps()) != 0) continue;
+        /* FP32 and FP16 (cases_fp16.h gives them tc.fp16 cases) CUDA tactics */
+        const char *prec = gpu_list[k]->precision;
+        if ((prec != NULL && strcmp(prec, "fp16") != 0) || (gpu_list[k]->caps & ~gpu->caps()) != 0) continue;
         if (gpu_runs[k] == 0) {
             print_message("CUDA tactic %s (%s) ran no generated case\n", gpu_list[k]->name, gpu_list[k]->op_type);
             missing++;

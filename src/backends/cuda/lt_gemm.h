@@ -1,0 +1,89 @@
+/*
+ * lt_gemm.h - one FP16 x FP16 -> FP32 GEMM through cuBLASLt (cublaslt.h) for the cuda_*_fp16_lt tactics, in
+ * cuBLASLt's column-major terms:
+ *   D[m, n] = act(alpha * op(A)[m, k] . op(B)[k, n] + beta * C[m, n] + bias[m])   per batch
+ * A and B FP16, C and D FP32 (C of D's layout), FP32 accumulation (CUBLAS_COMPUTE_32F). A row-major [R, S] matrix is
+ * a column-major [S, R] one: the tactics map their row-major products onto this (see each tactic).
+ *
+ * The descriptors and the heuristic query are made on each call and destroyed before it returns: host allocations
+ * only (no device memory, no synchronisation), so a call may be captured into a CUDA graph, but it is not free;
+ * a cached descriptor per step is for later.
+ */
+#ifndef TC_BACKENDS_CUDA_LT_GEMM_H
+#define TC_BACKENDS_CUDA_LT_GEMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backends/cuda/cuda_exec.h"
+#include "core/error.h"
+
+/* The cuBLASLt workspace each tactic reserves at the start of its scratch (cuBLAS's advice for Hopper: 32 MiB). */
+#define TC__LT_WORKSPACE ((size_t)32 << 20)
+/* Alignment of the buffers the tactics carve from scratch. */
+#define TC__LT_ALIGN ((size_t)256)
+
+static inline size_t tc__lt_round(size_t n) { return (n + TC__LT_ALIGN - 1) / TC__LT_ALIGN * TC__LT_ALIGN; }
+
+typedef struct tc__lt_gemm {
+    int64_t m, n, k;
+    int64_t batch;                 /* >= 1; the strides below apply when > 1 (0: the same matrix for every batch) */
+    const void *a;                 /* FP16, stored [m, k] column-major (ld lda >= m), or [k, m] when trans_a */
+    int64_t lda, stride_a;
+    bool trans_a;
+    const void *b;                 /* FP16, stored [k, n] (ld ldb >= k), or [n, k] when trans_b */
+    int64_t ldb, stride_b;
+    bool trans_b;
+    const float *c;                /* NULL: no C (beta ignored) */
+    float *d;                      /* FP32 [m, n], ld ldd >= m; C has the same ld and batch stride */
+    int64_t ldd, stride_d;
+    float alpha, beta;
+    const float *bias;             /* FP32 [m] or NULL */
+    bool relu;                     /* ReLU after the bias */
+    void *workspace;
+    size_t workspace_bytes;
+} tc__lt_gemm;
+
+/*
+ * Runs g on stream s. When cuBLASLt offers no algorithm with the bias / ReLU epilogue, the product runs with its
+ * default epilogue and *epi_done is false: the caller adds the bias and applies the ReLU itself (fp16_lt.h's
+ * epilogue pass); otherwise *epi_done is true. Failures name the cuBLASLt call and status.
+ */
+tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t s, bool *epi_done, tc__err *err);
+
+/*
+ * For supports(): whether cuBLASLt is loadable and has an algorithm for these sizes and leading dimensions with the
+ * default epilogue, assuming A and B only 16-byte aligned and C and D only 4-byte aligned (pointers are not known at
+ * build time; run() asks again with the real ones, which are at least that aligned: an algorithm for less alignment
+ * serves more). Writes why not into why (size why_size) when it refuses.
+ */
+bool tc__lt_gemm_possible(const tc__lt_gemm *g, char *why, size_t why_size);
+
+#endif
+
+/* ---- shared by the cuda_*_fp16_lt tactics (host side) ------------------------------------------------------- */
+#include "backends/tactic.h"
+#include "core/quant_attr.h"
+
+/* The packed weight's row length for a reduction of k: k rounded up to 8 halves (16-byte rows, the alignment
+ * cuBLASLt's Tensor-Core kernels want), which fits the packing contract (packed bytes <= the FP32 source's) for
+ * k >= 4; 0 for k < 4 (the tactics refuse those). */
+static inline int64_t tc__lt_kpad(int64_t k) { return k >= 4 ? (k + 7) / 8 * 8 : 0; }
+
+/* The scratch area of a run, 256-byte aligned (the tactics ask for TC__LT_ALIGN bytes more than they use). */
+static inline unsigned char *tc__lt_scratch(const tc__kernel_ctx *ctx, size_t need) {
+    if (ctx->scratch == NULL || ctx->scratch->base == NULL) return NULL;
+    const uintptr_t b = (uintptr_t)ctx->scratch->base, a = (b + TC__LT_ALIGN - 1) / TC__LT_ALIGN * TC__LT_ALIGN;
+    return a - b + need <= ctx->scratch->cap ? (unsigned char *)a : NULL;
+}
+
+/* Whether step d is one the FP16 tactics may take at all: marked tc.fp16 = 1 by the precision pass, and none of the
+ * reduced-precision chain's image attributes (these tactics read and write FP32 tensors). */
+static inline bool tc__lt_fp16_marked(const tc__step_desc *d) {
+    if (tc__attr_int(d->attrs, TC__ATTR_FP16, 0) != 1)
+        return tc__refuse(d, "not marked FP16 by the precision pass (--fp16 not given, or the layer kept FP32)");
+    if (tc__attr_has(d->attrs, TC__ATTR_HALF_IN_IMAGE) || tc__attr_has(d->attrs, TC__ATTR_HALF_OUT_IMAGE) ||
+        tc__attr_has(d->attrs, TC__ATTR_HALF_RES_IMAGE))
+        return tc__refuse(d, "16-bit chain images (CPU tactics' attributes)");
+    return true;
+}
