@@ -3,7 +3,8 @@
  * the tactic's cost): the candidates run on device copies (uploaded once and shared, a packed constant input each its
  * own), see the inputs' host view in ctx->host_in, are timed over several launches per sample, a failing one is out,
  * and everything goes back through the backend's free. And the engine's choice on a device backend: a step with one
- * candidate is not timed, one with several is tuned. The real CUDA path needs a GPU (the GPU tests). */
+ * candidate is not timed, one with several is tuned. On a GPU (skipped without one): the CUDA backend's Relu, Clip and
+ * MatMul tactics, each tuned against itself, time plausibly. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -292,11 +293,77 @@ static void test_engine_device_tuned(void **state) {
     assert_int_equal(g_dev.timers, 0);
 }
 
+/* ---- on a GPU (skipped without one) ------------------------------------------------------------------------------ */
+
+/* Tunes op's CUDA tactic against itself (today each op has one CUDA tactic; twice makes a step of two candidates that
+ * share the device inputs) on d; prints the times. */
+static void cuda_tune_twice(const tc__backend *be, void *exec, const tc__step_desc *d) {
+    const tc__tactic *t[2];
+    const int n = tc__tactics_for(be, d->op_type, be->caps(), t, 2);
+    if (n < 1) fail_msg("no CUDA tactic for %s", d->op_type);
+    if (!t[0]->supports(d)) fail_msg("%s does not take the test's %s step", t[0]->name, d->op_type);
+    const tc__tactic *cands[2] = {t[0], t[0]};
+    tc__tune_result r;
+    tc__err err = {0};
+    tc_status st = tc__tune_step(d, cands, 2, NULL, 5, be, exec, &r, &err);
+    if (st != TC_STATUS_OK) fail_msg("tuning %s on the GPU: %s", d->op_type, err.msg);
+    assert_int_equal(r.n, 2);
+    for (int k = 0; k < 2; k++) {
+        print_message("%s (%s) #%d: min %llu ns, median %llu ns, max %llu ns\n", d->op_type, r.cand[k].name, k,
+                      (unsigned long long)r.cand[k].min_ns, (unsigned long long)r.cand[k].median_ns,
+                      (unsigned long long)r.cand[k].max_ns);
+        assert_true(r.cand[k].min_ns != UINT64_MAX);     /* ran, was not cut off (the same kernel) */
+        assert_true(r.cand[k].min_ns < 10u * 1000 * 1000); /* well under 10 ms a launch */
+        assert_true(r.cand[k].min_ns <= r.cand[k].median_ns && r.cand[k].median_ns <= r.cand[k].max_ns);
+    }
+}
+
+static void test_cuda_tuning(void **state) {
+    (void)state;
+    const tc__backend *be = tc__backend_get(TC__BACKEND_CUDA);
+    tc__err err = {0};
+    if (be == NULL || be->probe(&err) != TC_STATUS_OK) {
+        print_message("no CUDA device: %s\n", be ? err.msg : "built without CUDA");
+        skip();
+    }
+    void *exec = NULL;
+    assert_int_equal(be->exec_create(0, &exec, &err), TC_STATUS_OK);
+    tc__epilogue none = tc__epilogue_none();
+    const tc__attrs no_attrs = {0, NULL};
+    /* Relu on [64, 4096]: one short kernel, many launches per sample */
+    tc__tensor x = {.dtype = TC_DTYPE_FLOAT32, .rank = 2, .dims = {64, 4096}, .nbytes = 4u * 64 * 4096}, y = x;
+    const tc__tensor *in1[1] = {&x}, *out1[1] = {&y};
+    bool cst1[1] = {false};
+    tc__step_desc d = {.op_type = "Relu", .opset = 14, .attrs = &no_attrs, .n_in = 1, .in = in1, .in_const = cst1,
+                       .n_out = 1, .out = out1, .epi = &none};
+    cuda_tune_twice(be, exec, &d);
+    /* Clip with constant bounds: the kernel reads them from ctx->host_in */
+    float lo = -0.5f, hi = 0.75f;
+    tc__tensor tlo = {.dtype = TC_DTYPE_FLOAT32, .rank = 0, .nbytes = 4, .data = &lo}, thi = tlo;
+    thi.data = &hi;
+    const tc__tensor *in3[3] = {&x, &tlo, &thi};
+    bool cst3[3] = {false, true, true};
+    d.op_type = "Clip", d.opset = 13, d.n_in = 3, d.in = in3, d.in_const = cst3;
+    cuda_tune_twice(be, exec, &d);
+    /* MatMul [256, 512] x constant [512, 256] */
+    tc__tensor a = {.dtype = TC_DTYPE_FLOAT32, .rank = 2, .dims = {256, 512}, .nbytes = 4u * 256 * 512}, b, c;
+    assert_int_equal(tc__tensor_alloc(&b, TC_DTYPE_FLOAT32, 2, (const int64_t[]){512, 256}, &err), TC_STATUS_OK);
+    for (int64_t k = 0; k < 512 * 256; k++) ((float *)b.data)[k] = (float)(k % 7) * 0.125f - 0.375f;
+    c = (tc__tensor){.dtype = TC_DTYPE_FLOAT32, .rank = 2, .dims = {256, 256}, .nbytes = 4u * 256 * 256};
+    const tc__tensor *in2[2] = {&a, &b}, *out2[1] = {&c};
+    bool cst2[2] = {false, true};
+    d.op_type = "MatMul", d.n_in = 2, d.in = in2, d.in_const = cst2, d.out = out2;
+    cuda_tune_twice(be, exec, &d);
+    tc__tensor_free(&b);
+    be->exec_destroy(exec);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_candidates),
         cmocka_unit_test(test_engine_one_candidate_untimed),
         cmocka_unit_test(test_engine_device_tuned),
+        cmocka_unit_test(test_cuda_tuning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
