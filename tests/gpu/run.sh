@@ -2,7 +2,8 @@
 # tests/gpu/run.sh - every test of the CUDA backend, in one command, for a machine with an NVIDIA GPU (the H200 of
 # tools `device`): the CUDA tactics against the reference kernels on random cases (test_all_tactics), the backend
 # and engine unit tests (the tuner on the device: test_tuner_device), whole models built with --backend cuda against
-# ONNX Runtime FP32 (run_model_tests.py), and compute-sanitizer memcheck on a small model. Build on the CPU machine first (make build), then:
+# ONNX Runtime FP32 (run_model_tests.py), and compute-sanitizer memcheck on a small model. Build on the CPU machine
+# first (make build), then:
 #
 #   tests/gpu/run.sh [BUILD_DIR] [SHARED_MODELS_DIR] [OUT_DIR]
 #
