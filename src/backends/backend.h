@@ -105,7 +105,7 @@ typedef struct tc__backend {
 
     /* The tuner's clock around runs on exec. */
     void (*timer_start)(void *exec, tc__backend_timer *t);
-    uint64_t (*timer_stop)(void *exec, tc__backend_timer *t); /* ns since timer_start */
+    uint64_t (*timer_stop)(void *exec, tc__backend_timer *t); /* ns since timer_start (UINT64_MAX: the work failed) */
 } tc__backend;
 
 /* Every backend this build has, from backends.inc: `extern const tc__backend tc__backend_<name>;`. */

@@ -131,15 +131,15 @@ static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t,
 
 /* Times the candidates of one step at one profile's shapes, or takes them from the cache. */
 static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref,
-                         void *pool, tc__timing_cache *cache, bool *cache_dirty, tc__tune_result *res,
-                         tc__err *err) {
+                         const tc__backend *be, void *pool, tc__timing_cache *cache, bool *cache_dirty,
+                         tc__tune_result *res, tc__err *err) {
     uint64_t sig = tc__step_signature(d);
     const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
     if (hit != NULL) {
         *res = *hit;
         return TC_STATUS_OK;
     }
-    tc_status st = tc__tune_step(d, cands, n, ref, 5, pool, res, err);
+    tc_status st = tc__tune_step(d, cands, n, ref, 5, be, pool, res, err);
     if (st == TC_STATUS_OK && cache) {
         st = tc__timing_cache_put(cache, sig, res, err);
         *cache_dirty = true;
@@ -246,7 +246,7 @@ static tc_status time_chained(const tc__graph *g, const tc__step *step, const tc
     tc_status st = TC_STATUS_OK;
     *ns = UINT64_MAX;
     if (t->supports(&ds.d)) {
-        st = tune_at(&ds.d, &t, 1, NULL, pool, cache, cache_dirty, &r, err);
+        st = tune_at(&ds.d, &t, 1, NULL, tc__backend_get(t->backend), pool, cache, cache_dirty, &r, err);
         if (st == TC_STATUS_OK) *ns = r.cand[0].min_ns;
     }
     free(items);
@@ -318,7 +318,7 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
 /* The steps whose tactic has a proof (tactic.h) are checked again with the attributes the reduced-precision chain gave
  * them (images in and out: other code paths); where one differs, the step takes the proof, which packs its weights the
  * same way (else the build fails). Then *required_isa: the ISA bits of the steps' final tactics. */
-static tc_status reprove_chained(const tc__graph *g, tc__step *steps, const tc__shapes *s, void *pool,
+static tc_status reprove_chained(const tc__graph *g, tc__step *steps, const tc__shapes *s, void *pool, bool device,
                                  uint64_t *required_isa, tc__err *err) {
     uint64_t isa = 0;
     tc_status st = TC_STATUS_OK;
@@ -327,7 +327,7 @@ static tc_status reprove_chained(const tc__graph *g, tc__step *steps, const tc__
         if (step->kind != TC__STEP_COMPUTE) continue;
         const tc__node *node = &g->nodes[step->node];
         const tc__tactic *t = tc__step_tactic(step, node->op_type);
-        if (t != NULL && t->proof != NULL) {
+        if (t != NULL && t->proof != NULL && !device) { /* (proofs run on host memory) */
             /* the weights are packed by now (into new values s does not cover): both run on those */
             tc__desc_store ds;
             tc__desc_build_packed(g, node, s, &ds);
@@ -361,7 +361,8 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     tc_status st = TC_STATUS_OK;
     for (int p = 0; p < n_profiles && st == TC_STATUS_OK; p++) st = tc__shapes_at(g, steps, ranges[p], 1, &s[p], err);
     if (st == TC_STATUS_OK && o->cache_path) st = tc__timing_cache_load(o->cache_path, be->fingerprint(), &cache, err);
-    if (st == TC_STATUS_OK && !o->fixed && be->mem != TC__MEM_DEVICE) st = be->exec_create(o->threads, &pool, err);
+    if (st == TC_STATUS_OK && !o->fixed) st = be->exec_create(o->threads, &pool, err);
+    const bool device = be->mem == TC__MEM_DEVICE; /* no reference kernel runs on device memory, no proof is checked */
     const uint64_t isa = be->caps();
     bool cache_dirty = false;
     step_choice *choice = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *choice);
@@ -397,7 +398,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             }
             /* a tactic with a proof (tactic.h) must match it here first, tuned or not (at the opt shapes of the first
              * profile): it runs on the proof's arithmetic, and where it differs it is not offered */
-            if (ok && all[c]->proof != NULL) {
+            if (ok && all[c]->proof != NULL && !device) {
                 st = tc__tactic_proven(&ds[0].d, all[c], pool, &ok, err);
                 if (!ok) snprintf(why, sizeof why, "its output differs from %s's on this machine", all[c]->proof->name);
             }
@@ -409,7 +410,6 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             break;
         }
         const tc__tactic *win = NULL;
-        const bool device = be->mem == TC__MEM_DEVICE; /* no reference kernel runs on device memory */
         if (n == 0 && device) {
             char why[512];
             int len = snprintf(why, sizeof why, "%s", n_rejected ? "" : "the backend has no kernel for this op");
@@ -427,8 +427,9 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             res->n = 1;
             snprintf(res->cand[0].name, sizeof res->cand[0].name, "ref");
             res->cand[0].min_ns = res->cand[0].median_ns = res->cand[0].max_ns = UINT64_MAX;
-        } else if (o->fixed || device) {
-            /* a device backend's tactics are not timed yet: its first supporting tactic runs the step */
+        } else if (o->fixed || (device && n == 1)) {
+            /* untimed: the first supporting tactic runs the step (a device backend's only candidate: nothing to time
+             * it against, the reference kernel being none) */
             win = cands[0];
             res->n = n + (!blocked && !device);
             for (int c = 0; c < res->n; c++) {
@@ -436,11 +437,12 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
                 res->cand[c].min_ns = res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
             }
         } else {
-            tc__ref_fn ref = blocked ? NULL : tc__ref_find(node->op_type); /* ref knows only NCHW */
-            st = tune_at(&ds[0].d, cands, n, ref, pool, cache, &cache_dirty, res, err);
+            /* ref knows only NCHW, and host memory */
+            tc__ref_fn ref = blocked || device ? NULL : tc__ref_find(node->op_type);
+            st = tune_at(&ds[0].d, cands, n, ref, be, pool, cache, &cache_dirty, res, err);
             for (int p = 1; p < n_profiles && st == TC_STATUS_OK; p++) {
                 tc__tune_result other;
-                st = tune_at(&ds[p].d, cands, n, ref, pool, cache, &cache_dirty, &other, err);
+                st = tune_at(&ds[p].d, cands, n, ref, be, pool, cache, &cache_dirty, &other, err);
                 if (st == TC_STATUS_OK) merge_profile(res, &other);
             }
             if (st) {
@@ -484,7 +486,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         st = tc__lowp_chain(g, steps, &s[0], o->int8_residual_image, o->half_residual_image, &chained, err);
         if (st == TC_STATUS_OK) st = tc__lowp_chain_images(g, steps, &s[0], &chained, err);
     }
-    if (st == TC_STATUS_OK) st = reprove_chained(g, steps, &s[0], pool, required_isa, err);
+    if (st == TC_STATUS_OK) st = reprove_chained(g, steps, &s[0], pool, device, required_isa, err);
     if (st == TC_STATUS_OK && cache && cache_dirty) st = tc__timing_cache_save(cache, o->cache_path, err);
     if (pool) be->exec_destroy(pool);
     tc__timing_cache_free(cache);

@@ -118,6 +118,89 @@ static size_t scratch_for(const tc__step_desc *d, const tc__tactic *t) {
     return t != NULL && t->scratch_bytes != NULL ? t->scratch_bytes(d) + 4096 : (size_t)64 << 20;
 }
 
+/* A candidate of a device backend (tc__backend.mem == TC__MEM_DEVICE) runs on device copies of its bench_io's host
+ * tensors: the random inputs and residual, uploaded once by the first candidate and shared by the others (as on the
+ * host), and so are its outputs and its upload of each constant input it does not pack; each candidate uploads the
+ * constant inputs it packs. host_in views the same inputs in host memory: the constant ones with their (packed) data,
+ * the others with data NULL (unknown before a run, as in an engine). */
+typedef struct dev_io {
+    tc__tensor in[MAX_IO], out[MAX_IO], residual, bias, host[MAX_IO];
+    const tc__tensor *pin[MAX_IO], *phost[MAX_IO], *pbias;
+    tc__tensor *pout[MAX_IO], *pres;
+    bool own_in[MAX_IO], own_out[MAX_IO], own_res, own_bias; /* device memory of this candidate's, freed with it */
+    void *scratch;                                             /* its device scratch */
+} dev_io;
+
+static void dev_io_free(const tc__backend *be, dev_io *v, int n_in, int n_out) {
+    for (int i = 0; i < n_in; i++)
+        if (v->own_in[i]) be->free(TC__MEM_DEVICE, v->in[i].data);
+    for (int o = 0; o < n_out; o++)
+        if (v->own_out[o]) be->free(TC__MEM_DEVICE, v->out[o].data);
+    if (v->own_res) be->free(TC__MEM_DEVICE, v->residual.data);
+    if (v->own_bias) be->free(TC__MEM_DEVICE, v->bias.data);
+    be->free(TC__MEM_DEVICE, v->scratch);
+}
+
+/* *dst: a device tensor of src's shape (data allocated on be's device; uploaded from src unless upload is false). */
+static tc_status dev_upload(const tc__backend *be, const tc__tensor *src, bool upload, tc__tensor *dst, tc__err *err) {
+    *dst = *src;
+    dst->data = be->alloc(TC__MEM_DEVICE, src->nbytes);
+    if (dst->data == NULL)
+        return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of device memory for %zu bytes tuning", src->nbytes);
+    if (!upload || src->nbytes == 0) return TC_STATUS_OK;
+    return be->copy(NULL, dst->data, TC__MEM_DEVICE, src->data, TC__MEM_HOST, src->nbytes, err);
+}
+
+/* v: the device copies of b's tensors for step d (first: the first candidate's, whose shared tensors v borrows; NULL
+ * when v is the first), with scratch_bytes of device scratch. */
+static tc_status dev_setup(const tc__backend *be, const tc__step_desc *d, const bench_io *b, const bench_io *first_b,
+                           const dev_io *first, size_t scratch_bytes, dev_io *v, tc__err *err) {
+    memset(v, 0, sizeof *v);
+    tc_status st = TC_STATUS_OK;
+    for (int i = 0; i < d->n_in && st == TC_STATUS_OK; i++) {
+        if (b->pin[i] == NULL) continue;
+        v->host[i] = *b->pin[i];
+        if (!d->in_const[i]) v->host[i].data = NULL;
+        v->phost[i] = &v->host[i];
+        /* the shared random inputs, and the first candidate's upload of a constant input neither packs */
+        if (first != NULL && (!d->in_const[i] || (b->packed[i] == NULL && first_b->packed[i] == NULL))) {
+            v->pin[i] = first->pin[i];
+            continue;
+        }
+        st = dev_upload(be, b->pin[i], true, &v->in[i], err);
+        v->own_in[i] = v->in[i].data != NULL;
+        v->pin[i] = &v->in[i];
+    }
+    if (first != NULL) {
+        memcpy(v->pout, first->pout, sizeof v->pout);
+        v->pres = first->pres;
+    }
+    for (int o = 0; o < d->n_out && first == NULL && st == TC_STATUS_OK; o++) {
+        if (b->pout[o] == NULL) continue;
+        st = dev_upload(be, b->pout[o], false, &v->out[o], err);
+        v->own_out[o] = v->out[o].data != NULL;
+        v->pout[o] = &v->out[o];
+    }
+    if (first == NULL && b->pres != NULL && st == TC_STATUS_OK) {
+        st = dev_upload(be, b->pres, true, &v->residual, err);
+        v->own_res = v->residual.data != NULL;
+        v->pres = &v->residual;
+    }
+    /* the bias: the device copy of the input it is (as in an engine, packed where the tactic packs it), else its own */
+    if (d->bias != NULL && st == TC_STATUS_OK) {
+        for (int i = 0; i < d->n_in && v->pbias == NULL; i++)
+            if (d->in[i] == d->bias) v->pbias = v->pin[i];
+        if (v->pbias == NULL) {
+            st = dev_upload(be, d->bias, true, &v->bias, err);
+            v->own_bias = v->bias.data != NULL;
+            v->pbias = &v->bias;
+        }
+    }
+    if (st == TC_STATUS_OK && (v->scratch = be->alloc(TC__MEM_DEVICE, scratch_bytes)) == NULL)
+        st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of device memory for %zu bytes of scratch", scratch_bytes);
+    return st;
+}
+
 /* One candidate being timed: its inputs, scratch and context, and its samples so far. Not moved once set up (the
  * context points into b). */
 typedef struct cand_run {
@@ -128,6 +211,8 @@ typedef struct cand_run {
     tc__kernel_ctx kc;
     tc__kernel_fn fn;
     const tc__backend *be; /* whose clock times it: the tactic's backend (the reference kernels: the CPU's) */
+    dev_io *dev;           /* a device backend's: the device copies c runs on (NULL on the host) */
+    int reps;              /* launches per sample (a device backend's: chosen in the warm-up; 1 on the host) */
     uint64_t *samples;
     uint64_t fastest; /* its fastest run so far, the warm-up included (for the cut-off; UINT64_MAX: none) */
     int done, slow;
@@ -135,28 +220,45 @@ typedef struct cand_run {
 } cand_run;
 
 /* Sets c up to time t (or the reference) on first's inputs, residual and outputs (NULL: c's own); c->out when it
- * cannot run. */
+ * cannot run. dev: the candidates' backend when its memory is the device's (then c runs on device copies), else NULL. */
 static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, tc__kernel_fn ref, int runs, void *pool,
-                            const cand_run *first, cand_run *c, tc__err *err) {
+                            const tc__backend *dev, const cand_run *first, cand_run *c, tc__err *err) {
     memset(c, 0, sizeof *c);
     tc_status st = io_setup(d, t, false, first ? &first->b : NULL, &c->b, err);
-    const size_t scratch_bytes = scratch_for(d, t);
-    if (st == TC_STATUS_OK && (c->scratch_mem = aligned_alloc(64, (scratch_bytes + 63) & ~(size_t)63)) == NULL)
+    const size_t scratch_bytes = dev != NULL ? (t->scratch_bytes != NULL ? t->scratch_bytes(d) + 4096 : 4096)
+                                             : scratch_for(d, t);
+    if (st == TC_STATUS_OK && dev == NULL &&
+        (c->scratch_mem = aligned_alloc(64, (scratch_bytes + 63) & ~(size_t)63)) == NULL)
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %zu bytes of scratch", scratch_bytes);
     if (st == TC_STATUS_OK && (c->samples = calloc((size_t)runs + 1, sizeof *c->samples)) == NULL)
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
-    c->scratch = (tc__scratch){c->scratch_mem, scratch_bytes, 0};
+    if (st == TC_STATUS_OK && dev != NULL && (c->dev = calloc(1, sizeof *c->dev)) == NULL)
+        st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (st == TC_STATUS_OK && dev != NULL)
+        st = dev_setup(dev, d, &c->b, first ? &first->b : NULL, first ? first->dev : NULL, scratch_bytes, c->dev, err);
+    c->scratch = (tc__scratch){dev != NULL ? (c->dev ? c->dev->scratch : NULL) : c->scratch_mem, scratch_bytes, 0};
     c->kc = io_ctx(d, t, &c->b, pool, &c->scratch, &c->kerr);
+    if (dev != NULL && c->dev != NULL) { /* the device copies, and the host view of the inputs */
+        const bool fused = t->flags & TC__TACTIC_FUSES_EPILOGUE;
+        c->kc.in = c->dev->pin;
+        c->kc.out = c->dev->pout;
+        c->kc.bias = fused ? c->dev->pbias : NULL;
+        c->kc.residual = fused ? c->dev->pres : NULL;
+        c->kc.host_in = c->dev->phost;
+    }
     c->fn = t != NULL ? t->run : ref;
-    c->be = tc__backend_get(t != NULL ? t->backend : TC__BACKEND_CPU);
+    c->be = dev != NULL ? dev : tc__backend_get(t != NULL ? t->backend : TC__BACKEND_CPU);
     if (st == TC_STATUS_OK && c->be == NULL)
         st = tc__fail(err, TC_STATUS_INTERNAL, "tactic %s: this build has no backend %u", t->name, t->backend);
+    c->reps = 1;
     c->fastest = UINT64_MAX;
     c->out = st != TC_STATUS_OK;
     return st;
 }
 
 static void cand_free(const tc__step_desc *d, cand_run *c) {
+    if (c->dev != NULL) dev_io_free(c->be, c->dev, d->n_in, d->n_out);
+    free(c->dev);
     free(c->samples);
     free(c->scratch_mem);
     io_free(&c->b, d->n_in, d->n_out);
@@ -172,6 +274,56 @@ static void cand_run_once(cand_run *c, bool warm_up, uint64_t cutoff) {
     const tc_status rs = c->fn(&c->kc);
     const uint64_t dt = c->be->timer_stop(c->kc.exec, &timer);
     if (rs != TC_STATUS_OK) {
+        c->done = 0, c->fastest = UINT64_MAX, c->out = true;
+        return;
+    }
+    if (!warm_up) c->samples[c->done++] = dt;
+    if (dt < c->fastest) c->fastest = dt;
+    if (dt > cutoff && ++c->slow == 2) c->out = true;
+}
+
+/* A device backend's sample: reps launches of c between two events on the stream, its time the elapsed over reps (one
+ * launch alone is mostly launch latency and the events' resolution, about 0.5 us). false when a launch fails or the
+ * device failed running them. */
+static bool dev_sample(cand_run *c, int reps, uint64_t *dt) {
+    tc__backend_timer timer;
+    c->be->timer_start(c->kc.exec, &timer);
+    bool ok = true;
+    for (int r = 0; r < reps && ok; r++) {
+        c->scratch.used = 0;
+        ok = c->fn(&c->kc) == TC_STATUS_OK;
+    }
+    const uint64_t total = c->be->timer_stop(c->kc.exec, &timer);
+    *dt = total / (uint64_t)reps;
+    return ok && total != UINT64_MAX; /* (UINT64_MAX: the device failed running it) */
+}
+
+/* Launches per sample: enough for a sample of TC__DEV_SAMPLE_NS at one launch's time, at most TC__DEV_MAX_REPS. */
+#define TC__DEV_SAMPLE_NS 20000u
+#define TC__DEV_MAX_REPS 64
+static int dev_reps(uint64_t one) {
+    if (one >= TC__DEV_SAMPLE_NS) return 1;
+    if (one == 0) return TC__DEV_MAX_REPS;
+    const uint64_t r = (TC__DEV_SAMPLE_NS + one - 1) / one;
+    return r > TC__DEV_MAX_REPS ? TC__DEV_MAX_REPS : (int)r;
+}
+
+/* cand_run_once on a device backend. The warm-up launches c once (the first launch loads its kernels), times one launch
+ * for a first count of launches per sample, then (when that is more than one) that many, whose time per launch (with
+ * the launches queued back to back, as in a run) sets c->reps; a sample is then c->reps launches. */
+static void dev_run_once(cand_run *c, bool warm_up, uint64_t cutoff) {
+    if (c->out) return;
+    uint64_t dt = 0;
+    bool ok = true;
+    if (warm_up) {
+        ok = dev_sample(c, 1, &dt) && dev_sample(c, 1, &dt);
+        const int first = dev_reps(dt);
+        if (ok && first > 1) ok = dev_sample(c, first, &dt);
+        if (ok) c->reps = dev_reps(dt);
+    } else {
+        ok = dev_sample(c, c->reps, &dt);
+    }
+    if (!ok) {
         c->done = 0, c->fastest = UINT64_MAX, c->out = true;
         return;
     }
@@ -264,18 +416,28 @@ tc_status tc__tactic_proven_packed(const tc__step_desc *d, const tc__tactic *t, 
 }
 
 tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__kernel_fn ref, int runs,
-                        void *pool, tc__tune_result *out, tc__err *err) {
+                        const tc__backend *be, void *pool, tc__tune_result *out, tc__err *err) {
     memset(out, 0, sizeof *out);
     if (d->n_in > MAX_IO || d->n_out > MAX_IO) return tc__fail(err, TC_STATUS_UNSUPPORTED, "too many inputs to tune");
     out->winner = -1;
+    const tc__backend *dev = be != NULL && be->mem == TC__MEM_DEVICE ? be : NULL;
+    if (dev != NULL) { /* device memory: no reference kernel, every candidate the backend's, run on its exec */
+        if (ref != NULL || pool == NULL)
+            return tc__fail(err, TC_STATUS_INTERNAL, "tuning %s on the %s backend: %s", d->op_type, dev->name,
+                            ref != NULL ? "a reference kernel cannot run on device memory" : "no execution handle");
+        for (int k = 0; k < n; k++)
+            if (cands[k]->backend != dev->id)
+                return tc__fail(err, TC_STATUS_INTERNAL, "tuning %s: tactic %s is not the %s backend's", d->op_type,
+                                cands[k]->name, dev->name);
+    }
     int total = n + (ref != NULL);
     if (total > TC__TUNE_MAX_CANDIDATES) total = TC__TUNE_MAX_CANDIDATES;
-    cand_run *c = calloc((size_t)total, sizeof *c);
+    cand_run *c = calloc(total > 0 ? (size_t)total : 1, sizeof *c);
     if (c == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
     tc_status st = TC_STATUS_OK;
     int set = 0;
     for (; set < total && st == TC_STATUS_OK; set++)
-        st = cand_setup(d, set < n ? cands[set] : NULL, ref, runs, pool, set > 0 ? &c[0] : NULL, &c[set], err);
+        st = cand_setup(d, set < n ? cands[set] : NULL, ref, runs, pool, dev, set > 0 ? &c[0] : NULL, &c[set], err);
     /* Rounds of one run of each candidate (a warm-up round first), not each candidate's runs in a row: a slow spell of
      * the host (another process on a core) then slows every candidate alike, instead of all the runs of whichever it
      * fell on; it once made a build choose the single-threaded reference over a 2-thread tactic. The candidates share
@@ -287,7 +449,9 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
             uint64_t best = UINT64_MAX;
             for (int o = 0; o < total; o++)
                 if (o != k && c[o].fastest < best) best = c[o].fastest;
-            cand_run_once(&c[k], r < 0, best > UINT64_MAX / 4 ? UINT64_MAX : best * 4);
+            const uint64_t cutoff = best > UINT64_MAX / 4 ? UINT64_MAX : best * 4;
+            if (dev != NULL) dev_run_once(&c[k], r < 0, cutoff);
+            else cand_run_once(&c[k], r < 0, cutoff);
         }
     uint64_t best = UINT64_MAX;
     for (int k = set - 1; k >= 0; k--) { /* (candidate 0 last: the others borrow its tensors) */

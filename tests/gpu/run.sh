@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - every test of the CUDA backend, in one command, for a machine with an NVIDIA GPU (the H200 of
 # tools `device`): the CUDA tactics against the reference kernels on random cases (test_all_tactics), the backend
-# and engine unit tests, whole models built with --backend cuda against ONNX Runtime FP32 (run_model_tests.py),
-# and compute-sanitizer memcheck on a small model. Build on the CPU machine first (make build), then:
+# and engine unit tests (the tuner on the device: test_tuner_device), whole models built with --backend cuda against
+# ONNX Runtime FP32 (run_model_tests.py), and compute-sanitizer memcheck on a small model. Build on the CPU machine
+# first (make build), then:
 #
 #   tests/gpu/run.sh [BUILD_DIR] [SHARED_MODELS_DIR] [OUT_DIR]
 #
@@ -30,6 +31,8 @@ grep -E "CUDA tactics|ran against" "$OUT/tactics.log"
 [ -x "$B/tests/test_backend" ] && part backend "$B/tests/test_backend"
 part noalloc "$B/tests/test_engine_noalloc"
 grep -E "OK|SKIP|CUDA" "$OUT/noalloc.log"
+[ -x "$B/tests/test_tuner_device" ] && part tuner "$B/tests/test_tuner_device"
+[ -f "$OUT/tuner.log" ] && grep -E "SKIP|ns, median" "$OUT/tuner.log"
 
 shared_args=()
 [ -n "$SHARED" ] && shared_args=(--shared "$SHARED")

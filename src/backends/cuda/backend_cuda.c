@@ -430,12 +430,17 @@ static void cuda_timer_start(void *exec, tc__backend_timer *t) {
     cudaEventRecord(p->ev[0], x->stream);
 }
 
+/* UINT64_MAX when the work between the events failed (a kernel fault), rather than a time of 0 that would win. */
 static uint64_t cuda_timer_stop(void *exec, tc__backend_timer *t) {
     tc__cuda_exec *x = exec;
-    cudaEventRecord((cudaEvent_t)t->events[1], x->stream);
-    cudaEventSynchronize((cudaEvent_t)t->events[1]);
     float ms = 0;
-    cudaEventElapsedTime(&ms, (cudaEvent_t)t->events[0], (cudaEvent_t)t->events[1]);
+    cudaError_t e = cudaEventRecord((cudaEvent_t)t->events[1], x->stream);
+    if (e == cudaSuccess) e = cudaEventSynchronize((cudaEvent_t)t->events[1]);
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, (cudaEvent_t)t->events[0], (cudaEvent_t)t->events[1]);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return UINT64_MAX;
+    }
     return (uint64_t)(ms * 1e6f);
 }
 
