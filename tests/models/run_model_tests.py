@@ -202,6 +202,8 @@ def reference(model_path, feeds):
 PATH_MODE = "plan"
 # extra `tailcut build` options (--build-args): "--backend cuda" runs every case on the GPU
 BUILD_ARGS = []
+# --tol-scale: both bounds above are multiplied by it (FP16 plans: 20, i.e. 2e-2 of max |reference|)
+TOL_SCALE = 1.0
 
 
 def run_tailcut(tailcut, model_path, feeds, case_dir, timeout):
@@ -264,13 +266,13 @@ def compare(name, got, ref, tol_scale_floor=1.0):
     g = got.astype(np.float64)
     r = ref.astype(np.float64)
     ref_max = float(np.max(np.abs(r))) if r.size else 0.0
-    tol = 1e-3 * max(tol_scale_floor, ref_max)
+    tol = 1e-3 * TOL_SCALE * max(tol_scale_floor, ref_max)
     finite = np.isfinite(r)
     if not np.array_equal(np.isfinite(g), finite) or not np.array_equal(g[~finite], r[~finite]):
         return (float("nan"), float("nan"), tol, False, "non-finite values differ from the reference")
     err = float(np.max(np.abs(g[finite] - r[finite]))) if finite.any() else 0.0
     rel = err / ref_max if ref_max > 0 else err
-    if err <= tol and rel > REL_GUARD:
+    if err <= tol and rel > REL_GUARD * TOL_SCALE:
         return (err, rel, tol, False, "within the absolute tolerance but %.1e of max |reference| %.3e"
                 % (rel, ref_max))
     return (err, rel, tol, err <= tol, "")
@@ -370,15 +372,18 @@ def main(argv=None):
     p.add_argument("--timeout", type=int, default=1800, help="seconds allowed to one tailcut run (default 1800)")
     p.add_argument("--path", choices=("plan", "reference"), default="plan",
                    help="plan: tailcut build + run of the plan (default); reference: the reference executor")
+    p.add_argument("--tol-scale", type=float, default=1.0,
+                   help="multiply the tolerances (e.g. 20 for --fp16 plans: FP16 operands, FP32 accumulation)")
     p.add_argument("--build-args", default="", help="extra options of `tailcut build`, e.g. '--backend cuda'")
     p.add_argument("--keep", action="store_true", help="keep inputs, outputs and generated models of passing cases")
     args = p.parse_args(argv)
     args.shared_label = args.shared if args.shared else "../shared/models"
     args.shared = os.path.abspath(args.shared or DEFAULT_SHARED)
     args.work = os.path.abspath(args.work)
-    global PATH_MODE, BUILD_ARGS
+    global PATH_MODE, BUILD_ARGS, TOL_SCALE
     PATH_MODE = args.path
     BUILD_ARGS = args.build_args.split()
+    TOL_SCALE = args.tol_scale
     args.tailcut = os.path.abspath(args.tailcut)
     if not (os.path.isfile(args.tailcut) and os.access(args.tailcut, os.X_OK)):
         print("run_model_tests: %s is not an executable file" % args.tailcut, file=sys.stderr)
