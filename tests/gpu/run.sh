@@ -39,12 +39,12 @@ shared_args=()
 part models "$PY" tests/models/run_model_tests.py --tailcut "$B/tailcut" "${shared_args[@]}" --quick --keep \
     --work "$OUT/models_work" --build-args "--backend cuda"
 tail -n 20 "$OUT/models.log"
-part models-fp16 "$PY" tests/models/run_model_tests.py --tailcut "$B/tailcut" "${shared_args[@]}" --quick \
+part models-fp16 "$PY" tests/models/run_model_tests.py --tailcut "$B/tailcut" "${shared_args[@]}" --quick --keep \
     --work "$OUT/models_fp16_work" --build-args "--backend cuda --fp16" --tol-scale 20
 tail -n 12 "$OUT/models-fp16.log"
 for case in shared_resnet50_probe shared_bert_base; do
     [ -f "$OUT/models_fp16_work/$case/model.plan" ] || continue
-    "$B/tailcut" inspect "$OUT/models_fp16_work/$case/model.plan" | awk '{print $(NF-2), $(NF-3)}' | sort | uniq -c |
+    "$B/tailcut" inspect "$OUT/models_fp16_work/$case/model.plan" | awk '$1 ~ /^[0-9]+$/ {print $5, $4}' | sort | uniq -c |
         sort -rn | head -5 | sed "s/^/$case fp16 plan steps (precision, tactic): /"
 done
 for case in gen_resnet50_small gen_bert_small shared_bert_base; do
