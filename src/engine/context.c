@@ -148,7 +148,7 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
                                       .n_out = node->n_out,
                                       .out = o,
                                       .err = &c->run_err,
-                                      .scratch = &c->scratch,
+                                      .scratch = c->device ? &c->dev.scratch : &c->scratch, /* device scratch for device kernels */
                                       .epi = fused ? &node->epi : NULL,
                                       .bias = fused ? input_or_null(in, node->epi.bias_input) : NULL,
                                       .residual = fused ? input_or_null(in, node->epi.residual_input) : NULL,
