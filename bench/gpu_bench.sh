@@ -5,6 +5,7 @@
 # --profile` for the kernel-only time. Results: OUT_DIR/<row>.json and .txt.
 #
 #   bench/gpu_bench.sh BUILD_DIR SHARED_MODELS_DIR OUT_DIR [ITERATIONS]      (ITERATIONS per BS1 row, default 10000)
+# COMPARE_ARGS: extra gpu_compare.py options (e.g. --no-torch-fp32).
 set -u
 B=$1 MODELS=$2 OUT=$3 N=${4:-10000}
 mkdir -p "$OUT"
@@ -26,8 +27,8 @@ row() { # row NAME MODEL SHAPES BUILD_FLAGS ITERATIONS
     "$B/tailcut" bench "$W/$name.plan" --iterations 200 --profile >"$OUT/$name.profile.txt" 2>&1
     grep -E "total of|latency" "$OUT/$name.profile.txt" | sed "s/^/$name profile: /"
     (cd "$(dirname "$0")" && "$PY" gpu_compare.py "$W/$name.plan" --model "$model" --tailcut-lib "$LIB" \
-        --iterations "$n" --json "$W/$name.json") >"$OUT/$name.txt" 2>&1
-    cat "$OUT/$name.txt"
+        --iterations "$n" --json "$W/$name.json" ${COMPARE_ARGS:-}) >"$OUT/$name.txt" 2>&1
+    grep -v -E "^(frame|  File|    )" "$OUT/$name.txt"
 }
 row resnet50_bs1_fp32 resnet50 input:1x3x224x224 "" "$N"
 row resnet50_bs1_fp16 resnet50 input:1x3x224x224 --fp16 "$N"

@@ -39,8 +39,12 @@ shared_args=()
 part models "$PY" tests/models/run_model_tests.py --tailcut "$B/tailcut" "${shared_args[@]}" --quick --keep \
     --work "$OUT/models_work" --build-args "--backend cuda"
 tail -n 20 "$OUT/models.log"
+# The shared MobileNetV2 and EfficientNet-B0 (synthetic weights) give logits of 5e-9 and 6e-14 on random inputs, below
+# FP16's smallest normal (6.1e-5): an FP16 plan cannot represent them (their values underflow to 0), so they are left
+# out of the FP16 comparison; the generated MobileNetV2 and the other models are compared.
 part models-fp16 "$PY" tests/models/run_model_tests.py --tailcut "$B/tailcut" "${shared_args[@]}" --quick --keep \
-    --work "$OUT/models_fp16_work" --build-args "--backend cuda --fp16" --tol-scale 20
+    --work "$OUT/models_fp16_work" --build-args "--backend cuda --fp16" --tol-scale 20 \
+    --exclude shared_mobilenet_v2,shared_efficientnet_b0
 tail -n 12 "$OUT/models-fp16.log"
 for case in shared_resnet50_probe shared_bert_base; do
     [ -f "$OUT/models_fp16_work/$case/model.plan" ] || continue
