@@ -11,6 +11,8 @@ typedef struct tc_server_options {
     int threads;                  /* HTTP worker threads (default 2) */
     int engine_threads;           /* threads per instance context (0 = config, else cores / instances) */
     size_t max_body_bytes;        /* request body limit (default 64 MiB) */
+    size_t max_buffered_bytes;    /* request bodies held at once across connections (default 4 x max_body_bytes):
+                                     a body that would pass it is refused with 503 */
     int connection_timeout_s;     /* idle / slow connections are closed after this (default 30) */
 } tc_server_options;
 

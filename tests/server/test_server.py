@@ -73,6 +73,34 @@ def refused(tailcut, tmp, tag, config, expect_words):
     check(f"bad config refused: {tag}", ok, f"rc={r.returncode} stderr={r.stderr!r}")
 
 
+def body_budget_checks(tailcut, tmp):
+    """Issue 27 defect 1: request bodies held at once are capped server-wide (--max-buffered-bytes): a body that would
+    pass the budget is drained and answered 503, the budget is given back when a request completes, and a large body
+    that fits is still served."""
+    port = free_port()
+    server, _ = start_server(tailcut, os.path.join(tmp, "repo"), port,
+                             extra=("--max-body-bytes", "4000000", "--max-buffered-bytes", "300000"))
+    inf = "/v2/models/rn/infer"
+    try:
+        x = np.random.default_rng(5).standard_normal((1, 3, 32, 32)).astype(np.float32)
+        st, res = http(port, inf, infer_req(x))
+        check("budget: a small request is served", st == 200, f"{st} {str(res)[:200]}")
+        big = json.dumps(infer_req(x)).encode() + b" " * 400000  # valid JSON, over the 300000-byte budget
+        st, res = http(port, inf, big)
+        msg = res.get("error", "") if isinstance(res, dict) else str(res)
+        check("budget: a body over the server-wide budget -> 503", st == 503 and "max-buffered-bytes" in msg,
+              f"{st} {msg[:200]}")
+        st, res = http(port, inf, json.dumps(infer_req(x)).encode() + b" " * 200000)  # fits: served
+        check("budget: a 200 KB body within the budget is served, the budget given back", st == 200,
+              f"{st} {str(res)[:200]}")
+        for _ in range(3):
+            st, _ = http(port, inf, big)
+        check("budget: the refusals leave nothing held (still 503 for the big one, 200 for small)",
+              st == 503 and http(port, inf, infer_req(x))[0] == 200)
+    finally:
+        stop_server(server)
+
+
 def int64_model_checks(tailcut, tmp):
     """Issue 27: an INT64 model (y = x + [0, 1, -1, 0]) answers JSON integers above 2^53 exactly, refuses values
     outside INT64 and non-integers with 400, and echoes a long UTF-8 request id whole (valid JSON)."""
@@ -412,6 +440,7 @@ def main():
         finally:
             stop_server(s16)
         int64_model_checks(tailcut, tmp)
+        body_budget_checks(tailcut, tmp)
         refused(tailcut, tmp, "int8 without a cache", '{"max_batch_size": 4, "tailcut": {"precision": "int8"}}',
                 ["config.json", "tailcut.calibration_cache"])
         refused(tailcut, tmp, "cache path outside the folder", '{"max_batch_size": 4, "tailcut": {"precision": "int8", '

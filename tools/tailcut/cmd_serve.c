@@ -16,7 +16,9 @@ static void usage(FILE *f) {
                "  --engine-threads N      threads per model instance (default: config \"tailcut.engine_threads\",\n"
                "                          else cores / instances)\n"
                "  --http-timeout S        close idle or stalled connections after S seconds (default 30)\n"
-               "  --max-body-bytes N      largest request body accepted (default 67108864)\n");
+               "  --max-body-bytes N      largest request body accepted (default 67108864)\n"
+               "  --max-buffered-bytes N  request body bytes held at once across all connections; a body that\n"
+               "                          would pass it gets 503 (default 4 x --max-body-bytes)\n");
 }
 
 static int parse_int(const char *opt, const char *v, long lo, long hi, long *out) {
@@ -64,6 +66,9 @@ int tc_cli_serve(int argc, char **argv) {
         } else if (strcmp(a, "--max-body-bytes") == 0) {
             if (parse_int(a, v, 1, 1L << 40, &x)) return 2;
             o.max_body_bytes = (size_t)x;
+        } else if (strcmp(a, "--max-buffered-bytes") == 0) {
+            if (parse_int(a, v, 1, 1L << 42, &x)) return 2;
+            o.max_buffered_bytes = (size_t)x;
         } else {
             fprintf(stderr, "tailcut serve: unknown option %s\n", a);
             usage(stderr);
