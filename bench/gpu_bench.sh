@@ -5,7 +5,7 @@
 # --profile` for the kernel-only time. Results: OUT_DIR/<row>.json and .txt.
 #
 #   bench/gpu_bench.sh BUILD_DIR SHARED_MODELS_DIR OUT_DIR [ITERATIONS]      (ITERATIONS per BS1 row, default 10000)
-# COMPARE_ARGS: extra gpu_compare.py options (e.g. --no-torch-fp32).
+# COMPARE_ARGS: extra gpu_compare.py options (e.g. --no-torch-fp32). ROWS: a regex of the rows to run (default all).
 set -u
 B=$1 MODELS=$2 OUT=$3 N=${4:-10000}
 mkdir -p "$OUT"
@@ -20,6 +20,7 @@ LIB=$(cd "$B" && pwd)/libtailcut.so
 for m in resnet50 bert_base; do [ -f "$W/$m.onnx" ] || xz -dkc "$MODELS/$m.onnx.xz" > "$W/$m.onnx"; done
 row() { # row NAME MODEL SHAPES BUILD_FLAGS ITERATIONS
     local name=$1 model=$2 shapes=$3 flags=$4 n=$5
+    [[ $name =~ ${ROWS:-.} ]] || return 0
     if ! "$B/tailcut" build "$W/$model.onnx" --backend cuda --shapes "$shapes" $flags -o "$W/$name.plan" \
         >"$OUT/$name.build.txt" 2>&1; then
         echo "$name: build failed:"; tail -3 "$OUT/$name.build.txt"; return

@@ -55,6 +55,16 @@ for case in gen_resnet50_small gen_bert_small shared_bert_base; do
     [ -f "$OUT/models_work/$case/model.plan" ] &&
         part "replay-$case" "$PY" tests/gpu/graph_replay.py "$OUT/models_work/$case/model.plan" --tailcut-lib "$B/libtailcut.so"
 done
+# A plan of batch 1..4 in one context at batches 1, 3, 1, 4, 2 (graphs dropped and captured again), against the CPU's.
+g=$OUT/models_work/gen_resnet50_small.onnx
+if [ -f "$g" ]; then
+    dyn=(--min-shapes input:1x3x64x64 --opt-shapes input:2x3x64x64 --max-shapes input:4x3x64x64)
+    "$B/tailcut" build "$g" "${dyn[@]}" --backend cuda -o "$OUT/dyn_cuda.plan" >/dev/null &&
+        "$B/tailcut" build "$g" "${dyn[@]}" -o "$OUT/dyn_cpu.plan" >/dev/null &&
+        part dynamic "$PY" tests/gpu/graph_replay.py "$OUT/dyn_cuda.plan" --tailcut-lib "$B/libtailcut.so" \
+            --batches 1,3,1,4,2 --reference-plan "$OUT/dyn_cpu.plan"
+    grep -E "batch|dynamic" "$OUT/dynamic.log"
+fi
 for small in gen_resnet50_small gen_bert_small; do
     d=$OUT/models_work/$small
     command -v compute-sanitizer >/dev/null 2>&1 && [ -f "$d/model.plan" ] || continue
