@@ -400,6 +400,15 @@ int tc_server_main(const tc_server_options *o) {
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_MMAP_THRESHOLD, 8 << 20);
     mallopt(M_TRIM_THRESHOLD, 32 << 20);
+    /* Block the stop signals before any thread starts (the repository's batcher and engine threads inherit the mask):
+     * only the main thread takes them, with sigwait, so a second SIGTERM/SIGINT during the drain stays pending
+     * instead of killing the process mid-drain with its default action. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
     srv_state *s = calloc(1, sizeof *s);
     if (!s) return 1;
     s->max_body = o->max_body_bytes ? o->max_body_bytes : (size_t)64 << 20;
@@ -423,13 +432,6 @@ int tc_server_main(const tc_server_options *o) {
         free(s);
         return 2;
     }
-    /* Block the stop signals in every thread; the main thread waits for them with sigwait. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
     unsigned threads = o->threads > 0 ? (unsigned)o->threads : 2;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
                      MHD_ALLOW_SUSPEND_RESUME;
@@ -450,14 +452,20 @@ int tc_server_main(const tc_server_options *o) {
             threads);
     int sig = 0;
     sigwait(&set, &sig);
-    fprintf(stderr, "tailcut serve: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    const int limit_s = o->shutdown_timeout_s > 0 ? o->shutdown_timeout_s : 25;
+    fprintf(stderr, "tailcut serve: %s: draining (at most %d s)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT", limit_s);
     atomic_store(&s->ready, 0);
     MHD_socket lfd = MHD_quiesce_daemon(d);
-    /* Finish in-flight requests (bounded: 30 s), then let the instances empty the queues (requests
-     * still queued run now) and answer what they finished (bounded: 5 s). */
-    wait_idle(s, 3000);
+    /* Finish in-flight requests (four fifths of the limit), then let the instances empty the queues (requests still
+     * queued run now) and answer what they finished (the rest); then close what is left (a stalled upload), so that
+     * the whole shutdown stays inside the limit (Kubernetes kills the pod at its grace period). */
+    const int ticks = limit_s * 100; /* wait_idle's 10 ms ticks */
+    wait_idle(s, ticks * 4 / 5);
     srv_repo_stop(&s->repo);
-    wait_idle(s, 500);
+    wait_idle(s, ticks - ticks * 4 / 5);
+    if (atomic_load(&s->inflight) > 0)
+        fprintf(stderr, "tailcut serve: closing %d connection(s) still open after %d s\n", atomic_load(&s->inflight),
+                limit_s);
     MHD_stop_daemon(d);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
     srv_repo_free(&s->repo);

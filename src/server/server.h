@@ -14,6 +14,8 @@ typedef struct tc_server_options {
     size_t max_buffered_bytes;    /* request bodies held at once across connections (default 4 x max_body_bytes):
                                      a body that would pass it is refused with 503 */
     int connection_timeout_s;     /* idle / slow connections are closed after this (default 30) */
+    int shutdown_timeout_s;       /* after SIGTERM/SIGINT, at most this long draining before what is left is closed
+                                     (default 25: inside Kubernetes' default 30 s grace period) */
 } tc_server_options;
 
 /* Loads the repository, serves until SIGTERM/SIGINT, drains in-flight requests. Returns the exit code. */

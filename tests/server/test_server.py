@@ -73,6 +73,36 @@ def refused(tailcut, tmp, tag, config, expect_words):
     check(f"bad config refused: {tag}", ok, f"rc={r.returncode} stderr={r.stderr!r}")
 
 
+def shutdown_checks(tailcut, tmp):
+    """Issue 27 defect 5: a second SIGTERM during the drain does not kill the server, and a stalled upload does not
+    stretch the shutdown past --shutdown-timeout: the server exits 0 within it and says it closed what was left."""
+    import socket
+    port = free_port()
+    server, log = start_server(tailcut, os.path.join(tmp, "repo"), port, extra=("--shutdown-timeout", "3"))
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        # headers announcing 100000 bytes, then 10 of them, then nothing: a stalled upload
+        sock.sendall(b"POST /v2/models/rn/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100000\r\n\r\n" + b" " * 10)
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        server.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        server.send_signal(signal.SIGTERM)  # a second one, mid-drain
+        try:
+            rc = server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            rc = "still running after 20 s"
+        dt = time.monotonic() - t0
+        check("shutdown: a second SIGTERM mid-drain does not kill the server (exit 0)", rc == 0, f"rc={rc}")
+        check("shutdown: a stalled upload does not stretch it past --shutdown-timeout 3 (+1 s)", dt < 4.0,
+              f"{dt:.1f} s")
+    finally:
+        sock.close()
+        stop_server(server)
+
+
 def body_budget_checks(tailcut, tmp):
     """Issue 27 defect 1: request bodies held at once are capped server-wide (--max-buffered-bytes): a body that would
     pass the budget is drained and answered 503, the budget is given back when a request completes, and a large body
@@ -441,6 +471,7 @@ def main():
             stop_server(s16)
         int64_model_checks(tailcut, tmp)
         body_budget_checks(tailcut, tmp)
+        shutdown_checks(tailcut, tmp)
         refused(tailcut, tmp, "int8 without a cache", '{"max_batch_size": 4, "tailcut": {"precision": "int8"}}',
                 ["config.json", "tailcut.calibration_cache"])
         refused(tailcut, tmp, "cache path outside the folder", '{"max_batch_size": 4, "tailcut": {"precision": "int8", '

@@ -16,6 +16,8 @@ static void usage(FILE *f) {
                "  --engine-threads N      threads per model instance (default: config \"tailcut.engine_threads\",\n"
                "                          else cores / instances)\n"
                "  --http-timeout S        close idle or stalled connections after S seconds (default 30)\n"
+               "  --shutdown-timeout S    on SIGTERM/SIGINT drain for at most S seconds, then close what is left\n"
+               "                          (default 25, inside Kubernetes' 30 s grace period)\n"
                "  --max-body-bytes N      largest request body accepted (default 67108864)\n"
                "  --max-buffered-bytes N  request body bytes held at once across all connections; a body that\n"
                "                          would pass it gets 503 (default 4 x --max-body-bytes)\n");
@@ -60,6 +62,9 @@ int tc_cli_serve(int argc, char **argv) {
         } else if (strcmp(a, "--engine-threads") == 0) {
             if (parse_int(a, v, 0, 1024, &x)) return 2;
             o.engine_threads = (int)x;
+        } else if (strcmp(a, "--shutdown-timeout") == 0) {
+            if (parse_int(a, v, 1, 3600, &x)) return 2;
+            o.shutdown_timeout_s = (int)x;
         } else if (strcmp(a, "--http-timeout") == 0) {
             if (parse_int(a, v, 1, 3600, &x)) return 2;
             o.connection_timeout_s = (int)x;
