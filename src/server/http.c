@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@ typedef struct req_state {
     size_t pad;
     int too_large;
     int over_budget;     /* the server-wide body budget was full: drained, answered 503 */
+    int bad_framing;     /* conflicting Content-Length / Transfer-Encoding headers: drained, 400, connection closed */
     double t0;           /* headers received, CLOCK_MONOTONIC seconds */
     srv_request *req;    /* queued request, owned here */
     atomic_int finished; /* the batcher completed req */
@@ -86,6 +88,51 @@ static enum MHD_Result send_json(struct MHD_Connection *c, int status, char *bod
 
 static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *msg) {
     return send_json(c, status, srv_error_json(msg));
+}
+
+/* Framing headers of a request, counted (MHD_get_connection_values' iterator). */
+typedef struct framing {
+    int n_length, n_encoding;
+    char first_length[32];
+    int lengths_differ;
+} framing;
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    framing *f = cls;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        const char *v = value ? value : "";
+        if (f->n_length++ == 0) snprintf(f->first_length, sizeof f->first_length, "%s", v);
+        else if (strcmp(f->first_length, v) != 0) f->lengths_differ = 1;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->n_encoding++;
+    }
+    return MHD_YES;
+}
+
+/* True when the request's framing is ambiguous: Content-Length given twice with different values, or together with
+ * Transfer-Encoding (RFC 9112 6.3: a proxy in front may frame it the other way, and the rest of the body would run
+ * as a second request: request smuggling). Such a request is refused and its connection closed. */
+static bool framing_conflicts(struct MHD_Connection *c) {
+    framing f;
+    memset(&f, 0, sizeof f);
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+    return f.lengths_differ || (f.n_length > 0 && f.n_encoding > 0) || f.n_encoding > 1;
+}
+
+static enum MHD_Result send_framing_error(struct MHD_Connection *c) {
+    char *body = srv_error_json("conflicting Content-Length / Transfer-Encoding headers");
+    if (!body) return MHD_NO;
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close"); /* nothing after this request is read */
+    enum MHD_Result ret = MHD_queue_response(c, 400, r);
+    MHD_destroy_response(r);
+    return ret;
 }
 
 static enum MHD_Result send_literal(struct MHD_Connection *c, int status, const char *text) {
@@ -328,12 +375,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *con_cls = rs;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > s->max_body) rs->too_large = 1;
+        rs->bad_framing = framing_conflicts(c);
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (rs->too_large || rs->over_budget) return MHD_YES; /* drain and discard; answered 413 / 503 at the end */
+        if (rs->too_large || rs->over_budget || rs->bad_framing)
+            return MHD_YES; /* drain and discard; answered 413 / 503 / 400 at the end */
         if (n > s->max_body - rs->len) {
             rs->too_large = 1;
             free(rs->base);
@@ -363,6 +412,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!atomic_load(&rs->finished)) return MHD_YES;
         return answer_request(c, rs);
     }
+    if (rs->bad_framing) return send_framing_error(c);
     return route(s, c, url, method, rs);
 }
 

@@ -103,6 +103,38 @@ def shutdown_checks(tailcut, tmp):
         stop_server(server)
 
 
+def raw_exchange(port, data, wait=1.0):
+    """Sends raw bytes on one connection; returns every byte the server sent until it closed or went quiet."""
+    import socket
+    sock = socket.create_connection(("127.0.0.1", port), timeout=wait)
+    out = b""
+    try:
+        sock.sendall(data)
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        sock.close()
+    return out
+
+
+def framing_checks(port):
+    """Issue 27 defect 7: conflicting framing headers are refused with one 400 (JSON) and the connection closed, so
+    the bytes after the first body never run as a second request (request smuggling behind a proxy)."""
+    smuggled = b"GET /v2 HTTP/1.1\r\nHost: x\r\n\r\n"
+    for tag, headers in (("two different Content-Length", b"Content-Length: 5\r\nContent-Length: 40\r\n"),
+                         ("Content-Length and Transfer-Encoding", b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n")):
+        body = b"hello" if b"chunked" not in headers else b"5\r\nhello\r\n0\r\n\r\n"
+        out = raw_exchange(port, b"POST /v2/models/rn/infer HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n" + body + smuggled)
+        ok = out.startswith(b"HTTP/1.1 400") and out.count(b"HTTP/1.1 ") == 1 and b'"error"' in out
+        check(f"framing: {tag} -> one 400, nothing smuggled", ok, repr(out[:300]))
+
+
 def body_budget_checks(tailcut, tmp):
     """Issue 27 defect 1: request bodies held at once are capped server-wide (--max-buffered-bytes): a body that would
     pass the budget is drained and answered 503, the budget is given back when a request completes, and a large body
@@ -366,6 +398,7 @@ def main():
         expect("escaping model name -> 404", 404, "/v2/models/..%2F..%2Fetc/infer", infer_req(x))
         expect("GET infer -> 405", 405, inf, None, method="GET")
         expect("unknown path -> 404", 404, "/v3/whatever", None)
+        framing_checks(port)
         big = b" " * (64 * 1024 * 1024 + 1)
         expect("oversized body -> 413", 413, inf, big)
         check("server alive after bad requests", http(port, "/v2/health/live")[0] == 200)
