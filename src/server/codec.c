@@ -308,6 +308,26 @@ static int int_param(const cJSON *obj, const char *key, double lo, double hi, in
 }
 
 /* Counts ',' outside strings: an upper bound on the numbers a JSON text can hold, found without parsing. */
+/* True when a JSON string in text holds the escape \u0000 (a NUL, which would cut a C string: "input\u0000x" would
+ * pass for "input"). Walks the strings, so that an escaped backslash before "u0000" is not taken for one. */
+static bool json_has_nul(const char *text, size_t len) {
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        const char ch = text[i];
+        if (!in_string) {
+            in_string = ch == '"';
+            continue;
+        }
+        if (ch == '"') {
+            in_string = false;
+        } else if (ch == '\\' && i + 1 < len) {
+            if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0) return true;
+            i++; /* the escaped character */
+        }
+    }
+    return false;
+}
+
 static size_t count_separators(const char *s, size_t n) {
     size_t c = 0;
     int in_str = 0;
@@ -430,11 +450,21 @@ int srv_decode_infer(srv_model *m, char *body, size_t len, size_t header_len, sr
         if (xr == 2) return fail(r, 400, "the request has more than %d 'data' arrays", SRV_JSON_MAX_ARRAYS);
         return xr < 0 ? fail(r, 500, "out of memory") : fail(r, 400, "invalid byte 0xFF in a JSON string");
     }
-    cJSON *root = cJSON_ParseWithLength(body, jlen);
+    if (json_has_nul(body, jlen)) {
+        srv_json_arrays_free(&arrays);
+        return fail(r, 400, "a JSON string of the request holds a NUL character (\\u0000): names and ids may not");
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(body, jlen, &end, 0);
     int st = 0;
     if (!root) {
         srv_json_arrays_free(&arrays);
         return fail(r, 400, "malformed JSON in request %s", binary ? "header" : "body");
+    }
+    while (end != NULL && end < body + jlen && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) end++;
+    if (end == NULL || end < body + jlen) {
+        st = fail(r, 400, "request %s has bytes after its JSON value", binary ? "header" : "body");
+        goto done;
     }
     if (!cJSON_IsObject(root)) {
         st = fail(r, 400, "request %s must be a JSON object", binary ? "header" : "body");

@@ -435,6 +435,30 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 }
 
 /* Waits until no request is in flight, at most ticks x 10 ms. */
+static int hex_digit(char ch) {
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+/* URL unescaping (MHD_OPTION_UNESCAPE_CALLBACK): percent-decoding as libmicrohttpd's, except that %00 stays as it
+ * is: a NUL would cut a model name short ("rn%00x" taken for "rn"); kept escaped, it names no model. */
+static size_t unescape_no_nul(void *cls, struct MHD_Connection *c, char *s) {
+    (void)cls, (void)c;
+    char *w = s;
+    for (const char *r = s; *r;) {
+        if (r[0] == '%' && hex_digit(r[1]) >= 0 && hex_digit(r[2]) >= 0) {
+            const int v = hex_digit(r[1]) * 16 + hex_digit(r[2]);
+            if (v != 0) {
+                *w++ = (char)v;
+                r += 3;
+                continue;
+            }
+        }
+        *w++ = *r++;
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
 static void wait_idle(srv_state *s, int ticks) {
     for (int i = 0; i < ticks && atomic_load(&s->inflight) > 0; i++) {
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -490,7 +514,7 @@ int tc_server_main(const tc_server_options *o) {
         flags, (uint16_t)o->http_port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_END);
+        on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_no_nul, NULL, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "tailcut serve: cannot listen on %s:%d\n", host, o->http_port);
         srv_repo_free(&s->repo);

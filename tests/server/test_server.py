@@ -399,6 +399,14 @@ def main():
         expect("GET infer -> 405", 405, inf, None, method="GET")
         expect("unknown path -> 404", 404, "/v3/whatever", None)
         framing_checks(port)
+        # issue 27 defect 8: lenient parsing
+        expect("%00 in the model name -> 404", 404, "/v2/models/rn%00x/infer", infer_req(x))
+        bad_name = json.dumps(infer_req(x)).replace('"name": "input"', '"name": "input\\u0000junk"')
+        expect("NUL inside an input name -> 400", 400, inf, bad_name.encode())
+        expect("bytes after the JSON body -> 400", 400, inf, json.dumps(infer_req(x)).encode() + b" garbage")
+        ok_esc = json.dumps(dict(infer_req(x), id="a\\u0000b"))  # an escaped backslash, then 'u0000': no NUL
+        st, _ = http(port, inf, ok_esc.encode())
+        check("an escaped backslash before u0000 is no NUL (200)", st == 200, f"{st}")
         big = b" " * (64 * 1024 * 1024 + 1)
         expect("oversized body -> 413", 413, inf, big)
         check("server alive after bad requests", http(port, "/v2/health/live")[0] == 200)
@@ -419,7 +427,7 @@ def main():
             fail = vals.get('tc_request_failure_total{model="rn"}', -1)
             cnt = vals.get('tc_request_duration_us_count{model="rn"}', -1)
             inf_b = vals.get('tc_request_duration_us_bucket{model="rn",le="+Inf"}', -1)
-            check("metrics counters", succ == 8 and fail >= 29 and cnt == succ + fail and inf_b == cnt,
+            check("metrics counters", succ == 9 and fail >= 29 and cnt == succ + fail and inf_b == cnt,
                   f"succ={succ} fail={fail} count={cnt} inf={inf_b}")
             check("metrics TYPE lines", "# TYPE tc_request_duration_us histogram" in text
                   and "# TYPE tc_request_success_total counter" in text)
