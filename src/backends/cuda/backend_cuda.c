@@ -19,6 +19,10 @@
 #include "backends/cuda/cuda_exec.h"
 #include "backends/cuda/cuda_target.h"
 
+#ifndef TC_CUDA_MIN_CC
+#define TC_CUDA_MIN_CC 90 /* (CMake defines it from TC_CUDA_ARCHITECTURES) */
+#endif
+
 #define TC_TACTIC(op, name) extern const tc__tactic tc__tactic_##name;
 #include "backends/cuda/tactics.inc"
 #undef TC_TACTIC
@@ -74,9 +78,11 @@ static void read_device(void) {
     }
     cudaRuntimeGetVersion(&g_dev.runtime);
     cudaDriverGetVersion(&g_dev.driver);
-    if (g_dev.prop.major < 8) {
-        snprintf(g_dev.why, sizeof g_dev.why, "CUDA device 0 (%.96s) has compute capability %d.%d; tailcut's CUDA "
-                 "kernels need 8.0 or newer", g_dev.prop.name, g_dev.prop.major, g_dev.prop.minor);
+    if (g_dev.prop.major * 10 + g_dev.prop.minor < TC_CUDA_MIN_CC) {
+        snprintf(g_dev.why, sizeof g_dev.why, "CUDA device 0 (%.96s) has compute capability %d.%d; this build's CUDA "
+                 "kernels are compiled for %d.%d and newer (rebuild with -DTC_CUDA_ARCHITECTURES=\"%d%d;90\")",
+                 g_dev.prop.name, g_dev.prop.major, g_dev.prop.minor, TC_CUDA_MIN_CC / 10, TC_CUDA_MIN_CC % 10,
+                 g_dev.prop.major, g_dev.prop.minor);
         return;
     }
     g_dev.ok = true;
