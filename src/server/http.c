@@ -120,8 +120,10 @@ static bool framing_conflicts(struct MHD_Connection *c) {
     return f.lengths_differ || (f.n_length > 0 && f.n_encoding > 0) || f.n_encoding > 1;
 }
 
-static enum MHD_Result send_framing_error(struct MHD_Connection *c) {
-    char *body = srv_error_json("conflicting Content-Length / Transfer-Encoding headers");
+/* A JSON error with one extra response header (Allow, Connection). */
+static enum MHD_Result send_error_header(struct MHD_Connection *c, int status, const char *msg, const char *name,
+                                         const char *value) {
+    char *body = srv_error_json(msg);
     if (!body) return MHD_NO;
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -129,10 +131,23 @@ static enum MHD_Result send_framing_error(struct MHD_Connection *c) {
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type", "application/json");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close"); /* nothing after this request is read */
-    enum MHD_Result ret = MHD_queue_response(c, 400, r);
+    MHD_add_response_header(r, name, value);
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+static enum MHD_Result send_framing_error(struct MHD_Connection *c) {
+    /* Connection: close: nothing after this request is read */
+    return send_error_header(c, 400, "conflicting Content-Length / Transfer-Encoding headers", MHD_HTTP_HEADER_CONNECTION,
+                             "close");
+}
+
+/* 405 with the Allow header RFC 9110 asks for. */
+static enum MHD_Result send_405(struct MHD_Connection *c, const char *allow) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "method not allowed: use %s", allow);
+    return send_error_header(c, 405, msg, MHD_HTTP_HEADER_ALLOW, allow);
 }
 
 static enum MHD_Result send_literal(struct MHD_Connection *c, int status, const char *text) {
@@ -256,20 +271,20 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
     int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     int is_post = strcmp(method, "POST") == 0;
     if (strcmp(url, "/metrics") == 0) {
-        if (!is_get) return send_error(c, 405, "method not allowed");
+        if (!is_get) return send_405(c, "GET, HEAD");
         return send_body(c, 200, metrics_text(s), "text/plain; version=0.0.4");
     }
     if (strcmp(url, "/v2") == 0 || strcmp(url, "/v2/") == 0) {
-        if (!is_get) return send_error(c, 405, "method not allowed");
+        if (!is_get) return send_405(c, "GET, HEAD");
         return send_literal(c, 200, "{\"name\":\"tailcut\",\"version\":\"0.1.0\",\"extensions\":"
                                     "[\"binary_tensor_data\",\"model_configuration\",\"schedule_policy\"]}");
     }
     if (strcmp(url, "/v2/health/live") == 0) {
-        if (!is_get) return send_error(c, 405, "method not allowed");
+        if (!is_get) return send_405(c, "GET, HEAD");
         return send_literal(c, 200, "{\"live\":true}");
     }
     if (strcmp(url, "/v2/health/ready") == 0) {
-        if (!is_get) return send_error(c, 405, "method not allowed");
+        if (!is_get) return send_405(c, "GET, HEAD");
         return atomic_load(&s->ready) ? send_literal(c, 200, "{\"ready\":true}")
                                       : send_literal(c, 503, "{\"ready\":false}");
     }
@@ -296,21 +311,21 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
         return send_error(c, 404, msg);
     }
     if (rest[0] == '\0') {
-        if (!is_get) return send_error(c, 405, "method not allowed");
+        if (!is_get) return send_405(c, "GET, HEAD");
         return send_json(c, 200, srv_model_metadata_json(m));
     }
     if (strcmp(rest, "/ready") == 0) {
-        if (!is_get) return send_error(c, 405, "method not allowed");
+        if (!is_get) return send_405(c, "GET, HEAD");
         char buf[SRV_NAME_MAX + 48];
         snprintf(buf, sizeof buf, "{\"name\":\"%s\",\"ready\":true}", m->name);
         return send_literal(c, 200, buf);
     }
     if (strcmp(rest, "/config") == 0) {
-        if (!is_get) return send_error(c, 405, "method not allowed");
+        if (!is_get) return send_405(c, "GET, HEAD");
         return send_json(c, 200, srv_model_config_json(m));
     }
     if (strcmp(rest, "/infer") == 0) {
-        if (!is_post) return send_error(c, 405, "method not allowed: use POST");
+        if (!is_post) return send_405(c, "POST");
         return start_infer(s, c, m, rs);
     }
     return send_error(c, 404, "not found");
@@ -376,6 +391,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > s->max_body) rs->too_large = 1;
         rs->bad_framing = framing_conflicts(c);
+        /* A client that waits for 100 Continue before sending a body over the limit gets the 413 at once. */
+        const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+        if (rs->too_large && expect != NULL && strcasecmp(expect, "100-continue") == 0) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "request body larger than the limit of %zu bytes", s->max_body);
+            return send_error_header(c, 413, msg, MHD_HTTP_HEADER_CONNECTION, "close");
+        }
         return MHD_YES;
     }
     if (*upload_data_size > 0) {

@@ -399,6 +399,14 @@ def main():
         expect("GET infer -> 405", 405, inf, None, method="GET")
         expect("unknown path -> 404", 404, "/v3/whatever", None)
         framing_checks(port)
+        # issue 27 defect 9 (part): 405 carries Allow; Expect: 100-continue over the size limit gets 413, not 100
+        out = raw_exchange(port, b"GET /v2/models/rn/infer HTTP/1.1\r\nHost: x\r\n\r\n")
+        check("405 has an Allow header", out.startswith(b"HTTP/1.1 405") and b"\r\nAllow: POST\r\n" in out,
+              repr(out[:300]))
+        out = raw_exchange(port, b"POST /v2/models/rn/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n"
+                           b"Expect: 100-continue\r\n\r\n")
+        check("Expect: 100-continue over the limit -> 413 at once (no 100)",
+              out.startswith(b"HTTP/1.1 413") and b"100 Continue" not in out, repr(out[:300]))
         # issue 27 defect 8: lenient parsing
         expect("%00 in the model name -> 404", 404, "/v2/models/rn%00x/infer", infer_req(x))
         bad_name = json.dumps(infer_req(x)).replace('"name": "input"', '"name": "input\\u0000junk"')
