@@ -41,4 +41,12 @@ refused "needs a value" --shapes
 "$tailcut" build "$work/r.onnx" -o "$work/ok.plan" --tactics-fixed --min-shapes "input:1x3x32x32" \
   --opt-shapes "input:2x3x32x32" --max-shapes "input:4x3x32x32" >/dev/null || fail "valid profile refused"
 "$tailcut" inspect "$work/ok.plan" | grep -q "4x3x32x32" || fail "inspect lacks the profile's max shape"
+# run: an input given twice is refused (the second would silently win), named or not
+"$py" -c "import numpy as np; np.save('$work/x.npy', np.ones((1, 3, 32, 32), np.float32))"
+for args in "--input input=$work/x.npy --input input=$work/x.npy" "--input $work/x.npy --input $work/x.npy"; do
+  # shellcheck disable=SC2086
+  if "$tailcut" run "$work/r.onnx" $args --output-dir "$work/out" 2>"$work/err"; then fail "run accepted: $args"; fi
+  grep -q "given twice" "$work/err" || fail "run $args: stderr lacks 'given twice': $(cat "$work/err")"
+  echo "ok refused: run $args"
+done
 echo "test_cli_options: all passed"

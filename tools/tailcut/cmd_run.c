@@ -68,6 +68,11 @@ static int parse(int argc, char **argv, run_args *r) {
             }
             char *eq = strchr(argv[i], '=');
             if (eq != NULL) *eq = '\0';
+            for (int k = 0; k < r->n_in; k++)
+                if ((eq == NULL && r->names[k] == NULL) || (eq != NULL && r->names[k] && strcmp(r->names[k], argv[i]) == 0)) {
+                    fprintf(stderr, "tailcut run: --input %s given twice\n", eq ? argv[i] : "(unnamed)");
+                    return 2;
+                }
             r->names[r->n_in] = eq ? argv[i] : NULL;
             r->files[r->n_in] = eq ? eq + 1 : argv[i];
             r->n_in++;
