@@ -1,4 +1,5 @@
 /* api_tensor.c - the public tensor file API: .npy and ONNX TensorProto .pb in, .npy out. */
+#include <stdbool.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -22,7 +23,10 @@ tc_status tc_tensor_load(const char *path, tc_tensor *tensor, char *name_out, si
     size_t size;
     tc_status st = tc__read_file(path, TC__MAX_TENSOR_FILE, &data, &size, &err);
     if (st == TC_STATUS_OK) {
-        if (tc__npy_is_npy(data, size))
+        /* by content, and by name: a corrupt .npy is reported as one, not as a bad ONNX TensorProto */
+        const size_t n = strlen(path);
+        const bool npy_name = n >= 4 && strcmp(path + n - 4, ".npy") == 0;
+        if (tc__npy_is_npy(data, size) || npy_name)
             st = tc__npy_parse(data, size, tensor, &err);
         else
             st = tc__onnx_tensor_from_pb(data, size, tensor, name_out, name_size, &err);

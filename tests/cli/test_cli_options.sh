@@ -49,4 +49,9 @@ for args in "--input input=$work/x.npy --input input=$work/x.npy" "--input $work
   grep -q "given twice" "$work/err" || fail "run $args: stderr lacks 'given twice': $(cat "$work/err")"
   echo "ok refused: run $args"
 done
+# run: a corrupt .npy is reported as a bad .npy, not as a bad ONNX TensorProto
+printf 'not numpy at all' > "$work/bad.npy"
+if "$tailcut" run "$work/r.onnx" --input "input=$work/bad.npy" --output-dir "$work/out" 2>"$work/err"; then fail "corrupt .npy accepted"; fi
+grep -q "not a .npy file" "$work/err" || fail "corrupt .npy: $(cat "$work/err")"
+echo "ok refused: a corrupt .npy -> $(head -c 120 "$work/err")"
 echo "test_cli_options: all passed"
