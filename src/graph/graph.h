@@ -114,6 +114,8 @@ tc_status tc__graph_toposort(tc__graph *g, tc__err *err);
  * outputs reachable, known ops (unless allow_unsupported), domains.
  */
 tc_status tc__graph_verify(tc__graph *g, bool allow_unsupported, tc__err *err);
+/* TC_STATUS_UNSUPPORTED naming every node of g whose op this build lacks, grouped by op (verify.c). */
+tc_status tc__graph_fail_unsupported(const tc__graph *g, tc__err *err);
 
 /*
  * Evaluates a node whose inputs are all known, for constant propagation of small

@@ -145,9 +145,7 @@ tc_status tc__graph_infer_shapes(tc__graph *g, bool allow_unsupported, tc__eval_
         tc__vinfo out[16];
         for (int o = 0; o < node->n_out; o++) tc__vinfo_init(&out[o]);
         if (node->schema == NULL) {
-            if (!allow_unsupported)
-                return tc__fail(err, TC_STATUS_UNSUPPORTED, "node '%s': op %s (opset %lld) is not supported", node->name,
-                                node->op_type, (long long)g->opset);
+            if (!allow_unsupported) return tc__graph_fail_unsupported(g, err);
         } else {
             tc__infer_ctx ctx = {.node_name = node->name,
                                  .op_type = node->op_type,
