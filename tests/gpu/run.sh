@@ -31,6 +31,8 @@ grep -E "CUDA tactics|ran against" "$OUT/tactics.log"
 [ -x "$B/tests/test_backend" ] && part backend "$B/tests/test_backend"
 part noalloc "$B/tests/test_engine_noalloc"
 grep -E "OK|SKIP|CUDA" "$OUT/noalloc.log"
+# Gather with indices out of range must fail the run (on a GPU machine the CUDA case must not be skipped).
+part data-errors bash -c '"$0" && ! grep -q "SKIPPED" <("$0" 2>&1)' "$B/tests/test_cuda_data_errors"
 [ -x "$B/tests/test_tuner_device" ] && part tuner "$B/tests/test_tuner_device"
 [ -f "$OUT/tuner.log" ] && grep -E "SKIP|ns, median" "$OUT/tuner.log"
 

@@ -3,7 +3,9 @@
  * target, the tactics of tactics.inc, device memory for activations and weights, pinned host memory for staging,
  * one non-blocking stream per context as the execution handle, and the run of a step list: plain launches on the
  * first run after a change, then the whole list (uploads, kernels, downloads) captured into one CUDA graph and
- * replayed (plain launches for good if capture fails). Completion is awaited by spinning on the stream (the lowest
+ * replayed (plain launches for good if capture fails). Kernels that find bad input data (an index out of range) report
+ * it in a device word (cuda_exec.h) that each run downloads with its outputs: the run then fails naming the step.
+ * Completion is awaited by spinning on the stream (the lowest
  * latency; TAILCUT_CUDA_WAIT=yield|block trades it for CPU time).
  */
 #include <pthread.h>
@@ -48,6 +50,7 @@ typedef struct cuda_priv {
     cudaEvent_t *step_ev;  /* profiling: an event after each step (grown outside run) */
     int n_step_ev;
     wait_mode wait;
+    unsigned int *host_err; /* pinned: the error word as downloaded at the end of each run */
 } cuda_priv;
 
 /* The device's properties, read once. */
@@ -255,6 +258,9 @@ static tc_status cuda_exec_create(int threads, void **out, tc__err *err) {
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaEventCreate(&p->ev[0]);
     if (e == cudaSuccess) e = cudaEventCreate(&p->ev[1]);
+    if (e == cudaSuccess) e = cudaMalloc((void **)&x->err_word, sizeof *x->err_word);
+    if (e == cudaSuccess) e = cudaMemset(x->err_word, 0, sizeof *x->err_word);
+    if (e == cudaSuccess) e = cudaHostAlloc((void **)&p->host_err, sizeof *p->host_err, cudaHostAllocDefault);
     if (e != cudaSuccess) {
         cuda_exec_destroy(x);
         return tc__cuda_fail(e, err, "creating a CUDA stream");
@@ -279,8 +285,10 @@ static void cuda_exec_destroy(void *exec) {
         if (p->ev[1]) cudaEventDestroy(p->ev[1]);
         for (int i = 0; i < p->n_step_ev; i++) cudaEventDestroy(p->step_ev[i]);
         free(p->step_ev);
+        if (p->host_err) cudaFreeHost(p->host_err);
         free(p);
     }
+    if (x->err_word) cudaFree(x->err_word);
     if (x->stream) cudaStreamDestroy(x->stream);
     free(x);
 }
@@ -310,11 +318,12 @@ static cudaError_t await(tc__cuda_exec *x) {
     }
 }
 
-/* Issues every step on the stream; *failed and kc->err on a failure. */
-static tc_status issue(tc__cuda_exec *x, const tc__launch *steps, int n, cudaEvent_t *after, int *failed) {
+/* Issues every step on the stream; *failed and kc->err on a failure (err_code set for each). */
+static tc_status issue_steps(tc__cuda_exec *x, const tc__launch *steps, int n, cudaEvent_t *after, int *failed) {
     for (int k = 0; k < n; k++) {
         const tc__launch *l = &steps[k];
         tc_status st = TC_STATUS_OK;
+        x->err_code = (unsigned int)k + 1;
         if (l->fn == NULL) {
             cudaError_t e = l->copy_bytes ? cudaMemcpyAsync(l->copy_dst, l->copy_src, l->copy_bytes, cudaMemcpyDefault,
                                                             x->stream)
@@ -337,6 +346,35 @@ static tc_status issue(tc__cuda_exec *x, const tc__launch *steps, int n, cudaEve
         }
     }
     return TC_STATUS_OK;
+}
+
+/* Issues every step on the stream, then the download of the error word; *failed and kc->err on a failure. */
+static tc_status issue(tc__cuda_exec *x, const tc__launch *steps, int n, cudaEvent_t *after, int *failed) {
+    tc_status st = issue_steps(x, steps, n, after, failed);
+    x->err_code = 0;
+    if (st) return st;
+    cuda_priv *p = x->priv;
+    cudaError_t e = cudaMemcpyAsync(p->host_err, x->err_word, sizeof *p->host_err, cudaMemcpyDeviceToHost, x->stream);
+    if (e == cudaSuccess) return TC_STATUS_OK;
+    *failed = n - 1;
+    return tc__cuda_fail(e, n > 0 && steps[n - 1].kc ? steps[n - 1].kc->err : NULL, "reading the device's error word");
+}
+
+/* After a run completed: a data error a kernel reported fails it, naming the step (the word is then cleared). */
+static tc_status data_error(tc__cuda_exec *x, const tc__launch *steps, int n, int *failed) {
+    cuda_priv *p = x->priv;
+    const unsigned int w = *p->host_err;
+    if (w == 0) return TC_STATUS_OK;
+    *p->host_err = 0;
+    cudaMemsetAsync(x->err_word, 0, sizeof *x->err_word, x->stream);
+    cudaStreamSynchronize(x->stream);
+    const int k = (int)(w & TC__CUDA_REPORT_STEP_MASK) - 1;
+    *failed = k >= 0 && k < n ? k : n - 1;
+    tc__err *err = steps[*failed].kc ? steps[*failed].kc->err : NULL;
+    if ((w >> 24) == TC__CUDA_BAD_INDEX)
+        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "an index is out of range for the axis it indexes (ONNX "
+                        "allows [-size, size-1]); the outputs are not valid");
+    return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "a kernel found invalid input data (reason %u)", w >> 24);
 }
 
 /* An error of the stream after the work was issued (a kernel fault): it is sticky, nothing more runs on this device
@@ -382,6 +420,8 @@ static tc_status cuda_run(void *exec, const tc__launch *steps, int n, uint64_t *
         if (st) return st;
         cudaError_t e = await(x);
         if (e != cudaSuccess) return device_fault(e, steps, n, failed);
+        st = data_error(x, steps, n, failed);
+        if (st) return st;
         for (int k = 0; k < n; k++) {
             float ms = 0;
             cudaEventElapsedTime(&ms, p->step_ev[k], p->step_ev[k + 1]);
@@ -416,7 +456,7 @@ static tc_status cuda_run(void *exec, const tc__launch *steps, int n, uint64_t *
         cudaError_t e = cudaGraphLaunch(p->graph, x->stream);
         if (e == cudaSuccess) e = await(x);
         if (e != cudaSuccess) return device_fault(e, steps, n, failed);
-        return TC_STATUS_OK;
+        return data_error(x, steps, n, failed);
     }
     tc_status st = issue(x, steps, n, NULL, failed);
     if (st) {
@@ -425,7 +465,7 @@ static tc_status cuda_run(void *exec, const tc__launch *steps, int n, uint64_t *
     }
     cudaError_t e = await(x);
     if (e != cudaSuccess) return device_fault(e, steps, n, failed);
-    return TC_STATUS_OK;
+    return data_error(x, steps, n, failed);
 }
 
 static void cuda_timer_start(void *exec, tc__backend_timer *t) {

@@ -11,7 +11,10 @@
  *     host-side wait; report a launch error with tc__cuda_check (cudaGetLastError after the launch);
  *   - the step's epilogue (ctx->epi: bias, residual, activation) is the tactic's to apply: the engine cannot apply
  *     the reference epilogue to device memory, so a CUDA tactic sets TC__TACTIC_FUSES_EPILOGUE, or its supports()
- *     refuses steps whose epilogue is not none.
+ *     refuses steps whose epilogue is not none;
+ *   - a kernel that finds its input data invalid (Gather's index out of range: the reference fails there) never
+ *     reads or writes out of bounds and reports it through tc__cuda_report_of(ctx, reason): the backend fails the
+ *     run after it, naming the first step that reported (see cuda_report.cuh). A wrong answer is never a success.
  */
 #ifndef TC_BACKENDS_CUDA_CUDA_EXEC_H
 #define TC_BACKENDS_CUDA_CUDA_EXEC_H
@@ -34,9 +37,37 @@ typedef struct tc__cuda_exec {
     int device;
     int sm;         /* compute capability, major * 10 + minor (90: H100/H200) */
     int n_sm;       /* multiprocessors */
+    /* Data errors found on the device: a word of device memory per context, 0 while none. The backend sets
+     * err_code before each step's run() (launch index + 1); 0 outside a run (the tuner's timings): then nothing is
+     * recorded. */
+    unsigned int *err_word;
+    unsigned int err_code;
     /* The backend's own state (graphs, events): see backend_cuda.c. */
     void *priv;
 } tc__cuda_exec;
+
+/* Why a kernel reported bad data (the error word's top byte). */
+typedef enum tc__cuda_reason {
+    TC__CUDA_BAD_INDEX = 1, /* an index outside the axis it indexes */
+} tc__cuda_reason;
+
+/* Where and what a kernel reports (passed to launchers by value): nothing when word is NULL or code is 0. */
+typedef struct tc__cuda_report {
+    unsigned int *word;
+    unsigned int code; /* reason << 24 | (launch index + 1) */
+} tc__cuda_report;
+
+#define TC__CUDA_REPORT_STEP_MASK 0xffffffu
+
+static inline tc__cuda_report tc__cuda_report_of(const tc__kernel_ctx *ctx, tc__cuda_reason reason) {
+    const tc__cuda_exec *x = (const tc__cuda_exec *)ctx->exec;
+    tc__cuda_report r = {0, 0};
+    if (x != NULL && x->err_word != NULL && x->err_code != 0 && x->err_code <= TC__CUDA_REPORT_STEP_MASK) {
+        r.word = x->err_word;
+        r.code = (unsigned int)reason << 24 | x->err_code;
+    }
+    return r;
+}
 
 /* A tensor's shape for a kernel launch (passed by value): dims and row-major strides in elements. */
 typedef struct tc__cuda_shape {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backends/cuda/dn_index.h"
+#include "backends/cuda/cuda_report.cuh"
 #include "backends/cuda/dn_walk.cuh"
 
 namespace {
@@ -14,14 +15,20 @@ constexpr int kThreads = 256;
 /* Gather on W-byte chunks: the rows of `inner` elements are inner_c chunks; fill is the out-of-range chunk. */
 template <typename T, bool IDX64>
 __global__ void gather_kernel(const T *__restrict__ data, const void *__restrict__ indices, T *__restrict__ y,
-                              int64_t outer, int64_t dim, int64_t n_idx, int64_t inner_c, T fill) {
+                              int64_t outer, int64_t dim, int64_t n_idx, int64_t inner_c, T fill,
+                              tc__cuda_report report) {
     const int64_t total = outer * n_idx * inner_c;
     for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < total; o += (int64_t)gridDim.x * blockDim.x) {
         const int64_t ic = o % inner_c, t = o / inner_c, j = t % n_idx, oi = t / n_idx;
         int64_t v = IDX64 ? __ldg((const long long *)indices + j) : (int64_t)__ldg((const int *)indices + j);
         if (v < 0) v += dim;
-        /* An index out of range cannot fail the run from here: its output gets the fill (NaN or 0) instead. */
-        y[o] = v >= 0 && v < dim ? data[(oi * dim + v) * inner_c + ic] : fill;
+        /* An index out of range: the output gets the fill (NaN or 0) and the run fails after this step. */
+        if (v >= 0 && v < dim) {
+            y[o] = data[(oi * dim + v) * inner_c + ic];
+        } else {
+            y[o] = fill;
+            tc_cuda_report(report);
+        }
     }
 }
 
@@ -36,10 +43,10 @@ cudaError_t gather_w(const tc__cuda_gather_args *p, cudaStream_t s) {
     const unsigned grid = tc_dn_grid(p->outer * p->n_idx * inner_c, kThreads);
     if (p->idx64)
         gather_kernel<T, true><<<grid, kThreads, 0, s>>>((const T *)p->data, p->indices, (T *)p->y, p->outer, p->dim,
-                                                         p->n_idx, inner_c, fill);
+                                                         p->n_idx, inner_c, fill, p->report);
     else
         gather_kernel<T, false><<<grid, kThreads, 0, s>>>((const T *)p->data, p->indices, (T *)p->y, p->outer, p->dim,
-                                                          p->n_idx, inner_c, fill);
+                                                          p->n_idx, inner_c, fill, p->report);
     return cudaGetLastError();
 }
 

@@ -19,9 +19,11 @@ typedef struct tc__cuda_gather_args {
     int32_t es;          /* element bytes */
     int64_t outer, dim, n_idx, inner; /* data viewed [outer, dim, inner]; y [outer, n_idx, inner] */
     unsigned char fill[8]; /* the element written for an index out of range (es bytes) */
+    tc__cuda_report report; /* where an index out of range is reported (TC__CUDA_BAD_INDEX) */
 } tc__cuda_gather_args;
 
-/* Gather along the middle dim; an index outside [-dim, dim) writes `fill` (never reads out of bounds). */
+/* Gather along the middle dim; an index outside [-dim, dim) writes `fill` (never reads out of bounds) and is
+ * reported. */
 cudaError_t tc__cuda_dn_gather(const tc__cuda_gather_args *args, cudaStream_t stream);
 
 /* y[o] = x[w.base[0] + offset of o's multi-index through w.st[0]], es-byte elements, w.numel of them. */

@@ -1,9 +1,9 @@
 /*
  * dn_index_tactic.c - tactics cuda_gather, cuda_where, cuda_expand and cuda_slice: data movement by element size
  * (any dtype of 1, 2, 4 or 8 bytes) on the kernels of dn_index.cu.
- *   - cuda_gather: int32 / int64 indices, any axis, negative indices wrap. The reference fails on an index out of
- *     range; a kernel cannot fail the run synchronously, so such an index writes NaN (float dtypes) or 0 (others) to
- *     its output rows and never reads out of bounds.
+ *   - cuda_gather: int32 / int64 indices, any axis, negative indices wrap. An index out of range fails the run as
+ *     the reference does: the kernel never reads out of bounds, writes NaN (float dtypes) or 0 (others) to those
+ *     rows and reports it (cuda_exec.h), and the backend fails the run naming this step.
  *   - cuda_where: bool condition, X and Y of one dtype, all three broadcast (NumPy rules) to the output.
  *   - cuda_expand: the output's shape (set by shape inference, whether or not the shape input is constant) is a
  *     broadcast of the input's; the shape input itself is not read.
@@ -74,6 +74,7 @@ static tc_status gather_run(const tc__kernel_ctx *ctx) {
     p.data = ctx->in[0]->data;
     p.indices = ctx->in[1]->data;
     p.y = ctx->out[0]->data;
+    p.report = tc__cuda_report_of(ctx, TC__CUDA_BAD_INDEX);
     cudaError_t e = tc__cuda_dn_gather(&p, tc__cuda_stream(ctx));
     return e == cudaSuccess ? TC_STATUS_OK : tc__cuda_fail(e, ctx->err, "gather launch");
 }
