@@ -7,11 +7,16 @@ it and compare them here rather than in two separate runs. A kernel change lives
 
 usage: plan_ab.py A.plan B.plan --tailcut-lib build/libtailcut.so [--tailcut-lib-b OLD/libtailcut.so]
                   [--iterations 300] [--warmup 10] [--seed 0] [--shapes NAME:DxD,...]
+                  [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
+
+--env-a / --env-b set environment variables while A's (B's) plan is loaded and its context created, for settings the
+library reads there (TAILCUT_PIN_THREADS=0/1: worker pinning); the same plan may then be given as A and B.
 
 --shapes gives run-time shapes (for a dynamic plan: inside its first profile; bench/dynamic_cost.py uses it to run a
 dynamic plan and a static one at the same shapes).
 """
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -50,15 +55,35 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shapes", help="run-time input shapes NAME:DxD,... (dynamic plans)")
+    ap.add_argument("--env-a", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--env-b", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args(argv)
+    envs = []
+    for items in (args.env_a, args.env_b):
+        kv = {}
+        for item in items:
+            key, eq, value = item.partition("=")
+            if not eq or not key:
+                ap.error(f"--env-a/--env-b take KEY=VALUE, got '{item}'")
+            kv[key] = value
+        envs.append(kv)
     if args.iterations < 1 or args.warmup < 0:
         ap.error("--iterations must be >= 1 and --warmup >= 0")
     lib = compare.load_library(args.tailcut_lib)
     lib_b = compare.load_library(args.tailcut_lib_b) if args.tailcut_lib_b else lib
     plans = [compare.Tailcut(lib), compare.Tailcut(lib_b)]
     try:
-        for tc, path in zip(plans, (args.a, args.b)):
-            tc.load(path)
+        for tc, path, env in zip(plans, (args.a, args.b), envs):
+            saved = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                tc.load(path)
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
         arrays = engine_inputs(lib, plans[0], args.seed, compare.parse_shapes(args.shapes) if args.shapes else None)
         for tc in plans:
             tc.bind(arrays)
@@ -81,9 +106,9 @@ def main(argv=None):
             tc.close()
     q = lambda v, p: sorted(v)[min(len(v) - 1, int(p * len(v)))]
     print(f"{args.iterations} interleaved runs of each after {args.warmup} warm-up runs")
-    print("          P50        P90        min")
+    print("          P50        P90        P99        min")
     for label, v in zip(("A", "B"), ms):
-        print(f"  {label}  {q(v, 0.5):9.3f}  {q(v, 0.9):9.3f}  {min(v):9.3f}")
+        print(f"  {label}  {q(v, 0.5):9.3f}  {q(v, 0.9):9.3f}  {q(v, 0.99):9.3f}  {min(v):9.3f}")
     for name, a in outs[0].items():
         b = outs[1].get(name)
         if b is None or b.shape != a.shape:
@@ -93,7 +118,8 @@ def main(argv=None):
         same = "identical bits" if a.tobytes() == b.tobytes() else f"max |A - B| {diff:.3g}"
         print(f"output '{name}': {same}")
     pairs = statistics.median(b / a for a, b in zip(*ms))
-    print(f"B/A: P50 {q(ms[1], 0.5) / q(ms[0], 0.5):.3f}x  min {min(ms[1]) / min(ms[0]):.3f}x  "
+    print(f"B/A: P50 {q(ms[1], 0.5) / q(ms[0], 0.5):.3f}x  P99 {q(ms[1], 0.99) / q(ms[0], 0.99):.3f}x  "
+          f"min {min(ms[1]) / min(ms[0]):.3f}x  "
           f"median of pair ratios {pairs:.3f}x")
     return 0
 

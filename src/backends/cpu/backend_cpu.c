@@ -16,6 +16,7 @@
 #include "backends/cpu/cpu_target.h"
 #include "backends/cpu/tactics.h"
 #include "backends/ref/ref.h"
+#include "backends/cpu/pool_pin.h"
 #include "core/cpu_budget.h"
 
 static const tc__tactic *const kCpuTactics[] = {
@@ -155,11 +156,13 @@ static tc_status cpu_copy(void *exec, void *dst, tc__mem_kind dst_kind, const vo
     return TC_STATUS_OK;
 }
 
-/* threads <= 0: the process's CPU budget (core/cpu_budget.h: affinity, cgroup quota), not the machine's CPUs. */
+/* threads <= 0: the process's CPU budget (core/cpu_budget.h: affinity, cgroup quota), not the machine's CPUs. The
+ * workers are pinned to the allowed CPUs when the budget comes from the affinity mask (pool_pin.h). */
 static tc_status cpu_exec_create(int threads, void **exec, tc__err *err) {
     if (threads <= 0) threads = tc__cpu_budget_get()->cpus;
     *exec = pthreadpool_create((size_t)threads);
     if (*exec == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "cannot create a thread pool of %d threads", threads);
+    if (threads > 1 && tc__pool_pin_wanted()) tc__pool_pin_workers((pthreadpool_t)*exec);
     return TC_STATUS_OK;
 }
 
