@@ -257,7 +257,8 @@ TC_API void tc_calibrator_destroy(tc_calibrator *calibrator);
     X(FOLD_QDQ, 9, "fold_qdq", "Conv/MatMul/Gemm reading a QuantizeLinear+DequantizeLinear output take its scale and " \
       "zero point (INT8 tactics)")                                                                                     \
     X(LOWP_CHAIN, 10, "lowp_chain", "after tactic choice (one static profile): an INT8 (FP16, BF16) Conv read only "   \
-      "by another of the same precision writes that one's input image in that type")                                 \
+      "by another of the same precision writes that one's input image in that type; on CUDA (any profiles) FP16 " \
+      "values between cuDNN convolutions stay FP16 NHWC")                                                           \
     X(INT8_RESIDUAL_IMAGE, 11, "int8_residual_image", "with lowp_chain: a value several INT8 Convs read, as input or " \
       "fused residual, is written once as their image")                                                                \
     X(FUSE_NAN_GUARD, 12, "fuse_nan_guard", "Softmax -> Where(IsNaN(s), c, s) (transformers' guard of fully masked "   \

@@ -51,6 +51,10 @@ enum {
      * runs nodes in either layout (the engine offers it only when every data input has the
      * output's shape). */
     TC__TACTIC_ANY_LAYOUT = 1u << 2,
+    /* On a device backend: when this tactic supports a step it takes it untimed, ahead of the others. For tactics whose
+     * worth lies in what they enable between steps (images chained from step to step, which timing one step alone
+     * does not see). */
+    TC__TACTIC_CHAIN_FIRST = 1u << 3,
 };
 
 /* Reduced-precision chain families (tc__tactic.chain): a step whose tactic has one writes, for a reader of the same
@@ -64,6 +68,7 @@ enum {
     TC__CHAIN_INT8_S16 = 4, /* 16-bit centred codes (AVX2) */
     TC__CHAIN_INT8_U7 = 5,  /* bytes of 7-bit codes, non-negative inputs (AVX2) */
     TC__CHAIN_INT8_U8 = 6,  /* bytes of codes with their zero point (AVX2 u8w7) */
+    TC__CHAIN_FP16_NHWC = 7, /* FP16 NHWC values without padding (device convolutions: engine/nhwc16_chain.c) */
     TC__CHAIN_COUNT_
 };
 

@@ -63,6 +63,13 @@
  * top, pad left] of that image. */
 #define TC__ATTR_HALF_RES_IMAGE "tc.half_res_image"
 
+/* FP16 NHWC images between device convolutions (src/engine/nhwc16_chain.c): tc.nhwc16_out = 1 on a step that writes
+ * its output as FP16 NHWC (no padding) into the value's buffer, tc.nhwc16_in = 1 on a reader of it as input X,
+ * tc.nhwc16_res = 1 on a reader of it as fused residual. */
+#define TC__ATTR_NHWC16_OUT "tc.nhwc16_out"
+#define TC__ATTR_NHWC16_IN "tc.nhwc16_in"
+#define TC__ATTR_NHWC16_RES "tc.nhwc16_res"
+
 /* FP16 / BF16 (--fp16, --bf16): the precision pass (src/passes/precision_half.c) gives the layers that may
  * run in that type the int attribute tc.fp16 = 1 / tc.bf16 = 1; the fp16 / bf16 tactics
  * (src/backends/cpu/hconv.h) take only such nodes. */

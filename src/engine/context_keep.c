@@ -156,7 +156,8 @@ tc_status tc__ctx_keep_tensor(tc_context *c, int32_t v, tc__tensor *t) {
         return tc__fail(&c->err, TC_STATUS_INVALID_ARGUMENT,
                         "'%s' is a constant of the engine (weights), not a tensor a step computes", val->name);
     if (val->producer >= 0 && (tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_INT8_OUT_IMAGE) ||
-                               tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_HALF_OUT_IMAGE)))
+                               tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_HALF_OUT_IMAGE) ||
+                               tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_NHWC16_OUT)))
         return tc__fail(&c->err, TC_STATUS_INVALID_ARGUMENT,
                         "'%s' holds INT8 codes or 16-bit floats that its producer hands to the next layer, not FP32 "
                         "values (build with "

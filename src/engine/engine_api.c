@@ -343,6 +343,7 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
     info->layout = info->is_reorder                                ? "nchw16c->nchw"
                    : tc__attr_has(&n->attrs, TC__ATTR_INT8_OUT_IMAGE) || tc__attr_has(&n->attrs, TC__ATTR_HALF_OUT_IMAGE)
                        ? tc__lowp_chain_label(&n->attrs, s->tactic)
+                   : tc__attr_has(&n->attrs, TC__ATTR_NHWC16_OUT)   ? "nhwc16"
                    : tc__layout_out_blocked(&n->attrs)               ? "nchw16c"
                                                                       : "";
     info->output_shape[0] = '\0';

@@ -325,6 +325,7 @@ static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options 
                                   sizeof(int64_t) * (size_t)profiles[0].ranges[i].rank) == 0;
         tc__tactic_opts to = {.fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED),
                               .lowp_chain = fixed_shapes && !(o && (o->disabled_passes & TC_PASS_LOWP_CHAIN)),
+                              .nhwc16_chain = !(o && (o->disabled_passes & TC_PASS_LOWP_CHAIN)),
                               .int8_residual_image = !(o && (o->disabled_passes & TC_PASS_INT8_RESIDUAL_IMAGE)),
                               .half_residual_image = !(o && (o->disabled_passes & TC_PASS_HALF_RESIDUAL_IMAGE)),
                               .qdq_elide = !(o && (o->disabled_passes & TC_PASS_QDQ_ELIDE)),

@@ -427,9 +427,9 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             res->n = 1;
             snprintf(res->cand[0].name, sizeof res->cand[0].name, "ref");
             res->cand[0].min_ns = res->cand[0].median_ns = res->cand[0].max_ns = UINT64_MAX;
-        } else if (o->fixed || (device && n == 1)) {
+        } else if (o->fixed || (device && (n == 1 || (cands[0]->flags & TC__TACTIC_CHAIN_FIRST)))) {
             /* untimed: the first supporting tactic runs the step (a device backend's only candidate: nothing to time
-             * it against, the reference kernel being none) */
+             * it against, the reference kernel being none; or one that chains images from step to step) */
             win = cands[0];
             res->n = n + (!blocked && !device);
             for (int c = 0; c < res->n; c++) {
@@ -485,6 +485,10 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         int chained = 0;
         st = tc__lowp_chain(g, steps, &s[0], o->int8_residual_image, o->half_residual_image, &chained, err);
         if (st == TC_STATUS_OK) st = tc__lowp_chain_images(g, steps, &s[0], &chained, err);
+    }
+    if (st == TC_STATUS_OK && o->nhwc16_chain && device) {
+        int chained = 0;
+        st = tc__nhwc16_chain(g, steps, &s[0], &chained, err);
     }
     if (st == TC_STATUS_OK) st = reprove_chained(g, steps, &s[0], pool, device, required_isa, err);
     if (st == TC_STATUS_OK && cache && cache_dirty) st = tc__timing_cache_save(cache, o->cache_path, err);

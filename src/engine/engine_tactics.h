@@ -39,6 +39,7 @@ typedef struct tc__tactic_opts {
     bool fixed;                 /* heuristic choice: the first supported fast tactic, no timing */
     bool lowp_chain;            /* chain consecutive INT8 / FP16 / BF16 convolutions (lowp_chain.c): one static
                                    profile only */
+    bool nhwc16_chain;          /* device FP16 NHWC images between convolutions (nhwc16_chain.c; any profiles) */
     bool int8_residual_image;   /* with lowp_chain: values several INT8 Convs read become one image */
     bool half_residual_image;   /* the same for FP16 and BF16 Convs */
     bool qdq_elide;             /* drop the Q/DQ pairs whose readers are all matching INT8 steps (qdq_elide.c) */
@@ -75,6 +76,11 @@ int tc__elide_qdq(tc__graph *g, tc__step *steps, tc__tune_result *results);
  */
 tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, bool residual_images,
                          bool half_residual_images, int *chained, tc__err *err);
+
+/* FP16 NHWC images between device convolutions (nhwc16_chain.c): values whose producer and readers (as input X or
+ * fused residual) are all TC__CHAIN_FP16_NHWC tactics are kept as FP16 NHWC (tc.nhwc16_out/_in/_res). Any profiles:
+ * the image depends on no shape. *chained receives the number of such values. */
+tc_status tc__nhwc16_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
 
 /* The reduced-precision chain's FP32 producers (lowp_chain.c, backends/cpu/qimage.h): a per-channel Mul of a
  * [N][C][H][W] tensor (EfficientNet's squeeze-and-excitation scale) whose readers are AVX2 INT8 Convs of one family that

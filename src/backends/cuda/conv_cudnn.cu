@@ -36,26 +36,55 @@ __global__ void nchw_to_nhwc_f16(const float *__restrict__ x, int64_t c, int64_t
     }
 }
 
+/* To FP32 NCHW through the tile; an FP16 NHWC residual is added while reading (coalesced there), an FP32 NCHW one
+ * while writing. */
+template <bool RES16>
 __global__ void nhwc_f16_to_nchw_epi(const __half *__restrict__ yh, float *__restrict__ y, int64_t c, int64_t hw,
-                                     const float *__restrict__ bias, const float *__restrict__ residual,
+                                     const float *__restrict__ bias, const void *__restrict__ residual,
                                      tc__cuda_act act) {
     __shared__ float tile[kTile][kTile + 1];
     const int64_t b = blockIdx.z, p0 = (int64_t)blockIdx.x * kTile, c0 = (int64_t)blockIdx.y * kTile;
     const __half *hb = yh + b * hw * c;
+    const __half *rb = RES16 && residual != nullptr ? (const __half *)residual + b * hw * c : nullptr;
     for (int i = threadIdx.y; i < kTile; i += kRows) { /* read rows of pixels, channels along x */
         const int64_t p = p0 + i, ch = c0 + threadIdx.x;
-        if (ch < c && p < hw) tile[threadIdx.x][i] = __half2float(hb[p * c + ch]);
+        if (ch < c && p < hw) {
+            float v = __half2float(hb[p * c + ch]);
+            if (RES16 && rb != nullptr) v += __half2float(rb[p * c + ch]);
+            tile[threadIdx.x][i] = v;
+        }
     }
     __syncthreads();
     const int64_t base = b * c * hw;
+    const float *r32 = RES16 ? nullptr : (const float *)residual;
     for (int i = threadIdx.y; i < kTile; i += kRows) { /* write rows of channels, pixels along x */
         const int64_t ch = c0 + i, p = p0 + threadIdx.x;
         if (ch >= c || p >= hw) continue;
         const int64_t o = base + ch * hw + p;
         float v = tile[i][threadIdx.x];
         if (bias != nullptr) v += bias[ch];
-        if (residual != nullptr) v += residual[o];
+        if (r32 != nullptr) v += r32[o];
         y[o] = tc_cuda_act(v, act);
+    }
+}
+
+/* FP16 NHWC in place (or into another FP16 NHWC buffer), one thread per element. */
+template <bool RES16>
+__global__ void nhwc_f16_epi(const __half *yh, __half *y, int64_t c, int64_t hw, int64_t total,
+                             const float *__restrict__ bias, const void *__restrict__ residual, tc__cuda_act act) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t ch = i % c;
+        float v = __half2float(yh[i]);
+        if (bias != nullptr) v += bias[ch];
+        if (residual != nullptr) {
+            if (RES16) {
+                v += __half2float(((const __half *)residual)[i]);
+            } else {
+                const int64_t t = i / c, p = t % hw, b = t / hw;
+                v += ((const float *)residual)[(b * c + ch) * hw + p];
+            }
+        }
+        y[i] = to_half(tc_cuda_act(v, act));
     }
 }
 
@@ -77,10 +106,27 @@ extern "C" cudaError_t tc__dnn_nchw_to_nhwc_f16(const float *x, int64_t n, int64
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t tc__dnn_nhwc_f16_to_nchw_epi(const tc__dnn_epi *p, cudaStream_t s) {
+extern "C" cudaError_t tc__dnn_epilogue(const tc__dnn_epi *p, cudaStream_t s) {
     if (p->n <= 0 || p->c <= 0 || p->hw <= 0) return cudaSuccess;
+    const __half *yh = (const __half *)p->yh;
+    if (p->out_nhwc16) {
+        const int64_t total = p->n * p->c * p->hw;
+        int64_t blocks = (total + 255) / 256;
+        if (blocks > 65535 * 8) blocks = 65535 * 8;
+        if (p->res_nhwc16)
+            nhwc_f16_epi<true><<<(unsigned)blocks, 256, 0, s>>>(yh, (__half *)p->y, p->c, p->hw, total, p->bias,
+                                                                p->residual, p->act);
+        else
+            nhwc_f16_epi<false><<<(unsigned)blocks, 256, 0, s>>>(yh, (__half *)p->y, p->c, p->hw, total, p->bias,
+                                                                 p->residual, p->act);
+        return cudaGetLastError();
+    }
     if (!grid_ok(p->n, p->c, p->hw)) return cudaErrorInvalidValue;
-    nhwc_f16_to_nchw_epi<<<grid_of(p->n, p->c, p->hw), dim3(kTile, kRows), 0, s>>>(
-        (const __half *)p->yh, p->y, p->c, p->hw, p->bias, p->residual, p->act);
+    if (p->res_nhwc16)
+        nhwc_f16_to_nchw_epi<true><<<grid_of(p->n, p->c, p->hw), dim3(kTile, kRows), 0, s>>>(
+            yh, (float *)p->y, p->c, p->hw, p->bias, p->residual, p->act);
+    else
+        nhwc_f16_to_nchw_epi<false><<<grid_of(p->n, p->c, p->hw), dim3(kTile, kRows), 0, s>>>(
+            yh, (float *)p->y, p->c, p->hw, p->bias, p->residual, p->act);
     return cudaGetLastError();
 }

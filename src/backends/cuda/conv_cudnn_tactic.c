@@ -5,7 +5,11 @@
  *   - cuda_conv_fp16_cudnn (steps marked tc.fp16 by --fp16): X cast to FP16 NHWC in scratch (conv_cudnn.h), the
  *     weight packed at build to FP16 [K][R][S][C/group] (cuDNN's NHWC filter), cuDNN on Tensor Cores with FP32
  *     accumulation writing FP16 NHWC into scratch, then one pass back to FP32 NCHW that adds the bias and the
- *     residual and applies the activation.
+ *     residual and applies the activation. It chains (TC__CHAIN_FP16_NHWC, engine/nhwc16_chain.c): with
+ *     tc.nhwc16_in X is already FP16 NHWC (no cast), with tc.nhwc16_out cuDNN writes Y's buffer as FP16 NHWC and the
+ *     epilogue runs there in place, with tc.nhwc16_res the residual is FP16 NHWC. On the device it is taken untimed
+ *     wherever it supports a step (TC__TACTIC_CHAIN_FIRST): alone, the cast and the transpose make it slower than
+ *     cuda_conv_fp16_lt at batch 1; chained, both go.
  *   - cuda_conv_cudnn: FP32 NCHW as is, cuDNN restricted to FMA math (no TF32: an FP32 plan computes in FP32), then
  *     the bias, residual and activation in one FP32 pass over Y when the step has any (fp16_lt.h's epilogue pass).
  * The algorithm is cuDNN's heuristic choice (cudnnGetConvolutionForwardAlgorithm_v7), the first that succeeds within
@@ -22,6 +26,7 @@
 #include "backends/cuda/fp16_lt.h"
 #include "backends/cuda/lt_gemm.h"
 #include "backends/ref/window.h"
+#include "core/quant_attr.h"
 #include "core/tensor.h"
 
 #define TC__DNN_WORKSPACE ((size_t)64 << 20)
@@ -287,24 +292,37 @@ static tc_status run_prepare(const tc__kernel_ctx *ctx, bool half, dnn_geom *g, 
     return TC_STATUS_OK;
 }
 
+static bool attr_on(const tc__attrs *a, const char *name) { return a != NULL && tc__attr_int(a, name, 0) == 1; }
+
 static tc_status run_f16(const tc__kernel_ctx *ctx) {
     dnn_geom g;
     tc__cuda_epi e;
     unsigned char *sc;
     tc_status st = run_prepare(ctx, true, &g, &e, &sc);
     if (st != TC_STATUS_OK) return st;
+    const bool in16 = attr_on(ctx->attrs, TC__ATTR_NHWC16_IN), out16 = attr_on(ctx->attrs, TC__ATTR_NHWC16_OUT);
+    const bool res16 = attr_on(ctx->attrs, TC__ATTR_NHWC16_RES);
+    if (res16 && e.residual == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "cuda_conv_fp16_cudnn: an FP16 NHWC residual without one");
     const tc__tensor *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
     const int64_t hw = (int64_t)g.h * g.w, ohw = (int64_t)g.oh * g.ow;
     void *ws = sc, *xh = sc + TC__DNN_WORKSPACE, *yh = sc + TC__DNN_WORKSPACE + half_bytes((int64_t)g.n * g.c * hw);
     const cudaStream_t s = tc__cuda_stream(ctx);
-    cudaError_t ce = tc__dnn_nchw_to_nhwc_f16(ctx->in[0]->data, g.n, g.c, hw, xh, s);
-    if (ce != cudaSuccess) return tc__cuda_fail(ce, ctx->err, "FP16 NHWC cast of X");
+    if (in16) {
+        xh = ctx->in[0]->data;
+    } else {
+        const cudaError_t ce = tc__dnn_nchw_to_nhwc_f16(ctx->in[0]->data, g.n, g.c, hw, xh, s);
+        if (ce != cudaSuccess) return tc__cuda_fail(ce, ctx->err, "FP16 NHWC cast of X");
+    }
+    if (out16) yh = ctx->out[0]->data;
     st = convolve(ctx, &g, xh, ctx->in[1]->data, yh, ws);
     if (st != TC_STATUS_OK) return st;
-    const tc__dnn_epi pe = {.yh = yh, .y = ctx->out[0]->data, .n = g.n, .c = g.k, .hw = ohw,
-                            .bias = b != NULL ? b->data : NULL, .residual = e.residual, .act = e.act};
-    ce = tc__dnn_nhwc_f16_to_nchw_epi(&pe, s);
-    return ce == cudaSuccess ? TC_STATUS_OK : tc__cuda_fail(ce, ctx->err, "FP32 NCHW epilogue pass");
+    if (out16 && b == NULL && e.residual == NULL && e.act.act == TC__ACT_NONE) return TC_STATUS_OK;
+    const tc__dnn_epi pe = {.yh = yh, .y = ctx->out[0]->data, .out_nhwc16 = out16, .res_nhwc16 = res16, .n = g.n,
+                            .c = g.k, .hw = ohw, .bias = b != NULL ? b->data : NULL, .residual = e.residual,
+                            .act = e.act};
+    const cudaError_t ce = tc__dnn_epilogue(&pe, s);
+    return ce == cudaSuccess ? TC_STATUS_OK : tc__cuda_fail(ce, ctx->err, "epilogue pass");
 }
 
 static tc_status run_f32(const tc__kernel_ctx *ctx) {
@@ -329,7 +347,8 @@ const tc__tactic tc__tactic_cuda_conv_fp16_cudnn = {
     .name = "cuda_conv_fp16_cudnn",
     .op_type = "Conv",
     .backend = TC__BACKEND_CUDA,
-    .flags = TC__TACTIC_FUSES_EPILOGUE,
+    .flags = TC__TACTIC_FUSES_EPILOGUE | TC__TACTIC_CHAIN_FIRST,
+    .chain = TC__CHAIN_FP16_NHWC,
     .precision = "fp16",
     .supports = supports_f16,
     .packs_input = packs_input,

@@ -1,0 +1,90 @@
+/*
+ * nhwc16_chain.c - FP16 NHWC images between device convolutions (after the tactics are chosen): where every reader of
+ * a step's output takes it as its input X or as its fused residual, and producer and readers are all tactics of the
+ * TC__CHAIN_FP16_NHWC family (the CUDA cuDNN FP16 convolution), the producer writes the value as FP16 NHWC into the
+ * tensor's buffer (half the FP32 bytes: it always fits, so the memory plan does not change) and the readers take it as
+ * is: the FP32 NCHW tensor, the producer's transpose back and each reader's cast disappear. Attributes (core/
+ * quant_attr.h): tc.nhwc16_out on the producer, tc.nhwc16_in on input readers, tc.nhwc16_res on residual readers.
+ * The image has no padding and depends on no shape, so dynamic profiles chain too. A graph output never chains, nor
+ * a value read through a view (Reshape, Flatten: their node is a reader of another family).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/quant_attr.h"
+#include "engine/engine_tactics.h"
+#include "passes/pattern.h"
+
+/* The family of step st: its tactic's chain descriptor (TC__CHAIN_NONE for non-compute steps). */
+static int family(const tc__graph *g, const tc__step *st) {
+    if (st->kind != TC__STEP_COMPUTE) return TC__CHAIN_NONE;
+    const tc__tactic *t = tc__step_tactic(st, g->nodes[st->node].op_type);
+    return t != NULL ? t->chain : TC__CHAIN_NONE;
+}
+
+/* True when the tactic of step st still takes its node with the new attributes. */
+static bool still_supported(const tc__graph *g, const tc__step *st, const tc__shapes *s) {
+    const tc__tactic *t = tc__step_tactic(st, g->nodes[st->node].op_type);
+    tc__desc_store ds;
+    tc__desc_build_packed(g, &g->nodes[st->node], s, &ds);
+    return t != NULL && t->supports(&ds.d);
+}
+
+/* Marks value v of node p when all its readers qualify (see the top); false when they do not. */
+static bool qualifies(const tc__graph *g, const tc__step *steps, const int32_t *step_of, int32_t v, int *n_readers) {
+    *n_readers = 0;
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o] == v) return false;
+    for (int32_t r = 0; r < g->n_nodes; r++) {
+        const tc__node *rn = &g->nodes[r];
+        if (rn->removed) continue;
+        bool uses = false;
+        for (int i = 0; i < rn->n_in; i++)
+            if (rn->in[i] == v) {
+                /* as X (input 0) or as the fused residual, never both, never as anything else */
+                if (!(i == 0 || i == rn->epi.residual_input) || (i != 0 && rn->in[0] == v)) return false;
+                uses = true;
+            }
+        if (!uses) continue;
+        if (step_of[r] < 0 || family(g, &steps[step_of[r]]) != TC__CHAIN_FP16_NHWC) return false;
+        ++*n_readers;
+    }
+    return *n_readers > 0;
+}
+
+tc_status tc__nhwc16_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err) {
+    *chained = 0;
+    int32_t *step_of = malloc(sizeof *step_of * (size_t)(g->n_nodes + 1));
+    if (step_of == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int k = 0; k < g->n_nodes; k++) step_of[k] = -1;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (steps[k].node >= 0 && steps[k].node < g->n_nodes) step_of[steps[k].node] = k;
+    const tc__attr out = {.name = TC__ATTR_NHWC16_OUT, .kind = TC__ATTR_INT, .i = 1};
+    const tc__attr in = {.name = TC__ATTR_NHWC16_IN, .kind = TC__ATTR_INT, .i = 1};
+    const tc__attr res = {.name = TC__ATTR_NHWC16_RES, .kind = TC__ATTR_INT, .i = 1};
+    tc_status st = TC_STATUS_OK;
+    for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
+        const tc__step *ps = &steps[k];
+        if (family(g, ps) != TC__CHAIN_FP16_NHWC || g->nodes[ps->node].n_out < 1) continue;
+        const int32_t p = ps->node, v = g->nodes[p].out[0];
+        int n_readers = 0;
+        if (v < 0 || !qualifies(g, steps, step_of, v, &n_readers)) continue;
+        st = tc__pat_set_attr(g, p, &out, err);
+        for (int32_t r = 0; r < g->n_nodes && st == TC_STATUS_OK; r++) {
+            const tc__node *rn = &g->nodes[r];
+            if (rn->removed) continue;
+            for (int i = 0; i < rn->n_in && st == TC_STATUS_OK; i++)
+                if (rn->in[i] == v) st = tc__pat_set_attr(g, r, i == 0 ? &in : &res, err);
+        }
+        bool ok = st == TC_STATUS_OK && still_supported(g, ps, s);
+        for (int32_t r = 0; r < g->n_nodes && ok; r++)
+            for (int i = 0; i < g->nodes[r].n_in && ok; i++)
+                if (!g->nodes[r].removed && g->nodes[r].in[i] == v) ok = still_supported(g, &steps[step_of[r]], s);
+        if (st == TC_STATUS_OK && !ok)
+            st = tc__fail(err, TC_STATUS_INTERNAL, "FP16 NHWC chain from %s to %d reader(s): a tactic refuses the "
+                          "chained step", g->nodes[p].name, n_readers);
+        if (st == TC_STATUS_OK) ++*chained;
+    }
+    free(step_of);
+    return st;
+}
