@@ -4,7 +4,7 @@
 # evaluated (a Constant, or static shape arithmetic) is replaced by the branch it takes (its nodes reading outer-scope
 # values, another such If nested inside), and both build and run with onnxruntime's answers; Mod on run-time data
 # (integers with fmod 0 and 1, floats, broadcasting) runs with onnxruntime's answers; an If decided at run time and an
-# op without a kernel (even on constants) are still refused, naming them.
+# op without a kernel (even on constants) are still refused, naming them, and so is a branch redefining an outer name.
 #
 # usage: tests/cli/test_fold_first.sh [BUILD_DIR] [PYTHON]
 set -euo pipefail
@@ -96,6 +96,15 @@ g = helper.make_graph([const("u", np.array([8], np.uint8)), const("s", np.array(
                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
 save(g, f"{work}/nokernel.onnx")
+
+# clash.onnx: a constant If whose branch redefines a name of the enclosing graph (ONNX forbids it; not inlined).
+g = helper.make_graph([const("t", np.array(True)), helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                       helper.make_node("If", ["t"], ["y"], name="clash_if", then_branch=br("Relu", "r"),
+                                        else_branch=br("Neg", "ye"))], "clash",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4]),
+                       helper.make_tensor_value_info("r", TensorProto.FLOAT, [4])])
+onnx.save(helper.make_model(g, ir_version=8, opset_imports=[helper.make_opsetid("", 17)]), f"{work}/clash.onnx")
 PY
 
 compare() { # MODEL OUTDIR INPUT=FILE...: the outputs in OUTDIR equal onnxruntime's (floats to 1e-5, ints exactly)
@@ -142,6 +151,8 @@ refused() { # WANT COMMAND...: the command exits non-zero with WANT in its error
 refused "If x1 ('rt_if')" "$tailcut" build "$work/runtime_if.onnx" -o "$work/rt.plan" --tactics-fixed
 refused "an If runs only when its condition is known" \
   "$tailcut" build "$work/runtime_if.onnx" -o "$work/rt.plan" --tactics-fixed
+refused "If 'clash_if': its branch defines 'r', a name the enclosing graph already has" \
+  "$tailcut" build "$work/clash.onnx" -o "$work/cl.plan" --tactics-fixed
 refused "BitShift x1 ('shift')" "$tailcut" build "$work/nokernel.onnx" -o "$work/nk.plan" --tactics-fixed
 
 echo "test_fold_first: all passed"
