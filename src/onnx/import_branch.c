@@ -10,9 +10,14 @@
 #include "onnx/import_internal.h"
 #include "onnx/onnx_import.h"
 
-/* Fails when name (defined inside the branch) already names a value of g: the branch would redefine it. */
-static tc_status check_new(const tc__graph *g, const char *name, const char *if_name, tc__err *err) {
-    if (name[0] == '\0' || tc__graph_find_value(g, name) < 0) return TC_STATUS_OK;
+/* Fails when name (defined inside the branch) already names a value of g other than an output of If node n (the
+ * ONNX checker lets a branch node name its result after the If's output; n < 0: no exception, as for initializers):
+ * the branch would redefine it. */
+static tc_status check_new(const tc__graph *g, int32_t n, const char *name, const char *if_name, tc__err *err) {
+    int32_t v = name[0] == '\0' ? -1 : tc__graph_find_value(g, name);
+    if (v < 0) return TC_STATUS_OK;
+    for (int k = 0; n >= 0 && k < g->nodes[n].n_out; k++)
+        if (g->nodes[n].out[k] == v) return TC_STATUS_OK;
     return tc__fail(err, TC_STATUS_INVALID_GRAPH,
                     "If '%s': its branch defines '%s', a name the enclosing graph already has (ONNX wants names "
                     "unique across subgraphs)", if_name, name);
@@ -29,10 +34,10 @@ static tc_status inline_graph(tc__graph *g, int32_t n, const Onnx__GraphProto *g
                         gp->n_output);
     tc_status st = TC_STATUS_OK;
     for (size_t i = 0; i < gp->n_initializer && st == TC_STATUS_OK; i++)
-        st = check_new(g, tc__onnx_str(gp->initializer[i]->name), if_name, err);
+        st = check_new(g, -1, tc__onnx_str(gp->initializer[i]->name), if_name, err);
     for (size_t i = 0; i < gp->n_node && st == TC_STATUS_OK; i++)
         for (size_t k = 0; k < gp->node[i]->n_output && st == TC_STATUS_OK; k++)
-            st = check_new(g, tc__onnx_str(gp->node[i]->output[k]), if_name, err);
+            st = check_new(g, n, tc__onnx_str(gp->node[i]->output[k]), if_name, err);
     if (st != TC_STATUS_OK) return st;
     /* External data would be relative to the model's folder, which is not known here. */
     tc__onnx_tensor_ctx ctx = {.arena = &g->arena, .adopt = true, .external_ok = false, .base_dir = NULL};
@@ -47,6 +52,7 @@ static tc_status inline_graph(tc__graph *g, int32_t n, const Onnx__GraphProto *g
         char id_name[300];
         snprintf(id_name, sizeof id_name, "%s/output%d", if_name, k);
         if ((st = tc__graph_value_by_name(g, name, &src, err)) != TC_STATUS_OK) break;
+        if (src == y) continue; /* the branch computes the If's output under its name */
         if ((st = tc__graph_add_node(g, id_name, "Identity", "", 1, 1, &id, err)) != TC_STATUS_OK) break;
         g->nodes[id].in[0] = src;
         g->nodes[id].out[0] = y;
