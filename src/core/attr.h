@@ -16,7 +16,7 @@ typedef enum tc__attr_kind {
     TC__ATTR_INT = 2,
     TC__ATTR_STRING = 3,
     TC__ATTR_TENSOR = 4,
-    TC__ATTR_GRAPH = 5,  /* subgraphs are not supported; kept so errors can name them */
+    TC__ATTR_GRAPH = 5,  /* a subgraph: GRAPH keeps the serialized GraphProto in s (n bytes) for If folding; GRAPHS none */
     TC__ATTR_FLOATS = 6,
     TC__ATTR_INTS = 7,
     TC__ATTR_STRINGS = 8,
@@ -27,7 +27,7 @@ typedef struct tc__attr {
     tc__attr_kind kind;
     float f;
     int64_t i;
-    const char *s;           /* STRING: NUL-terminated */
+    const char *s;           /* STRING: NUL-terminated; GRAPH: n bytes, or NULL */
     size_t n;                /* FLOATS/INTS/STRINGS: element count */
     const float *floats;
     const int64_t *ints;

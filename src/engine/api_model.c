@@ -1,4 +1,4 @@
-/* api_model.c - the public tc_model API: import + toposort + verify + shape inference,
+/* api_model.c - the public tc_model API: import + toposort + If folding + verify + shape inference,
  * introspection for `tailcut inspect`, and running with the reference executor. */
 #include <libgen.h>
 #include <stdio.h>
@@ -41,6 +41,8 @@ tc_status tc_model_load_buffer(const void *data, size_t size, const char *base_d
     tc__graph *g = NULL;
     tc_status st = tc__onnx_import(data, size, base_dir, &g, &err);
     if (st == TC_STATUS_OK) st = tc__graph_toposort(g, &err);
+    /* Fold first, then check what remains: an If with a known condition becomes its branch. */
+    if (st == TC_STATUS_OK && tc__model_has_if(g)) st = tc__model_fold_ifs(g, &err);
     if (st == TC_STATUS_OK) st = tc__graph_verify(g, allow, &err);
     if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, allow, tc__ref_eval, &g->opset, &err);
     tc_model *m = NULL;

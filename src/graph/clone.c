@@ -29,7 +29,11 @@ static int dup_attrs(tc__arena *a, const tc__attrs *src, tc__attrs *dst) {
         *d = *s;
         d->name = tc__arena_strdup(a, s->name);
         if (d->name == NULL) return -1;
-        if (s->s != NULL && (d->s = tc__arena_strdup(a, s->s)) == NULL) return -1;
+        if (s->kind == TC__ATTR_GRAPH) { /* a serialized subgraph: s holds n bytes */
+            if (s->s != NULL && (d->s = dup_bytes(a, s->s, s->n, 16)) == NULL) return -1;
+        } else if (s->s != NULL && (d->s = tc__arena_strdup(a, s->s)) == NULL) {
+            return -1;
+        }
         if (s->floats != NULL && (d->floats = dup_bytes(a, s->floats, sizeof(float) * s->n, 8)) == NULL) return -1;
         if (s->ints != NULL && (d->ints = dup_bytes(a, s->ints, sizeof(int64_t) * s->n, 8)) == NULL) return -1;
         if (s->strings != NULL) {

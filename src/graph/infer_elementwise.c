@@ -1,11 +1,11 @@
 /*
  * infer_elementwise.c - shape and type inference for elementwise operators:
  * unary math and activations, Clip, broadcasting arithmetic (Add Sub Mul Div
- * Pow), variadic Min Max Sum Mean, comparisons, logic, IsNaN/IsInf, Where and
+ * Pow Mod), variadic Min Max Sum Mean, comparisons, logic, IsNaN/IsInf, Where and
  * Cast.
  *
  * Besides shapes, small int64 "shape values" (symval) flow through Cast and
- * through Add/Sub/Mul/Div where the result is known or an identity (x*1, x+0),
+ * through Add/Sub/Mul/Div/Mod where the result is known or an identity (x*1, x+0),
  * so that shape arithmetic in exported graphs keeps its symbolic dims.
  */
 #include <string.h>
@@ -46,7 +46,7 @@ static int32_t get_symval(const tc__vinfo *v, tc__dim *out) {
     return -1;
 }
 
-typedef enum symop { SYM_ADD, SYM_SUB, SYM_MUL, SYM_DIV } symop;
+typedef enum symop { SYM_ADD, SYM_SUB, SYM_MUL, SYM_DIV, SYM_MOD, SYM_FMOD } symop;
 
 static tc__dim sym_apply(symop op, tc__dim a, tc__dim b) {
     bool ka = tc__dim_is_known(a), kb = tc__dim_is_known(b);
@@ -72,6 +72,16 @@ static tc__dim sym_apply(symop op, tc__dim a, tc__dim b) {
         if (ka && kb && b.value != 0) return tc__dim_known(a.value / b.value);
         if (kb && b.value == 1) return a;
         if (tc__dim_same(a, b) && !(ka && a.value == 0)) return tc__dim_known(1);
+        break;
+    case SYM_MOD:  /* the sign of the divisor, as Python's % */
+    case SYM_FMOD: /* the sign of the dividend, as C's % */
+        if (tc__dim_is_literal(a) && tc__dim_is_literal(b) && b.value != 0) {
+            r = b.value == -1 ? 0 : a.value % b.value;
+            if (op == SYM_MOD && r != 0 && (r < 0) != (b.value < 0)) r += b.value;
+            return tc__dim_literal(r);
+        }
+        if (tc__dim_is_literal(b) && (b.value == 1 || b.value == -1)) return tc__dim_known(0);
+        if (tc__dim_same(a, b) && !(ka && a.value == 0)) return tc__dim_known(0);
         break;
     }
     return tc__dim_unknown();
@@ -164,6 +174,18 @@ tc_status tc__infer_Add(tc__infer_ctx *ctx) { return infer_arith(ctx, SYM_ADD); 
 tc_status tc__infer_Sub(tc__infer_ctx *ctx) { return infer_arith(ctx, SYM_SUB); }
 tc_status tc__infer_Mul(tc__infer_ctx *ctx) { return infer_arith(ctx, SYM_MUL); }
 tc_status tc__infer_Div(tc__infer_ctx *ctx) { return infer_arith(ctx, SYM_DIV); }
+/* Mod: fmod is 0 (integers: the remainder takes the divisor's sign) or 1 (the dividend's sign, as C's fmod). */
+tc_status tc__infer_Mod(tc__infer_ctx *ctx) {
+    int64_t fmod = tc__attr_int(ctx->attrs, "fmod", 0);
+    if (fmod != 0 && fmod != 1)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "attribute fmod is %lld, expected 0 or 1", (long long)fmod);
+    tc_status st = infer_binary(ctx, true, TC_DTYPE_UNDEFINED);
+    if (st) return st;
+    if (ctx->out[0].dtype == TC_DTYPE_BOOL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "input 0 has data type bool, expected a number");
+    propagate_symval(ctx, fmod ? SYM_FMOD : SYM_MOD);
+    return TC_STATUS_OK;
+}
 /* Pow: the exponent may have another type; the output has the base's. */
 tc_status tc__infer_Pow(tc__infer_ctx *ctx) { return infer_binary(ctx, false, TC_DTYPE_UNDEFINED); }
 

@@ -109,6 +109,14 @@ static tc_status import_one(tc__graph *g, const tc__onnx_tensor_ctx *ctx, const 
         return st;
     }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+        /* Kept serialized (s, n bytes) so that an If whose condition becomes known can be inlined (import_branch.c). */
+        at->kind = TC__ATTR_GRAPH;
+        if (ap->has_g && ap->g.len > 0) {
+            at->s = arena_copy(&g->arena, ap->g.data, ap->g.len, 1);
+            if (at->s == NULL) return oom(err, node, name);
+            at->n = ap->g.len;
+        }
+        return TC_STATUS_OK;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
         at->kind = TC__ATTR_GRAPH;
         return TC_STATUS_OK;

@@ -76,6 +76,13 @@ tc_status tc__onnx_attrs_import(tc__graph *g, const tc__onnx_tensor_ctx *ctx, co
 tc_status tc__onnx_type_import(tc__graph *g, const Onnx__TypeProto *tp, const char *what, tc__vinfo *info,
                                tc__err *err);
 
+/* Adds gp's initializers to g as values holding their tensors (import_model.c). */
+tc_status tc__onnx_import_initializers(tc__graph *g, const tc__onnx_tensor_ctx *ctx, const Onnx__GraphProto *gp,
+                                       tc__err *err);
+/* Appends node np (the index-th of its graph, for messages) to g; names resolve to g's values, added when new. */
+tc_status tc__onnx_import_node(tc__graph *g, const tc__onnx_tensor_ctx *ctx, const Onnx__NodeProto *np, size_t index,
+                               tc__err *err);
+
 /* A protobuf-c string that may be NULL, as a C string. */
 static inline const char *tc__onnx_str(const char *s) { return s != NULL ? s : ""; }
 

@@ -63,8 +63,8 @@ static void fill_init_info(tc__value *v, const tc__tensor *t) {
     }
 }
 
-static tc_status import_initializers(tc__graph *g, const tc__onnx_tensor_ctx *ctx,
-                                     const Onnx__GraphProto *gp, tc__err *err) {
+tc_status tc__onnx_import_initializers(tc__graph *g, const tc__onnx_tensor_ctx *ctx, const Onnx__GraphProto *gp,
+                                       tc__err *err) {
     for (size_t i = 0; i < gp->n_initializer; i++) {
         const Onnx__TensorProto *tp = gp->initializer[i];
         const char *name = tc__onnx_str(tp->name);
@@ -125,8 +125,8 @@ static tc_status io_value(tc__graph *g, const char *s, int32_t *out, tc__err *er
     return tc__graph_value_by_name(g, s, out, err);
 }
 
-static tc_status import_node(tc__graph *g, const tc__onnx_tensor_ctx *ctx,
-                             const Onnx__NodeProto *np, size_t index, tc__err *err) {
+tc_status tc__onnx_import_node(tc__graph *g, const tc__onnx_tensor_ctx *ctx, const Onnx__NodeProto *np, size_t index,
+                               tc__err *err) {
     const char *op_type = tc__onnx_str(np->op_type);
     const char *name = tc__onnx_str(np->name);
     if (op_type[0] == '\0')
@@ -188,10 +188,10 @@ static tc_status import_graph(tc__graph *g, const Onnx__ModelProto *m, const cha
                         gp->n_node, gp->n_initializer);
 
     tc__onnx_tensor_ctx ctx = {.arena = &g->arena, .adopt = true, .external_ok = true, .base_dir = base_dir};
-    st = import_initializers(g, &ctx, gp, err);
+    st = tc__onnx_import_initializers(g, &ctx, gp, err);
     if (st == TC_STATUS_OK) st = import_inputs(g, gp, err);
     for (size_t i = 0; i < gp->n_node && st == TC_STATUS_OK; i++)
-        st = import_node(g, &ctx, gp->node[i], i, err);
+        st = tc__onnx_import_node(g, &ctx, gp->node[i], i, err);
     if (st == TC_STATUS_OK) st = import_outputs(g, gp, err);
     return st;
 }

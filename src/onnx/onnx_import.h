@@ -15,6 +15,9 @@
  * output types). Does not toposort, verify or infer shapes. base_dir (may be NULL = ".") is where external data
  * files are looked up. */
 tc_status tc__onnx_import(const void *data, size_t size, const char *base_dir, tc__graph **out, tc__err *err);
+/* Replaces If node n of g by the nodes of its then_branch (cond true) or else_branch, their outputs reaching the If's
+ * outputs through Identity nodes, and marks n removed; the caller compacts and toposorts (import_branch.c). */
+tc_status tc__onnx_inline_if(tc__graph *g, int32_t n, bool cond, tc__err *err);
 /* Parses a serialized TensorProto (.pb file contents) into a tensor with malloc'd data (free with
  * tc__tensor_free); copies its name (may be empty) into name[name_size] when name != NULL. */
 tc_status tc__onnx_tensor_from_pb(const void *data, size_t size, tc__tensor *out, char *name, size_t name_size, tc__err *err);

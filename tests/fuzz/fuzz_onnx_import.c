@@ -1,12 +1,14 @@
 /*
- * fuzz_onnx_import.c - libFuzzer target for the ONNX importer: the input is imported as a model
- * (then the graph is destroyed) and parsed as a TensorProto .pb. Built with -DTC_FUZZ=ON (clang).
+ * fuzz_onnx_import.c - libFuzzer target for the ONNX importer: the input is imported as a model, each If of
+ * it is inlined once (then branch for even node indices, else branch for odd; errors are fine), the graph is
+ * destroyed, and the input is parsed as a TensorProto .pb. Built with -DTC_FUZZ=ON (clang).
  * External data is looked up in $TC_FUZZ_BASE_DIR (e.g. tests/data/onnx, which holds external.bin),
  * else in a folder that does not exist; the importer refuses paths that leave that folder.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "onnx/onnx_import.h"
 
@@ -29,6 +31,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 (void)last;
             }
         }
+        const int n_nodes = g->n_nodes; /* inlining appends nodes */
+        for (int i = 0; i < n_nodes; i++) {
+            if (strcmp(g->nodes[i].op_type, "If") != 0) continue;
+            tc__err ierr = {0};
+            if (tc__onnx_inline_if(g, i, (i & 1) == 0, &ierr) != TC_STATUS_OK && ierr.msg[0] == '\0') __builtin_trap();
+        }
+        for (int i = 0; i < g->n_nodes; i++)
+            for (int k = 0; k < g->nodes[i].n_in; k++)
+                if (g->nodes[i].in[k] >= g->n_values) __builtin_trap();
         tc__graph_destroy(g);
     } else if (g != NULL || err.msg[0] == '\0') {
         __builtin_trap();

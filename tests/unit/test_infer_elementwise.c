@@ -227,6 +227,27 @@ static void test_symval(void **state) {
     const tc__vinfo *same[2] = {&s, &s};
     INFER_OK(Div, 14, NULL, 0, 2, same, 1, out);
     for (int i = 0; i < 3; i++) assert_dim(out[0].symval[i], 1);
+    /* Mod: [batch, seq, 768] % 12 -> [?, ?, 0]; x % x is 0; -7 % 12 is 5 (fmod 0) or -7 (fmod 1); fmod 2 is refused. */
+    INFER_OK(Mod, 13, NULL, 0, 2, dv, 1, out);
+    assert_int_equal(out[0].symval_len, 3);
+    assert_dim(out[0].symval[0], U);
+    assert_dim(out[0].symval[2], 0);
+    INFER_OK(Mod, 13, NULL, 0, 2, same, 1, out);
+    for (int i = 0; i < 3; i++) assert_dim(out[0].symval[i], 0);
+    tc__tensor minus7 = etu_scalar_i64(TC_DTYPE_INT64, -7);
+    tc__vinfo n7 = vinfo(TC_DTYPE_INT64, 0, NULL);
+    n7.value = &minus7;
+    const tc__vinfo *neg[2] = {&n7, &t};
+    INFER_OK(Mod, 13, NULL, 0, 2, neg, 1, out);
+    assert_int_equal(out[0].symval_len, 1);
+    assert_true(out[0].symval[0].value == 5);
+    tc__attr fm1 = etu_attr_int("fmod", 1), fm2 = etu_attr_int("fmod", 2);
+    INFER_OK(Mod, 13, &fm1, 1, 2, neg, 1, out);
+    assert_true(out[0].symval[0].value == -7);
+    tc__err err = {0};
+    assert_int_equal(infer(tc__infer_Mod, "Mod", 13, &fm2, 1, 2, neg, 1, out, &err), TC_STATUS_INVALID_GRAPH);
+    assert_non_null(strstr(err.msg, "fmod"));
+    tc__tensor_free(&minus7);
     tc__tensor_free(&twelve);
     tc__tensor_free(&mt);
 }

@@ -360,6 +360,43 @@ static void test_binary_int(void **state) {
     }
 }
 
+/* Mod: integers take the divisor's sign (fmod 0, Python's %) or the dividend's (fmod 1, C's %), INT64_MIN % -1 is 0,
+ * zero divisors fail; floats are C's fmod (ONNX test_mod_* cover the dtypes and broadcasting). */
+static void test_mod(void **state) {
+    (void)state;
+    int64_t d[1] = {6};
+    int64_t av[6] = {7, -7, 7, -7, INT64_MIN, 5}, bv[6] = {3, 3, -3, -3, -1, 5};
+    tc__tensor a = etu_from_i64(TC_DTYPE_INT64, 1, d, av), b = etu_from_i64(TC_DTYPE_INT64, 1, d, bv);
+    const tc__tensor *in[2] = {&a, &b};
+    tc__tensor y;
+    etu_run_ok(ETU_OP(Mod), 13, NULL, 0, 2, in, 1, &y);
+    const int64_t want_mod[6] = {1, 2, -2, -1, 0, 0};
+    for (int i = 0; i < 6; i++) assert_int_equal(tc__tensor_get_i64(&y, i), want_mod[i]);
+    tc__tensor_free(&y);
+    tc__attr fm = etu_attr_int("fmod", 1);
+    etu_run_ok(ETU_OP(Mod), 13, &fm, 1, 2, in, 1, &y);
+    const int64_t want_fmod[6] = {1, -1, 1, -1, 0, 0};
+    for (int i = 0; i < 6; i++) assert_int_equal(tc__tensor_get_i64(&y, i), want_fmod[i]);
+    tc__tensor_free(&y);
+    tc__tensor_set_i64(&b, 2, 0);
+    tc__err err = {0};
+    assert_int_equal(etu_run(ETU_OP(Mod), 13, NULL, 0, 2, in, 1, &y, &err), TC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.msg, "Mod by zero"));
+    tc__tensor_free(&a);
+    tc__tensor_free(&b);
+    double fa[3] = {5.5, -5.5, 4.0}, fb[1] = {2.0};
+    int64_t d3[1] = {3}, d1[1] = {1};
+    a = etu_from_f64(TC_DTYPE_FLOAT32, 1, d3, fa);
+    b = etu_from_f64(TC_DTYPE_FLOAT32, 1, d1, fb);
+    etu_run_ok(ETU_OP(Mod), 13, &fm, 1, 2, in, 1, &y);
+    ETU_ASSERT_CLOSE(tc__tensor_get_f64(&y, 0), 1.5, 0, "Mod", 0);
+    ETU_ASSERT_CLOSE(tc__tensor_get_f64(&y, 1), -1.5, 0, "Mod", 1);
+    ETU_ASSERT_CLOSE(tc__tensor_get_f64(&y, 2), 0.0, 0, "Mod", 2);
+    tc__tensor_free(&y);
+    tc__tensor_free(&a);
+    tc__tensor_free(&b);
+}
+
 static void test_pow_mixed_types(void **state) {
     (void)state;
     int64_t d[1] = {3};
@@ -846,6 +883,7 @@ int main(void) {
         cmocka_unit_test(test_binary_float_broadcast),
         cmocka_unit_test(test_binary_int),
         cmocka_unit_test(test_pow_mixed_types),
+        cmocka_unit_test(test_mod),
         cmocka_unit_test(test_binary_errors),
         cmocka_unit_test(test_variadic),
         cmocka_unit_test(test_compare),

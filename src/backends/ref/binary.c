@@ -1,12 +1,15 @@
 /*
  * binary.c - reference kernels for broadcasting arithmetic: Add Sub Mul Div Pow
- * (two inputs) and the variadic Min Max Sum Mean.
+ * Mod (two inputs) and the variadic Min Max Sum Mean.
  *
  * Floats are computed in double and rounded once (float32 Add/Sub/Mul/Div/Pow
  * use float buffers directly: one IEEE operation rounds the same either way).
  * Integers are exact in 64 bits with wrap-around on overflow; integer Div
  * truncates toward zero and fails on division by zero. Pow keeps the base's
- * type; an integer base with a float exponent truncates the result.
+ * type; an integer base with a float exponent truncates the result. Integer Mod
+ * gives the remainder the divisor's sign (fmod=0, Python's %) or the dividend's
+ * (fmod=1, C's %) and fails on zero; float Mod is C's fmod (as the ONNX reference
+ * computes it whatever the attribute says).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,7 +18,7 @@
 #include "backends/ref/numeric.h"
 #include "backends/ref/ref.h"
 
-typedef enum binop { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_POW, OP_MIN, OP_MAX } binop;
+typedef enum binop { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_POW, OP_MIN, OP_MAX, OP_MOD, OP_FMOD } binop;
 
 static double f_apply(binop op, double a, double b) {
     switch (op) {
@@ -26,6 +29,8 @@ static double f_apply(binop op, double a, double b) {
     case OP_POW: return pow(a, b);
     case OP_MIN: return (a != a || b != b) ? a + b : (a < b ? a : b); /* NaN propagates */
     case OP_MAX: return (a != a || b != b) ? a + b : (a > b ? a : b);
+    case OP_MOD:
+    case OP_FMOD: return fmod(a, b);
     }
     return 0.0;
 }
@@ -43,6 +48,10 @@ static uint64_t ipow_wrap(uint64_t base, uint64_t e) {
 
 static tc_status div_by_zero(const tc__kernel_ctx *ctx) {
     return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "integer division by zero");
+}
+
+static tc_status mod_by_zero(const tc__kernel_ctx *ctx) {
+    return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "integer Mod by zero");
 }
 
 static tc_status i_apply(const tc__kernel_ctx *ctx, binop op, int64_t a, int64_t b, int64_t *r) {
@@ -65,6 +74,12 @@ static tc_status i_apply(const tc__kernel_ctx *ctx, binop op, int64_t a, int64_t
         break;
     case OP_MIN: *r = a < b ? a : b; break;
     case OP_MAX: *r = a > b ? a : b; break;
+    case OP_MOD:
+    case OP_FMOD:
+        if (b == 0) return mod_by_zero(ctx);
+        *r = b == -1 ? 0 : a % b; /* INT64_MIN % -1 overflows in C; the remainder is 0 */
+        if (op == OP_MOD && *r != 0 && (*r < 0) != (b < 0)) *r += b;
+        break;
     }
     return TC_STATUS_OK;
 }
@@ -81,6 +96,11 @@ static tc_status u_apply(const tc__kernel_ctx *ctx, binop op, uint64_t a, uint64
     case OP_POW: *r = ipow_wrap(a, b); break;
     case OP_MIN: *r = a < b ? a : b; break;
     case OP_MAX: *r = a > b ? a : b; break;
+    case OP_MOD:
+    case OP_FMOD:
+        if (b == 0) return mod_by_zero(ctx);
+        *r = a % b;
+        break;
     }
     return TC_STATUS_OK;
 }
@@ -190,6 +210,9 @@ tc_status tc__ref_Sub(const tc__kernel_ctx *ctx) { return run_binary(ctx, OP_SUB
 tc_status tc__ref_Mul(const tc__kernel_ctx *ctx) { return run_binary(ctx, OP_MUL); }
 tc_status tc__ref_Div(const tc__kernel_ctx *ctx) { return run_binary(ctx, OP_DIV); }
 tc_status tc__ref_Pow(const tc__kernel_ctx *ctx) { return run_binary(ctx, OP_POW); }
+tc_status tc__ref_Mod(const tc__kernel_ctx *ctx) {
+    return run_binary(ctx, tc__attr_int(ctx->attrs, "fmod", 0) ? OP_FMOD : OP_MOD);
+}
 
 /* ---- variadic ops ------------------------------------------------------------- */
 

@@ -1,0 +1,53 @@
+/* model_fold_if.c - at model load, before the op check: every If whose condition is known once constants are
+ * evaluated (a Constant, or shape arithmetic on static dims) is replaced by the branch it takes, round after round
+ * (a branch may hold another If), so that only what remains is checked. An If decided at run time stays (refused). */
+#include <string.h>
+
+#include "engine/model.h"
+#include "engine/ref_node.h"
+#include "onnx/onnx_import.h"
+
+/* Most rounds of inlining (If nested in a branch, nested ...): a bound against hostile files. */
+#define TC__MAX_IF_ROUNDS 64
+
+static bool is_if(const tc__node *node) {
+    return strcmp(node->op_type, "If") == 0 && (node->domain[0] == '\0' || strcmp(node->domain, "ai.onnx") == 0);
+}
+
+/* The condition of If node `node` when inference knows it: 1 true, 0 false, -1 unknown. */
+static int known_cond(const tc__graph *g, const tc__node *node) {
+    if (node->n_in < 1 || node->in[0] < 0) return -1;
+    const tc__tensor *t = g->values[node->in[0]].info.value;
+    if (t == NULL || tc__tensor_numel(t) != 1) return -1;
+    if (t->dtype == TC_DTYPE_BOOL) return ((const uint8_t *)t->data)[0] != 0;
+    return tc__dtype_is_int(t->dtype) ? tc__tensor_get_i64(t, 0) != 0 : -1;
+}
+
+bool tc__model_has_if(const tc__graph *g) {
+    for (int n = 0; n < g->n_nodes; n++)
+        if (is_if(&g->nodes[n])) return true;
+    return false;
+}
+
+tc_status tc__model_fold_ifs(tc__graph *g, tc__err *err) {
+    for (int round = 0; round < TC__MAX_IF_ROUNDS; round++) {
+        /* Structure first, then values: unsupported nodes are let through here and checked by the caller. */
+        tc_status st = tc__graph_verify(g, true, err);
+        if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, true, tc__ref_eval, &g->opset, err);
+        if (st) return st;
+        int folded = 0;
+        const int n_nodes = g->n_nodes; /* inlining appends nodes after these */
+        for (int n = 0; n < n_nodes && st == TC_STATUS_OK; n++) {
+            if (!is_if(&g->nodes[n])) continue;
+            int c = known_cond(g, &g->nodes[n]);
+            if (c < 0) continue;
+            st = tc__onnx_inline_if(g, n, c == 1, err);
+            folded++;
+        }
+        if (st) return st;
+        if (folded == 0) return TC_STATUS_OK;
+        tc__graph_compact(g);
+        if ((st = tc__graph_toposort(g, err))) return st;
+    }
+    return tc__fail(err, TC_STATUS_UNSUPPORTED, "If nodes nest more than %d deep", TC__MAX_IF_ROUNDS);
+}
