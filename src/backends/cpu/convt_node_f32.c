@@ -5,6 +5,7 @@
  */
 #include "backends/cpu/convt_node_f32.h"
 
+#include <pthreadpool.h>
 #include <string.h>
 
 #include "backends/cpu/gemm_tactics.h"
@@ -141,6 +142,21 @@ static void col2im(const ct_geom *g, const float *col, float *y) {
             }
 }
 
+/* One image's col2im, a task per output channel. */
+typedef struct ct_job {
+    const ct_geom *g;
+    const float *cols, *bias;
+    float *y; /* the image's output */
+} ct_job;
+
+static void col2im_task(void *arg, size_t m) {
+    const ct_job *j = arg;
+    float *ym = j->y + m * j->g->osp;
+    const float b0 = j->bias != NULL ? j->bias[m] : 0.0f;
+    for (size_t o = 0; o < j->g->osp; o++) ym[o] = b0;
+    col2im(j->g, j->cols + m * j->g->ksp * j->g->isp, ym);
+}
+
 tc_status tc__convt_node_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_config *cfg) {
     const tc__tensor *bias = convt_bias(ctx->n_in, ctx->in);
     if (ctx->n_in < 2 || ctx->n_out < 1 || !tc__gemm_is_f32(ctx->in[0]) || !tc__gemm_is_f32(ctx->in[1]) ||
@@ -159,12 +175,12 @@ tc_status tc__convt_node_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_confi
     for (size_t n = 0; n < g.batch && st == TC_STATUS_OK; n++) {
         tc__gemm_f32_problem p = ct_problem(&g, ctx->in[1]->data, x + n * g.cin * g.isp, cols);
         if ((st = tc__gemm_f32_run(&p, cfg, ctx)) != TC_STATUS_OK) break;
-        for (size_t m = 0; m < g.cout; m++) {
-            float *ym = y + (n * g.cout + m) * g.osp;
-            const float b0 = bv != NULL ? bv[m] : 0.0f;
-            for (size_t o = 0; o < g.osp; o++) ym[o] = b0;
-            col2im(&g, cols + m * g.ksp * g.isp, ym);
-        }
+        ct_job job = {&g, cols, bv, y + n * g.cout * g.osp};
+        pthreadpool_t pool = ctx->exec;
+        if (pool != NULL && pthreadpool_get_threads_count(pool) > 1 && g.cout > 1)
+            pthreadpool_parallelize_1d(pool, col2im_task, &job, g.cout, 0);
+        else
+            for (size_t m = 0; m < g.cout; m++) col2im_task(&job, m);
     }
     tc__kernel_free(ctx, cols);
     return st;
