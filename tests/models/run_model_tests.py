@@ -12,6 +12,9 @@ Cases:
     real exporter outputs, decompressed from .xz into the work dir once (cached): resnet50 on its probe
     input against the probe logits, mobilenet_v2 and efficientnet_b0 (batch 1, random input) and
     bert_base (batch 1, sequence 128, random ids and mask) against ONNX Runtime.
+  - package (when the PyPI package that ships the model is installed, as `make deps` does): PP-OCRv4's
+    text detector (DBNet: ConvTranspose, Resize) from rapidocr_onnxruntime, on a 1x3x320x480 input,
+    against ONNX Runtime.
 
 Each case writes its inputs as .npy, runs `tailcut run MODEL --input NAME=FILE ... --output-dir DIR`
 (which writes DIR/<output name>.npy for every graph output) and compares every output with the
@@ -57,9 +60,9 @@ class Case:
     def __init__(self, name, kind, model, batch=1, sequence=None, gen_args=None, probe=False):
         self.name = name
         self.kind = kind  # "generated" or "shared"
-        self.model = model  # generated: file name in work dir; shared: base name of the .xz
+        self.model = model  # generated: file name in work dir; shared: base name of the .xz; package: (pkg, path)
         self.batch = batch
-        self.sequence = sequence
+        self.sequence = sequence  # every symbolic dim after the first: an int, or a list in dim order
         self.gen_args = gen_args
         self.probe = probe
 
@@ -83,8 +86,22 @@ def all_cases(quick):
         Case("shared_mobilenet_v2", "shared", "mobilenet_v2", batch=1),
         Case("shared_efficientnet_b0", "shared", "efficientnet_b0", batch=1),
         Case("shared_bert_base", "shared", "bert_base", batch=1, sequence=128),
+        Case("pkg_ppocr_det", "package", ("rapidocr_onnxruntime", "models/ch_PP-OCRv4_det_infer.onnx"), batch=1,
+             sequence=[320, 480]),
     ]
     return cases
+
+
+def package_model(case):
+    """The path of a model shipped in an installed package, or None (the package is not imported: no deps)."""
+    import importlib.util
+
+    pkg, rel = case.model
+    spec = importlib.util.find_spec(pkg)
+    if spec is None or spec.origin is None:
+        return None
+    path = os.path.join(os.path.dirname(spec.origin), rel)
+    return path if os.path.isfile(path) else None
 
 
 class CaseFailure(Exception):
@@ -145,12 +162,15 @@ def make_inputs(case, model, rng):
         tt = vi.type.tensor_type
         dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
         shape = []
+        seqs = list(case.sequence) if isinstance(case.sequence, (list, tuple)) else None
         for i, d in enumerate(tt.shape.dim):
             if d.HasField("dim_value") and d.dim_value > 0:
                 shape.append(d.dim_value)
             elif i == 0:
                 shape.append(case.batch)
-            elif case.sequence is not None:
+            elif seqs:
+                shape.append(seqs.pop(0))
+            elif case.sequence is not None and seqs is None:
                 shape.append(case.sequence)
             else:
                 raise CaseFailure("input %s: symbolic dim %d (%s) has no value" % (vi.name, i, d.dim_param))
@@ -299,11 +319,17 @@ def run_case(case, args, rows):
         print("SKIP %s: %s not found" % (case.name, args.shared_label), flush=True)
         rows.append((case.name, "-", None, None, None, "SKIP", 0.0, None))
         return "SKIP"
+    if case.kind == "package" and package_model(case) is None:
+        print("SKIP %s: package %s (with %s) is not installed" % (case.name, case.model[0], case.model[1]), flush=True)
+        rows.append((case.name, "-", None, None, None, "SKIP", 0.0, None))
+        return "SKIP"
     try:
         import onnx
 
         if case.kind == "generated":
             model_path = generate(case, args.work)
+        elif case.kind == "package":
+            model_path = package_model(case)
         else:
             model_path = decompress(args.shared, args.work, case.model)
         model = onnx.load(model_path, load_external_data=False)
