@@ -47,6 +47,30 @@ static int index_models(srv_repo *repo, const char *body, size_t len, char **jso
     return *json ? 200 : 500;
 }
 
+/* Triton's load may carry "parameters" with a config or files to use instead of the repository's: not supported, so
+ * refused rather than ignored. Unload's "unload_dependents" (what tritonclient sends) must be a boolean; it has no
+ * effect (no ensembles here). Other parameters are ignored. Returns 0 or 400 with *json set. */
+static int check_parameters(const cJSON *root, int load, char **json) {
+    const cJSON *params = root ? cJSON_GetObjectItemCaseSensitive(root, "parameters") : NULL;
+    if (!params) return 0;
+    if (!cJSON_IsObject(params)) {
+        *json = srv_error_json("field \"parameters\" must be an object");
+        return 400;
+    }
+    for (const cJSON *p = params->child; p; p = p->next) {
+        if (load && p->string && (strcmp(p->string, "config") == 0 || strncmp(p->string, "file:", 5) == 0)) {
+            *json = srv_error_json("load \"parameters\" with a config or files are not supported: change the files "
+                                   "in the model repository, then load");
+            return 400;
+        }
+        if (!load && p->string && strcmp(p->string, "unload_dependents") == 0 && !cJSON_IsBool(p)) {
+            *json = srv_error_json("field \"parameters.unload_dependents\" must be true or false");
+            return 400;
+        }
+    }
+    return 0;
+}
+
 int srv_control(srv_repo *repo, const char *path, const char *body, size_t len, char **json) {
     static const char models[] = "/v2/repository/models/";
     if (strcmp(path, "/v2/repository/index") == 0) return index_models(repo, body, len, json);
@@ -65,18 +89,12 @@ int srv_control(srv_repo *repo, const char *path, const char *body, size_t len, 
     }
     memcpy(nm, name, n);
     nm[n] = '\0';
-    /* Triton's load takes "parameters" (a config or files to use instead of the repository's): not supported. */
     cJSON *root = NULL;
     int st = parse_body(body, len, &root, json);
     if (st) return st;
-    const cJSON *params = root ? cJSON_GetObjectItemCaseSensitive(root, "parameters") : NULL;
-    const int has_params = params && !(cJSON_IsObject(params) && params->child == NULL);
+    st = check_parameters(root, load, json);
     cJSON_Delete(root);
-    if (has_params) {
-        *json = srv_error_json("\"parameters\" (config or file overrides) are not supported: change the files in the "
-                               "model repository, then load");
-        return 400;
-    }
+    if (st) return st;
     char why[SRV_REASON_MAX + 64];
     st = load ? srv_repo_load_model(repo, nm, why, sizeof why) : srv_repo_unload_model(repo, nm, why, sizeof why);
     *json = st ? srv_error_json(why) : strdup("{}");

@@ -240,31 +240,53 @@ static int decode_request(struct MHD_Connection *c, srv_model *m, req_state *rs,
     return srv_decode_infer(m, rs->body ? rs->body : empty, rs->len, header_len, r);
 }
 
+/* True when a request decoded for model a is valid for model b as it is: same inputs (name, dtype, shape range) and
+ * outputs (name, dtype), batch size and priority levels (a reload of the same files). */
+static bool same_signature(const srv_model *a, const srv_model *b) {
+    if (a->n_in != b->n_in || a->n_out != b->n_out || a->cfg.max_batch_size != b->cfg.max_batch_size ||
+        srv_config_levels(&a->cfg) != srv_config_levels(&b->cfg))
+        return false;
+    for (int k = 0; k < a->n_in; k++) {
+        const tc_input_range *x = &a->range[k], *y = &b->range[k];
+        if (strcmp(a->in[k].name, b->in[k].name) != 0 || a->in[k].dtype != b->in[k].dtype || x->rank != y->rank)
+            return false;
+        for (int d = 0; d < x->rank; d++)
+            if (x->min[d] != y->min[d] || x->max[d] != y->max[d]) return false;
+    }
+    for (int k = 0; k < a->n_out; k++)
+        if (strcmp(a->out[k].name, b->out[k].name) != 0 || a->out[k].dtype != b->out[k].dtype) return false;
+    return true;
+}
+
 /* The model stopped taking requests between lookup and submit: it was unloaded (answer 400, not ready) or replaced
- * by a reload (decode again for the new model and queue there), so a reload drops no request. Returns 0 when queued,
- * else an HTTP status with rs->req->error set. The connection is suspended. */
+ * by a reload. The request was decoded in place (the body cannot be decoded again), so it moves to the new model when
+ * that has the same signature (a reload of the same files: no request is dropped); else it gets 503. Returns 0 when
+ * queued, else an HTTP status with rs->req->error set. The connection is suspended. */
 static int resubmit(srv_state *s, srv_model *old, req_state *rs, int st) {
     bool known = false;
     char why[SRV_REASON_MAX];
     srv_model *m = srv_repo_acquire(&s->repo, old->name, &known, why, sizeof why);
-    if (!m || m == old) {
-        if (m == old) srv_model_release(m);
-        else snprintf(rs->req->error, sizeof rs->req->error, "model '%.100s' is not ready: %.380s", old->name, why);
-        return m ? st : 400;
+    srv_request *r = rs->req;
+    if (!m) {
+        snprintf(r->error, sizeof r->error, "model '%.100s' is not ready: %.380s", old->name, why);
+        return 400;
     }
-    srv_request *r = NULL;
-    int st2 = decode_request(rs->conn, m, rs, &r);
-    if (!r) {
+    if (m == old) {
         srv_model_release(m);
-        return st2;
+        return st;
     }
-    /* The request, its reference and the in-flight gauge move to the new model (old and new share the slot's
-     * metrics, so the gauge is unchanged), then it is queued there. */
-    srv_request_free(rs->req);
-    rs->req = r;
+    if (!same_signature(old, m)) {
+        srv_model_release(m);
+        snprintf(r->error, sizeof r->error, "model '%.100s' was reloaded with other inputs or outputs while this "
+                 "request was on its way: send it again", old->name);
+        return 503;
+    }
+    /* The request and its reference move to the new model (old and new share the slot's metrics: the in-flight gauge
+     * stays right). */
+    r->model = m;
     rs->model = m;
     srv_model_release(old);
-    return st2 ? st2 : srv_batcher_submit(m, r);
+    return srv_batcher_submit(m, r);
 }
 
 static enum MHD_Result start_infer(srv_state *s, struct MHD_Connection *c, srv_model *m, req_state *rs) {

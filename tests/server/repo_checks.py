@@ -187,7 +187,8 @@ def repository_checks(check, tailcut, tmp, onnx, plan, x, y):
         for t in threads:
             t.start()
         time.sleep(0.3)
-        st, body = _http(port, "/v2/repository/models/good/unload", b"", method="POST")
+        st, body = _http(port, "/v2/repository/models/good/unload", {"parameters": {"unload_dependents": False}},
+                         method="POST")  # what tritonclient sends
         stop.set()
         for t in threads:
             t.join(60)
