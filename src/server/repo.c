@@ -310,12 +310,18 @@ bool srv_repo_ready(srv_repo *repo, bool strict) {
 }
 
 void srv_repo_write_metrics(srv_repo *repo, FILE *f) {
+    /* Slots live as long as the repository: copy the list, then write without holding mu (lookups go on). */
     pthread_mutex_lock(&repo->mu);
+    const int n = repo->n;
+    srv_slot **slots = malloc((size_t)(n > 0 ? n : 1) * sizeof *slots);
+    if (slots && n > 0) memcpy(slots, repo->slots, (size_t)n * sizeof *slots);
+    pthread_mutex_unlock(&repo->mu);
+    if (!slots) return;
     for (int sec = 0; sec < srv_metrics_sections(); sec++) {
         srv_metrics_header(f, sec);
-        for (int i = 0; i < repo->n; i++) srv_metrics_write(&repo->slots[i]->metrics, repo->slots[i]->name, f, sec);
+        for (int i = 0; i < n; i++) srv_metrics_write(&slots[i]->metrics, slots[i]->name, f, sec);
     }
-    pthread_mutex_unlock(&repo->mu);
+    free(slots);
 }
 
 void srv_repo_stop(srv_repo *repo) {
