@@ -1,8 +1,7 @@
 /* http.c - the HTTP side of `tailcut serve`: libmicrohttpd daemon, KServe v2 routing (health,
  * server/model metadata and config, infer; Triton's repository index / load / unload via control.c; a model
  * that is in the repository but not ready answers 400 with its reason), request body limits, Prometheus /metrics
- * and graceful
- * shutdown on SIGTERM/SIGINT (stop accepting, drain queued and in-flight requests, exit 0).
+ * and graceful shutdown on SIGTERM/SIGINT (stop accepting, drain queued and in-flight requests, exit 0).
  * An infer request is decoded on the HTTP thread, queued to the model's batcher and its connection
  * suspended; the instance that ran it resumes the connection, which then encodes the response. */
 #include <arpa/inet.h>
