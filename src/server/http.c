@@ -336,7 +336,8 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
     if (strcmp(url, "/v2") == 0 || strcmp(url, "/v2/") == 0) {
         if (!is_get) return send_405(c, "GET, HEAD");
         return send_literal(c, 200, "{\"name\":\"tailcut\",\"version\":\"0.1.0\",\"extensions\":"
-                                    "[\"binary_tensor_data\",\"model_configuration\",\"schedule_policy\"]}");
+                                    "[\"binary_tensor_data\",\"model_configuration\",\"model_repository\","
+                                    "\"schedule_policy\"]}");
     }
     if (strcmp(url, "/v2/health/live") == 0) {
         if (!is_get) return send_405(c, "GET, HEAD");

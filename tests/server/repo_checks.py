@@ -137,6 +137,9 @@ def repository_checks(check, tailcut, tmp, onnx, plan, x, y):
         check("strict readiness: /v2/health/ready 503 while a model is UNAVAILABLE",
               _http(port, "/v2/health/ready")[0] == 503)
         check("GET /v2/repository/index -> 405", _http(port, "/v2/repository/index")[0] == 405)
+        st, meta = _http(port, "/v2")
+        check("server metadata lists the model_repository extension",
+              "model_repository" in (meta or {}).get("extensions", []), f"{st} {meta}")
 
         # Model control: fix on disk, then load.
         _model(repo, "bad_config", config=CONFIG)
