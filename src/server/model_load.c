@@ -27,6 +27,11 @@ static int newer_than(const char *a, const char *b) {
     return sa.st_mtim.tv_nsec > sb.st_mtim.tv_nsec;
 }
 
+/* Records "FILE: message", or the library's message alone when it names the file already. */
+static int fail_file(const char *path, const char *msg) {
+    return strstr(msg, path) ? srv_fail("%s", msg) : srv_fail("%s: %s", path, msg);
+}
+
 /* Checks config entries against the model's io; the model's rank includes the batch dim when mbs > 0. */
 static int check_io(const srv_cfg_io *c, int nc, const tc_io_info *io, int nio, int mbs, const char *key, const char *path) {
     for (int i = 0; i < nc; i++) {
@@ -110,7 +115,7 @@ static int build_onnx(const char *onnx, const char *plan, const char *calib, con
                       int threads, tc_engine **engine) {
     tc_error err;
     tc_model *model = NULL;
-    if (tc_model_load(onnx, NULL, &model, &err) != TC_STATUS_OK) return srv_fail("%s: %s", onnx, err.message);
+    if (tc_model_load(onnx, NULL, &model, &err) != TC_STATUS_OK) return fail_file(onnx, err.message);
     int rc = 1;
     int n = tc_model_num_inputs(model), no = tc_model_num_outputs(model);
     tc_io_info *in = calloc(SRV_MAX_IO, sizeof *in), *out = calloc(SRV_MAX_IO, sizeof *out);
@@ -137,7 +142,7 @@ static int build_onnx(const char *onnx, const char *plan, const char *calib, con
                           .calib_cache = c->int8 ? calib : NULL,
                           .backend = c->instance_kind == SRV_KIND_GPU ? "cuda" : NULL};
     if (tc_engine_build(model, &o, engine, &err) != TC_STATUS_OK) {
-        srv_fail("%s: %s", onnx, err.message);
+        fail_file(onnx, err.message);
         goto done;
     }
     cache_plan(*engine, plan);
@@ -262,7 +267,7 @@ static int open_engine(srv_model *m, const char *dir, const char *name, const ch
             fprintf(stderr, "tailcut serve: model '%s': %s is older than model.onnx beside it: rebuilding\n", name, plan);
         } else if (tc_engine_load(plan, &m->engine, &err) != TC_STATUS_OK) {
             m->engine = NULL;
-            if (!have_onnx) return srv_fail("%s: %s", plan, err.message);
+            if (!have_onnx) return fail_file(plan, err.message);
             fprintf(stderr, "tailcut serve: model '%s': cannot use the cached %s (%s): rebuilding it from model.onnx\n",
                     name, plan, err.message);
         } else if (adopt_engine(m, plan, cfg_path)) {
