@@ -63,6 +63,9 @@ def start_server(tailcut, repo, port, extra=(), wait="/v2/health/ready"):
         except OSError:
             pass
         time.sleep(0.1)
+    if p.poll() is None:  # still starting (or hung): do not leave it running
+        p.kill()
+        p.wait()
     log.seek(0)
     raise RuntimeError("server did not become ready:\n" + log.read().decode(errors="replace"))
 
