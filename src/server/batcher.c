@@ -50,7 +50,7 @@ static void unlink_request(srv_model *m, srv_request *r) {
     if (m->qtail[lv] == r) m->qtail[lv] = prev;
     r->next = NULL;
     m->qlen--;
-    atomic_fetch_sub(&m->metrics.queue_depth, 1);
+    atomic_fetch_sub(&m->metrics->queue_depth, 1);
 }
 
 /* Moves the timed-out requests from the queue to *expired; returns the earliest remaining deadline (0 = none). */
@@ -206,7 +206,7 @@ static void run_batch(srv_instance *inst, srv_request **reqs, int n) {
         }
     }
     double t1 = now_s();
-    srv_metrics_batch(&m->metrics, total);
+    srv_metrics_batch(m->metrics, total);
     for (int i = 0; i < n; i++) {
         reqs[i]->queue_us = (t0 - reqs[i]->t_enqueue) * 1e6;
         reqs[i]->compute_us = (t1 - t0) * 1e6;
@@ -242,9 +242,9 @@ static void *instance_main(void *arg) {
                 srv_request *r = expired;
                 expired = r->next;
                 r->next = NULL;
-                pthread_mutex_lock(&m->metrics.mu);
-                m->metrics.timed_out++;
-                pthread_mutex_unlock(&m->metrics.mu);
+                pthread_mutex_lock(&m->metrics->mu);
+                m->metrics->timed_out++;
+                pthread_mutex_unlock(&m->metrics->mu);
                 char msg[SRV_NAME_MAX + 96];
                 snprintf(msg, sizeof msg, "request timed out after %.0f us in the queue of model '%s'",
                          (now - r->t_enqueue) * 1e6, m->name);
@@ -284,20 +284,25 @@ int srv_batcher_init(srv_model *m) {
         pthread_cond_destroy(&m->qcv);
         return 1;
     }
+    if (pthread_mutex_init(&m->jmu, NULL)) {
+        pthread_mutex_destroy(&m->qmu);
+        pthread_cond_destroy(&m->qcv);
+        return 1;
+    }
     return 0;
 }
 
 void srv_batcher_destroy(srv_model *m) {
     pthread_cond_destroy(&m->qcv);
     pthread_mutex_destroy(&m->qmu);
+    pthread_mutex_destroy(&m->jmu);
 }
 
 int srv_batcher_start(srv_model *m) {
     for (int i = 0; i < m->n_inst; i++) {
         srv_instance *inst = &m->inst[i];
         if (pthread_create(&inst->thread, NULL, instance_main, inst) != 0) {
-            fprintf(stderr, "tailcut serve: model '%s': cannot start instance thread %d\n", m->name, i);
-            return 1;
+            return srv_fail("model '%s': cannot start instance thread %d", m->name, i);
         }
         inst->started = 1;
     }
@@ -308,14 +313,14 @@ int srv_batcher_submit(srv_model *m, srv_request *r) {
     pthread_mutex_lock(&m->qmu);
     if (m->stopping) {
         pthread_mutex_unlock(&m->qmu);
-        snprintf(r->error, sizeof r->error, "the server is shutting down");
+        snprintf(r->error, sizeof r->error, "model '%s' is unloading or the server is shutting down", m->name);
         return 503;
     }
     if (m->cfg.max_queue_size > 0 && m->qlen >= m->cfg.max_queue_size) {
         pthread_mutex_unlock(&m->qmu);
-        pthread_mutex_lock(&m->metrics.mu);
-        m->metrics.rejected_queue_full++;
-        pthread_mutex_unlock(&m->metrics.mu);
+        pthread_mutex_lock(&m->metrics->mu);
+        m->metrics->rejected_queue_full++;
+        pthread_mutex_unlock(&m->metrics->mu);
         snprintf(r->error, sizeof r->error, "the queue of model '%s' is full (%lld requests)", m->name,
                  (long long)m->cfg.max_queue_size);
         return 503;
@@ -329,10 +334,17 @@ int srv_batcher_submit(srv_model *m, srv_request *r) {
     else m->qhead[lv] = r;
     m->qtail[lv] = r;
     m->qlen++;
-    atomic_fetch_add(&m->metrics.queue_depth, 1);
+    atomic_fetch_add(&m->metrics->queue_depth, 1);
     pthread_cond_broadcast(&m->qcv);
     pthread_mutex_unlock(&m->qmu);
     return 0;
+}
+
+bool srv_batcher_stopped(srv_model *m) {
+    pthread_mutex_lock(&m->qmu);
+    const bool stopped = m->stopping != 0;
+    pthread_mutex_unlock(&m->qmu);
+    return stopped;
 }
 
 void srv_batcher_stop(srv_model *m) {
@@ -340,8 +352,11 @@ void srv_batcher_stop(srv_model *m) {
     m->stopping = 1;
     pthread_cond_broadcast(&m->qcv);
     pthread_mutex_unlock(&m->qmu);
+    /* Joins under jmu: an unload and the shutdown may stop the same model at once. */
+    pthread_mutex_lock(&m->jmu);
     for (int i = 0; i < m->n_inst; i++) {
         if (m->inst[i].started) pthread_join(m->inst[i].thread, NULL);
         m->inst[i].started = 0;
     }
+    pthread_mutex_unlock(&m->jmu);
 }

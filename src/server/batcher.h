@@ -16,7 +16,9 @@ int srv_batcher_start(srv_model *m);
 /* Queues r. Returns 0, or an HTTP status (503 queue full / shutting down) with r->error set; then
  * r->done is not called. */
 int srv_batcher_submit(srv_model *m, srv_request *r);
-/* Lets the instances finish every queued request, then joins them. */
+/* True once srv_batcher_stop began: the model takes no new requests (it is being unloaded or replaced). */
+bool srv_batcher_stopped(srv_model *m);
+/* Lets the instances finish every queued request, then joins them (again: nothing more). */
 void srv_batcher_stop(srv_model *m);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reason.h"
 #include "repo.h"
 
 static char *read_small_file(const char *path, size_t *len) {
@@ -70,7 +71,7 @@ static int opt_int(const cJSON *obj, const char *key, int64_t lo, int64_t hi, in
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v) return 0;
     if (json_int(v, lo, hi, out)) {
-        fprintf(stderr, "tailcut serve: %s: field \"%s%s\" must be an integer in [%lld, %lld]\n", path, prefix, key,
+        srv_fail( "%s: field \"%s%s\" must be an integer in [%lld, %lld]", path, prefix, key,
                 (long long)lo, (long long)hi);
         return 1;
     }
@@ -82,14 +83,14 @@ static int parse_io_array(const cJSON *root, const char *key, srv_cfg_io *ios, i
     *n = 0;
     if (!arr) return 0;
     if (!cJSON_IsArray(arr)) {
-        fprintf(stderr, "tailcut serve: %s: field \"%s\" must be an array\n", path, key);
+        srv_fail( "%s: field \"%s\" must be an array", path, key);
         return 1;
     }
     int i = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, arr) {
         if (i >= SRV_MAX_IO) {
-            fprintf(stderr, "tailcut serve: %s: field \"%s\" has more than %d entries\n", path, key, SRV_MAX_IO);
+            srv_fail( "%s: field \"%s\" has more than %d entries", path, key, SRV_MAX_IO);
             return 1;
         }
         srv_cfg_io *c = &ios[i];
@@ -97,7 +98,7 @@ static int parse_io_array(const cJSON *root, const char *key, srv_cfg_io *ios, i
         c->rank = -1;
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
         if (!cJSON_IsObject(e) || !cJSON_IsString(nm) || strlen(nm->valuestring) >= SRV_NAME_MAX) {
-            fprintf(stderr, "tailcut serve: %s: field \"%s[%d].name\" missing or not a string\n", path, key, i);
+            srv_fail( "%s: field \"%s[%d].name\" missing or not a string", path, key, i);
             return 1;
         }
         snprintf(c->name, sizeof c->name, "%s", nm->valuestring);
@@ -105,8 +106,8 @@ static int parse_io_array(const cJSON *root, const char *key, srv_cfg_io *ios, i
         if (dt) {
             c->dt = cJSON_IsString(dt) ? srv_dtype_parse(dt->valuestring, 1) : TC_DTYPE_UNDEFINED;
             if (c->dt == TC_DTYPE_UNDEFINED) {
-                fprintf(stderr,
-                        "tailcut serve: %s: field \"%s[%d].data_type\" is not a known type (e.g. \"TYPE_FP32\")\n",
+                srv_fail(
+                        "%s: field \"%s[%d].data_type\" is not a known type (e.g. \"TYPE_FP32\")",
                         path, key, i);
                 return 1;
             }
@@ -126,8 +127,8 @@ static int parse_io_array(const cJSON *root, const char *key, srv_cfg_io *ios, i
         i++;
         continue;
     bad_dims:
-        fprintf(stderr,
-                "tailcut serve: %s: field \"%s[%d].dims\" must be an array of at most %d integers (>= 1 or -1)\n",
+        srv_fail(
+                "%s: field \"%s[%d].dims\" must be an array of at most %d integers (>= 1 or -1)",
                 path, key, i, TC_MAX_RANK);
         return 1;
     }
@@ -139,11 +140,11 @@ static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(co
 
 static int parse_dynamic_batching(const cJSON *db, srv_config *c, const char *path) {
     if (!cJSON_IsObject(db)) {
-        fprintf(stderr, "tailcut serve: %s: field \"dynamic_batching\" must be an object\n", path);
+        srv_fail( "%s: field \"dynamic_batching\" must be an object", path);
         return 1;
     }
     if (c->max_batch_size < 1) {
-        fprintf(stderr, "tailcut serve: %s: field \"dynamic_batching\" needs \"max_batch_size\" >= 1\n", path);
+        srv_fail( "%s: field \"dynamic_batching\" needs \"max_batch_size\" >= 1", path);
         return 1;
     }
     c->dynamic_batching = 1;
@@ -163,7 +164,7 @@ static int parse_dynamic_batching(const cJSON *db, srv_config *c, const char *pa
     /* Triton keeps the queue bound and timeout in default_queue_policy; accept them there too. */
     const cJSON *policies[2] = {db, cJSON_GetObjectItemCaseSensitive(db, "default_queue_policy")};
     if (policies[1] && !cJSON_IsObject(policies[1])) {
-        fprintf(stderr, "tailcut serve: %s: field \"dynamic_batching.default_queue_policy\" must be an object\n", path);
+        srv_fail( "%s: field \"dynamic_batching.default_queue_policy\" must be an object", path);
         return 1;
     }
     for (int k = 0; k < 2; k++) {
@@ -183,9 +184,9 @@ static int parse_dynamic_batching(const cJSON *db, srv_config *c, const char *pa
     c->default_priority_level = v > 0 ? (int)v : (c->priority_levels > 0 ? c->priority_levels : 1);
     return 0;
 bad_pref:
-    fprintf(stderr,
-            "tailcut serve: %s: field \"dynamic_batching.preferred_batch_size\" must be an array of at most %d "
-            "integers in [1, max_batch_size]\n",
+    srv_fail(
+            "%s: field \"dynamic_batching.preferred_batch_size\" must be an array of at most %d "
+            "integers in [1, max_batch_size]",
             path, SRV_MAX_PREFERRED);
     return 1;
 }
@@ -198,26 +199,26 @@ static int parse_group_kind(const cJSON *e, srv_config *c, const char *path, con
     if (kind && cJSON_IsString(kind) && strcmp(kind->valuestring, "KIND_CPU") == 0) k = SRV_KIND_CPU;
     else if (kind && cJSON_IsString(kind) && strcmp(kind->valuestring, "KIND_GPU") == 0) k = SRV_KIND_GPU;
     else if (kind && !(cJSON_IsString(kind) && strcmp(kind->valuestring, "KIND_AUTO") == 0)) {
-        fprintf(stderr, "tailcut serve: %s: field \"%skind\": KIND_CPU, KIND_GPU or KIND_AUTO\n", path, prefix);
+        srv_fail( "%s: field \"%skind\": KIND_CPU, KIND_GPU or KIND_AUTO", path, prefix);
         return 1;
     }
     const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(e, "gpus"), *g;
     if (gpus) {
         if (!cJSON_IsArray(gpus) || k != SRV_KIND_GPU) {
-            fprintf(stderr, "tailcut serve: %s: field \"%sgpus\" must be an array, with \"kind\": \"KIND_GPU\"\n",
+            srv_fail( "%s: field \"%sgpus\" must be an array, with \"kind\": \"KIND_GPU\"",
                     path, prefix);
             return 1;
         }
         cJSON_ArrayForEach(g, gpus) {
             if (!cJSON_IsNumber(g) || g->valuedouble != 0.0) {
-                fprintf(stderr, "tailcut serve: %s: field \"%sgpus\": this server runs on GPU 0 of the process only "
-                        "(choose the device with CUDA_VISIBLE_DEVICES)\n", path, prefix);
+                srv_fail( "%s: field \"%sgpus\": this server runs on GPU 0 of the process only "
+                        "(choose the device with CUDA_VISIBLE_DEVICES)", path, prefix);
                 return 1;
             }
         }
     }
     if (idx > 0 && k != c->instance_kind) {
-        fprintf(stderr, "tailcut serve: %s: field \"%skind\": every instance group of a model must have the same kind\n",
+        srv_fail( "%s: field \"%skind\": every instance group of a model must have the same kind",
                 path, prefix);
         return 1;
     }
@@ -237,7 +238,7 @@ static int parse_instance_group(const cJSON *ig, srv_config *c, const char *path
         return 0;
     }
     if (!cJSON_IsArray(ig)) {
-        fprintf(stderr, "tailcut serve: %s: field \"instance_group\" must be an array of {\"count\": N}\n", path);
+        srv_fail( "%s: field \"instance_group\" must be an array of {\"count\": N}", path);
         return 1;
     }
     cJSON_ArrayForEach(e, ig) {
@@ -245,7 +246,7 @@ static int parse_instance_group(const cJSON *ig, srv_config *c, const char *path
         snprintf(prefix, sizeof prefix, "instance_group[%d].", idx);
         int64_t v = 1;
         if (!cJSON_IsObject(e)) {
-            fprintf(stderr, "tailcut serve: %s: field \"instance_group[%d]\" must be an object\n", path, idx);
+            srv_fail( "%s: field \"instance_group[%d]\" must be an object", path, idx);
             return 1;
         }
         if (opt_int(e, "count", 1, SRV_MAX_INSTANCES, &v, path, prefix)) return 1;
@@ -254,7 +255,7 @@ static int parse_instance_group(const cJSON *ig, srv_config *c, const char *path
         idx++;
     }
     if (total > SRV_MAX_INSTANCES) {
-        fprintf(stderr, "tailcut serve: %s: field \"instance_group\": more than %d instances in all\n", path,
+        srv_fail( "%s: field \"instance_group\": more than %d instances in all", path,
                 SRV_MAX_INSTANCES);
         return 1;
     }
@@ -264,7 +265,7 @@ static int parse_instance_group(const cJSON *ig, srv_config *c, const char *path
 
 static int parse_tailcut_block(const cJSON *t, srv_config *c, const char *path) {
     if (!cJSON_IsObject(t)) {
-        fprintf(stderr, "tailcut serve: %s: field \"tailcut\" must be an object\n", path);
+        srv_fail( "%s: field \"tailcut\" must be an object", path);
         return 1;
     }
     int64_t v = 0;
@@ -274,9 +275,9 @@ static int parse_tailcut_block(const cJSON *t, srv_config *c, const char *path) 
     if (prec && !(cJSON_IsString(prec) &&
                   (strcmp(prec->valuestring, "fp32") == 0 || strcmp(prec->valuestring, "int8") == 0 ||
                    strcmp(prec->valuestring, "fp16") == 0 || strcmp(prec->valuestring, "bf16") == 0))) {
-        fprintf(stderr,
-                "tailcut serve: %s: field \"tailcut.precision\": \"fp32\", \"fp16\", \"bf16\" or \"int8\" (or serve a prebuilt "
-                "model.plan)\n",
+        srv_fail(
+                "%s: field \"tailcut.precision\": \"fp32\", \"fp16\", \"bf16\" or \"int8\" (or serve a prebuilt "
+                "model.plan)",
                 path);
         return 1;
     }
@@ -289,9 +290,9 @@ static int parse_tailcut_block(const cJSON *t, srv_config *c, const char *path) 
         const char *s = cJSON_IsString(cache) ? cache->valuestring : NULL;
         if (!c->int8 || s == NULL || s[0] == '\0' || s[0] == '.' || strchr(s, '/') != NULL ||
             strlen(s) >= sizeof c->calib_cache) {
-            fprintf(stderr,
-                    "tailcut serve: %s: field \"tailcut.calibration_cache\": with \"precision\": \"int8\", the "
-                    "name of the calibration cache file (from tailcut calibrate) in the version folder\n",
+            srv_fail(
+                    "%s: field \"tailcut.calibration_cache\": with \"precision\": \"int8\", the "
+                    "name of the calibration cache file (from tailcut calibrate) in the version folder",
                     path);
             return 1;
         }
@@ -299,8 +300,8 @@ static int parse_tailcut_block(const cJSON *t, srv_config *c, const char *path) 
     }
     const cJSON *rr = cJSON_GetObjectItemCaseSensitive(t, "int8_reduce_range");
     if (rr != NULL && (!cJSON_IsBool(rr) || (cJSON_IsTrue(rr) && !c->int8))) {
-        fprintf(stderr, "tailcut serve: %s: field \"tailcut.int8_reduce_range\": true or false, true only with "
-                        "\"precision\": \"int8\"\n", path);
+        srv_fail( "%s: field \"tailcut.int8_reduce_range\": true or false, true only with "
+                        "\"precision\": \"int8\"", path);
         return 1;
     }
     c->int8_reduce_range = rr != NULL && cJSON_IsTrue(rr);
@@ -309,7 +310,7 @@ static int parse_tailcut_block(const cJSON *t, srv_config *c, const char *path) 
         if (cJSON_IsString(tac) && strcmp(tac->valuestring, "fixed") == 0) c->tactics_fixed = 1;
         else if (cJSON_IsString(tac) && strcmp(tac->valuestring, "tuned") == 0) c->tactics_fixed = 0;
         else {
-            fprintf(stderr, "tailcut serve: %s: field \"tailcut.tactics\" must be \"tuned\" or \"fixed\"\n", path);
+            srv_fail( "%s: field \"tailcut.tactics\" must be \"tuned\" or \"fixed\"", path);
             return 1;
         }
     }
@@ -320,7 +321,7 @@ int srv_config_parse(const char *path, srv_config *c) {
     size_t len = 0;
     char *text = read_small_file(path, &len);
     if (!text) {
-        fprintf(stderr, "tailcut serve: %s: cannot read: %s\n", path, strerror(errno));
+        srv_fail( "%s: cannot read: %s", path, strerror(errno));
         return 1;
     }
     int rc = srv_config_parse_text(text, len, path, c);
@@ -335,12 +336,12 @@ int srv_config_parse_text(const char *text, size_t len, const char *path, srv_co
     memset(c, 0, sizeof *c);
     c->instance_count = 1;
     if (!root || !cJSON_IsObject(root)) {
-        fprintf(stderr, "tailcut serve: %s: not a valid JSON object\n", path);
+        srv_fail( "%s: not a valid JSON object", path);
         goto done;
     }
     int64_t mbs = -1;
     if (json_int(cJSON_GetObjectItemCaseSensitive(root, "max_batch_size"), 0, 1000000, &mbs)) {
-        fprintf(stderr, "tailcut serve: %s: field \"max_batch_size\" missing or not an integer >= 0\n", path);
+        srv_fail( "%s: field \"max_batch_size\" missing or not an integer >= 0", path);
         goto done;
     }
     c->max_batch_size = (int)mbs;

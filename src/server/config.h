@@ -56,7 +56,7 @@ typedef struct srv_config {
 /* Priority levels of the model's queue (at least one). */
 static inline int srv_config_levels(const srv_config *c) { return c->priority_levels > 0 ? c->priority_levels : 1; }
 
-/* Parses path into c. On error prints "tailcut serve: PATH: field ...: why" and returns non-zero. */
+/* Parses path into c. On error records "PATH: field ...: why" with srv_fail (reason.h) and returns non-zero. */
 int srv_config_parse(const char *path, srv_config *c);
 /* The same on text already in memory; path only names the file in messages. */
 int srv_config_parse_text(const char *text, size_t len, const char *path, srv_config *c);

@@ -1,9 +1,11 @@
 /* http.c - the HTTP side of `tailcut serve`: libmicrohttpd daemon, KServe v2 routing (health,
- * server/model metadata and config, infer), request body limits, Prometheus /metrics and graceful
- * shutdown on SIGTERM/SIGINT (stop accepting, drain queued and in-flight requests, exit 0).
+ * server/model metadata and config, infer; Triton's repository index / load / unload via control.c; a model
+ * that is in the repository but not ready answers 400 with its reason), request body limits, Prometheus /metrics
+ * and graceful shutdown on SIGTERM/SIGINT (stop accepting, drain queued and in-flight requests, exit 0).
  * An infer request is decoded on the HTTP thread, queued to the model's batcher and its connection
  * suspended; the instance that ran it resumes the connection, which then encodes the response. */
 #include <arpa/inet.h>
+#include <cjson/cJSON.h>
 #include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -18,6 +20,7 @@
 
 #include "batcher.h"
 #include "codec.h"
+#include "control.h"
 #include "repo.h"
 #include "server.h"
 
@@ -28,6 +31,7 @@ typedef struct srv_state {
     atomic_size_t buffered; /* held now (the sum of the connections' body allocations) */
     atomic_int inflight; /* requests whose connection has not completed */
     atomic_int ready;
+    bool relaxed_readiness; /* ready when one model is, not all that should be */
 } srv_state;
 
 typedef struct req_state {
@@ -41,6 +45,7 @@ typedef struct req_state {
     int bad_framing;     /* conflicting Content-Length / Transfer-Encoding headers: drained, 400, connection closed */
     double t0;           /* headers received, CLOCK_MONOTONIC seconds */
     srv_request *req;    /* queued request, owned here */
+    srv_model *model;    /* the model the request uses: a reference (srv_repo_acquire), given back on completion */
     atomic_int finished; /* the batcher completed req */
     int answered;        /* answer_request ran (metrics recorded, in-flight gauge decremented) */
 } req_state;
@@ -159,10 +164,7 @@ static char *metrics_text(srv_state *s) {
     size_t size = 0;
     FILE *f = open_memstream(&buf, &size);
     if (!f) return NULL;
-    for (int sec = 0; sec < srv_metrics_sections(); sec++) {
-        srv_metrics_header(f, sec);
-        for (int i = 0; i < s->repo.n; i++) srv_metrics_write(&s->repo.models[i]->metrics, s->repo.models[i]->name, f, sec);
-    }
+    srv_repo_write_metrics(&s->repo, f);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
@@ -199,8 +201,8 @@ static enum MHD_Result answer_request(struct MHD_Connection *c, req_state *rs) {
     }
     double total = (now_s() - rs->t0) * 1e6;
     double io = r->queue_us >= 0 && r->compute_us >= 0 ? total - r->queue_us - r->compute_us : -1;
-    srv_metrics_request(&m->metrics, ok, total, r->queue_us, r->compute_us, io);
-    atomic_fetch_sub(&m->metrics.inflight, 1);
+    srv_metrics_request(m->metrics, ok, total, r->queue_us, r->compute_us, io);
+    atomic_fetch_sub(&m->metrics->inflight, 1);
     return ret;
 }
 
@@ -217,51 +219,108 @@ static int parse_size(const char *v, size_t max, size_t *out) {
     return 0;
 }
 
+/* Decodes the request body for model m into a new request (*out, also on failure unless out of memory). Returns 0 or
+ * an HTTP status with (*out)->error set. */
+static int decode_request(struct MHD_Connection *c, srv_model *m, req_state *rs, srv_request **out) {
+    srv_request *r = calloc(1, sizeof *r);
+    *out = r;
+    if (!r) return 500;
+    r->model = m;
+    r->t_arrive = rs->t0;
+    r->queue_us = r->compute_us = -1;
+    r->done = on_request_done;
+    r->done_arg = rs;
+    size_t header_len = SRV_NO_BINARY;
+    const char *hl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
+    if (hl && parse_size(hl, rs->len, &header_len)) {
+        snprintf(r->error, sizeof r->error, "Inference-Header-Content-Length '%.40s' is not a byte count within the body",
+                 hl);
+        return 400;
+    }
+    char empty[1] = {0};
+    return srv_decode_infer(m, rs->body ? rs->body : empty, rs->len, header_len, r);
+}
+
+/* True when a request decoded for model a is valid for model b as it is: same inputs (name, dtype, shape range) and
+ * outputs (name, dtype), batch size and priority levels (a reload of the same files). */
+static bool same_signature(const srv_model *a, const srv_model *b) {
+    if (a->n_in != b->n_in || a->n_out != b->n_out || a->cfg.max_batch_size != b->cfg.max_batch_size ||
+        srv_config_levels(&a->cfg) != srv_config_levels(&b->cfg))
+        return false;
+    for (int k = 0; k < a->n_in; k++) {
+        const tc_input_range *x = &a->range[k], *y = &b->range[k];
+        if (strcmp(a->in[k].name, b->in[k].name) != 0 || a->in[k].dtype != b->in[k].dtype || x->rank != y->rank)
+            return false;
+        for (int d = 0; d < x->rank; d++)
+            if (x->min[d] != y->min[d] || x->max[d] != y->max[d]) return false;
+    }
+    for (int k = 0; k < a->n_out; k++)
+        if (strcmp(a->out[k].name, b->out[k].name) != 0 || a->out[k].dtype != b->out[k].dtype) return false;
+    return true;
+}
+
+/* The model stopped taking requests between lookup and submit: it was unloaded (answer 400, not ready) or replaced
+ * by a reload. The request was decoded in place (the body cannot be decoded again), so it moves to the new model when
+ * that has the same signature (a reload of the same files: no request is dropped); else it gets 503. Returns 0 when
+ * queued, else an HTTP status with rs->req->error set. The connection is suspended. */
+static int resubmit(srv_state *s, srv_model *old, req_state *rs, int st) {
+    bool known = false;
+    char why[SRV_REASON_MAX];
+    srv_model *m = srv_repo_acquire(&s->repo, old->name, &known, why, sizeof why);
+    srv_request *r = rs->req;
+    if (!m) {
+        snprintf(r->error, sizeof r->error, "model '%.100s' is not ready: %.380s", old->name, why);
+        return 400;
+    }
+    if (m == old) {
+        srv_model_release(m);
+        return st;
+    }
+    if (!same_signature(old, m)) {
+        srv_model_release(m);
+        snprintf(r->error, sizeof r->error, "model '%.100s' was reloaded with other inputs or outputs while this "
+                 "request was on its way: send it again", old->name);
+        return 503;
+    }
+    /* The request and its reference move to the new model (old and new share the slot's metrics: the in-flight gauge
+     * stays right). */
+    r->model = m;
+    rs->model = m;
+    srv_model_release(old);
+    return srv_batcher_submit(m, r);
+}
+
 static enum MHD_Result start_infer(srv_state *s, struct MHD_Connection *c, srv_model *m, req_state *rs) {
     if (rs->too_large) {
         char msg[96];
         snprintf(msg, sizeof msg, "request body larger than the limit of %zu bytes", s->max_body);
-        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
+        srv_metrics_request(m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
         return send_error(c, 413, msg);
     }
     if (rs->over_budget) {
         char msg[160];
         snprintf(msg, sizeof msg, "server busy: request bodies held at once would pass %zu bytes "
                  "(--max-buffered-bytes); retry later", s->max_buffered);
-        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
+        srv_metrics_request(m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
         return send_error(c, 503, msg);
     }
-    srv_request *r = calloc(1, sizeof *r);
-    if (!r) return send_error(c, 500, "out of memory");
-    r->model = m;
-    r->t_arrive = rs->t0;
-    r->queue_us = r->compute_us = -1;
-    size_t header_len = SRV_NO_BINARY;
-    const char *hl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
-    int st = 0;
-    if (hl && parse_size(hl, rs->len, &header_len)) {
-        snprintf(r->error, sizeof r->error, "Inference-Header-Content-Length '%.40s' is not a byte count within the body",
-                 hl);
-        st = 400;
-    }
-    char empty[1] = {0};
-    if (!st) st = srv_decode_infer(m, rs->body ? rs->body : empty, rs->len, header_len, r);
+    srv_request *r = NULL;
+    int st = decode_request(c, m, rs, &r);
     if (st) {
-        enum MHD_Result ret = send_error(c, st, r->error);
-        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
+        enum MHD_Result ret = send_error(c, st, r ? r->error : "out of memory");
+        srv_metrics_request(m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
         srv_request_free(r);
         return ret;
     }
-    r->done = on_request_done;
-    r->done_arg = rs;
     rs->req = r;
-    atomic_fetch_add(&m->metrics.inflight, 1);
+    atomic_fetch_add(&m->metrics->inflight, 1);
     /* Suspend before queueing: an instance may finish the request before this handler returns. */
     MHD_suspend_connection(c);
     st = srv_batcher_submit(m, r);
+    if (st && srv_batcher_stopped(m)) st = resubmit(s, m, rs, st);
     if (st) {
-        r->status = st;
-        on_request_done(r);
+        rs->req->status = st;
+        on_request_done(rs->req);
     }
     return MHD_YES;
 }
@@ -277,7 +336,8 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
     if (strcmp(url, "/v2") == 0 || strcmp(url, "/v2/") == 0) {
         if (!is_get) return send_405(c, "GET, HEAD");
         return send_literal(c, 200, "{\"name\":\"tailcut\",\"version\":\"0.1.0\",\"extensions\":"
-                                    "[\"binary_tensor_data\",\"model_configuration\",\"schedule_policy\"]}");
+                                    "[\"binary_tensor_data\",\"model_configuration\",\"model_repository\","
+                                    "\"schedule_policy\"]}");
     }
     if (strcmp(url, "/v2/health/live") == 0) {
         if (!is_get) return send_405(c, "GET, HEAD");
@@ -285,8 +345,14 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
     }
     if (strcmp(url, "/v2/health/ready") == 0) {
         if (!is_get) return send_405(c, "GET, HEAD");
-        return atomic_load(&s->ready) ? send_literal(c, 200, "{\"ready\":true}")
-                                      : send_literal(c, 503, "{\"ready\":false}");
+        const bool ready = atomic_load(&s->ready) && srv_repo_ready(&s->repo, !s->relaxed_readiness);
+        return ready ? send_literal(c, 200, "{\"ready\":true}") : send_literal(c, 503, "{\"ready\":false}");
+    }
+    if (strncmp(url, "/v2/repository/", 15) == 0) {
+        if (!is_post) return send_405(c, "POST");
+        char *json = NULL;
+        const int st = srv_control(&s->repo, url, rs->body, rs->len, &json);
+        return send_json(c, st, json);
     }
     static const char prefix[] = "/v2/models/";
     if (strncmp(url, prefix, sizeof prefix - 1) != 0) return send_error(c, 404, "not found");
@@ -304,12 +370,29 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
             return send_error(c, 404, "unknown model version");
         rest += 11;
     }
-    srv_model *m = srv_valid_name(name) ? srv_repo_find(&s->repo, name) : NULL;
+    bool known = false;
+    char why[SRV_REASON_MAX];
+    srv_model *m = srv_valid_name(name) ? srv_repo_acquire(&s->repo, name, &known, why, sizeof why) : NULL;
     if (!m) {
-        char msg[SRV_NAME_MAX + 32];
-        snprintf(msg, sizeof msg, "unknown model '%s'", srv_valid_name(name) ? name : "(invalid name)");
-        return send_error(c, 404, msg);
+        char msg[SRV_NAME_MAX + SRV_REASON_MAX + 64];
+        if (!known) {
+            snprintf(msg, sizeof msg, "unknown model '%s'", srv_valid_name(name) ? name : "(invalid name)");
+            return send_error(c, 404, msg);
+        }
+        /* In the repository but not ready (Triton answers 400): say why, for every endpoint of the model. */
+        snprintf(msg, sizeof msg, "model '%s' is not ready: %s", name, why);
+        if (strcmp(rest, "/ready") == 0 && is_get) {
+            cJSON *o = cJSON_CreateObject();
+            char *text = NULL;
+            if (o && cJSON_AddStringToObject(o, "name", name) && cJSON_AddFalseToObject(o, "ready") &&
+                cJSON_AddStringToObject(o, "error", msg))
+                text = cJSON_PrintUnformatted(o);
+            cJSON_Delete(o);
+            return send_json(c, 400, text);
+        }
+        return send_error(c, 400, msg);
     }
+    rs->model = m; /* given back in on_completed */
     if (rest[0] == '\0') {
         if (!is_get) return send_405(c, "GET, HEAD");
         return send_json(c, 200, srv_model_metadata_json(m));
@@ -445,10 +528,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     if (rs->req && !rs->answered) {
         /* The client went away before its answer: count it as failed and leave the gauge right. */
         srv_model *m = rs->req->model;
-        srv_metrics_request(&m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
-        atomic_fetch_sub(&m->metrics.inflight, 1);
+        srv_metrics_request(m->metrics, 0, (now_s() - rs->t0) * 1e6, -1, -1, -1);
+        atomic_fetch_sub(&m->metrics->inflight, 1);
     }
     srv_request_free(rs->req);
+    srv_model_release(rs->model);
     if (rs->base) atomic_fetch_sub(&s->buffered, (rs->pad + rs->cap + 63) & ~(size_t)63);
     free(rs->base);
     free(rs);
@@ -513,7 +597,8 @@ int tc_server_main(const tc_server_options *o) {
     atomic_init(&s->buffered, 0);
     atomic_init(&s->inflight, 0);
     atomic_init(&s->ready, 0);
-    if (srv_repo_load(&s->repo, o->model_repository, o->engine_threads)) {
+    s->relaxed_readiness = o->relaxed_readiness != 0;
+    if (srv_repo_open(&s->repo, o->model_repository, o->engine_threads)) {
         free(s);
         return 1;
     }
@@ -528,6 +613,7 @@ int tc_server_main(const tc_server_options *o) {
         free(s);
         return 2;
     }
+    const int n_models = s->repo.n; /* before any HTTP thread can add slots */
     unsigned threads = o->threads > 0 ? (unsigned)o->threads : 2;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
                      MHD_ALLOW_SUSPEND_RESUME;
@@ -544,7 +630,7 @@ int tc_server_main(const tc_server_options *o) {
         return 1;
     }
     atomic_store(&s->ready, 1);
-    fprintf(stderr, "tailcut serve: listening on %s:%d (%d models, %u threads)\n", host, o->http_port, s->repo.n,
+    fprintf(stderr, "tailcut serve: listening on %s:%d (%d models, %u threads)\n", host, o->http_port, n_models,
             threads);
     int sig = 0;
     sigwait(&set, &sig);

@@ -1,6 +1,7 @@
-/* repo.c - model repository loading for `tailcut serve`: validates config.json against the model,
- * loads 1/model.plan or builds 1/model.onnx (caching the plan), creates the model's instances (one
- * context, thread count and staging buffers each) and starts its batcher. */
+/* repo.c - the model repository of `tailcut serve` (see repo.h): finds the model folders, keeps one slot per model
+ * (state, reason, metrics, live model), loads each model on its own at start, and carries out Triton's model control
+ * (load, unload, index). Lock order: ctl (control operations, may be held for a whole build) before mu (slots, held
+ * only briefly); a model's queue lock is never taken with mu held. */
 #include "repo.h"
 
 #include <cjson/cJSON.h>
@@ -10,9 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "batcher.h"
+#include "model_load.h"
 
 int srv_valid_name(const char *name) {
     if (!name || !*name || strlen(name) >= SRV_NAME_MAX) return 0;
@@ -26,358 +26,335 @@ int srv_valid_name(const char *name) {
     return 1;
 }
 
-static int file_exists(const char *p) {
+static int has_config(const char *dir, const char *name) {
+    char p[4400];
     struct stat st;
+    snprintf(p, sizeof p, "%s/%s/config.json", dir, name);
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Checks config entries against the model's io; the model's rank includes the batch dim when mbs > 0. */
-static int check_io(const srv_cfg_io *c, int nc, const tc_io_info *io, int nio, int mbs, const char *key, const char *path) {
-    for (int i = 0; i < nc; i++) {
-        const tc_io_info *m = NULL;
-        for (int k = 0; k < nio; k++)
-            if (strcmp(io[k].name, c[i].name) == 0) m = &io[k];
-        if (!m) {
-            fprintf(stderr, "tailcut serve: %s: field \"%s[%d].name\": the model has no %s named '%s'\n", path, key, i,
-                    strcmp(key, "input") == 0 ? "input" : "output", c[i].name);
-            return 1;
-        }
-        if (c[i].dt != TC_DTYPE_UNDEFINED && c[i].dt != m->dtype) {
-            fprintf(stderr, "tailcut serve: %s: field \"%s[%d].data_type\": the model's '%s' is TYPE_%s\n", path, key, i,
-                    m->name, srv_dtype_kserve(m->dtype) ? srv_dtype_kserve(m->dtype) : "?");
-            return 1;
-        }
-        if (c[i].rank >= 0 && m->rank >= 0) {
-            int off = mbs > 0 ? 1 : 0;
-            int ok = c[i].rank + off == m->rank;
-            for (int d = 0; ok && d < c[i].rank; d++) {
-                int64_t md = m->dims[d + off], cd = c[i].dims[d];
-                if (md >= 0 && cd >= 0 && md != cd) ok = 0;
-            }
-            if (!ok) {
-                fprintf(stderr, "tailcut serve: %s: field \"%s[%d].dims\" does not match the model's '%s' (rank %d%s)\n",
-                        path, key, i, m->name, (int)m->rank, mbs > 0 ? ", batch dim included" : "");
-                return 1;
-            }
-        }
+static const char *state_name(srv_state_t s) {
+    switch (s) {
+    case SRV_READY: return "READY";
+    case SRV_LOADING: return "LOADING";
+    case SRV_UNLOADING: return "UNLOADING";
+    default: return "UNAVAILABLE";
     }
-    return 0;
 }
 
-/* Builds an engine from an .onnx: static dims from config or the model, symbolic batch dim in
- * [1, max(1, max_batch_size)] (opt 1), any other symbolic dim must be given in config. */
-static int build_onnx(const char *onnx, const char *plan, const char *calib, const srv_config *c, const char *cfg_path,
-                      int threads, tc_engine **engine) {
-    tc_error err;
-    tc_model *model = NULL;
-    if (tc_model_load(onnx, NULL, &model, &err) != TC_STATUS_OK) {
-        fprintf(stderr, "tailcut serve: %s: %s\n", onnx, err.message);
-        return 1;
-    }
-    int rc = 1;
-    int n = tc_model_num_inputs(model), no = tc_model_num_outputs(model);
-    static tc_io_info in[SRV_MAX_IO], out[SRV_MAX_IO];
-    tc_input_range ranges[SRV_MAX_IO];
-    if (n > SRV_MAX_IO || no > SRV_MAX_IO) {
-        fprintf(stderr, "tailcut serve: %s: more than %d inputs or outputs\n", onnx, SRV_MAX_IO);
-        goto done;
-    }
-    for (int k = 0; k < n; k++) tc_model_input_info(model, k, &in[k]);
-    for (int k = 0; k < no; k++) tc_model_output_info(model, k, &out[k]);
-    if (check_io(c->in, c->n_in, in, n, c->max_batch_size, "input", cfg_path) ||
-        check_io(c->out, c->n_out, out, no, c->max_batch_size, "output", cfg_path))
-        goto done;
-    int64_t maxb = c->max_batch_size > 0 ? c->max_batch_size : 1;
-    for (int k = 0; k < n; k++) {
-        tc_input_range *r = &ranges[k];
-        memset(r, 0, sizeof *r);
-        r->name = in[k].name;
-        r->rank = in[k].rank;
-        if (in[k].rank < 0) {
-            fprintf(stderr, "tailcut serve: %s: input '%s' has an unknown rank\n", onnx, in[k].name);
-            goto done;
-        }
-        const srv_cfg_io *ci = NULL;
-        for (int j = 0; j < c->n_in; j++)
-            if (strcmp(c->in[j].name, in[k].name) == 0 && c->in[j].rank >= 0) ci = &c->in[j];
-        int off = c->max_batch_size > 0 ? 1 : 0;
-        for (int d = 0; d < in[k].rank; d++) {
-            int64_t v = in[k].dims[d];
-            if (ci && d >= off && ci->dims[d - off] > 0) v = ci->dims[d - off];
-            if (v >= 0) {
-                r->min[d] = r->opt[d] = r->max[d] = v;
-            } else if (d == 0) {
-                /* Tune for the batches the batcher aims at. */
-                r->min[d] = 1;
-                r->opt[d] = c->dynamic_batching ? (c->n_preferred ? c->preferred[c->n_preferred - 1] : maxb) : 1;
-                r->max[d] = maxb;
-            } else {
-                fprintf(stderr, "tailcut serve: %s: field \"input\": dim %d of '%s' is dynamic in the model: give \"dims\"\n",
-                        cfg_path, d, in[k].name);
-                goto done;
-            }
-        }
-    }
-    tc_profile prof = {.num_inputs = n, .inputs = ranges};
-    tc_build_options o = {.struct_size = sizeof o, .threads = threads, .num_profiles = 1, .profiles = &prof,
-                          .flags = (c->tactics_fixed ? TC_BUILD_TACTICS_FIXED : 0u) | (c->int8 ? TC_BUILD_INT8 : 0u) |
-                                   (c->fp16 ? TC_BUILD_FP16 : 0u) | (c->bf16 ? TC_BUILD_BF16 : 0u) |
-                                   (c->int8_reduce_range ? TC_BUILD_INT8_REDUCE_RANGE : 0u),
-                          .calib_cache = c->int8 ? calib : NULL,
-                          .backend = c->instance_kind == SRV_KIND_GPU ? "cuda" : NULL};
-    if (tc_engine_build(model, &o, engine, &err) != TC_STATUS_OK) {
-        fprintf(stderr, "tailcut serve: %s: %s\n", onnx, err.message);
-        goto done;
-    }
-    if (tc_engine_save(*engine, plan, &err) != TC_STATUS_OK)
-        fprintf(stderr, "tailcut serve: note: cannot cache %s: %s\n", plan, err.message);
-    rc = 0;
-done:
-    tc_model_destroy(model);
-    return rc;
+/* Caller holds mu. */
+static srv_slot *find_slot(const srv_repo *repo, const char *name) {
+    for (int i = 0; i < repo->n; i++)
+        if (strcmp(repo->slots[i]->name, name) == 0) return repo->slots[i];
+    return NULL;
 }
 
-static void *aligned_alloc64(size_t n) {
-    size_t r = (n + 63) & ~(size_t)63;
-    return aligned_alloc(64, r ? r : 64);
+/* Adds a slot (UNAVAILABLE, reason why). Caller holds mu. NULL on out of memory. */
+static srv_slot *add_slot(srv_repo *repo, const char *name, const char *why) {
+    srv_slot *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    if (srv_metrics_init(&s->metrics)) {
+        free(s);
+        return NULL;
+    }
+    srv_slot **ns = realloc(repo->slots, (size_t)(repo->n + 1) * sizeof *ns);
+    if (!ns) {
+        srv_metrics_destroy(&s->metrics);
+        free(s);
+        return NULL;
+    }
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->state = SRV_UNAVAILABLE;
+    snprintf(s->reason, sizeof s->reason, "%s", why);
+    repo->slots = ns;
+    repo->slots[repo->n++] = s;
+    return s;
 }
 
-/* Profile-0 ranges, the JSON number bound and the batch checks of a loaded engine. */
-static int describe_engine(srv_model *m, const char *what) {
-    m->n_in = tc_engine_num_inputs(m->engine);
-    m->n_out = tc_engine_num_outputs(m->engine);
-    if (m->n_in > SRV_MAX_IO || m->n_out > SRV_MAX_IO || m->n_in < 0 || m->n_out < 0) {
-        fprintf(stderr, "tailcut serve: %s: more than %d inputs or outputs\n", what, SRV_MAX_IO);
-        return 1;
-    }
-    int64_t values = 1024;
-    for (int k = 0; k < m->n_in; k++) {
-        tc_engine_input_info(m->engine, k, &m->in[k]);
-        if (tc_engine_profile_range(m->engine, 0, k, &m->range[k]) != TC_STATUS_OK || m->range[k].rank < 0) {
-            fprintf(stderr, "tailcut serve: %s: input '%s' has no shape range\n", what, m->in[k].name);
-            return 1;
-        }
-        /* Elements at the profile's max shape, saturating at 2^40 (far above any body limit). */
-        const int64_t cap = INT64_C(1) << 40;
-        int64_t n = 1;
-        for (int d = 0; d < m->range[k].rank; d++) {
-            int64_t dim = m->range[k].max[d];
-            n = dim > 0 && n > cap / dim ? cap : n * dim;
-        }
-        values += n;
-        if (m->cfg.max_batch_size > 0) {
-            const tc_input_range *r = &m->range[k];
-            if (r->rank < 1 || r->min[0] > 1 || r->max[0] < m->cfg.max_batch_size) {
-                fprintf(stderr,
-                        "tailcut serve: model '%s': field \"max_batch_size\" is %d but the plan's input '%s' takes "
-                        "batches (dim 0) of %lld..%lld only\n",
-                        m->name, m->cfg.max_batch_size, m->in[k].name, r->rank > 0 ? (long long)r->min[0] : 0LL,
-                        r->rank > 0 ? (long long)r->max[0] : 0LL);
-                return 1;
-            }
-        }
-    }
-    m->max_values = values;
-    for (int k = 0; k < m->n_out; k++) tc_engine_output_info(m->engine, k, &m->out[k]);
-    return 0;
+static int cmp_slot(const void *a, const void *b) {
+    return strcmp((*(srv_slot *const *)a)->name, (*(srv_slot *const *)b)->name);
 }
 
-/* Threads per instance: the CLI's --engine-threads, else config, else the CPU budget / instances. */
-static int instance_threads(const srv_config *c, int threads_override) {
-    int n = c->instance_count > 0 ? c->instance_count : 1;
-    tc_cpu_budget_info b;
-    tc_cpu_budget(&b);
-    long cores = b.cpus;
-    int threads = threads_override > 0 ? threads_override : c->engine_threads;
-    if (threads <= 0) threads = (int)(cores / n > 0 ? cores / n : 1); /* no oversubscription by default */
-    return threads;
-}
-
-/* Creates the model's instances: a context each, its thread count and its staging buffers. */
-static int create_instances(srv_model *m, int threads) {
-    int n = m->cfg.instance_count > 0 ? m->cfg.instance_count : 1;
-    m->inst = calloc((size_t)n, sizeof *m->inst);
-    if (!m->inst) return 1;
-    m->n_inst = n;
-    int max_rows = m->cfg.max_batch_size > 0 ? m->cfg.max_batch_size : 1;
-    for (int i = 0; i < n; i++) {
-        srv_instance *inst = &m->inst[i];
-        inst->model = m;
-        tc_error err;
-        if (tc_context_create(m->engine, 0, &inst->ctx, &err) != TC_STATUS_OK) {
-            fprintf(stderr, "tailcut serve: model '%s': %s\n", m->name, err.message);
-            return 1;
-        }
-        if (tc_context_set_threads(inst->ctx, threads) != TC_STATUS_OK) {
-            fprintf(stderr, "tailcut serve: model '%s': %s\n", m->name, tc_context_error(inst->ctx));
-            return 1;
-        }
-        inst->batch = calloc((size_t)max_rows + 1, sizeof *inst->batch);
-        if (!inst->batch) return 1;
-        for (int k = 0; k < m->n_in; k++) {
-            const tc_input_range *r = &m->range[k];
-            size_t bytes = tc_dtype_size(m->in[k].dtype);
-            for (int d = 0; d < r->rank; d++) {
-                if (r->max[d] < 0 || (r->max[d] > 0 && bytes > SIZE_MAX / 2 / (size_t)r->max[d])) {
-                    fprintf(stderr, "tailcut serve: model '%s': input '%s' is too large\n", m->name, m->in[k].name);
-                    return 1;
-                }
-                bytes *= (size_t)r->max[d];
-            }
-            inst->staging[k] = aligned_alloc64(bytes);
-            inst->staging_bytes[k] = bytes;
-            if (!inst->staging[k]) {
-                fprintf(stderr, "tailcut serve: model '%s': out of memory for input buffers\n", m->name);
-                return 1;
-            }
-        }
-    }
-    fprintf(stderr, "tailcut serve: model '%s': %d instance%s x %d thread%s\n", m->name, n, n == 1 ? "" : "s", threads,
-            threads == 1 ? "" : "s");
-    return 0;
-}
-
-static int load_model(srv_repo *repo, const char *dir, const char *name, int threads) {
-    char cfg_path[4096], plan[4096], onnx[4096], calib[4400];
-    snprintf(cfg_path, sizeof cfg_path, "%s/%s/config.json", dir, name);
-    snprintf(plan, sizeof plan, "%s/%s/1/model.plan", dir, name);
-    snprintf(onnx, sizeof onnx, "%s/%s/1/model.onnx", dir, name);
-    srv_model *m = calloc(1, sizeof *m);
-    if (!m) return 1;
-    if (srv_config_parse(cfg_path, &m->cfg)) {
-        free(m);
-        return 1;
-    }
-    if (srv_metrics_init(&m->metrics)) {
-        free(m);
-        return 1;
-    }
-    if (srv_batcher_init(m)) {
-        srv_metrics_destroy(&m->metrics);
-        free(m);
-        return 1;
-    }
-    snprintf(m->name, sizeof m->name, "%s", name);
-    /* Register first so srv_repo_free releases it on any failure below. */
-    srv_model **nm = realloc(repo->models, (size_t)(repo->n + 1) * sizeof *nm);
-    if (!nm) {
-        srv_batcher_destroy(m);
-        srv_metrics_destroy(&m->metrics);
-        free(m);
-        return 1;
-    }
-    repo->models = nm;
-    repo->models[repo->n++] = m;
-    const srv_config *c = &m->cfg;
-    tc_error err;
-    if (file_exists(plan)) {
-        if (tc_engine_load(plan, &m->engine, &err) != TC_STATUS_OK) {
-            fprintf(stderr, "tailcut serve: %s: %s\n", plan, err.message);
-            return 1;
-        }
-    } else if (file_exists(onnx)) {
-        fprintf(stderr, "tailcut serve: building %s (cached as %s)\n", onnx, plan);
-        snprintf(calib, sizeof calib, "%s/%s/1/%s", dir, name, c->calib_cache);
-        if (build_onnx(onnx, plan, calib, c, cfg_path, instance_threads(c, threads), &m->engine)) return 1;
-    } else {
-        fprintf(stderr, "tailcut serve: %s/%s: neither 1/model.plan nor 1/model.onnx exists\n", dir, name);
-        return 1;
-    }
-    tc_target_info ti;
-    if (tc_engine_target_info(m->engine, &ti) != TC_STATUS_OK) {
-        fprintf(stderr, "tailcut serve: %s: cannot read the plan's target\n", plan);
-        return 1;
-    }
-    const bool on_gpu = strcmp(ti.backend, "cuda") == 0;
-    if ((c->instance_kind == SRV_KIND_GPU && !on_gpu) || (c->instance_kind == SRV_KIND_CPU && on_gpu)) {
-        fprintf(stderr, "tailcut serve: %s: instance_group asks for %s but %s was built for the %s backend: rebuild it "
-                "with tailcut build --backend %s, or change the kind\n", cfg_path,
-                c->instance_kind == SRV_KIND_GPU ? "KIND_GPU" : "KIND_CPU", plan, ti.backend, on_gpu ? "cpu" : "cuda");
-        return 1;
-    }
-    m->on_gpu = on_gpu;
-    if (describe_engine(m, plan)) return 1;
-    if (check_io(c->in, c->n_in, m->in, m->n_in, c->max_batch_size, "input", cfg_path) ||
-        check_io(c->out, c->n_out, m->out, m->n_out, c->max_batch_size, "output", cfg_path))
-        return 1;
-    if (create_instances(m, instance_threads(c, threads))) return 1;
-    if (srv_batcher_start(m)) return 1;
-    tc_cpu_budget_info b;
-    tc_cpu_budget(&b);
-    const int n_inst = c->instance_count > 0 ? c->instance_count : 1, per = instance_threads(c, threads);
-    fprintf(stderr, "tailcut serve: model '%s' ready (%d inputs, %d outputs%s; %d instance(s) x %d thread(s), %s; CPU "
-            "budget %d from %s)\n", name, m->n_in, m->n_out, c->dynamic_batching ? ", dynamic batching" : "", n_inst, per,
-            threads > 0 ? "--engine-threads" : c->engine_threads > 0 ? "config" : "budget / instances", b.cpus,
-            b.source);
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-int srv_repo_load(srv_repo *repo, const char *dir, int engine_threads) {
-    memset(repo, 0, sizeof *repo);
-    DIR *d = opendir(dir);
+/* Reads the folder and adds a slot for every model folder not seen yet (reason why). Returns -1 when the folder
+ * cannot be read, else the number of slots added. Caller holds ctl (not mu). */
+static int scan(srv_repo *repo, const char *why) {
+    DIR *d = opendir(repo->dir);
     if (!d) {
-        fprintf(stderr, "tailcut serve: --model-repository %s: %s\n", dir, strerror(errno));
-        return 1;
+        fprintf(stderr, "tailcut serve: --model-repository %s: %s\n", repo->dir, strerror(errno));
+        return -1;
     }
-    char **names = NULL;
-    int n = 0, rc = 0;
+    int added = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        char p[4096];
-        snprintf(p, sizeof p, "%s/%s/config.json", dir, e->d_name);
-        if (!file_exists(p)) continue;
+        if (!has_config(repo->dir, e->d_name)) continue;
         if (!srv_valid_name(e->d_name)) {
-            fprintf(stderr, "tailcut serve: %s/%s: model names may only use [A-Za-z0-9_.-]\n", dir, e->d_name);
-            rc = 1;
-            break;
+            /* No URL can name it: log and skip (printable bytes only, the name may hold anything). */
+            char shown[64];
+            size_t k = 0;
+            for (const char *p = e->d_name; *p && k + 1 < sizeof shown; p++) shown[k++] = (*p >= 32 && *p < 127) ? *p : '?';
+            shown[k] = '\0';
+            fprintf(stderr, "tailcut serve: %s/%s: skipped: model names may only use [A-Za-z0-9_.-]\n", repo->dir, shown);
+            continue;
         }
-        char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
-        if (!nn || !(nn[n] = strdup(e->d_name))) { names = nn ? nn : names; rc = 1; break; }
-        names = nn;
-        n++;
+        pthread_mutex_lock(&repo->mu);
+        if (!find_slot(repo, e->d_name)) {
+            if (add_slot(repo, e->d_name, why)) added++;
+        }
+        pthread_mutex_unlock(&repo->mu);
     }
     closedir(d);
-    if (rc == 0 && n > 1) qsort(names, (size_t)n, sizeof *names, cmp_str);
-    for (int i = 0; rc == 0 && i < n; i++) rc = load_model(repo, dir, names[i], engine_threads);
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
-    if (rc == 0 && repo->n == 0) {
-        fprintf(stderr, "tailcut serve: %s: no model folders with a config.json\n", dir);
-        rc = 1;
+    pthread_mutex_lock(&repo->mu);
+    if (repo->n > 1) qsort(repo->slots, (size_t)repo->n, sizeof *repo->slots, cmp_slot);
+    pthread_mutex_unlock(&repo->mu);
+    return added;
+}
+
+void srv_model_release(srv_model *m) {
+    if (m && atomic_fetch_sub(&m->refs, 1) == 1) srv_model_free(m);
+}
+
+srv_model *srv_repo_acquire(srv_repo *repo, const char *name, bool *known, char *why, size_t n) {
+    srv_model *m = NULL;
+    *known = false;
+    if (n) why[0] = '\0';
+    pthread_mutex_lock(&repo->mu);
+    srv_slot *s = find_slot(repo, name);
+    if (s) {
+        *known = true;
+        m = s->model;
+        if (m) atomic_fetch_add(&m->refs, 1);
+        else if (n) snprintf(why, n, "%s%s%s", state_name(s->state), s->reason[0] ? ": " : "", s->reason);
     }
-    if (rc) srv_repo_free(repo);
+    pthread_mutex_unlock(&repo->mu);
+    return m;
+}
+
+/* Loads the slot's model and makes it live. Caller holds ctl. Returns 0, or 400 / 503 with why set. */
+static int load_slot(srv_repo *repo, srv_slot *s, char *why, size_t n) {
+    pthread_mutex_lock(&repo->mu);
+    if (!s->model) {
+        s->state = SRV_LOADING;
+        s->reason[0] = '\0';
+    }
+    s->wanted = true;
+    pthread_mutex_unlock(&repo->mu);
+    srv_model *m = srv_model_load(repo->dir, s->name, repo->engine_threads, &s->metrics);
+    char reason[SRV_REASON_MAX];
+    snprintf(reason, sizeof reason, "%s", m ? "" : srv_fail_reason());
+    pthread_mutex_lock(&repo->mu);
+    srv_model *old = NULL;
+    int rc = 0;
+    if (repo->closing) {
+        old = m; /* too late: the server is stopping */
+        snprintf(why, n, "the server is shutting down");
+        rc = 503;
+        if (!s->model) {
+            s->state = SRV_UNAVAILABLE;
+            snprintf(s->reason, sizeof s->reason, "the server is shutting down");
+        }
+    } else if (m) {
+        old = s->model;
+        s->model = m;
+        s->state = SRV_READY;
+        s->reason[0] = '\0';
+    } else {
+        snprintf(why, n, "%s", reason);
+        rc = 400;
+        if (!s->model) {
+            s->state = SRV_UNAVAILABLE;
+            snprintf(s->reason, sizeof s->reason, "%s", reason);
+        }
+    }
+    const bool still_live = s->model != NULL;
+    pthread_mutex_unlock(&repo->mu);
+    if (rc == 400)
+        fprintf(stderr, "tailcut serve: model '%s' %s: %s\n", s->name,
+                still_live ? "failed to reload (the loaded version stays)" : "is UNAVAILABLE", reason);
+    if (old) {
+        /* The replaced model (or the one loaded too late) finishes what it queued; requests still holding it keep it
+         * alive until they are answered. */
+        srv_model_stop(old);
+        srv_model_release(old);
+        if (rc == 0) fprintf(stderr, "tailcut serve: model '%s' reloaded\n", s->name);
+    }
     return rc;
 }
 
+int srv_repo_open(srv_repo *repo, const char *dir, int engine_threads) {
+    memset(repo, 0, sizeof *repo);
+    if (strlen(dir) >= sizeof repo->dir) {
+        fprintf(stderr, "tailcut serve: --model-repository: path too long\n");
+        return 1;
+    }
+    snprintf(repo->dir, sizeof repo->dir, "%s", dir);
+    repo->engine_threads = engine_threads;
+    if (pthread_mutex_init(&repo->mu, NULL)) return 1;
+    if (pthread_mutex_init(&repo->ctl, NULL)) {
+        pthread_mutex_destroy(&repo->mu);
+        return 1;
+    }
+    pthread_mutex_lock(&repo->ctl);
+    int rc = scan(repo, "not loaded yet") < 0;
+    for (int i = 0; !rc && i < repo->n; i++) {
+        char why[8];
+        load_slot(repo, repo->slots[i], why, sizeof why);
+    }
+    pthread_mutex_unlock(&repo->ctl);
+    if (rc) {
+        srv_repo_free(repo);
+        return 1;
+    }
+    int ready = 0;
+    for (int i = 0; i < repo->n; i++) ready += repo->slots[i]->state == SRV_READY;
+    if (repo->n == 0)
+        fprintf(stderr, "tailcut serve: %s: no model folders with a config.json (load one with POST "
+                "/v2/repository/models/NAME/load once it is there)\n", dir);
+    else if (ready < repo->n)
+        fprintf(stderr, "tailcut serve: %d of %d models ready; the others are UNAVAILABLE (see above and POST "
+                "/v2/repository/index)\n", ready, repo->n);
+    return 0;
+}
+
+int srv_repo_load_model(srv_repo *repo, const char *name, char *why, size_t n) {
+    if (!srv_valid_name(name)) {
+        snprintf(why, n, "invalid model name: names use [A-Za-z0-9_.-]");
+        return 400;
+    }
+    pthread_mutex_lock(&repo->ctl);
+    pthread_mutex_lock(&repo->mu);
+    srv_slot *s = find_slot(repo, name);
+    pthread_mutex_unlock(&repo->mu);
+    if (!s && has_config(repo->dir, name)) {
+        scan(repo, "not loaded");
+        pthread_mutex_lock(&repo->mu);
+        s = find_slot(repo, name);
+        pthread_mutex_unlock(&repo->mu);
+    }
+    int rc;
+    if (!s) {
+        snprintf(why, n, "failed to load '%s': no folder %s/%s with a config.json", name, repo->dir, name);
+        rc = 400;
+    } else {
+        rc = load_slot(repo, s, why, n);
+    }
+    pthread_mutex_unlock(&repo->ctl);
+    return rc;
+}
+
+int srv_repo_unload_model(srv_repo *repo, const char *name, char *why, size_t n) {
+    pthread_mutex_lock(&repo->ctl);
+    pthread_mutex_lock(&repo->mu);
+    srv_slot *s = srv_valid_name(name) ? find_slot(repo, name) : NULL;
+    srv_model *old = NULL;
+    if (s) {
+        old = s->model;
+        s->model = NULL;
+        s->wanted = false;
+        s->state = old ? SRV_UNLOADING : SRV_UNAVAILABLE;
+        snprintf(s->reason, sizeof s->reason, "unloaded");
+    }
+    pthread_mutex_unlock(&repo->mu);
+    int rc = 0;
+    if (!s) {
+        snprintf(why, n, "failed to unload '%s': unknown model", srv_valid_name(name) ? name : "(invalid name)");
+        rc = 400;
+    } else if (old) {
+        srv_model_stop(old); /* drains: the queued and running requests finish */
+        srv_model_release(old);
+        pthread_mutex_lock(&repo->mu);
+        s->state = SRV_UNAVAILABLE;
+        pthread_mutex_unlock(&repo->mu);
+        fprintf(stderr, "tailcut serve: model '%s' unloaded\n", name);
+    }
+    pthread_mutex_unlock(&repo->ctl);
+    return rc;
+}
+
+char *srv_repo_index_json(srv_repo *repo, bool ready_only) {
+    /* Rescan unless a load or unload is under way (a build can take a while: list what is known meanwhile). */
+    if (pthread_mutex_trylock(&repo->ctl) == 0) {
+        scan(repo, "not loaded: found after start-up (POST /v2/repository/models/NAME/load)");
+        pthread_mutex_unlock(&repo->ctl);
+    }
+    cJSON *arr = cJSON_CreateArray();
+    if (!arr) return NULL;
+    int bad = 0;
+    pthread_mutex_lock(&repo->mu);
+    for (int i = 0; i < repo->n && !bad; i++) {
+        const srv_slot *s = repo->slots[i];
+        if (ready_only && s->state != SRV_READY) continue;
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddStringToObject(o, "name", s->name) || !cJSON_AddStringToObject(o, "version", "1") ||
+            !cJSON_AddStringToObject(o, "state", state_name(s->state)) ||
+            !cJSON_AddStringToObject(o, "reason", s->reason))
+            bad = 1;
+        if (o) cJSON_AddItemToArray(arr, o);
+    }
+    pthread_mutex_unlock(&repo->mu);
+    char *text = bad ? NULL : cJSON_PrintUnformatted(arr);
+    cJSON_Delete(arr);
+    return text;
+}
+
+bool srv_repo_ready(srv_repo *repo, bool strict) {
+    bool all = true, any = false;
+    pthread_mutex_lock(&repo->mu);
+    for (int i = 0; i < repo->n; i++) {
+        const srv_slot *s = repo->slots[i];
+        if (s->state == SRV_READY) any = true;
+        else if (s->wanted) all = false;
+    }
+    pthread_mutex_unlock(&repo->mu);
+    return strict ? all : any;
+}
+
+void srv_repo_write_metrics(srv_repo *repo, FILE *f) {
+    /* Slots live as long as the repository: copy the list, then write without holding mu (lookups go on). */
+    pthread_mutex_lock(&repo->mu);
+    const int n = repo->n;
+    srv_slot **slots = malloc((size_t)(n > 0 ? n : 1) * sizeof *slots);
+    if (slots && n > 0) memcpy(slots, repo->slots, (size_t)n * sizeof *slots);
+    pthread_mutex_unlock(&repo->mu);
+    if (!slots) return;
+    for (int sec = 0; sec < srv_metrics_sections(); sec++) {
+        srv_metrics_header(f, sec);
+        for (int i = 0; i < n; i++) srv_metrics_write(&slots[i]->metrics, slots[i]->name, f, sec);
+    }
+    free(slots);
+}
+
 void srv_repo_stop(srv_repo *repo) {
-    for (int i = 0; i < repo->n; i++) srv_batcher_stop(repo->models[i]);
+    /* Stop the live models without taking them out (requests in flight still answer from them). */
+    pthread_mutex_lock(&repo->mu);
+    repo->closing = true;
+    int n = repo->n;
+    srv_model **live = calloc((size_t)(n > 0 ? n : 1), sizeof *live);
+    for (int i = 0; i < n; i++) {
+        srv_model *m = repo->slots[i]->model;
+        if (m && live) atomic_fetch_add(&m->refs, 1);
+        if (live) live[i] = m;
+    }
+    pthread_mutex_unlock(&repo->mu);
+    if (!live) return; /* out of memory: srv_repo_free stops them */
+    for (int i = 0; i < n; i++) {
+        if (!live[i]) continue;
+        srv_model_stop(live[i]);
+        srv_model_release(live[i]);
+    }
+    free(live);
 }
 
 void srv_repo_free(srv_repo *repo) {
     srv_repo_stop(repo);
     for (int i = 0; i < repo->n; i++) {
-        srv_model *m = repo->models[i];
-        for (int j = 0; j < m->n_inst; j++) {
-            srv_instance *inst = &m->inst[j];
-            tc_context_destroy(inst->ctx);
-            for (int k = 0; k < SRV_MAX_IO; k++) free(inst->staging[k]);
-            free(inst->batch);
-        }
-        free(m->inst);
-        tc_engine_destroy(m->engine);
-        srv_batcher_destroy(m);
-        srv_metrics_destroy(&m->metrics);
-        free(m);
+        srv_slot *s = repo->slots[i];
+        srv_model_release(s->model);
+        srv_metrics_destroy(&s->metrics);
+        free(s);
     }
-    free(repo->models);
+    free(repo->slots);
+    pthread_mutex_destroy(&repo->ctl);
+    pthread_mutex_destroy(&repo->mu);
     memset(repo, 0, sizeof *repo);
-}
-
-srv_model *srv_repo_find(const srv_repo *repo, const char *name) {
-    for (int i = 0; i < repo->n; i++)
-        if (strcmp(repo->models[i]->name, name) == 0) return repo->models[i];
-    return NULL;
 }

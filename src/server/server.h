@@ -16,9 +16,13 @@ typedef struct tc_server_options {
     int connection_timeout_s;     /* idle / slow connections are closed after this (default 30) */
     int shutdown_timeout_s;       /* after SIGTERM/SIGINT, at most this long draining before what is left is closed
                                      (default 25: inside Kubernetes' default 30 s grace period) */
+    int relaxed_readiness;        /* 0 (default, Triton's --strict-readiness true): /v2/health/ready when every model
+                                     that should be loaded is READY; 1: when at least one model is READY */
 } tc_server_options;
 
-/* Loads the repository, serves until SIGTERM/SIGINT, drains in-flight requests. Returns the exit code. */
+/* Loads the repository (each model on its own: a broken one is left UNAVAILABLE with its reason), serves until
+ * SIGTERM/SIGINT, drains in-flight requests. Returns the exit code: 0, 1 when the repository cannot be read or the
+ * server cannot listen, 2 for an invalid option. */
 int tc_server_main(const tc_server_options *options);
 
 #endif

@@ -46,8 +46,9 @@ def make_repo(tmp):
     return model_dir
 
 
-def start_server(tailcut, repo, port, extra=()):
-    """Starts `tailcut serve` on 127.0.0.1:port; returns (process, log file) once /v2/health/ready answers 200."""
+def start_server(tailcut, repo, port, extra=(), wait="/v2/health/ready"):
+    """Starts `tailcut serve` on 127.0.0.1:port; returns (process, log file) once `wait` (/v2/health/ready; use
+    /v2/health/live for a repository with broken models) answers 200."""
     log = tempfile.TemporaryFile()
     p = subprocess.Popen([tailcut, "serve", "--model-repository", repo, "--http-port", str(port),
                           "--http-address", "127.0.0.1", "--threads", "2", *extra],
@@ -57,11 +58,14 @@ def start_server(tailcut, repo, port, extra=()):
         if p.poll() is not None:
             break
         try:
-            if http_status(port, "/v2/health/ready") == 200:
+            if http_status(port, wait) == 200:
                 return p, log
         except OSError:
             pass
         time.sleep(0.1)
+    if p.poll() is None:  # still starting (or hung): do not leave it running
+        p.kill()
+        p.wait()
     log.seek(0)
     raise RuntimeError("server did not become ready:\n" + log.read().decode(errors="replace"))
 

@@ -20,7 +20,9 @@ static void usage(FILE *f) {
                "                          (default 25, inside Kubernetes' 30 s grace period)\n"
                "  --max-body-bytes N      largest request body accepted (default 67108864)\n"
                "  --max-buffered-bytes N  request body bytes held at once across all connections; a body that\n"
-               "                          would pass it gets 503 (default 4 x --max-body-bytes)\n");
+               "                          would pass it gets 503 (default 4 x --max-body-bytes)\n"
+               "  --strict-readiness B    true (default): /v2/health/ready only when every model that should be\n"
+               "                          loaded is READY; false: when at least one is (Triton's option)\n");
 }
 
 static int parse_int(const char *opt, const char *v, long lo, long hi, long *out) {
@@ -68,6 +70,12 @@ int tc_cli_serve(int argc, char **argv) {
         } else if (strcmp(a, "--http-timeout") == 0) {
             if (parse_int(a, v, 1, 3600, &x)) return 2;
             o.connection_timeout_s = (int)x;
+        } else if (strcmp(a, "--strict-readiness") == 0) {
+            if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0) {
+                fprintf(stderr, "tailcut serve: --strict-readiness must be true or false\n");
+                return 2;
+            }
+            o.relaxed_readiness = strcmp(v, "false") == 0;
         } else if (strcmp(a, "--max-body-bytes") == 0) {
             if (parse_int(a, v, 1, 1L << 40, &x)) return 2;
             o.max_body_bytes = (size_t)x;
