@@ -4,10 +4,13 @@ inputs: each request is end to end (host input -> H2D -> forward -> D2H -> the h
 process sees it. tailcut runs its plan through libtailcut (ctypes: tc_context_run, which stages through pinned
 memory and replays one CUDA graph); PyTorch runs the same architecture (torchvision ResNet-50 or Hugging Face
 BERT-base, random weights: speed only; accuracy is tests/models/run_model_tests.py's job) as a CUDA graph replayed
-from pinned buffers, in FP32 and in FP16 (channels-last for CNNs), completion awaited by polling an event.
+from pinned buffers, in FP32 and in FP16 (channels-last for CNNs), completion awaited by polling an event. Like
+PyTorch's, tailcut's inputs and outputs live in pinned memory (tc_context_pinned_buffer: the context's own staging
+buffers, filled once with the same inputs), so neither peer copies host memory per request; --pageable binds tailcut
+to ordinary NumPy arrays instead (tc_context_run then copies them into its staging buffers on every run).
 
 usage: gpu_compare.py PLAN --model resnet50|bert_base --tailcut-lib build/libtailcut.so
-                      [--batch 1] [--seq 128] [--iterations 10000] [--warmup 200] [--json FILE]
+                      [--batch 1] [--seq 128] [--iterations 10000] [--warmup 200] [--json FILE] [--pageable]
 
 Prints per peer P50 / P99 / mean in ms and tailcut's ratios to each (above 1: tailcut slower), and, for batches,
 throughput in samples/s.
@@ -83,6 +86,30 @@ def torch_peer(model, arrays, dtype, channels_last):
     return request
 
 
+def bind_pinned(lib, tc, arrays):
+    """Binds every input and output of tc's context to its pinned staging buffer, the inputs filled with arrays."""
+    c = compare.ctypes
+    lib.tc_context_pinned_buffer.restype = c.c_int
+    lib.tc_context_pinned_buffer.argtypes = [c.c_void_p, c.c_char_p, c.POINTER(c.c_void_p), c.POINTER(c.c_size_t)]
+    names = list(arrays)
+    for k in range(lib.tc_engine_num_outputs(tc.engine)):
+        info = compare.TcIoInfo()
+        tc._check(lib.tc_engine_output_info(tc.engine, k, c.byref(info)), "output info")
+        names.append(info.name.decode())
+    for name in names:
+        ptr, cap = c.c_void_p(), c.c_size_t()
+        tc._check(lib.tc_context_pinned_buffer(tc.ctx, name.encode(), c.byref(ptr), c.byref(cap)), f"'{name}' pinned")
+        if name in arrays:
+            a = np.ascontiguousarray(arrays[name])
+            if a.nbytes > cap.value:
+                raise compare.CompareError(f"input '{name}': {a.nbytes} bytes, pinned buffer {cap.value}")
+            c.memmove(ptr.value, a.ctypes.data, a.nbytes)
+            size = a.nbytes
+        else:
+            size = cap.value
+        tc._check(lib.tc_context_set_tensor(tc.ctx, name.encode(), ptr, size), f"'{name}' bind")
+
+
 def build_model(name):
     if name == "resnet50":
         import torchvision
@@ -110,6 +137,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-torch-fp32", action="store_true", help="leave out the PyTorch FP32 peer")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--pageable", action="store_true", help="bind tailcut to pageable NumPy arrays, not pinned buffers")
     args = ap.parse_args(argv)
     import torch
 
@@ -118,6 +146,8 @@ def main(argv=None):
     tc.load(args.plan)
     arrays = plan_ab.engine_inputs(lib, tc, args.seed)
     tc.bind(arrays)
+    if not args.pageable:
+        bind_pinned(lib, tc, arrays)
     batch = next(iter(arrays.values())).shape[0]
     peers = {"tailcut": tc.run}
     model = build_model(args.model)

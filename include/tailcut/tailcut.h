@@ -496,6 +496,14 @@ TC_API tc_status tc_context_set_input_shape(tc_context *context, const char *nam
  */
 TC_API tc_status tc_context_set_tensor(tc_context *context, const char *name, void *data, size_t bytes);
 /*
+ * On a GPU context: the page-locked (pinned) host buffer through which the context stages input or output `name`
+ * (owned by the context, valid until it is destroyed) and its capacity in bytes (the profile's largest shape).
+ * Bound with tc_context_set_tensor, it spares tc_context_run the host copy of that tensor: write an input there
+ * before the run, read an output there after it. TC_STATUS_UNSUPPORTED on a CPU context (any buffer is used as
+ * bound).
+ */
+TC_API tc_status tc_context_pinned_buffer(tc_context *context, const char *name, void **data, size_t *bytes);
+/*
  * Sets an input's shape and binds its data from a tensor (tensor->data is kept as tc_context_set_tensor
  * keeps it), after checking that the tensor's dtype is the input's: a tensor of another type (a float64
  * or int64 array for a float32 input) is refused with TC_STATUS_INVALID_ARGUMENT and a reason naming the

@@ -234,6 +234,21 @@ static int32_t io_value(const tc_context *c, const char *name, bool *is_input) {
     return -1;
 }
 
+tc_status tc_context_pinned_buffer(tc_context *c, const char *name, void **data, size_t *bytes) {
+    if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
+    memset(&c->err, 0, sizeof c->err);
+    if (name == NULL || data == NULL || bytes == NULL) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "NULL argument");
+    bool is_input;
+    const int32_t v = io_value(c, name, &is_input);
+    if (v < 0) return ctx_fail(c, TC_STATUS_INVALID_ARGUMENT, "the engine has no input or output named '%s'", name);
+    if (!c->device)
+        return ctx_fail(c, TC_STATUS_UNSUPPORTED, "the %s backend runs on host memory: bind any buffer",
+                        c->e->backend->name);
+    tc__err err = {0};
+    const tc_status st = tc__ctx_device_pinned(c, v, data, bytes, &err);
+    return st ? ctx_fail(c, st, "%s", err.msg) : TC_STATUS_OK;
+}
+
 tc_status tc_context_set_tensor(tc_context *c, const char *name, void *data, size_t bytes) {
     if (c == NULL) return TC_STATUS_INVALID_ARGUMENT;
     memset(&c->err, 0, sizeof c->err);

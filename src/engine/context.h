@@ -81,6 +81,8 @@ void tc__ctx_device_free(tc_context *c);
 void tc__ctx_device_launches(tc_context *c, tc__launch *in_copies, tc__launch *out_copies);
 tc_status tc__ctx_device_sync(tc_context *c, tc__err *err);
 void tc__ctx_device_stage_in(tc_context *c);
+/* The pinned staging buffer of graph input or output value v and its capacity (tc_context_pinned_buffer). */
+tc_status tc__ctx_device_pinned(const tc_context *c, int32_t v, void **data, size_t *bytes, tc__err *err);
 void tc__ctx_device_stage_out(tc_context *c);
 
 #endif

@@ -129,7 +129,8 @@ void tc__ctx_device_stage_in(tc_context *c) {
     const tc__graph *g = c->e->g;
     for (int k = 0; k < g->n_inputs; k++) {
         const tc__tensor *t = &c->tensors[g->inputs[k]];
-        if (t->nbytes) memcpy(c->dev.in_pinned[k], t->data, t->nbytes);
+        /* (bound to the staging buffer itself: tc_context_pinned_buffer) */
+        if (t->nbytes && t->data != c->dev.in_pinned[k]) memcpy(c->dev.in_pinned[k], t->data, t->nbytes);
     }
 }
 
@@ -141,6 +142,22 @@ void tc__ctx_device_stage_out(tc_context *c) {
         /* an output that is a constant or an input already holds its value on the host (a plan's bytes may be
          * read-only) */
         if ((g->values[v].init && !c->bound[v]) || g->values[v].is_input) continue;
-        if (t->nbytes && t->data) memcpy(t->data, c->dev.out_pinned[k], t->nbytes);
+        if (t->nbytes && t->data && t->data != c->dev.out_pinned[k]) memcpy(t->data, c->dev.out_pinned[k], t->nbytes);
     }
+}
+
+tc_status tc__ctx_device_pinned(const tc_context *c, int32_t v, void **data, size_t *bytes, tc__err *err) {
+    const tc__graph *g = c->e->g;
+    for (int k = 0; k < g->n_inputs; k++)
+        if (g->inputs[k] == v) {
+            *data = c->dev.in_pinned[k], *bytes = input_capacity(c, k);
+            return TC_STATUS_OK;
+        }
+    for (int k = 0; k < g->n_outputs; k++)
+        if (g->outputs[k] == v && !g->values[v].is_input && !g->values[v].init) {
+            *data = c->dev.out_pinned[k], *bytes = output_capacity(c, k);
+            return TC_STATUS_OK;
+        }
+    return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "'%s' is not staged through pinned memory (an output that is an "
+                    "input or a constant)", g->values[v].name);
 }
