@@ -44,7 +44,7 @@ typedef struct req_state {
     int too_large;
     int over_budget;     /* the server-wide body budget was full: drained, answered 503 */
     int bad_framing;     /* conflicting Content-Length / Transfer-Encoding headers: drained, 400, connection closed */
-    int refused;         /* http_guard.c's status (415 Content-Encoding, 431 headers): drained, then answered */
+    int refused;         /* http_guard.c's status: 415 Content-Encoding, 431 headers (drained, then answered); 501 */
     char refused_msg[192];
     double t0;           /* headers received, CLOCK_MONOTONIC seconds */
     srv_request *req;    /* queued request, owned here */
@@ -478,6 +478,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (cl && strtoull(cl, NULL, 10) > s->max_body) rs->too_large = 1;
         rs->bad_framing = framing_conflicts(c);
         rs->refused = srv_guard_headers(c, method, url, rs->refused_msg, sizeof rs->refused_msg);
+        /* A body in a transfer coding libmicrohttpd cannot frame would be read until the client closes: answer now. */
+        if (rs->refused == 501)
+            return send_error_header(c, 501, rs->refused_msg, MHD_HTTP_HEADER_CONNECTION, "close");
         /* A client that waits for 100 Continue before sending a body over the limit gets the 413 at once. */
         const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
         if (rs->too_large && expect != NULL && strcasecmp(expect, "100-continue") == 0) {

@@ -10,6 +10,7 @@
 #define SRV_MAX_HEADER_BYTES ((size_t)64 * 1024)
 #define SRV_CONNECTION_MEMORY ((size_t)256 * 1024)
 
-/* The request's headers checked: returns 0 when they are acceptable, else the HTTP status (415 for a
- * Content-Encoding other than identity, 431 for headers over SRV_MAX_HEADER_BYTES) with the error message in msg. */
+/* The request's headers checked: returns 0 when they are acceptable, else the HTTP status (431 for headers over
+ * SRV_MAX_HEADER_BYTES, 501 for a Transfer-Encoding other than "chunked", 415 for a Content-Encoding other than
+ * identity) with the error message in msg. */
 int srv_guard_headers(struct MHD_Connection *c, const char *method, const char *url, char *msg, size_t n);

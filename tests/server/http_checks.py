@@ -2,7 +2,7 @@
 KServe JSON (`{"error": ...}`, Content-Type application/json), compressed bodies get 415 naming the encoding (JSON and
 binary-extension requests alike), request headers over the server's 64 KiB limit get a JSON 431 (not
 libmicrohttpd's HTML page), NaN/+-Inf outputs are valid JSON (null) and exact in the binary tensor extension, and
-every int64 field of /v2/models/{m}/config is a JSON number."""
+every int64 field of /v2/models/{m}/config is a JSON number; a Transfer-Encoding other than chunked gets a JSON 501."""
 import gzip
 import json
 import os
@@ -99,6 +99,37 @@ def encoding_checks(check, port, x):
         sock.close()
     check("a 415 keeps the connection: the next request on it is served",
           out.startswith(b"HTTP/1.1 415") and b"HTTP/1.1 200" in out, repr(out[:400]))
+
+
+def transfer_encoding_checks(check, port):
+    """A Transfer-Encoding other than chunked (gzip, "gzip, chunked") -> JSON 501 at once and the connection closed;
+    libmicrohttpd would read such a body until the client closed, and client and server waited on each other."""
+    import time
+    for te, body in (("gzip", b"\x1f\x8b\x08\x00"), ("gzip, chunked", b"4\r\n\x1f\x8b\x08\x00\r\n0\r\n\r\n")):
+        t0 = time.time()
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        out, closed = b"", False
+        try:
+            sock.sendall(f"POST /v2/models/rn/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: {te}\r\n\r\n".encode()
+                         + body)
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    closed = True
+                    break
+                out += chunk
+        except (socket.timeout, ConnectionResetError):
+            pass
+        finally:
+            sock.close()
+        _, _, js = out.partition(b"\r\n\r\n")
+        try:
+            msg = _strict_json(js)["error"]
+        except (ValueError, KeyError, TypeError):
+            msg = ""
+        check(f"Transfer-Encoding '{te}' -> JSON 501 at once, connection closed",
+              out.startswith(b"HTTP/1.1 501") and b"application/json" in out and te in msg and closed
+              and time.time() - t0 < 3, repr(out[:300]))
 
 
 def header_limit_checks(check, port):

@@ -33,7 +33,7 @@ from server_fixture import (Checks, binary_infer_body, free_port, http_raw, make
                             parse_infer_response, start_server, stop_server)
 from repo_checks import bad_config_checks, repository_checks  # noqa: E402
 from http_checks import (config_number_checks, encoding_checks, error_shape_checks,  # noqa: E402
-                         header_limit_checks, nonfinite_model_checks)
+                         header_limit_checks, nonfinite_model_checks, transfer_encoding_checks)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -444,6 +444,7 @@ def main():
         # issue 27 defect 9 (rest), after the metrics counts: JSON errors, 415, JSON 431, config numbers
         error_shape_checks(check, port)
         encoding_checks(check, port, x)
+        transfer_encoding_checks(check, port)
         header_limit_checks(check, port)
         config_number_checks(check, port)
 
