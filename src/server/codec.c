@@ -695,13 +695,20 @@ done:
     return out;
 }
 
+/* An int64 field of the model configuration: a JSON number (as Triton's model config JSON writes dims,
+ * max_batch_size and the batching fields) when a double holds it exactly, |v| <= 2^53 - which every value the
+ * config.json checks allow does; a decimal string (protobuf's JSON mapping of int64) only beyond that. */
+static cJSON *int64_json(int64_t v) {
+    const int64_t exact = INT64_C(1) << 53;
+    if (v >= -exact && v <= exact) return cJSON_CreateNumber((double)v);
+    char text[32];
+    snprintf(text, sizeof text, "%lld", (long long)v);
+    return cJSON_CreateString(text);
+}
+
 static cJSON *dims_json(const int64_t *dims, int from, int rank) {
     cJSON *a = cJSON_CreateArray();
-    for (int d = from; a && d < rank; d++) {
-        char v[32];
-        snprintf(v, sizeof v, "%lld", (long long)dims[d]); /* int64 as a string, as protobuf's JSON mapping does */
-        cJSON_AddItemToArray(a, cJSON_CreateString(v));
-    }
+    for (int d = from; a && d < rank; d++) cJSON_AddItemToArray(a, int64_json(dims[d]));
     return a;
 }
 
@@ -736,16 +743,13 @@ char *srv_model_config_json(const srv_model *m) {
         if (db) {
             cJSON *pref = cJSON_AddArrayToObject(db, "preferred_batch_size");
             for (int i = 0; pref && i < c->n_preferred; i++) cJSON_AddItemToArray(pref, cJSON_CreateNumber(c->preferred[i]));
-            char v[32];
-            snprintf(v, sizeof v, "%lld", (long long)c->max_queue_delay_us);
-            cJSON_AddStringToObject(db, "max_queue_delay_microseconds", v);
+            cJSON_AddItemToObject(db, "max_queue_delay_microseconds", int64_json(c->max_queue_delay_us));
             cJSON_AddNumberToObject(db, "priority_levels", c->priority_levels);
             cJSON_AddNumberToObject(db, "default_priority_level", c->default_priority_level);
             cJSON *qp = cJSON_AddObjectToObject(db, "default_queue_policy");
             if (qp) {
-                snprintf(v, sizeof v, "%lld", (long long)c->default_timeout_us);
-                cJSON_AddStringToObject(qp, "default_timeout_microseconds", v);
-                cJSON_AddNumberToObject(qp, "max_queue_size", (double)c->max_queue_size);
+                cJSON_AddItemToObject(qp, "default_timeout_microseconds", int64_json(c->default_timeout_us));
+                cJSON_AddItemToObject(qp, "max_queue_size", int64_json(c->max_queue_size));
             }
         }
     }

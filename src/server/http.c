@@ -21,6 +21,7 @@
 #include "batcher.h"
 #include "codec.h"
 #include "control.h"
+#include "http_guard.h"
 #include "repo.h"
 #include "server.h"
 
@@ -43,6 +44,8 @@ typedef struct req_state {
     int too_large;
     int over_budget;     /* the server-wide body budget was full: drained, answered 503 */
     int bad_framing;     /* conflicting Content-Length / Transfer-Encoding headers: drained, 400, connection closed */
+    int refused;         /* http_guard.c's status: 415 Content-Encoding, 431 headers (drained, then answered); 501 */
+    char refused_msg[192];
     double t0;           /* headers received, CLOCK_MONOTONIC seconds */
     srv_request *req;    /* queued request, owned here */
     srv_model *model;    /* the model the request uses: a reference (srv_repo_acquire), given back on completion */
@@ -474,6 +477,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > s->max_body) rs->too_large = 1;
         rs->bad_framing = framing_conflicts(c);
+        rs->refused = srv_guard_headers(c, method, url, rs->refused_msg, sizeof rs->refused_msg);
+        /* A body in a transfer coding libmicrohttpd cannot frame would be read until the client closes: answer now. */
+        if (rs->refused == 501)
+            return send_error_header(c, 501, rs->refused_msg, MHD_HTTP_HEADER_CONNECTION, "close");
         /* A client that waits for 100 Continue before sending a body over the limit gets the 413 at once. */
         const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
         if (rs->too_large && expect != NULL && strcasecmp(expect, "100-continue") == 0) {
@@ -486,8 +493,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (rs->too_large || rs->over_budget || rs->bad_framing)
-            return MHD_YES; /* drain and discard; answered 413 / 503 / 400 at the end */
+        if (rs->too_large || rs->over_budget || rs->bad_framing || rs->refused)
+            return MHD_YES; /* drain and discard; answered 413 / 503 / 400 / 415 / 431 at the end */
         if (n > s->max_body - rs->len) {
             rs->too_large = 1;
             free(rs->base);
@@ -518,6 +525,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return answer_request(c, rs);
     }
     if (rs->bad_framing) return send_framing_error(c);
+    if (rs->refused == 415) /* RFC 9110 15.5.16: say which coding is accepted */
+        return send_error_header(c, 415, rs->refused_msg, MHD_HTTP_HEADER_ACCEPT_ENCODING, "identity");
+    if (rs->refused)
+        return send_error_header(c, rs->refused, rs->refused_msg, MHD_HTTP_HEADER_CONNECTION, "close");
     return route(s, c, url, method, rs);
 }
 
@@ -621,7 +632,7 @@ int tc_server_main(const tc_server_options *o) {
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)o->http_port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_no_nul, NULL, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "tailcut serve: cannot listen on %s:%d\n", host, o->http_port);

@@ -202,6 +202,14 @@ def main():
         st, rh, raw = http_raw(port, "/v2/models/inst/config")
         cfg = json.loads(raw) if st == 200 else {}
         check("inst: /config shows 2 instances", cfg.get("instance_group", [{}])[0].get("count") == 2, str(cfg)[:300])
+        # issue 27 defect 9: the int64 fields of /config are JSON numbers (were decimal strings), as in Triton's JSON
+        st, rh, raw = http_raw(port, "/v2/models/tmo/config")
+        db = json.loads(raw).get("dynamic_batching", {}) if st == 200 else {}
+        qp = db.get("default_queue_policy", {})
+        check("tmo: /config int64 fields are JSON numbers",
+              type(db.get("max_queue_delay_microseconds")) is int and db["max_queue_delay_microseconds"] == 1500000
+              and type(qp.get("default_timeout_microseconds")) is int and qp["default_timeout_microseconds"] == 100000
+              and type(qp.get("max_queue_size")) is int and db.get("preferred_batch_size") == [], str(db)[:300])
         res = concurrent(port, "inst", xs[:6])
         ok = all(r[0] == 200 for r in res) and max(float(np.max(np.abs(r[1]["logits"] - ref[i])))
                                                    for i, r in enumerate(res)) <= 1e-4

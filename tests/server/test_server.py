@@ -32,6 +32,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_fixture import (Checks, binary_infer_body, free_port, http_raw, make_repo,  # noqa: E402
                             parse_infer_response, start_server, stop_server)
 from repo_checks import bad_config_checks, repository_checks  # noqa: E402
+from http_checks import (config_number_checks, encoding_checks, error_shape_checks,  # noqa: E402
+                         header_limit_checks, nonfinite_model_checks, transfer_encoding_checks)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -439,6 +441,12 @@ def main():
                   f"succ={succ} fail={fail} count={cnt} inf={inf_b}")
             check("metrics TYPE lines", "# TYPE tc_request_duration_us histogram" in text
                   and "# TYPE tc_request_success_total counter" in text)
+        # issue 27 defect 9 (rest), after the metrics counts: JSON errors, 415, JSON 431, config numbers
+        error_shape_checks(check, port)
+        encoding_checks(check, port, x)
+        transfer_encoding_checks(check, port)
+        header_limit_checks(check, port)
+        config_number_checks(check, port)
 
         # SIGTERM: a request in flight still completes, then exit 0.
         import threading
@@ -519,6 +527,7 @@ def main():
         finally:
             stop_server(s16)
         int64_model_checks(tailcut, tmp)
+        nonfinite_model_checks(check, tailcut, tmp)
         body_budget_checks(tailcut, tmp)
         shutdown_checks(tailcut, tmp)
         refused(tailcut, tmp, "int8 without a cache", '{"max_batch_size": 4, "tailcut": {"precision": "int8"}}',
