@@ -428,6 +428,7 @@ static void qdq_cases(void) {
 #include "cases_dense.h" /* the CUDA dense, normalisation and indexing tactics' */
 #include "cases_fp16.h"  /* the FP16 (tc.fp16) tactics' */
 #include "cases_convt.h" /* ConvTranspose */
+#include "cases_resize.h" /* Resize */
 
 static void test_all_fp32_tactics(void **state) {
     (void)state;
@@ -454,6 +455,7 @@ static void test_all_fp32_tactics(void **state) {
     dense_extra_cases();
     fp16_cases();
     convt_cases();
+    resize_cases();
     /* Every FP32 plain-layout tactic this CPU runs ran some case. */
     const uint64_t isa = tc__cpu_get()->isa;
     int ran = 0, missing = 0;
