@@ -16,7 +16,6 @@
 #include <cmocka.h>
 
 #include "backends/cpu/pool_pin.h"
-#include "core/cpu_budget.h"
 
 enum { MAX_T = 8 };
 
@@ -65,7 +64,7 @@ static void test_policy_switches(void **state) {
     setenv("TAILCUT_PIN_THREADS", "1", 1);
     assert_true(tc__pool_pin_wanted());
     unsetenv("TAILCUT_PIN_THREADS");
-    assert_int_equal(tc__pool_pin_wanted(), tc__cpu_budget_get()->source == TC__BUDGET_AFFINITY);
+    assert_false(tc__pool_pin_wanted()); /* opt-in: no measured gain (pool_pin.h) */
 }
 
 static void check_pool(size_t threads) {

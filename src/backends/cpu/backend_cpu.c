@@ -157,7 +157,7 @@ static tc_status cpu_copy(void *exec, void *dst, tc__mem_kind dst_kind, const vo
 }
 
 /* threads <= 0: the process's CPU budget (core/cpu_budget.h: affinity, cgroup quota), not the machine's CPUs. The
- * workers are pinned to the allowed CPUs when the budget comes from the affinity mask (pool_pin.h). */
+ * workers are pinned one per allowed CPU with TAILCUT_PIN_THREADS=1 (pool_pin.h). */
 static tc_status cpu_exec_create(int threads, void **exec, tc__err *err) {
     if (threads <= 0) threads = tc__cpu_budget_get()->cpus;
     *exec = pthreadpool_create((size_t)threads);

@@ -18,13 +18,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/cpu_budget.h"
 
 bool tc__pool_pin_wanted(void) {
     const char *e = getenv("TAILCUT_PIN_THREADS");
-    if (e != NULL && strcmp(e, "0") == 0) return false;
-    if (e != NULL && strcmp(e, "1") == 0) return true;
-    return tc__cpu_budget_get()->source == TC__BUDGET_AFFINITY;
+    return e != NULL && strcmp(e, "1") == 0;
 }
 
 typedef struct pin_job {
