@@ -38,10 +38,16 @@ static tc_status parse_term(const char *s, size_t len, size_t *pos, tc__einsum_t
         if (l < 0) {
             if (c == '>')
                 return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "attribute equation: '>' at position %zu without '-'", i);
+            const unsigned char u = (unsigned char)c;
+            if (u >= 0x21 && u < 0x7f)
+                return tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
+                                "attribute equation: '%c' at position %zu is not a letter, ',', \"->\", \"...\" or a "
+                                "space",
+                                c, i);
             return tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
-                            "attribute equation: character %d at position %zu is not a letter, ',', \"->\", \"...\" "
+                            "attribute equation: byte 0x%02x at position %zu is not a letter, ',', \"->\", \"...\" "
                             "or a space",
-                            (int)(unsigned char)c, i);
+                            (unsigned)u, i);
         }
         if (t->n >= TC_MAX_RANK)
             return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "attribute equation: %s has more than %d subscripts", what,

@@ -255,7 +255,8 @@ static void test_einsum_refusals(void **state) {
     fails_eq("ij,jk->ik", 1, a1, "2 operands but the node has 1 inputs");
     fails_eq("ij", 2, ab, "1 operands but the node has 2 inputs");
     fails_eq("ij,jk->ik", 2, ab, "subscript 'j'");
-    fails_eq("i1", 1, a1, "character 49 at position 1");
+    fails_eq("i1", 1, a1, "'1' at position 1 is not a letter");
+    fails_eq("i\tj", 1, a1, "byte 0x09 at position 1");
     fails_eq("i.j", 1, a1, "not part of an ellipsis");
     fails_eq("....ij", 1, a1, "not part of an ellipsis"); /* the 4th '.' */
     fails_eq("...i...", 1, a1, "two ellipses");
