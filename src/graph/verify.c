@@ -4,8 +4,8 @@
 
 #include "graph/graph.h"
 
-/* Fails naming every unsupported node of g at once, grouped by op: "3 nodes of 2 ops are not supported: Mod x2
- * ('m1', 'm2'), LRN x1 ('l1')" (at most 12 ops and 3 node names each), so that a user sees the whole list. */
+/* Fails naming every unsupported node of g at once, grouped by op: "3 nodes of 2 ops are not supported: Shrink x2
+ * ('m1', 'm2'), Hardmax x1 ('h1')" (at most 12 ops and 3 node names each), so that a user sees the whole list. */
 tc_status tc__graph_fail_unsupported(const tc__graph *g, tc__err *err) {
     enum { MAX_OPS = 12, MAX_NAMES = 3 };
     struct { const char *op, *domain; int count; const char *names[MAX_NAMES]; } ops[MAX_OPS];

@@ -33,11 +33,11 @@ def save(graph, path):
     onnx.save(m, path)
 
 # fold.onnx: x [2, 12] -> Reshape to [4, Mod(26, 10) = 6]; If(Mod(7, 2) == 1) takes then: Relu(r) * w (w outer),
-# whose nested If(Shape(r)[1] == 6) takes then: Add(., 1); else branches would be refused (LRN has no kernel here).
+# whose nested If(Shape(r)[1] == 6) takes then: Add(., 1); else branches would be refused (Hardmax has no kernel here).
 # (then_inner names its result after the inner If's output "t3", as the ONNX checker allows)
 then_inner = helper.make_graph([helper.make_node("Add", ["t1", "one"], ["t3"], name="inner_add")], "then_inner", [],
                                [helper.make_tensor_value_info("t3", TensorProto.FLOAT, [4, 6])])
-else_inner = helper.make_graph([helper.make_node("LRN", ["t1"], ["e2"], name="inner_lrn", size=3)], "else_inner", [],
+else_inner = helper.make_graph([helper.make_node("Hardmax", ["t1"], ["e2"], name="inner_hardmax")], "else_inner", [],
                                [helper.make_tensor_value_info("e2", TensorProto.FLOAT, [4, 6])])
 then_outer = helper.make_graph([
     helper.make_node("Relu", ["r"], ["t0"], name="then_relu"),
@@ -47,7 +47,7 @@ then_outer = helper.make_graph([
     const("six", np.array(6, np.int64)), helper.make_node("Equal", ["d1", "six"], ["c2"], name="then_eq"),
     helper.make_node("If", ["c2"], ["t3"], name="inner_if", then_branch=then_inner, else_branch=else_inner)],
     "then_outer", [], [helper.make_tensor_value_info("t3", TensorProto.FLOAT, [4, 6])])
-else_outer = helper.make_graph([helper.make_node("LRN", ["r"], ["e0"], name="else_lrn", size=3)], "else_outer", [],
+else_outer = helper.make_graph([helper.make_node("Hardmax", ["r"], ["e0"], name="else_hardmax")], "else_outer", [],
                                [helper.make_tensor_value_info("e0", TensorProto.FLOAT, [4, 6])])
 w = rng.standard_normal((4, 6)).astype(np.float32)
 nodes = [const("four", np.array([4], np.int64)), const("a26", np.array([26], np.int64)),
@@ -137,9 +137,9 @@ compare "$work/fold.onnx" "$work/o1" "x=$work/x.npy" || fail "fold.plan's output
 compare "$work/fold.onnx" "$work/o2" "x=$work/x.npy" || fail "the reference's output of fold.onnx differs"
 "$tailcut" inspect "$work/fold.onnx" >"$work/inspect.txt" 2>&1 || fail "inspect fold.onnx"
 # Both Ifs became their branches' nodes (an Identity for the outer If's output; the inner branch computes "t3" itself);
-# the LRNs of the branches not taken are gone.
+# the Hardmax nodes of the branches not taken are gone.
 grep -q "all 20 nodes are supported" "$work/inspect.txt" || { cat "$work/inspect.txt" >&2; fail "inspect fold.onnx"; }
-if grep -qE "^ +(If|LRN) " "$work/inspect.txt"; then fail "inspect shows an If or a branch not taken"; fi
+if grep -qE "^ +(If|Hardmax) " "$work/inspect.txt"; then fail "inspect shows an If or a branch not taken"; fi
 
 "$tailcut" run "$work/mod.onnx" --input "a=$work/a.npy" --input "f=$work/f.npy" --output-dir "$work/o3" >/dev/null ||
   fail "run mod.onnx"
