@@ -96,6 +96,12 @@ static inline simde__m512i tc_emu_maskz_loadu_epi8_512(simde__mmask64 k, const v
         if (k >> i & 1) s.i8[i] = ((const int8_t *)p)[i];
     return simde__m512i_from_private(s);
 }
+static inline simde__m512i tc_emu_maskz_loadu_epi32(simde__mmask16 k, const void *p) {
+    simde__m512i_private s = TC_EMU_SI(simde_mm512_setzero_si512());
+    for (int i = 0; i < 16; i++)
+        if (k >> i & 1) memcpy(&s.i32[i], (const char *)p + 4 * i, 4);
+    return simde__m512i_from_private(s);
+}
 static inline __m256i tc_emu_maskz_loadu_epi16_256(simde__mmask16 k, const void *p) {
     int16_t s[16] = {0};
     for (int i = 0; i < 16; i++)
@@ -393,6 +399,8 @@ TC_EMU_SLEEF16(tc_emu_sleef_tanhf16, Sleef_tanhf8_u10avx2)
 #define _mm_maskz_loadu_epi8 tc_emu_maskz_loadu_epi8_128
 #undef _mm256_maskz_loadu_epi16
 #define _mm256_maskz_loadu_epi16 tc_emu_maskz_loadu_epi16_256
+#undef _mm512_maskz_loadu_epi32
+#define _mm512_maskz_loadu_epi32 tc_emu_maskz_loadu_epi32
 #undef _mm512_maskz_loadu_epi8
 #define _mm512_maskz_loadu_epi8 tc_emu_maskz_loadu_epi8_512
 #undef _mm512_mask_i32gather_ps
