@@ -274,7 +274,9 @@ TC_API void tc_calibrator_destroy(tc_calibrator *calibrator);
     X(ELIMINATE_COMMON, 17, "eliminate_common", "remove a node that repeats an earlier one (same op, attributes, and " \
       "inputs or equal constants)")                                                                                    \
     X(FUSE_SOFTMAX_MASK, 18, "fuse_softmax_mask", "Add(x, broadcast mask) -> Softmax over the last axis (attention) " \
-      "-> Softmax adding the mask's rows as it loads x's")
+      "-> Softmax adding the mask's rows as it loads x's")                                                          \
+    X(FUSE_ATTENTION, 19, "fuse_attention", "on device backends: Reshape heads -> MatMul(Q, K^T) -> Softmax [+ mask] " \
+      "-> MatMul(P, V) -> Reshape -> one Attention node (a fused attention kernel)")
 
 enum {
 #define TC_PASS_ENUM_(sym, bit, name, text) TC_PASS_##sym = 1u << (bit),

@@ -429,6 +429,7 @@ static void qdq_cases(void) {
 #include "cases_fp16.h"  /* the FP16 (tc.fp16) tactics' */
 #include "cases_convt.h" /* ConvTranspose */
 #include "cases_resize.h" /* Resize */
+#include "cases_attn.h"   /* Attention */
 
 static void test_all_fp32_tactics(void **state) {
     (void)state;
@@ -456,6 +457,7 @@ static void test_all_fp32_tactics(void **state) {
     fp16_cases();
     convt_cases();
     resize_cases();
+    attn_cases();
     /* Every FP32 plain-layout tactic this CPU runs ran some case. */
     const uint64_t isa = tc__cpu_get()->isa;
     int ran = 0, missing = 0;
