@@ -233,6 +233,34 @@ enum {
 };
 TC_API void tc_calibrator_destroy(tc_calibrator *calibrator);
 
+/* ---- Comparing outputs ------------------------------------------------------------ */
+
+/*
+ * Agreement of a tensor computed twice (a: the reference, b: the candidate), accumulated over samples, as
+ * `tailcut compare` reports it. Plain data: zero it before the first tc_compare_add. Float tensors
+ * (float32/64, float16, bfloat16) sum figures over their finite pairs, in double; other types count the
+ * elements that differ (exact = 1).
+ */
+typedef struct tc_compare_stats {
+    int exact;        /* set by tc_compare_add: 1 for a non-float dtype */
+    int values_only;  /* the caller's switch: no top-1/top-5 rows (intermediate tensors) */
+    uint64_t elements, finite, mismatches, nan_mismatches; /* nan_mismatches: pairs where only one is NaN/Inf, or
+                                                              the Infs differ */
+    double dot, sum_a2, sum_b2, sum_d2, sum_abs; /* sums of a*b, a*a, b*b, (a-b)^2, |a-b| over the finite pairs */
+    double max_abs, max_rel;   /* max |a-b|, max |a-b| / max(|a|, |b|, 1e-6) */
+    uint64_t rows, top1;       /* rows of the last dim (>= 2) and those where argmax(a) == argmax(b) */
+    uint64_t rows5, top5;      /* rows of a last dim >= 5 and those where argmax(b) is among a's 5 largest */
+} tc_compare_stats;
+
+/* Adds one sample: a and b must have the same dtype and shape (else TC_STATUS_INVALID_ARGUMENT and why). */
+TC_API tc_status tc_compare_add(tc_compare_stats *stats, const tc_tensor *a, const tc_tensor *b, tc_error *error);
+/* sum(a*b) / sqrt(sum(a*a) * sum(b*b)) over the finite pairs (1 when both are all zero). */
+TC_API double tc_compare_cosine(const tc_compare_stats *stats);
+/* ||a - b|| / ||a|| (0 when both are zero, +inf when only a is). */
+TC_API double tc_compare_rel_l2(const tc_compare_stats *stats);
+/* 10 * log10(sum(a*a) / sum((a - b)^2)) in dB: +inf when b equals a, -inf when a is all zero and b is not. */
+TC_API double tc_compare_sqnr_db(const tc_compare_stats *stats);
+
 /* ---- Engines ------------------------------------------------------------------ */
 
 /*

@@ -80,16 +80,16 @@ static int run_all(const tc_engine *e, const cli_sample_set *set, const char *co
 static double agreement(const fb_outputs *a, const fb_outputs *b, cli_accuracy_metric metric) {
     double worst = 1.0;
     for (int o = 0; o < a->n_out; o++) {
-        out_stats st = {0};
+        tc_compare_stats st = {0};
         bool ok = true;
         for (int s = 0; s < a->n_samples && ok; s++) {
             const tc_tensor *x = &a->out[s * a->n_out + o], *y = &b->out[s * b->n_out + o];
             ok = cli_is_float(x->dtype) && x->dtype == y->dtype && x->nbytes == y->nbytes;
-            if (ok) cli_stats_add(&st, x, y, x->nbytes / tc_dtype_size(x->dtype));
+            if (ok) ok = tc_compare_add(&st, x, y, NULL) == TC_STATUS_OK;
         }
         if (!ok) continue;
         const double v = metric == CLI_METRIC_TOP1 ? (st.rows ? (double)st.top1 / (double)st.rows : 1.0)
-                                                   : cli_stats_cosine(&st);
+                                                   : tc_compare_cosine(&st);
         if (!(v >= worst) || st.nan_mismatches) worst = st.nan_mismatches ? 0.0 : v; /* NaN counts as worst */
     }
     return worst;
