@@ -1,5 +1,6 @@
 /* engine.c - models and engines in _tailcut: tc_model_load(_buffer), tc_engine_build (the GIL released while it
- * optimizes and times), tc_engine_save / tc_engine_load, and the engine's inputs, outputs and profiles. */
+ * optimizes and times; tc_engine_build_accurate for an INT8 accuracy target), tc_engine_save / tc_engine_load,
+ * and the engine's inputs, outputs and profiles. */
 #include <string.h>
 
 #include "py_common.h"
@@ -130,9 +131,50 @@ static int read_names(PyObject *list, const char ***out, int32_t *count) {
     return 0;
 }
 
+/* tc_build_options from engine_build's keyword arguments, with the arrays it points to (freed by build_args_free). */
+typedef struct build_args {
+    tc_model *model;
+    tc_build_options o;
+    tc_profile *profiles;
+    int num_profiles;
+    const char **fp32;
+} build_args;
+
+static void build_args_free(build_args *b) {
+    free_profiles(b->profiles, b->num_profiles);
+    PyMem_Free(b->fp32);
+    memset(b, 0, sizeof *b);
+}
+
+static int build_args_get(PyObject *model_caps, int threads, unsigned int flags, unsigned int disabled,
+                          PyObject *profiles_list, const char *timing_cache, const char *calib_cache,
+                          PyObject *fp32_list, const char *backend, build_args *b) {
+    memset(b, 0, sizeof *b);
+    b->model = tcpy_handle(model_caps, TCPY_MODEL);
+    if (b->model == NULL) return -1;
+    b->o.struct_size = sizeof b->o;
+    b->o.threads = threads;
+    b->o.flags = flags;
+    b->o.disabled_passes = disabled;
+    b->o.timing_cache = timing_cache;
+    b->o.calib_cache = calib_cache;
+    b->o.backend = backend;
+    if (read_profiles(profiles_list, &b->profiles, &b->num_profiles) < 0) return -1;
+    if (read_names(fp32_list, &b->fp32, &b->o.num_fp32_layers) < 0) {
+        build_args_free(b);
+        return -1;
+    }
+    b->o.profiles = b->profiles;
+    b->o.num_profiles = b->num_profiles;
+    b->o.fp32_layers = b->fp32;
+    return 0;
+}
+
+#define BUILD_KEYS "model", "threads", "flags", "disabled_passes", "profiles", "timing_cache", "calib_cache", \
+    "fp32_layers", "backend"
+
 static PyObject *engine_build(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *keys[] = {"model", "threads", "flags", "disabled_passes", "profiles", "timing_cache",
-                           "calib_cache", "fp32_layers", "backend", NULL};
+    static char *keys[] = {BUILD_KEYS, NULL};
     PyObject *model_caps, *profiles_list, *fp32_list;
     int threads;
     unsigned int flags, disabled;
@@ -140,37 +182,108 @@ static PyObject *engine_build(PyObject *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OiIIOzzOz", keys, &model_caps, &threads, &flags, &disabled,
                                      &profiles_list, &timing_cache, &calib_cache, &fp32_list, &backend))
         return NULL;
-    tc_model *model = tcpy_handle(model_caps, TCPY_MODEL);
-    if (model == NULL) return NULL;
-    tc_build_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.threads = threads;
-    o.flags = flags;
-    o.disabled_passes = disabled;
-    o.timing_cache = timing_cache;
-    o.calib_cache = calib_cache;
-    o.backend = backend;
-    tc_profile *profiles = NULL;
-    int np = 0;
-    const char **fp32 = NULL;
-    if (read_profiles(profiles_list, &profiles, &np) < 0) return NULL;
-    if (read_names(fp32_list, &fp32, &o.num_fp32_layers) < 0) {
-        free_profiles(profiles, np);
+    build_args b;
+    if (build_args_get(model_caps, threads, flags, disabled, profiles_list, timing_cache, calib_cache, fp32_list,
+                       backend, &b) < 0)
         return NULL;
-    }
-    o.profiles = profiles;
-    o.num_profiles = np;
-    o.fp32_layers = fp32;
     tc_engine *engine = NULL;
     tc_error err = {{0}};
     tc_status st;
-    Py_BEGIN_ALLOW_THREADS st = tc_engine_build(model, &o, &engine, &err);
+    Py_BEGIN_ALLOW_THREADS st = tc_engine_build(b.model, &b.o, &engine, &err);
     Py_END_ALLOW_THREADS
-    free_profiles(profiles, np);
-    PyMem_Free(fp32);
+    build_args_free(&b);
     if (st != TC_STATUS_OK) return tcpy_raise(st, err.message);
     return tcpy_wrap(engine, TCPY_ENGINE, NULL);
+}
+
+/* The accuracy rounds' log lines, gathered while the GIL is released (one block, lines separated by '\n'). */
+typedef struct log_buf {
+    char *text;
+    size_t len, cap;
+} log_buf;
+
+static void log_line(void *user, const char *line) {
+    log_buf *b = user;
+    size_t n = strlen(line);
+    if (b->len + n + 2 > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 1024) + n;
+        char *t = PyMem_RawRealloc(b->text, cap);
+        if (t == NULL) return; /* the log is best effort: the build goes on */
+        b->text = t;
+        b->cap = cap;
+    }
+    memcpy(b->text + b->len, line, n);
+    b->len += n;
+    b->text[b->len++] = '\n';
+    b->text[b->len] = '\0';
+}
+
+/* engine_build_accurate(build keywords..., calibrator, method, percentile, metric, threshold, num_inputs, samples)
+ * -> (engine, achieved, log): samples is a flat list of (name, dtype, shape, array), num_inputs per sample. */
+static PyObject *engine_build_accurate(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *keys[] = {BUILD_KEYS, "calibrator", "method", "percentile", "metric", "threshold", "num_inputs",
+                           "samples", NULL};
+    PyObject *model_caps, *profiles_list, *fp32_list, *cal_caps, *samples;
+    int threads, method, metric, num_inputs;
+    unsigned int flags, disabled;
+    double percentile, threshold;
+    const char *timing_cache, *calib_cache, *backend;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiIIOzzOzOididiO", keys, &model_caps, &threads, &flags, &disabled,
+                                     &profiles_list, &timing_cache, &calib_cache, &fp32_list, &backend, &cal_caps,
+                                     &method, &percentile, &metric, &threshold, &num_inputs, &samples))
+        return NULL;
+    tc_calibrator *cal = tcpy_handle(cal_caps, TCPY_CALIBRATOR);
+    if (cal == NULL) return NULL;
+    build_args b;
+    if (build_args_get(model_caps, threads, flags, disabled, profiles_list, timing_cache, calib_cache, fp32_list,
+                       backend, &b) < 0)
+        return NULL;
+    tcpy_tensors t;
+    if (tcpy_tensors_get(samples, 0, &t) < 0) {
+        build_args_free(&b);
+        return NULL;
+    }
+    if (num_inputs < 1 || t.n % num_inputs != 0) {
+        build_args_free(&b);
+        tcpy_tensors_release(&t);
+        return tcpy_invalid("%zd sample tensors for %d inputs", t.n, num_inputs);
+    }
+    tc_accuracy_options a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.calibrator = cal;
+    a.method = (tc_calib_method)method;
+    a.percentile = percentile;
+    a.metric = (tc_accuracy_metric)metric;
+    a.threshold = threshold;
+    a.num_inputs = num_inputs;
+    a.num_samples = (int32_t)(t.n / num_inputs);
+    a.input_names = t.names;
+    a.samples = t.tensors;
+    log_buf log = {0};
+    a.log = log_line;
+    a.log_user = &log;
+    tc_engine *engine = NULL;
+    tc_error err = {{0}};
+    double achieved = 0;
+    tc_status st;
+    Py_BEGIN_ALLOW_THREADS st = tc_engine_build_accurate(b.model, &b.o, &a, &engine, &achieved, &err);
+    Py_END_ALLOW_THREADS
+    build_args_free(&b);
+    tcpy_tensors_release(&t);
+    PyObject *text = PyUnicode_FromString(log.text ? log.text : "");
+    PyMem_RawFree(log.text);
+    if (st != TC_STATUS_OK) {
+        Py_XDECREF(text);
+        return tcpy_raise(st, err.message);
+    }
+    PyObject *handle = tcpy_wrap(engine, TCPY_ENGINE, NULL);
+    if (handle == NULL || text == NULL) {
+        Py_XDECREF(handle);
+        Py_XDECREF(text);
+        return NULL;
+    }
+    return Py_BuildValue("(NdN)", handle, achieved, text);
 }
 
 static PyObject *engine_load(PyObject *self, PyObject *args) {
@@ -308,6 +421,9 @@ PyMethodDef tcpy_engine_methods[] = {
     {"engine_build", (PyCFunction)(void (*)(void))engine_build, METH_VARARGS | METH_KEYWORDS,
      "engine_build(model, threads, flags, disabled_passes, profiles, timing_cache, calib_cache, fp32_layers, "
      "backend) -> engine handle"},
+    {"engine_build_accurate", (PyCFunction)(void (*)(void))engine_build_accurate, METH_VARARGS | METH_KEYWORDS,
+     "engine_build_accurate(engine_build's keywords, calibrator, method, percentile, metric, threshold, num_inputs, "
+     "samples) -> (engine handle, achieved metric, log text)"},
     {"engine_load", engine_load, METH_VARARGS, "engine_load(path) -> engine handle"},
     {"engine_save", engine_save, METH_VARARGS, "engine_save(engine, path)"},
     {"engine_io", engine_io, METH_O, "engine_io(engine) -> (inputs, outputs)"},

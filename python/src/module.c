@@ -237,7 +237,9 @@ PyMODINIT_FUNC PyInit__tailcut(void) {
         PyModule_AddIntConstant(m, "BUILD_INT8_REDUCE_RANGE", TC_BUILD_INT8_REDUCE_RANGE) < 0 ||
         PyModule_AddIntConstant(m, "CALIB_ENTROPY", TC_CALIB_ENTROPY) < 0 ||
         PyModule_AddIntConstant(m, "CALIB_MINMAX", TC_CALIB_MINMAX) < 0 ||
-        PyModule_AddIntConstant(m, "CALIB_PERCENTILE", TC_CALIB_PERCENTILE) < 0) {
+        PyModule_AddIntConstant(m, "CALIB_PERCENTILE", TC_CALIB_PERCENTILE) < 0 ||
+        PyModule_AddIntConstant(m, "ACCURACY_COSINE", TC_ACCURACY_COSINE) < 0 ||
+        PyModule_AddIntConstant(m, "ACCURACY_TOP1", TC_ACCURACY_TOP1) < 0) {
         Py_DECREF(m);
         return NULL;
     }

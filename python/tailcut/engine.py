@@ -59,6 +59,8 @@ class Engine:
         if _key is not _PRIVATE:
             raise TypeError("Engine objects come from tailcut.build() or tailcut.load()")
         self._handle = handle
+        self.accuracy: Optional[float] = None  # build(accuracy_threshold=...): the metric reached
+        self.build_log = ""                    # build(accuracy_threshold=...): the rounds of the fallback
         ins, outs = _tailcut.engine_io(handle)
         self._inputs = [_tensor_info(r) for r in ins]
         self._outputs = [_tensor_info(r) for r in outs]

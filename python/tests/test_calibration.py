@@ -1,6 +1,10 @@
 """test_calibration.py - INT8 builds calibrated by a Calibrator written in Python (get_batch / read_cache /
 write_cache), by a plain iterable of samples and by a cache path: the same calibration gives the same plan, the
-INT8 engine agrees with onnxruntime, and bad calibration data raises with the library's message."""
+INT8 engine agrees with onnxruntime, and bad calibration data raises with the library's message; accuracy_threshold
+reaches its target and writes the plan of `tailcut build --accuracy-threshold` on the same samples."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -91,3 +95,44 @@ def test_bad_calibration(models, tmp_path):
     with pytest.raises(tailcut.Error):
         tailcut.build(models["cnn"], shapes=SHAPES, precision="int8",
                       calibration=ListCalibrator([], cache=b"\x00\x01garbage"))
+
+
+def test_accuracy_threshold_matches_cli(models, tmp_path):
+    data = samples()
+    plain = tailcut.build(models["cnn"], shapes=SHAPES, precision="int8", calibration=data, tactics_fixed=True)
+    fp32 = tailcut.build(models["cnn"], shapes=SHAPES, tactics_fixed=True)
+    plain_cos = tailcut.compare(fp32, plain, data)["outputs"]["logits"]["cosine"]
+    assert plain_cos < 0.99, plain_cos  # else the threshold below would have nothing to do
+    e = tailcut.build(models["cnn"], shapes=SHAPES, precision="int8", calibration=data, tactics_fixed=True,
+                      accuracy_threshold=0.99)
+    assert "kept out of INT8 (fp32) by the threshold" in e.build_log, e.build_log
+    assert e.accuracy >= 0.99, e.build_log
+    assert e.accuracy == pytest.approx(tailcut.compare(fp32, e, data)["outputs"]["logits"]["cosine"], abs=1e-12)
+    count = lambda eng: sum(s["precision"] == "int8" for s in eng.steps())  # noqa: E731
+    assert 0 < count(e) < count(plain)
+    # the command line's --accuracy-threshold on the same samples writes the same plan
+    d = tmp_path / "cal"
+    d.mkdir()
+    for k, s in enumerate(data):
+        np.save(d / f"input.{k}.npy", s["input"])
+    r = subprocess.run([sys.executable, "-m", "tailcut", "build", models["cnn"], "-o", str(tmp_path / "cli.plan"),
+                        "--shapes", "input:2x3x32x32", "--int8", "--calib-data", str(d), "--tactics-fixed",
+                        "--accuracy-threshold", "0.99"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert plan_bytes(e, tmp_path / "py.plan") == (tmp_path / "cli.plan").read_bytes()
+    top1 = tailcut.build(models["cnn"], shapes=SHAPES, precision="int8", calibration=data, tactics_fixed=True,
+                         accuracy_threshold=1.0, accuracy_metric="top1")
+    assert top1.accuracy == 1.0 and "top-1 agreement" in top1.build_log
+
+
+def test_accuracy_threshold_refusals(models, tmp_path):
+    cache = tmp_path / "c.cache"  # a cache holds no samples to measure on
+    with pytest.raises(tailcut.InvalidArgumentError, match="not a cache file"):
+        tailcut.build(models["cnn"], shapes=SHAPES, precision="int8", calibration=str(cache), accuracy_threshold=0.9)
+    with pytest.raises(tailcut.InvalidArgumentError, match=r"\(0, 1\]"):
+        tailcut.build(models["cnn"], shapes=SHAPES, precision="int8", calibration=samples(), accuracy_threshold=1.5)
+    with pytest.raises(tailcut.InvalidArgumentError, match="accuracy_metric"):
+        tailcut.build(models["cnn"], shapes=SHAPES, precision="int8", calibration=samples(), accuracy_threshold=0.9,
+                      accuracy_metric="l2")
+    with pytest.raises(tailcut.InvalidArgumentError, match="int8"):
+        tailcut.build(models["cnn"], shapes=SHAPES, accuracy_threshold=0.9)
