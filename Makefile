@@ -16,9 +16,9 @@ OUT := out
 
 DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libcmocka-dev \
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
-	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev
+	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev python3-dev ninja-build
 
-.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz clean
+.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz python clean
 
 all: build
 
@@ -120,11 +120,22 @@ fuzz: deps
 	  done; \
 	else echo "clang not found: fuzz targets skipped"; fi
 
-test: unit emulated conformance cli server models fuzz
+# The Python package (python/): one wheel, built with its own libtailcut (CPU backend) in build-py, installed into
+# .venv for the pytest suite (python/tests: against onnxruntime, errors, threads, calibration, compare); the suite
+# also installs that wheel into a fresh venv and imports it from another folder.
+PY_WHEELS := $(OUT)/wheel
+python: venv
+	rm -rf $(PY_WHEELS)
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(VENV)/bin/pip wheel -q --disable-pip-version-check --no-build-isolation \
+	  --no-deps -w $(PY_WHEELS) -C build-dir=../build-py ./python
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps --force-reinstall $(PY_WHEELS)/tailcut-*.whl
+	cd python/tests && TAILCUT_WHEEL=$$(ls $(CURDIR)/$(PY_WHEELS)/tailcut-*.whl) $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider .
+
+test: unit emulated conformance cli server models fuzz python
 	@echo "make test: all test suites passed"
 
 demo: venv build
 	bash tools/demo.sh $(BUILD)/tailcut $(PY) $(OUT)/demo
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(OUT)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(OUT) build-py

@@ -1,6 +1,7 @@
 /* accuracy_fallback.h - `tailcut build --int8 --accuracy-threshold X`: keeps the least robust INT8 layers in
  * FP32 (with --fp16 / --bf16 too: in FP16 / BF16 where faster, else FP32) until the engine's outputs agree with
- * the FP32 engine's on the calibration samples; with --int8-reduce-range it gives them 8-bit weights first. */
+ * the FP32 engine's on the calibration samples; with --int8-reduce-range it gives them 8-bit weights first.
+ * The library does it (tc_engine_build_accurate); this reads the samples of a folder for it. */
 #ifndef TC_CLI_ACCURACY_FALLBACK_H
 #define TC_CLI_ACCURACY_FALLBACK_H
 
