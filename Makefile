@@ -16,9 +16,10 @@ OUT := out
 
 DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libcmocka-dev \
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
-	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev
+	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev \
+	libb64-0d
 
-.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz clean
+.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz clean deploy-check
 
 all: build
 
@@ -107,6 +108,12 @@ server: venv build-asan build
 	timeout 600 $(PY) tests/server/test_batching.py --tailcut $(BUILD_ASAN)/tailcut
 	timeout 600 $(PY) tests/server/test_loadgen.py --tailcut $(BUILD_ASAN)/tailcut
 	timeout 600 $(PY) tests/server/test_soak.py --tailcut $(BUILD)/tailcut
+	timeout 600 $(PY) tests/server/test_clients.py --tailcut $(BUILD_ASAN)/tailcut
+
+# deploy/ offline: manifests against the Kubernetes and vendored KServe schemas and each other, tailcut serve started
+# with each manifest's arguments, the Dockerfile (hadolint, sources, runtime libraries), the Grafana dashboard's metrics.
+deploy-check: venv build
+	timeout 300 $(PY) deploy/check_deploy.py --tailcut $(BUILD)/tailcut
 
 # libFuzzer targets, FUZZ_SECONDS each, when clang is present.
 fuzz: deps
@@ -120,7 +127,7 @@ fuzz: deps
 	  done; \
 	else echo "clang not found: fuzz targets skipped"; fi
 
-test: unit emulated conformance cli server models fuzz
+test: unit emulated conformance cli server models fuzz deploy-check
 	@echo "make test: all test suites passed"
 
 demo: venv build
