@@ -126,6 +126,12 @@ def probe_port(c, probe):
     return port
 
 
+def prestop_sleep(c):
+    """Seconds of the container's preStop `sleep` (0 without one)."""
+    cmd = c.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", [])
+    return int(cmd[-1]) if cmd and cmd[0].endswith("sleep") else 0
+
+
 def consistency_checks(lines):
     uid = docker_uid(lines)
     dep = docs_of_kind("Deployment")[0]
@@ -139,8 +145,7 @@ def consistency_checks(lines):
           c["startupProbe"]["httpGet"]["path"] == "/v2/health/live")
     check("Deployment: every probe on the server's port",
           all(probe_port(c, p) == port for p in ("livenessProbe", "readinessProbe", "startupProbe")))
-    stop = c["lifecycle"]["preStop"]["exec"]["command"]
-    pre = int(stop[-1]) if stop[0].endswith("sleep") else 0
+    pre = prestop_sleep(c)
     drain = int(opt(c["args"], "--shutdown-timeout"))
     grace = pod["terminationGracePeriodSeconds"]
     check(f"Deployment: grace period {grace} s >= preStop {pre} s + drain {drain} s + 1", grace >= pre + drain + 1)
@@ -174,7 +179,12 @@ def consistency_checks(lines):
           rc["livenessProbe"]["httpGet"]["path"] == "/v2/health/live" and
           rc["readinessProbe"]["httpGet"]["path"] == "/v2/health/ready" and
           probe_port(rc, "livenessProbe") == rport and probe_port(rc, "readinessProbe") == rport)
-    check("ServingRuntime: drain within Kubernetes' default 30 s grace", int(opt(rc["args"], "--shutdown-timeout")) < 30)
+    rdrain, rpre = int(opt(rc["args"], "--shutdown-timeout")), prestop_sleep(rc)
+    check(f"ServingRuntime: preStop {rpre} s + drain {rdrain} s + 1 within Kubernetes' default 30 s grace",
+          rpre + rdrain + 1 <= 30)
+    check("ServingRuntime: a startup probe on /v2/health/live (models load before the server listens)",
+          rc["startupProbe"]["httpGet"]["path"] == "/v2/health/live" and probe_port(rc, "startupProbe") == rport and
+          rc["startupProbe"]["periodSeconds"] * rc["startupProbe"]["failureThreshold"] >= 120)
     check("ServingRuntime: reads the storage initializer's /mnt/models", opt(rc["args"], "--model-repository") ==
           "/mnt/models")
     check("ServingRuntime: non-root, the Dockerfile's user", rc["securityContext"]["runAsNonRoot"] is True and
