@@ -64,7 +64,8 @@ def type_schema(t, classes, defs):
     m = re.fullmatch(r"dict\(str, (.+)\)", t)
     if m:
         return {"type": "object", "additionalProperties": type_schema(m.group(1), classes, defs)}
-    m = re.fullmatch(r"K8sIoApi[A-Z][a-z]+(V\d+)([A-Z]\w+)", t)  # K8sIoApiAppsV1DeploymentStrategy = V1DeploymentStrategy
+    # K8sIoApiAppsV1DeploymentStrategy = V1DeploymentStrategy
+    m = re.fullmatch(r"K8sIoApi[A-Z][a-z]+(V\d+)([A-Z]\w+)", t)
     if m and m.group(1) + m.group(2) in classes:
         t = m.group(1) + m.group(2)
     if t in ("ResourceQuantity", "V1beta1MetricQuantity"):  # Kubernetes quantities: "500m", "1Gi", 2

@@ -1,11 +1,10 @@
-"""perf_analyzer_checks.py - Triton's perf_analyzer (the binary in the tritonclient==2.41.0 wheel) against `tailcut serve`:
-closed loop at concurrency 1, then 4 (one run each), then Poisson request rates 20 and 60/s (lower when the server
-does less: a sanitizer build), each writing its CSV (-f), which is
-parsed and checked (one row per load level, throughput > 0, p50 <= p90 <= p95 <= p99, send/recv times present), and
-the server's /metrics must count the requests as successes and none as failures. perf_analyzer needs libcudart.so.12
-(PyPI nvidia-cuda-runtime-cu12, put on LD_LIBRARY_PATH here) and Debian's libb64-0d. On a loaded machine its
-stability rule (3 windows within -s percent) can miss: each run is retried (at most 3 attempts); about 30-60 s in all.
-Used by test_clients.py."""
+"""perf_analyzer_checks.py - Triton's perf_analyzer (the binary in the tritonclient==2.41.0 wheel) against
+`tailcut serve`: closed loop at concurrency 1, then 4 (one run each), then Poisson request rates 20 and 60/s (lower
+when the server does less: a sanitizer build), each writing its CSV (-f), which is parsed and checked (one row per
+load level, throughput > 0, p50 <= p90 <= p95 <= p99, send/recv times present), and the server's /metrics must count
+the requests as successes and none as failures. perf_analyzer needs libcudart.so.12 (PyPI nvidia-cuda-runtime-cu12,
+put on LD_LIBRARY_PATH here) and Debian's libb64-0d. On a loaded machine its stability rule (3 windows within -s
+percent) can miss: each run is retried (at most 3 attempts); about 30-60 s in all. Used by test_clients.py."""
 import csv
 import importlib.util
 import os
@@ -40,7 +39,8 @@ def run_pa(exe, env, port, model, args, csv_path, attempts=3, count=40):
         if os.path.exists(csv_path):
             os.remove(csv_path)
         cmd = [exe, "-m", model, "-u", f"127.0.0.1:{port}", "-i", "http", "-b", "1",
-               "--measurement-mode", "count_windows", "--measurement-request-count", str(count), "-s", "1000", "-r", "6",
+               "--measurement-mode", "count_windows", "--measurement-request-count", str(count),
+               "-s", "1000", "-r", "6",
                "-f", csv_path, *args]
         try:
             r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=45)
@@ -87,8 +87,8 @@ def perf_analyzer_checks(check, port, model, tmp):
     thr = float(rows[0]["Inferences/Second"]) if rows else 10.0
     lo = max(1, min(20, int(0.3 * thr)))
     hi = max(lo + 1, min(60, int(0.6 * thr)))
-    rows, out = run_pa(exe, env, port, model, ["--request-rate-range", f"{lo}:{hi}:{hi - lo}", "--request-distribution",
-                                               "poisson"], os.path.join(tmp, "pa_rate.csv"), count=40 if lo >= 10 else 12)
+    rate_args = ["--request-rate-range", f"{lo}:{hi}:{hi - lo}", "--request-distribution", "poisson"]
+    rows, out = run_pa(exe, env, port, model, rate_args, os.path.join(tmp, "pa_rate.csv"), count=40 if lo >= 10 else 12)
     check(f"perf_analyzer --request-rate-range {lo}:{hi}:{hi - lo} (Poisson): CSV rows for both rates, throughput near "
           "each", rows is not None and [float(r["Request Rate"]) for r in rows] == [float(lo), float(hi)] and
           all(row_ok(r, "Request Rate") and float(r["Inferences/Second"]) > 0.5 * float(r["Request Rate"])
