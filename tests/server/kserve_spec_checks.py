@@ -4,8 +4,8 @@ schemas transcribed from the spec's $server_metadata_response, $metadata_tensor,
 $response_output and $inference_error_response; kserve/kserve docs/predict-api/v2/required_api.md, "HTTP/REST"),
 their status codes, the binary tensor data extension's headers, and the tensor data forms the spec allows (nested or
 flattened row-major). Used by test_clients.py; `expect(x)` computes the model's output with onnxruntime.
-Known deviation, left to a decision: a server that is not ready answers /v2/health/ready with 503 (README, issue 27
-defect fixes; Kubernetes probes take any status >= 400), where the spec says "a 4xx status code indicates false"
+Known deviation, left to a decision: a server that is not ready answers /v2/health/ready with 503 (as the README
+says; Kubernetes probes take any status >= 400), where the spec says "a 4xx status code indicates false"
 (Triton answers 400); not checked here."""
 import json
 
