@@ -16,9 +16,10 @@ OUT := out
 
 DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libcmocka-dev \
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
-	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev python3-dev ninja-build
+	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev python3-dev ninja-build \
+	libb64-0d
 
-.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz python clean
+.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz python clean deploy-check
 
 all: build
 
@@ -101,12 +102,19 @@ cli: venv build
 # tailcut serve over real HTTP on 127.0.0.1 (endpoints, JSON and binary inference vs tailcut run, errors,
 # slow connections, SIGTERM), its scheduler (batch formation, queue bound, timeouts, priorities, instances,
 # drain) and tailcut loadgen against it, sanitizer build; then a 20,000-request soak with an RSS bound on
-# the release build (ASan's quarantine would grow RSS by design).
+# the release build (ASan's quarantine would grow RSS by design); real clients (tritonclient, perf_analyzer, the
+# KServe v2 spec) on the release build too, so that perf_analyzer's load levels stay within a minute.
 server: venv build-asan build
 	timeout 600 $(PY) tests/server/test_server.py --tailcut $(BUILD_ASAN)/tailcut
 	timeout 600 $(PY) tests/server/test_batching.py --tailcut $(BUILD_ASAN)/tailcut
 	timeout 600 $(PY) tests/server/test_loadgen.py --tailcut $(BUILD_ASAN)/tailcut
 	timeout 600 $(PY) tests/server/test_soak.py --tailcut $(BUILD)/tailcut
+	timeout 600 $(PY) tests/server/test_clients.py --tailcut $(BUILD)/tailcut
+
+# deploy/ offline: manifests against the Kubernetes and vendored KServe schemas and each other, tailcut serve started
+# with each manifest's arguments, the Dockerfile (hadolint, sources, runtime libraries), the Grafana dashboard's metrics.
+deploy-check: venv build
+	timeout 300 $(PY) deploy/check_deploy.py --tailcut $(BUILD)/tailcut
 
 # libFuzzer targets, FUZZ_SECONDS each, when clang is present.
 fuzz: deps
@@ -131,7 +139,7 @@ python: venv
 	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps --force-reinstall $(PY_WHEELS)/tailcut-*.whl
 	cd python/tests && TAILCUT_WHEEL=$$(ls $(CURDIR)/$(PY_WHEELS)/tailcut-*.whl) $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider .
 
-test: unit emulated conformance cli server models fuzz python
+test: unit emulated conformance cli server models fuzz python deploy-check
 	@echo "make test: all test suites passed"
 
 demo: venv build
