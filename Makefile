@@ -13,12 +13,13 @@ BUILD_FUZZ := build-fuzz
 BUILD_EMU := build-emu
 FUZZ_SECONDS ?= 60
 OUT := out
+DOCS := build-docs
 
 DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libcmocka-dev \
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
 	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev
 
-.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz clean
+.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz docs clean
 
 all: build
 
@@ -120,11 +121,20 @@ fuzz: deps
 	  done; \
 	else echo "clang not found: fuzz targets skipped"; fi
 
-test: unit emulated conformance cli server models fuzz
+# The documentation site (mkdocs, Material theme; tools/docs/requirements.txt): docs/ plus the reference pages
+# generated from the code, built with --strict, then every internal link and anchor checked (tools/docs/build.sh).
+$(VENV)/.docs-stamp: tools/docs/requirements.txt $(VENV)/.stamp
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/docs/requirements.txt
+	touch $@
+
+docs: venv build $(VENV)/.docs-stamp
+	bash tools/docs/build.sh $(BUILD)/tailcut $(PY) $(DOCS)
+
+test: unit emulated conformance cli server models fuzz docs
 	@echo "make test: all test suites passed"
 
 demo: venv build
 	bash tools/demo.sh $(BUILD)/tailcut $(PY) $(OUT)/demo
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(OUT)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(OUT) $(DOCS)
