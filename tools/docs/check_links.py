@@ -33,9 +33,12 @@ def parse(path):
 
 
 def resolve(site, page_path, target):
-    """The file a relative URL names from page_path (a directory URL means its index.html)."""
-    base = os.path.dirname(page_path)
-    path = os.path.normpath(os.path.join(base, unquote(target))) if target else page_path
+    """The file a URL path names from page_path: relative to the page, or to the site's root when it starts with
+    '/' (mkdocs' 404 page); a directory URL means its index.html."""
+    if target.startswith("/"):
+        path = os.path.normpath(os.path.join(site, unquote(target).lstrip("/")))
+    else:
+        path = os.path.normpath(os.path.join(os.path.dirname(page_path), unquote(target))) if target else page_path
     if os.path.isdir(path):
         path = os.path.join(path, "index.html")
     return path
