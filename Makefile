@@ -122,12 +122,14 @@ fuzz: deps
 	else echo "clang not found: fuzz targets skipped"; fi
 
 # The documentation site (mkdocs, Material theme; tools/docs/requirements.txt): docs/ plus the reference pages
-# generated from the code, built with --strict, then every internal link and anchor checked (tools/docs/build.sh).
+# generated from the code, built with --strict, then every internal link and anchor checked (tools/docs/build.sh);
+# first the generators' own tests (tests/docs).
 $(VENV)/.docs-stamp: tools/docs/requirements.txt $(VENV)/.stamp
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/docs/requirements.txt
 	touch $@
 
 docs: venv build $(VENV)/.docs-stamp
+	$(PY) tests/docs/test_docs_tools.py
 	bash tools/docs/build.sh $(BUILD)/tailcut $(PY) $(DOCS)
 
 test: unit emulated conformance cli server models fuzz docs
