@@ -85,13 +85,16 @@ def test_python_api(tmp):
     pkg = os.path.join(tmp, "fake", "tailcut")
     os.makedirs(pkg)
     open(os.path.join(pkg, "__init__.py"), "w").write(
-        '"""Fake."""\n__all__ = ["build", "Engine"]\n'
+        '"""Fake."""\n__all__ = ["build", "Engine", "Error"]\n'
         'def build(model, shapes=None):\n    """Builds an engine of model."""\n'
-        'class Engine:\n    """An engine."""\n    def save(self, path):\n        pass\n')
+        'class Engine:\n    """An engine."""\n    def save(self, path):\n        pass\n'
+        'class Error(Exception):\n    pass\n')
     env = dict(os.environ, PYTHONPATH=os.path.join(tmp, "fake"))
     rc, log = run([f"{GEN}/gen_python_api.py", out], env=env)
     check("gen_python_api refuses a public name without a docstring", rc != 0 and "Engine.save" in log, log)
-    open(os.path.join(pkg, "__init__.py"), "a").write("Engine.save.__doc__ = 'Writes the plan.'\n")
+    check("gen_python_api does not take a class's docstring from its base", "Error" in log.split("docstring")[-1], log)
+    open(os.path.join(pkg, "__init__.py"), "a").write("Engine.save.__doc__ = 'Writes the plan.'\n"
+                                                       "Error.__doc__ = 'What the library reports.'\n")
     rc, log = run([f"{GEN}/gen_python_api.py", out], env=env)
     text = open(out).read() if rc == 0 else ""
     check("gen_python_api writes signatures and docstrings", "`tailcut.build(model, shapes=None)`" in text

@@ -23,7 +23,12 @@ def signature(obj):
 
 
 def doc_of(qualname, obj, missing):
-    d = inspect.getdoc(obj)
+    """obj's own docstring (a class's, not one inherited from its bases, which would describe something else)."""
+    if inspect.isclass(obj):
+        own = obj.__dict__.get("__doc__")
+        d = inspect.cleandoc(own) if isinstance(own, str) else None
+    else:
+        d = inspect.getdoc(obj)
     if not d:
         missing.append(qualname)
         return ""
