@@ -97,7 +97,7 @@ def test_python_api(tmp):
                                                        "Error.__doc__ = 'What the library reports.'\n")
     rc, log = run([f"{GEN}/gen_python_api.py", out], env=env)
     text = open(out).read() if rc == 0 else ""
-    check("gen_python_api writes signatures and docstrings", "`tailcut.build(model, shapes=None)`" in text
+    check("gen_python_api writes signatures and docstrings", "## `tailcut.build`" in text and "build(model, shapes=None)" in text
           and "Writes the plan." in text, log + text[:300])
 
 
