@@ -13,13 +13,14 @@ BUILD_FUZZ := build-fuzz
 BUILD_EMU := build-emu
 FUZZ_SECONDS ?= 60
 OUT := out
+DOCS := build-docs
 
 DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libcmocka-dev \
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
 	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev python3-dev ninja-build \
 	libb64-0d
 
-.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz python clean deploy-check
+.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz python docs clean deploy-check
 
 all: build
 
@@ -139,11 +140,22 @@ python: venv
 	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps --force-reinstall $(PY_WHEELS)/tailcut-*.whl
 	cd python/tests && TAILCUT_WHEEL=$$(ls $(CURDIR)/$(PY_WHEELS)/tailcut-*.whl) $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider .
 
-test: unit emulated conformance cli server models fuzz python deploy-check
+# The documentation site (mkdocs, Material theme; tools/docs/requirements.txt): docs/ plus the reference pages
+# generated from the code, built with --strict, then every internal link and anchor checked (tools/docs/build.sh);
+# first the generators' own tests (tests/docs).
+$(VENV)/.docs-stamp: tools/docs/requirements.txt $(VENV)/.stamp
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/docs/requirements.txt
+	touch $@
+
+docs: venv build python $(VENV)/.docs-stamp
+	$(PY) tests/docs/test_docs_tools.py
+	bash tools/docs/build.sh $(BUILD)/tailcut $(PY) $(DOCS)
+
+test: unit emulated conformance cli server models fuzz python deploy-check docs
 	@echo "make test: all test suites passed"
 
 demo: venv build
 	bash tools/demo.sh $(BUILD)/tailcut $(PY) $(OUT)/demo
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(OUT) build-py
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(OUT) build-py $(DOCS)
