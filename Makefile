@@ -18,7 +18,7 @@ DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev 
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
 	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev
 
-.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz clean
+.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz clean realmodels
 
 all: build
 
@@ -33,10 +33,11 @@ deps:
 	fi
 
 # rapidocr_onnxruntime only for the PP-OCR .onnx models it ships (bench/accuracy): --no-deps keeps opencv & co. out.
-$(VENV)/.stamp: tools/requirements.txt
+$(VENV)/.stamp: tools/requirements.txt tools/requirements-nodeps.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps rapidocr_onnxruntime==1.4.4
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -r tools/requirements-nodeps.txt
 	touch $@
 
 venv: deps $(VENV)/.stamp
@@ -108,6 +109,11 @@ server: venv build-asan build
 	timeout 600 $(PY) tests/server/test_loadgen.py --tailcut $(BUILD_ASAN)/tailcut
 	timeout 600 $(PY) tests/server/test_soak.py --tailcut $(BUILD)/tailcut
 
+# Pretrained models from PyPI packages (silero-vad: LSTM, 16 kHz streaming with the state carried; PP-OCR detector,
+# recognizer, classifier) through libtailcut against onnxruntime, each with a dynamic profile run inside and outside.
+realmodels: venv build
+	$(PY) tests/realmodels/run_realmodels.py --lib $(BUILD)/libtailcut.so
+
 # libFuzzer targets, FUZZ_SECONDS each, when clang is present.
 fuzz: deps
 	@if command -v clang >/dev/null; then \
@@ -120,7 +126,7 @@ fuzz: deps
 	  done; \
 	else echo "clang not found: fuzz targets skipped"; fi
 
-test: unit emulated conformance cli server models fuzz
+test: unit emulated conformance cli server models fuzz realmodels
 	@echo "make test: all test suites passed"
 
 demo: venv build
