@@ -13,24 +13,5 @@ static size_t scratch_bytes(const tc__step_desc *d) { return tc__rnn_node_f32_sc
 
 static tc_status run(const tc__kernel_ctx *ctx) { return tc__rnn_node_f32_run(ctx, &tc__gemm_config_f32_avx2); }
 
-const tc__tactic tc__tactic_lstm_gemm_f32_avx2 = {
-    .name = "lstm_gemm_f32_avx2",
-    .op_type = "LSTM",
-    .backend = TC__BACKEND_CPU, .caps = TC__GEMM_ISA_AVX2,
-    .supports = tc__rnn_node_f32_supports,
-    .packs_input = tc__rnn_node_f32_packs_input,
-    .pack = pack,
-    .scratch_bytes = scratch_bytes,
-    .run = run,
-};
-
-const tc__tactic tc__tactic_gru_gemm_f32_avx2 = {
-    .name = "gru_gemm_f32_avx2",
-    .op_type = "GRU",
-    .backend = TC__BACKEND_CPU, .caps = TC__GEMM_ISA_AVX2,
-    .supports = tc__rnn_node_f32_supports,
-    .packs_input = tc__rnn_node_f32_packs_input,
-    .pack = pack,
-    .scratch_bytes = scratch_bytes,
-    .run = run,
-};
+TC__RNN_TACTIC(lstm_gemm_f32_avx2, "LSTM", TC__GEMM_ISA_AVX2, pack, scratch_bytes, run);
+TC__RNN_TACTIC(gru_gemm_f32_avx2, "GRU", TC__GEMM_ISA_AVX2, pack, scratch_bytes, run);
