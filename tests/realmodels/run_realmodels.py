@@ -13,6 +13,9 @@ Cases:
     carried between chunks) on a 40-chunk synthetic stream (silence, noise, voiced harmonic bursts): each engine
     carries its own state; the speech probability of every chunk must agree with onnxruntime's (max abs error
     <= 1e-4) and the speech decisions (probability > 0.5) must be identical; both classes must occur.
+  silero_vad_main_16k: silero_vad.onnx (the package's default model, If on its input sr) is refused naming the If;
+    rewritten with sr = 16000 as a constant and static chunk shapes, its Ifs fold at load, and the same stream must
+    match onnxruntime's on the original model with sr = 16000.
   silero_vad_sequence: silero_vad_16k_sequence.onnx (a sequence of chunks through the LSTM) built with a dynamic
     profile sequence_length 1..40 (opt 16), run at 1, 16 and 40 against onnxruntime; 41 must be refused naming
     the profile's range.
@@ -175,12 +178,12 @@ def synthetic_stream(seed):
     return x.astype(np.float32)
 
 
-def case_silero_stream(lib, threads, work):
-    path = package_file("silero_vad", "data/silero_vad_openvino_16k.onnx")
-    sess = ort_session(path, threads)
+def stream(lib, threads, work, tc_path, ort_path, ort_extra):
+    """The 40-chunk stream through tailcut (model tc_path) and onnxruntime (ort_path, with the inputs ort_extra)."""
+    sess = ort_session(ort_path, threads)
     eng = Engine(lib)
     try:
-        eng.build_profile(path, {"input": ([1, 576],) * 3, "state": ([2, 1, 128],) * 3}, threads,
+        eng.build_profile(tc_path, {"input": ([1, 576],) * 3, "state": ([2, 1, 128],) * 3}, threads,
                           os.path.join(work, "silero_stream.plan"))
         audio = synthetic_stream(7)
         ctx_ort = ctx_tc = np.zeros((1, CONTEXT), np.float32)
@@ -191,7 +194,7 @@ def case_silero_stream(lib, threads, work):
             chunk = audio[k * CHUNK:(k + 1) * CHUNK][None, :]
             x_ort = np.concatenate([ctx_ort, chunk], axis=1)
             x_tc = np.concatenate([ctx_tc, chunk], axis=1)
-            out, st_ort = sess.run(None, {"input": x_ort, "state": st_ort})
+            out, st_ort = sess.run(None, {"input": x_ort, "state": st_ort, **ort_extra})
             res = eng.infer({"input": np.ascontiguousarray(x_tc), "state": np.ascontiguousarray(st_tc)})
             st_tc = res["stateN"]
             p_ort.append(float(out.ravel()[0]))
@@ -213,6 +216,48 @@ def case_silero_stream(lib, threads, work):
             raise Failure("the stream does not give both speech and non-speech chunks: the test would not tell")
     finally:
         eng.close()
+
+
+def case_silero_stream(lib, threads, work):
+    path = package_file("silero_vad", "data/silero_vad_openvino_16k.onnx")
+    stream(lib, threads, work, path, path, {})
+
+
+def case_silero_main_16k(lib, threads, work):
+    """silero_vad.onnx, the package's default model: its If on the graph input sr (16000 or 8000) is decided at run
+    time, which tailcut refuses clearly; with sr written into the model as the constant 16000 and the inputs' shapes
+    fixed to one 16 kHz chunk (this rewrite, with onnx), every If is decided at load and replaced by its branch, and
+    the stream must match onnxruntime's on the original model with sr = 16000."""
+    import onnx
+    from onnx import numpy_helper
+
+    path = package_file("silero_vad", "data/silero_vad.onnx")
+    eng = Engine(lib)
+    try:
+        eng.build_profile(path, {"input": ([1, 576],) * 3, "state": ([2, 1, 128],) * 3}, threads,
+                          os.path.join(work, "silero_main.plan"))
+        raise Failure("silero_vad.onnx (an If on its input sr) was built")
+    except tcb.CompareError as e:
+        if "If" not in str(e) or "condition" not in str(e):
+            raise Failure(f"the refusal of silero_vad.onnx does not name its If: {e}")
+        print(f"    as shipped: refused: {e}")
+    finally:
+        eng.close()
+    m = onnx.load(path)
+    g = m.graph
+    inputs = [i for i in g.input if i.name != "sr"]
+    if len(inputs) != len(g.input) - 1:
+        raise Failure("silero_vad.onnx has no input sr")
+    del g.input[:]
+    g.input.extend(inputs)
+    g.initializer.append(numpy_helper.from_array(np.array(SR, np.int64), "sr"))
+    for i in g.input:
+        for d, v in zip(i.type.tensor_type.shape.dim, {"input": [1, 576], "state": [2, 1, 128]}[i.name]):
+            d.ClearField("dim_param")
+            d.dim_value = v
+    fixed = os.path.join(work, "silero_vad_sr16000.onnx")
+    onnx.save(m, fixed)
+    stream(lib, threads, work, fixed, path, {"sr": np.array(SR, np.int64)})
 
 
 def case_silero_sequence(lib, threads, work):
@@ -339,7 +384,8 @@ def case_ppocr_cls(lib, threads, work):
             (33, 3, 48, 192), make, check)
 
 
-CASES = [("silero_vad_stream", case_silero_stream), ("silero_vad_sequence", case_silero_sequence),
+CASES = [("silero_vad_stream", case_silero_stream), ("silero_vad_main_16k", case_silero_main_16k),
+         ("silero_vad_sequence", case_silero_sequence),
          ("ppocr_det", case_ppocr_det), ("ppocr_rec", case_ppocr_rec), ("ppocr_cls", case_ppocr_cls)]
 
 
