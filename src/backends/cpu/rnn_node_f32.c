@@ -271,9 +271,11 @@ static tc_status run_dir(const tc__kernel_ctx *ctx, const tc__gemm_config *cfg, 
         tc__tensor *s = ctx->out[o];
         if (s == NULL) continue;
         const float *src = o == 1 ? bf->h : bf->c;
-        for (size_t b = 0; b < B; b++)
-            memcpy((float *)s->data + (p->layout ? b * (size_t)p->dirs + (size_t)d : (size_t)d * B + b) * H,
-                   src + b * H, H * sizeof(float));
+        for (size_t b = 0; b < B; b++) {
+            float *dst = (float *)s->data + (p->layout ? b * (size_t)p->dirs + (size_t)d : (size_t)d * B + b) * H;
+            if (sl != NULL && ((const int32_t *)sl->data)[b] == 0) memset(dst, 0, H * sizeof(float)); /* as the reference */
+            else memcpy(dst, src + b * H, H * sizeof(float));
+        }
     }
     return TC_STATUS_OK;
 }

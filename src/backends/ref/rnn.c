@@ -1,8 +1,8 @@
 /*
  * rnn.c - reference LSTM and GRU (ONNX semantics, every attribute core/rnn_params.c accepts): each direction and
  * batch row runs its own recurrence in double precision (state h, and LSTM's cell c, in scratch); steps past a row's
- * sequence_lens write zeros to Y, and Y_h/Y_c hold the state after the row's last step (the initial state for a
- * length of 0). Gate pre-activations are clipped to [-clip, clip] when clip is set (after LSTM's peepholes).
+ * sequence_lens write zeros to Y, and Y_h/Y_c hold the state after the row's last step (zeros for a length of 0, as
+ * onnxruntime gives). Gate pre-activations are clipped to [-clip, clip] when clip is set (after LSTM's peepholes).
  */
 #include <string.h>
 
@@ -145,9 +145,9 @@ static void run_row(const tc__kernel_ctx *ctx, const tc__rnn_params *p, const rn
             const int64_t yo = (p->layout ? (b * s->seq + t) * p->dirs + d : (t * p->dirs + d) * s->batch + b) * H;
             for (int64_t j = 0; j < H; j++) put(y, yo + j, 0.0);
         }
-    for (int64_t j = 0; j < H; j++) {
-        if (yh != NULL) put(yh, state_at(p, s, d, b, j), h[j]);
-        if (yc != NULL) put(yc, state_at(p, s, d, b, j), c[j]);
+    for (int64_t j = 0; j < H; j++) { /* a row of length 0 has no last step: zeros, as onnxruntime gives */
+        if (yh != NULL) put(yh, state_at(p, s, d, b, j), len > 0 ? h[j] : 0.0);
+        if (yc != NULL) put(yc, state_at(p, s, d, b, j), len > 0 ? c[j] : 0.0);
     }
 }
 
