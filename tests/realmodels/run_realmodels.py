@@ -6,7 +6,7 @@ against onnxruntime, in one process.
 
 Packages (pinned, installed --no-deps by `make venv`: only their .onnx files are read, the packages are never
 imported): silero-vad (voice activity detector: Conv encoder, LSTM decoder) and rapidocr_onnxruntime (PP-OCR text
-detector, recognizer, direction classifier). A case whose package is absent is skipped with a reason.
+detector, recognizer, direction classifier) and ddddocr (a CRNN text recognizer). A case whose package is absent is skipped with a reason.
 
 Cases:
   silero_vad_stream: silero_vad_openvino_16k.onnx (16 kHz, 512-sample chunks after 64 samples of context, LSTM state
@@ -22,6 +22,8 @@ Cases:
   ppocr_det / ppocr_rec / ppocr_cls: the PP-OCRv4 detector (dynamic H and W), recognizer (dynamic W) and the
     direction classifier (dynamic batch) of rapidocr_onnxruntime, each built with one dynamic profile and run at
     three sizes inside it against onnxruntime, and once outside it (refused).
+  ddddocr_crnn: ddddocr's common.onnx (a CRNN: Conv, bidirectional LSTM, Gemm) with a dynamic width, three widths
+    inside the profile against onnxruntime and one outside (refused).
 Every comparison prints max abs error, max rel error (max abs / max |reference|), cosine similarity and argmax
 agreement over the last axis, and fails when max rel error > 1e-3, cosine < 0.9999 or argmax agreement < 0.99
 (the detector's map: argmax over a row is not held, its saturated text pixels tie at 1.0; its text map binarised at
@@ -136,6 +138,7 @@ def ort_session(path, threads):
 
     so = ort.SessionOptions()
     so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
+    so.log_severity_level = 3  # errors only (ddddocr's output declaration draws a warning per run)
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
@@ -384,9 +387,47 @@ def case_ppocr_cls(lib, threads, work):
             (33, 3, 48, 192), make, check)
 
 
+def case_ddddocr_crnn(lib, threads, work):
+    """ddddocr's common.onnx, a CRNN (Conv feature extractor, bidirectional LSTM of 512 units, Gemm to 8210 classes)
+    on gray text lines [1, 1, 64, W]. Its graph output is declared [1, seqlen] but computes [W/8, 1, 8210] (onnxruntime
+    warns and goes on; tailcut refuses a model whose output contradicts its declaration), so the declaration's dims are
+    cleared with onnx first. Dynamic width 64..480 run at three widths; 512 refused."""
+    import onnx
+    from PIL import Image
+
+    path = package_file("ddddocr", "common.onnx")
+    m = onnx.load(path)
+    for o in m.graph.output:
+        o.type.tensor_type.ClearField("shape")
+    fixed = os.path.join(work, "ddddocr_common.onnx")
+    onnx.save(m, fixed)
+    data = ocr_data()
+
+    def line(shape, k):
+        rng = np.random.default_rng(50 + k)
+        img = data.render(rng, data.random_text(rng, data.WORDS_EVAL), {}).convert("L")
+        img = img.resize((shape[3], 64), Image.Resampling.BILINEAR)
+        return (np.asarray(img, np.float32) / 255.0)[None, None]
+
+    sess = ort_session(path, threads)
+    eng = Engine(lib)
+    try:
+        eng.build_profile(fixed, {"input1": ([1, 1, 64, 64], [1, 1, 64, 160], [1, 1, 64, 480])}, threads,
+                          os.path.join(work, "ddddocr.plan"))
+        for k, w in enumerate((64, 200, 480)):
+            x = line((1, 1, 64, w), k)
+            ref = sess.run(None, {"input1": x})[0]
+            got = eng.infer({"input1": x})
+            check(f"x 1x1x64x{w}: {sess.get_outputs()[0].name}", ref, got[sess.get_outputs()[0].name])
+        expect_refusal(eng, {"input1": np.ones((1, 1, 64, 512), np.float32)}, ["'input1'", "outside the profile"])
+    finally:
+        eng.close()
+
+
 CASES = [("silero_vad_stream", case_silero_stream), ("silero_vad_main_16k", case_silero_main_16k),
          ("silero_vad_sequence", case_silero_sequence),
-         ("ppocr_det", case_ppocr_det), ("ppocr_rec", case_ppocr_rec), ("ppocr_cls", case_ppocr_cls)]
+         ("ppocr_det", case_ppocr_det), ("ppocr_rec", case_ppocr_rec), ("ppocr_cls", case_ppocr_cls),
+         ("ddddocr_crnn", case_ddddocr_crnn)]
 
 
 def main(argv=None):
