@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backends/cpu/gemm_tactics.h"
+#include "backends/cpu/rnn_gemv_f32.h"
 #include "core/rnn_params.h"
 
 typedef struct rnn_geom {
@@ -128,26 +129,19 @@ static void act_row(const tc__gemm_config *cfg, tc__rnn_act a, float *v, size_t 
  * more than such a product: 1.9 -> 0.4 ms for 40 steps of a 128-unit LSTM at batch 1). */
 #define RNN_GEMV_MAX_ROWS 4
 
-/* c[j] = sum_p a[p] * B(p, j) (+ bias_n[j]) over B in the config's NR-column panels (tc__gemm_pack_b_f32). */
-static void panel_gemv(size_t n, size_t k, size_t nr, const float *a, const float *b, const float *bias_n, float *c) {
-    for (size_t q = 0; q * nr < n; q++) {
-        const size_t w = n - q * nr < nr ? n - q * nr : nr;
-        const float *panel = b + q * nr * k;
-        float acc[64];
-        for (size_t jj = 0; jj < w; jj++) acc[jj] = bias_n ? bias_n[q * nr + jj] : 0.0f;
-        for (size_t p = 0; p < k; p++) {
-            const float av = a[p], *row = panel + p * w;
-            for (size_t jj = 0; jj < w; jj++) acc[jj] += av * row[jj];
-        }
-        memcpy(c + q * nr, acc, w * sizeof(float));
-    }
+/* The small-batch product for the ISA of cfg (rnn_gemv_f32.h). */
+static void panel_gemv(const tc__gemm_config *cfg, size_t n, size_t k, const float *a, const float *b,
+                       const float *bias_n, float *c) {
+    if ((cfg->isa & TC__GEMM_ISA_AVX512) == TC__GEMM_ISA_AVX512) tc__rnn_gemv_f32_avx512(n, k, cfg->nr, a, b, bias_n, c);
+    else if ((cfg->isa & TC__GEMM_ISA_AVX2) == TC__GEMM_ISA_AVX2) tc__rnn_gemv_f32_avx2(n, k, cfg->nr, a, b, bias_n, c);
+    else tc__rnn_gemv_f32_body(n, k, cfg->nr, a, b, bias_n, c);
 }
 
 /* C (m x n, ldc n) = A (m x k, row stride k) * packed B (+ bias_n). */
 static tc_status step_gemm(const tc__kernel_ctx *ctx, const tc__gemm_config *cfg, size_t m, size_t n, size_t k,
                            const float *a, const float *b, const float *bias_n, float *c) {
     if (m <= RNN_GEMV_MAX_ROWS && cfg->nr <= 64) {
-        for (size_t i = 0; i < m; i++) panel_gemv(n, k, cfg->nr, a + i * k, b, bias_n, c + i * n);
+        for (size_t i = 0; i < m; i++) panel_gemv(cfg, n, k, a + i * k, b, bias_n, c + i * n);
         return TC_STATUS_OK;
     }
     tc__gemm_f32_problem p = tc__gemm_f32_problem_init(m, n, k);
