@@ -1,5 +1,5 @@
-/* rnn_params.c - reads and validates the attributes of LSTM and GRU (ONNX defaults: forward, layout 0, no clip,
- * activations Sigmoid/Tanh/Tanh for LSTM and Sigmoid/Tanh for GRU). */
+/* rnn_params.c - reads and validates the attributes of LSTM, GRU and RNN (ONNX defaults: forward, layout 0, no clip,
+ * activations Sigmoid/Tanh/Tanh for LSTM, Sigmoid/Tanh for GRU, Tanh for RNN). */
 #include "core/rnn_params.h"
 
 #include <math.h>
@@ -23,7 +23,7 @@ double tc__rnn_act_apply(tc__rnn_act a, double x) {
 }
 
 static tc_status read_acts(const tc__attrs *attrs, tc__rnn_params *p, tc__err *err) {
-    const tc__rnn_act dflt[TC__RNN_MAX_ACTS] = {TC__RNN_SIGMOID, TC__RNN_TANH, TC__RNN_TANH};
+    const tc__rnn_act dflt[TC__RNN_MAX_ACTS] = {p->gates == 1 ? TC__RNN_TANH : TC__RNN_SIGMOID, TC__RNN_TANH, TC__RNN_TANH};
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < TC__RNN_MAX_ACTS; k++) p->act[d][k] = dflt[k];
     if (tc__attr_has(attrs, "activation_alpha") || tc__attr_has(attrs, "activation_beta"))
@@ -48,11 +48,14 @@ static tc_status read_acts(const tc__attrs *attrs, tc__rnn_params *p, tc__err *e
     return TC_STATUS_OK;
 }
 
-tc_status tc__rnn_params_read(const tc__attrs *attrs, bool lstm, tc__rnn_params *p, tc__err *err) {
+tc_status tc__rnn_params_read(const tc__attrs *attrs, const char *op_type, tc__rnn_params *p, tc__err *err) {
     memset(p, 0, sizeof *p);
+    const bool lstm = strcmp(op_type, "LSTM") == 0, rnn = strcmp(op_type, "RNN") == 0;
+    if (!lstm && !rnn && strcmp(op_type, "GRU") != 0)
+        return tc__fail(err, TC_STATUS_INTERNAL, "%s is not a recurrent op", op_type);
     p->lstm = lstm;
-    p->gates = lstm ? 4 : 3;
-    p->n_acts = lstm ? 3 : 2;
+    p->gates = lstm ? 4 : rnn ? 1 : 3;
+    p->n_acts = lstm ? 3 : rnn ? 1 : 2;
     const tc__attr *a = tc__attr_find(attrs, "direction");
     const char *dir = "forward";
     if (a != NULL) {
@@ -86,11 +89,11 @@ tc_status tc__rnn_params_read(const tc__attrs *attrs, bool lstm, tc__rnn_params 
         p->has_clip = true;
         p->clip = a->f;
     }
-    a = tc__attr_find(attrs, lstm ? "input_forget" : "linear_before_reset");
+    a = rnn ? NULL : tc__attr_find(attrs, lstm ? "input_forget" : "linear_before_reset");
     if (a != NULL && (a->kind != TC__ATTR_INT || (a->i != 0 && a->i != 1)))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "attribute %s must be 0 or 1", lstm ? "input_forget" : "linear_before_reset");
     if (lstm && a != NULL && a->i == 1)
         return tc__fail(err, TC_STATUS_UNSUPPORTED, "attribute input_forget 1 (coupled input and forget gates) is not supported");
-    if (!lstm) p->linear_before_reset = a != NULL && a->i == 1;
+    if (!lstm && !rnn) p->linear_before_reset = a != NULL && a->i == 1;
     return read_acts(attrs, p, err);
 }

@@ -1,5 +1,5 @@
 /*
- * rnn_params.h - the attributes of LSTM and GRU (direction, hidden_size, layout,
+ * rnn_params.h - the attributes of LSTM, GRU and RNN (direction, hidden_size, layout,
  * clip, activations, linear_before_reset, input_forget), read and validated once
  * for shape inference, the reference kernels and the CPU tactic.
  */
@@ -19,12 +19,12 @@ typedef enum tc__rnn_act {
     TC__RNN_SOFTPLUS,
 } tc__rnn_act;
 
-enum { TC__RNN_MAX_ACTS = 3 }; /* LSTM f, g, h; GRU f, g */
+enum { TC__RNN_MAX_ACTS = 3 }; /* LSTM f, g, h; GRU f, g; RNN f */
 
 typedef struct tc__rnn_params {
-    bool lstm;                 /* LSTM (4 gates iofc) or GRU (3 gates zrh) */
-    int gates;                 /* 4 or 3 */
-    int n_acts;                /* activations per direction: 3 or 2 */
+    bool lstm;                 /* LSTM (4 gates iofc); else GRU (3 gates zrh) or RNN (1) */
+    int gates;                 /* 4, 3 or 1 */
+    int n_acts;                /* activations per direction: 3, 2 or 1 */
     int dirs;                  /* 1 or 2 */
     bool reverse;              /* direction "reverse" (dirs 1) */
     int64_t hidden;            /* hidden_size, or -1 when the attribute is absent (then R's last dim) */
@@ -35,9 +35,9 @@ typedef struct tc__rnn_params {
     tc__rnn_act act[2][TC__RNN_MAX_ACTS]; /* per direction */
 } tc__rnn_params;
 
-/* Reads and checks the attributes of an LSTM (lstm true) or GRU node; fails naming the attribute, and refuses
+/* Reads and checks the attributes of an LSTM, GRU or RNN node (op_type); fails naming the attribute, and refuses
  * what the kernels do not compute (input_forget 1, activations with alpha/beta, activation_alpha/beta). */
-tc_status tc__rnn_params_read(const tc__attrs *attrs, bool lstm, tc__rnn_params *p, tc__err *err);
+tc_status tc__rnn_params_read(const tc__attrs *attrs, const char *op_type, tc__rnn_params *p, tc__err *err);
 
 /* The activation applied to x (double precision). */
 double tc__rnn_act_apply(tc__rnn_act a, double x);

@@ -1,9 +1,9 @@
 /*
- * infer_rnn.c - shape inference for LSTM and GRU: X [S, B, I] (layout 1: [B, S, I]),
+ * infer_rnn.c - shape inference for LSTM, GRU and RNN: X [S, B, I] (layout 1: [B, S, I]),
  * W [D, G*H, I], R [D, G*H, H], B [D, 2*G*H], sequence_lens [B] int32, initial_h
  * (and LSTM's initial_c) [D, B, H] (layout 1: [B, D, H]), LSTM's P [D, 3*H] ->
  * Y [S, D, B, H] (layout 1: [B, S, D, H]), Y_h (and LSTM's Y_c) like initial_h.
- * G is 4 (LSTM) or 3 (GRU); D is 2 for bidirectional, else 1; H is hidden_size
+ * G is 4 (LSTM), 3 (GRU) or 1 (RNN); D is 2 for bidirectional, else 1; H is hidden_size
  * (or R's last dim when the attribute is absent). Attributes by core/rnn_params.c.
  */
 #include "core/rnn_params.h"
@@ -36,7 +36,7 @@ static tc_status infer_rnn(tc__infer_ctx *ctx, bool lstm) {
     tc_status st = tc__infer_check_arity(ctx, 3, lstm ? 8 : 6, lstm ? 3 : 2);
     if (st) return st;
     tc__rnn_params p;
-    if ((st = tc__rnn_params_read(ctx->attrs, lstm, &p, ctx->err))) return st;
+    if ((st = tc__rnn_params_read(ctx->attrs, ctx->op_type, &p, ctx->err))) return st;
     const tc__vinfo *x = ctx->in[0], *w = ctx->in[1], *r = ctx->in[2];
     const tc_dtype dt = x->dtype;
     if (dt != TC_DTYPE_UNDEFINED && dt != TC_DTYPE_FLOAT32 && dt != TC_DTYPE_FLOAT64 && dt != TC_DTYPE_FLOAT16) {
@@ -87,3 +87,4 @@ static tc_status infer_rnn(tc__infer_ctx *ctx, bool lstm) {
 
 tc_status tc__infer_LSTM(tc__infer_ctx *ctx) { return infer_rnn(ctx, true); }
 tc_status tc__infer_GRU(tc__infer_ctx *ctx) { return infer_rnn(ctx, false); }
+tc_status tc__infer_RNN(tc__infer_ctx *ctx) { return infer_rnn(ctx, false); }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# test_rnn_ort.sh - LSTM and GRU against onnxruntime on what the ONNX node tests leave out: each direction with
-# sequence_lens of mixed lengths (the full length, 0, and between), initial states, biases, clip, GRU's
-# linear_before_reset 0 and 1; every output (Y, Y_h, Y_c) compared, through a plan (the CPU tactics: W and R are
-# initializers) and through the reference executor; max abs error <= 1e-5.
+# test_rnn_ort.sh - LSTM, GRU and RNN against onnxruntime on what the ONNX node tests leave out: each direction
+# with sequence_lens of mixed lengths (the full length, 0 (not for RNN: see below), and between), initial states,
+# biases, clip, GRU's linear_before_reset 0 and 1; every output (Y, Y_h, Y_c) compared, through a plan (the CPU
+# tactics for LSTM and GRU: W and R are initializers) and through the reference executor; max abs error <= 1e-5.
 #
 # usage: tests/cli/test_rnn_ort.sh [BUILD_DIR] [PYTHON]
 set -euo pipefail
@@ -22,10 +22,10 @@ from onnx import TensorProto as T, helper as h, numpy_helper as nh
 tailcut, work = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(9)
 cases = 0
-for op in ("LSTM", "GRU"):
+for op in ("LSTM", "GRU", "RNN"):
     for direction in ("forward", "reverse", "bidirectional"):
         for variant in range(2):  # clip / GRU linear_before_reset
-            G, S, B, I, H = (4 if op == "LSTM" else 3), 5, 4, 3, 6
+            G, S, B, I, H = {"LSTM": 4, "GRU": 3, "RNN": 1}[op], 5, 4, 3, 6
             D = 2 if direction == "bidirectional" else 1
             attrs = {"hidden_size": H, "direction": direction}
             if variant:
@@ -35,7 +35,9 @@ for op in ("LSTM", "GRU"):
             W = (rng.standard_normal((D, G * H, I)) * 0.5).astype(np.float32)
             R = (rng.standard_normal((D, G * H, H)) * 0.5).astype(np.float32)
             Bb = (rng.standard_normal((D, 2 * G * H)) * 0.5).astype(np.float32)
-            sl = np.array([5, 0, 3, 1], np.int32)
+            # (onnxruntime's RNN gives, for a row of length 0, zeros forward but the initial state in reverse; its
+            # LSTM and GRU zeros both ways, which tailcut follows for all three: RNN rows here are 1 or longer)
+            sl = np.array([5, 0 if op != "RNN" else 2, 3, 1], np.int32)
             ins = ["X", "W", "R", "B", "sl", "h0"] + (["c0"] if op == "LSTM" else [])
             outs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
             graph_in = [h.make_tensor_value_info(n, T.FLOAT, [S, B, I] if n == "X" else [D, B, H]) for n in ins

@@ -1,6 +1,6 @@
 /*
- * test_ref_rnn.c - reference LSTM and GRU and their shape inference: hand-computed one-unit cases (LSTM with
- * peepholes and clip, GRU with linear_before_reset 0 and 1); on random shapes, bidirectional equals the forward and
+ * test_ref_rnn.c - reference LSTM, GRU and RNN and their shape inference: hand-computed one-unit cases (LSTM with
+ * peepholes and clip, GRU with linear_before_reset 0 and 1, RNN with its default Tanh and with Relu); on random shapes, bidirectional equals the forward and
  * reverse runs of each half, layout 1 equals layout 0 transposed, a row shortened by sequence_lens equals a run of
  * its first steps with zeros after (a row of length 0: zero states); attribute and shape errors.
  */
@@ -97,6 +97,36 @@ static void test_gru_hand(void **state) {
     tc__tensor_free(&W);
     tc__tensor_free(&R);
     tc__tensor_free(&B);
+}
+
+/* RNN, one unit, one input, three steps, reverse: h = f(x w + h r + wb + rb) from the last step back. */
+static void test_rnn_hand(void **state) {
+    (void)state;
+    const double xs[3] = {0.9, -0.4, 1.7}, w = 0.8, r = -0.6, wb = 0.2, rb = -0.1, h0 = 0.5;
+    const int64_t dx[3] = {3, 1, 1}, dw[3] = {1, 1, 1}, db[2] = {1, 2};
+    tc__tensor X = dtu_from_f64(TC_DTYPE_FLOAT32, 3, dx, xs), W = dtu_from_f64(TC_DTYPE_FLOAT32, 3, dw, &w);
+    tc__tensor R = dtu_from_f64(TC_DTYPE_FLOAT32, 3, dw, &r), B = dtu_from_f64(TC_DTYPE_FLOAT32, 2, db, (const double[]){wb, rb});
+    tc__tensor H0 = dtu_from_f64(TC_DTYPE_FLOAT32, 3, dw, &h0);
+    const tc__tensor *in[6] = {&X, &W, &R, &B, NULL, &H0};
+    for (int relu = 0; relu < 2; relu++) {
+        double h = h0, ys[3];
+        for (int t = 2; t >= 0; t--) {
+            const double v = xs[t] * w + h * r + wb + rb;
+            h = relu ? (v > 0 ? v : 0) : tanh(v);
+            ys[t] = h;
+        }
+        const char *act[1] = {"Relu"};
+        tc__attr at[3] = {dtu_attr_int("hidden_size", 1), dtu_attr_string("direction", "reverse"),
+                          attr_strings("activations", act, 1)};
+        tc__tensor out[2];
+        dtu_run_ok(DTU_OP(RNN), 14, at, relu ? 3 : 2, 6, in, 2, out);
+        dtu_assert_values(&out[0], ys, 1e-6, relu ? "RNN Y (Relu)" : "RNN Y (Tanh)");
+        dtu_assert_values(&out[1], &h, 1e-6, "RNN Y_h");
+        tc__tensor_free(&out[0]);
+        tc__tensor_free(&out[1]);
+    }
+    tc__tensor *all[] = {&X, &W, &R, &B, &H0};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tc__tensor_free(all[i]);
 }
 
 /* Copies elements [lo, lo + n) of every one of `outer` blocks of `block` elements into a new tensor of dims. */
@@ -343,6 +373,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lstm_hand),
         cmocka_unit_test(test_gru_hand),
+        cmocka_unit_test(test_rnn_hand),
         cmocka_unit_test(test_rnn_properties),
         cmocka_unit_test(test_rnn_errors),
     };

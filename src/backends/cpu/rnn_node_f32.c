@@ -25,7 +25,7 @@ static bool rnn_geometry(const char *op, const tc__attrs *attrs, int n_in, const
     if (!lstm && strcmp(op, "GRU") != 0) return false;
     if (n_in < 3 || n_in > (lstm ? 8 : 6) || n_out < 1) return false;
     tc__err err = {0};
-    if (tc__rnn_params_read(attrs, lstm, &g->p, &err) != TC_STATUS_OK) return false;
+    if (tc__rnn_params_read(attrs, op, &g->p, &err) != TC_STATUS_OK) return false;
     const tc__tensor *x = in[0], *w = in[1], *r = in[2];
     if (!tc__gemm_is_f32(x) || !tc__gemm_is_f32(w) || !tc__gemm_is_f32(r) || x->rank != 3 || w->rank != 3 ||
         r->rank != 3)

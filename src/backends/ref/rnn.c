@@ -1,5 +1,5 @@
 /*
- * rnn.c - reference LSTM and GRU (ONNX semantics, every attribute core/rnn_params.c accepts): each direction and
+ * rnn.c - reference LSTM, GRU and RNN (ONNX semantics, every attribute core/rnn_params.c accepts): each direction and
  * batch row runs its own recurrence in double precision (state h, and LSTM's cell c, in scratch); steps past a row's
  * sequence_lens write zeros to Y, and Y_h/Y_c hold the state after the row's last step (zeros for a length of 0, as
  * onnxruntime gives). Gate pre-activations are clipped to [-clip, clip] when clip is set (after LSTM's peepholes).
@@ -97,7 +97,7 @@ static void run_row(const tc__kernel_ctx *ctx, const tc__rnn_params *p, const rn
         const int64_t t = rev ? len - 1 - k : k;
         const int64_t xo = (p->layout ? b * s->seq + t : t * s->batch + b) * I;
         /* every gate's input part and biases; the recurrent part too except GRU's hidden gate */
-        const int64_t full = p->lstm ? GH : 2 * H;
+        const int64_t full = p->lstm || p->gates == 1 ? GH : 2 * H;
         for (int64_t row = 0; row < GH; row++) {
             double acc = bias ? get(bias, bo + row) + (row < full ? get(bias, bo + GH + row) : 0.0) : 0.0;
             for (int64_t i = 0; i < I; i++) acc += get(x, xo + i) * get(w, wo + row * I + i);
@@ -117,6 +117,8 @@ static void run_row(const tc__kernel_ctx *ctx, const tc__rnn_params *p, const rn
                 const double og = tc__rnn_act_apply(f, clipv(p, gates[H + j] + po * c[j]));
                 tmp[j] = og * tc__rnn_act_apply(ha, c[j]);
             }
+        } else if (p->gates == 1) { /* RNN: H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb) */
+            for (int64_t j = 0; j < H; j++) tmp[j] = tc__rnn_act_apply(f, clipv(p, gates[j]));
         } else {
             double *rh = c; /* the recurrent part of the hidden gate */
             for (int64_t j = 0; j < H; j++) {
@@ -145,20 +147,22 @@ static void run_row(const tc__kernel_ctx *ctx, const tc__rnn_params *p, const rn
             const int64_t yo = (p->layout ? (b * s->seq + t) * p->dirs + d : (t * p->dirs + d) * s->batch + b) * H;
             for (int64_t j = 0; j < H; j++) put(y, yo + j, 0.0);
         }
-    for (int64_t j = 0; j < H; j++) { /* a row of length 0 has no last step: zeros, as onnxruntime gives */
+    /* a row of length 0 has no last step: zeros, as onnxruntime's LSTM and GRU give (its RNN gives zeros forward but the
+     * initial state in reverse; the spec says nothing) */
+    for (int64_t j = 0; j < H; j++) {
         if (yh != NULL) put(yh, state_at(p, s, d, b, j), len > 0 ? h[j] : 0.0);
         if (yc != NULL) put(yc, state_at(p, s, d, b, j), len > 0 ? c[j] : 0.0);
     }
 }
 
-static tc_status ref_rnn(const tc__kernel_ctx *ctx, bool lstm) {
+static tc_status ref_rnn(const tc__kernel_ctx *ctx) {
     if (ctx->n_in < 3 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->in[2] == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects inputs X, W and R");
     const tc_dtype dt = ctx->in[0]->dtype;
     if (dt != TC_DTYPE_FLOAT32 && dt != TC_DTYPE_FLOAT64 && dt != TC_DTYPE_FLOAT16)
         return tc__ref_unsupported_dtype(ctx, 0, dt);
     tc__rnn_params p;
-    tc_status st = tc__rnn_params_read(ctx->attrs, lstm, &p, ctx->err);
+    tc_status st = tc__rnn_params_read(ctx->attrs, ctx->op_type, &p, ctx->err);
     if (st) return st;
     rnn_dims s = {0};
     if ((st = check_inputs(ctx, &p, &s))) return st;
@@ -174,5 +178,6 @@ static tc_status ref_rnn(const tc__kernel_ctx *ctx, bool lstm) {
     return TC_STATUS_OK;
 }
 
-tc_status tc__ref_LSTM(const tc__kernel_ctx *ctx) { return ref_rnn(ctx, true); }
-tc_status tc__ref_GRU(const tc__kernel_ctx *ctx) { return ref_rnn(ctx, false); }
+tc_status tc__ref_LSTM(const tc__kernel_ctx *ctx) { return ref_rnn(ctx); }
+tc_status tc__ref_GRU(const tc__kernel_ctx *ctx) { return ref_rnn(ctx); }
+tc_status tc__ref_RNN(const tc__kernel_ctx *ctx) { return ref_rnn(ctx); }
