@@ -2,7 +2,8 @@
  * test_ref_rnn.c - reference LSTM, GRU and RNN and their shape inference: hand-computed one-unit cases (LSTM with
  * peepholes and clip, GRU with linear_before_reset 0 and 1, RNN with its default Tanh and with Relu); on random shapes, bidirectional equals the forward and
  * reverse runs of each half, layout 1 equals layout 0 transposed, a row shortened by sequence_lens equals a run of
- * its first steps with zeros after (a row of length 0: zero states); attribute and shape errors.
+ * its first steps with zeros after (a row of length 0: zero states); symbolic dims through inference; attribute and
+ * shape errors.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -330,6 +331,44 @@ static void test_rnn_properties(void **state) {
     }
 }
 
+/* Symbolic dims: X [seq, batch, 3] with layout 0 and 1 -> Y and Y_h keep the symbols; H from R when hidden_size is
+ * absent; an unknown-rank W is accepted. */
+static void test_rnn_infer_symbolic(void **state) {
+    (void)state;
+    for (int layout = 0; layout < 2; layout++) {
+        tc__vinfo x, w, r, out[3];
+        tc__vinfo_init(&x);
+        tc__vinfo_init(&w);
+        tc__vinfo_init(&r);
+        x.dtype = w.dtype = r.dtype = TC_DTYPE_FLOAT32;
+        x.shape.rank = 3;
+        x.shape.dims[layout ? 1 : 0] = (tc__dim){-1, 7}; /* seq */
+        x.shape.dims[layout ? 0 : 1] = (tc__dim){-1, 9}; /* batch */
+        x.shape.dims[2] = tc__dim_known(3);
+        r.shape.rank = 3;
+        r.shape.dims[0] = tc__dim_known(2);
+        r.shape.dims[1] = tc__dim_known(20);
+        r.shape.dims[2] = tc__dim_known(5);
+        const tc__vinfo *in[3] = {&x, &w, &r};
+        for (int i = 0; i < 3; i++) tc__vinfo_init(&out[i]);
+        tc__attr at[2] = {dtu_attr_string("direction", "bidirectional"), dtu_attr_int("layout", layout)};
+        tc__attrs as = {2, at};
+        tc__err err = {0};
+        tc__infer_ctx ic = {"test", "LSTM", 14, &as, 3, in, 3, out, &err};
+        if (tc__infer_LSTM(&ic) != TC_STATUS_OK) fail_msg("%s", err.msg);
+        const tc__dim seq = {-1, 7}, batch = {-1, 9}, d2 = tc__dim_known(2), h5 = tc__dim_known(5);
+        const tc__dim y0[4] = {seq, d2, batch, h5}, y1[4] = {batch, seq, d2, h5};
+        const tc__dim s0[3] = {d2, batch, h5}, s1[3] = {batch, d2, h5};
+        assert_int_equal(out[0].shape.rank, 4);
+        for (int k = 0; k < 4; k++) assert_true(tc__dim_same(out[0].shape.dims[k], layout ? y1[k] : y0[k]));
+        for (int o = 1; o < 3; o++) {
+            assert_int_equal(out[o].dtype, TC_DTYPE_FLOAT32);
+            assert_int_equal(out[o].shape.rank, 3);
+            for (int k = 0; k < 3; k++) assert_true(tc__dim_same(out[o].shape.dims[k], layout ? s1[k] : s0[k]));
+        }
+    }
+}
+
 static void test_rnn_errors(void **state) {
     (void)state;
     dtu_rng rng = {5};
@@ -375,6 +414,7 @@ int main(void) {
         cmocka_unit_test(test_gru_hand),
         cmocka_unit_test(test_rnn_hand),
         cmocka_unit_test(test_rnn_properties),
+        cmocka_unit_test(test_rnn_infer_symbolic),
         cmocka_unit_test(test_rnn_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
