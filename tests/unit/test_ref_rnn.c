@@ -1,7 +1,7 @@
 /*
  * test_ref_rnn.c - reference LSTM, GRU and RNN and their shape inference: hand-computed one-unit cases (LSTM with
- * peepholes and clip, GRU with linear_before_reset 0 and 1, RNN with its default Tanh and with Relu); on random shapes, bidirectional equals the forward and
- * reverse runs of each half, layout 1 equals layout 0 transposed, a row shortened by sequence_lens equals a run of
+ * peepholes and clip, GRU with linear_before_reset 0 and 1, RNN with its default Tanh and with Relu); on random
+ * LSTM/GRU shapes, bidirectional equals the forward and reverse runs of each half, layout 1 equals layout 0 transposed, a row shortened by sequence_lens equals a run of
  * its first steps with zeros after (a row of length 0: zero states); symbolic dims through inference; attribute and
  * shape errors.
  */
