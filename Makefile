@@ -20,7 +20,7 @@ DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev 
 	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev python3-dev ninja-build \
 	libb64-0d
 
-.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz python docs clean deploy-check
+.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz python docs clean deploy-check realmodels
 
 all: build
 
@@ -35,10 +35,11 @@ deps:
 	fi
 
 # rapidocr_onnxruntime only for the PP-OCR .onnx models it ships (bench/accuracy): --no-deps keeps opencv & co. out.
-$(VENV)/.stamp: tools/requirements.txt
+$(VENV)/.stamp: tools/requirements.txt tools/requirements-nodeps.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps rapidocr_onnxruntime==1.4.4
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -r tools/requirements-nodeps.txt
 	touch $@
 
 venv: deps $(VENV)/.stamp
@@ -93,6 +94,7 @@ cli: venv build
 	bash tests/cli/test_plan_shapes.sh $(BUILD) $(PY)
 	bash tests/cli/test_fold_first.sh $(BUILD) $(PY)
 	bash tests/cli/test_lrn_einsum.sh $(BUILD) $(PY)
+	bash tests/cli/test_rnn_ort.sh $(BUILD) $(PY)
 	bash tests/cli/test_compare.sh $(BUILD) $(PY)
 	bash tests/cli/test_compare_layers.sh $(BUILD) $(PY)
 	bash tests/cli/test_int8.sh $(BUILD) $(PY)
@@ -116,6 +118,11 @@ server: venv build-asan build
 # with each manifest's arguments, the Dockerfile (hadolint, sources, runtime libraries), the Grafana dashboard's metrics.
 deploy-check: venv build
 	timeout 300 $(PY) deploy/check_deploy.py --tailcut $(BUILD)/tailcut
+
+# Pretrained models from PyPI packages (silero-vad: LSTM, 16 kHz streaming with the state carried; PP-OCR detector,
+# recognizer, classifier) through libtailcut against onnxruntime, each with a dynamic profile run inside and outside.
+realmodels: venv build
+	$(PY) tests/realmodels/run_realmodels.py --lib $(BUILD)/libtailcut.so
 
 # libFuzzer targets, FUZZ_SECONDS each, when clang is present.
 fuzz: deps
@@ -151,7 +158,7 @@ docs: venv build python $(VENV)/.docs-stamp
 	$(PY) tests/docs/test_docs_tools.py
 	bash tools/docs/build.sh $(BUILD)/tailcut $(PY) $(DOCS)
 
-test: unit emulated conformance cli server models fuzz python deploy-check docs
+test: unit emulated conformance cli server models fuzz realmodels python deploy-check docs
 	@echo "make test: all test suites passed"
 
 demo: venv build
