@@ -288,6 +288,7 @@ static tc_status apply_attention(tc__graph *g, tc__err *err) {
     tc_status st = tc__pass_fuse_attention(&pc);
     if (st != TC_STATUS_OK || pc.changes == 0) return st;
     st = tc__pass_eliminate_dead(&pc);
+    tc__graph_compact(g);
     if (st == TC_STATUS_OK) st = tc__graph_toposort(g, err);
     if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
     return st;
