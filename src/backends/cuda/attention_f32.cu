@@ -1,10 +1,12 @@
 /*
  * attention_f32.cu - FP32 fused attention (attention_f32.h). Grid: (query-row blocks of TC__ATTN_ROWS, batch x query
- * heads); one warp per query row. The block stages K in tiles of 32 keys in shared memory (padded rows against bank
- * conflicts); each lane computes one key's score of its warp's row into the row's score buffer in shared memory
- * (mask, causal and softcap applied as the reference: core/attention_geom.h); the warp then takes the row's maximum
- * (NaN propagates, as the reference's), exponentials and sum, applies the NaN guard, and each lane accumulates
- * output dims lane, lane + 32, ... over the keys reading V's rows coalesced. Sums are in float.
+ * heads); one warp per query row. The block stages K in shared memory, the whole head where it fits, else 32 keys at
+ * a time (rows padded against bank conflicts; float4 loads where aligned, several in flight per thread); each lane
+ * computes its keys' scores of its warp's row into the row's buffer in shared memory (mask, causal and softcap as the
+ * reference: core/attention_geom.h); the warp takes the row's maximum (NaN propagates, as the reference's),
+ * exponentials and sum, and applies the NaN guard; then the block stages V likewise and each lane accumulates output
+ * dims in registers (at most TC__ATTN_MAX_DV; pairs read as float2 when dv is even; Q and K as float4 when d % 4 is
+ * 0). Sums are in float.
  */
 #include <math.h>
 
@@ -14,102 +16,226 @@ namespace {
 
 constexpr int kRows = TC__ATTN_ROWS;
 constexpr int kTile = 32;
+constexpr int kMaxDv = TC__ATTN_MAX_DV;
+constexpr int kBatch = 8;
+
 
 __device__ __forceinline__ float nan_max(float a, float b) { return (isnan(b) || b > a) ? b : a; }
 
-__global__ void attention_kernel(const tc__cuda_attn_args a) {
+/* Stages rows j0 .. j0 + n - 1 (zeros past l) of a [l, w] head with row stride si into dst with row pitch pitch. Each
+ * thread issues kBatch loads (float4 ones when vec: w, si and src 16-byte aligned) before it stores any, so a
+ * stage costs a memory latency or two, not one per element. */
+__device__ __forceinline__ void stage(float *dst, int pitch, const float *src, int64_t si, int64_t j0, int n,
+                                      int64_t l, int w, bool vec) {
+    const int step = (int)blockDim.x;
+    if (vec) {
+        const int w4 = w / 4, total = n * w4;
+        for (int t0 = threadIdx.x; t0 < total; t0 += kBatch * step) {
+            float4 r[kBatch];
+#pragma unroll
+            for (int u = 0; u < kBatch; u++) {
+                const int t = t0 + u * step, row = t / w4, e = t - row * w4;
+                r[u] = t < total && j0 + row < l ? __ldg((const float4 *)(src + (j0 + row) * si) + e)
+                                                 : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            }
+#pragma unroll
+            for (int u = 0; u < kBatch; u++) {
+                const int t = t0 + u * step, row = t / w4, e = t - row * w4;
+                if (t >= total) continue;
+                float *o = dst + row * pitch + 4 * e;
+                if (pitch % 4 == 0) *(float4 *)o = r[u]; /* 16-byte aligned rows: one store */
+                else o[0] = r[u].x, o[1] = r[u].y, o[2] = r[u].z, o[3] = r[u].w;
+            }
+        }
+        return;
+    }
+    const int total = n * w;
+    for (int t0 = threadIdx.x; t0 < total; t0 += kBatch * step) {
+        float r[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; u++) {
+            const int t = t0 + u * step, row = t / w, e = t - row * w;
+            r[u] = t < total && j0 + row < l ? __ldg(src + (j0 + row) * si + e) : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; u++) {
+            const int t = t0 + u * step, row = t / w, e = t - row * w;
+            if (t < total) dst[row * pitch + e] = r[u];
+        }
+    }
+}
+
+/* Q4: d % 4 == 0, the scores read Q and K as float4 (K rows pitch d + 4, 16-byte aligned; else d + 1); P2: dv even,
+ * a lane owns output dims 2 lane + 64 c, 2 lane + 1 + 64 c and reads V as float2. */
+template <bool Q4, bool P2>
+__global__ void attention_kernel(const tc__cuda_attn_args a, int tile, bool vec_k, bool vec_v) {
     extern __shared__ float smem[];
     const tc__attn_geom &g = a.g;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int64_t bh = blockIdx.y, b = bh / g.hq, h = bh % g.hq, hk = h / (g.hq / g.hk);
     const int64_t i = (int64_t)blockIdx.x * kRows + warp;
     const bool live = i < g.s;
-    const int64_t d = g.d, l = g.l;
-    float *qs = smem;                   /* [kRows][d] */
-    float *ks = qs + kRows * d;         /* [kTile][d + 1] */
-    float *sc = ks + kTile * (d + 1);   /* [kRows][l] */
+    const int d = (int)g.d, dv = (int)g.dv, kp = Q4 ? d + 4 : d + 1, kw = kp > dv ? kp : dv;
+    const int64_t l = g.l;
+    float *qs = smem;                    /* [kRows][d] */
+    float *kv = qs + kRows * d;          /* [tile][kw]: tile rows of K (pitch kp), then of V (pitch dv) */
+    float *sc = kv + (int64_t)tile * kw; /* [kRows][l] */
     float *row = sc + (int64_t)warp * l;
     const float *kb = a.k + b * g.k_sb + hk * g.k_sh;
-    for (int64_t e = lane; e < d; e += 32)
+    const float *vb = a.v + b * g.v_sb + hk * g.v_sh;
+    for (int e = lane; e < d; e += 32)
         qs[warp * d + e] = live ? a.q[b * g.q_sb + h * g.q_sh + i * g.q_si + e] * g.scale : 0.0f;
     const float masked = g.softcap > 0.0f ? -g.softcap : -INFINITY;
     const int64_t m_at = b * g.m_sb + h * g.m_sh + i * g.m_si;
-    for (int64_t j0 = 0; j0 < l; j0 += kTile) {
+    /* scores: tile keys staged at a time, keys lane, lane + 32, ... of the tile per lane */
+    for (int64_t j0 = 0; j0 < l; j0 += tile) {
+        const int n = l - j0 < tile ? (int)(l - j0) : tile;
         __syncthreads();
-        for (int64_t t = threadIdx.x; t < kTile * d; t += blockDim.x) {
-            const int64_t r = t / d, e = t % d, j = j0 + r;
-            ks[r * (d + 1) + e] = j < l ? kb[j * g.k_si + e] : 0.0f;
-        }
+        stage(kv, kp, kb, g.k_si, j0, n, l, d, vec_k);
         __syncthreads();
-        const int64_t j = j0 + lane;
-        if (!live || j >= l) continue;
-        float s;
-        if ((g.causal && j > i) || (g.has_mask && j >= g.mask_len)) {
-            s = masked;
-        } else {
-            s = 0.0f;
-            const float *qr = qs + warp * d, *kr = ks + lane * (d + 1);
-            for (int64_t e = 0; e < d; e++) s = fmaf(qr[e], kr[e], s);
-            if (g.has_mask) {
-                if (g.mask_bool) {
-                    if (((const unsigned char *)a.mask)[m_at + j] == 0) s = -INFINITY;
+        if (!live) continue;
+        for (int jj = lane; jj < n; jj += 32) {
+            const int64_t j = j0 + jj;
+            float s;
+            if ((g.causal && j > i) || (g.has_mask && j >= g.mask_len)) {
+                s = masked;
+            } else {
+                s = 0.0f;
+                const float *qr = qs + warp * d, *kr = kv + jj * kp;
+                if (Q4) {
+                    const float4 *q4 = (const float4 *)qr, *k4 = (const float4 *)kr;
+                    for (int e = 0; e < d / 4; e++) {
+                        const float4 x = q4[e], y = k4[e];
+                        s = fmaf(x.x, y.x, s);
+                        s = fmaf(x.y, y.y, s);
+                        s = fmaf(x.z, y.z, s);
+                        s = fmaf(x.w, y.w, s);
+                    }
                 } else {
-                    s += ((const float *)a.mask)[m_at + j];
+                    for (int e = 0; e < d; e++) s = fmaf(qr[e], kr[e], s);
+                }
+                if (g.has_mask) {
+                    if (g.mask_bool) {
+                        if (((const unsigned char *)a.mask)[m_at + j] == 0) s = -INFINITY;
+                    } else {
+                        s += ((const float *)a.mask)[m_at + j];
+                    }
+                }
+                if (g.softcap > 0.0f) s = g.softcap * tanhf(s / g.softcap);
+            }
+            row[j] = s;
+        }
+    }
+    /* the row's softmax (its warp only) */
+    if (live) {
+        __syncwarp();
+        float mx = -INFINITY;
+        for (int64_t j = lane; j < l; j += 32) mx = nan_max(mx, row[j]);
+        for (int o = 16; o > 0; o >>= 1) mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        float sum = 0.0f;
+        for (int64_t j = lane; j < l; j += 32) {
+            const float e = expf(row[j] - mx);
+            row[j] = e;
+            sum += e;
+        }
+        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        const float inv = 1.0f / sum;
+        for (int64_t j = lane; j < l; j += 32) {
+            float p = row[j] * inv;
+            if (g.nan_guard && isnan(p)) p = g.nan_to;
+            row[j] = p;
+        }
+        __syncwarp();
+    }
+    /* outputs: tile rows of V staged at a time; a lane's output dims in registers */
+    constexpr int kC = P2 ? kMaxDv / 64 : kMaxDv / 32;
+    float2 acc[kC];
+#pragma unroll
+    for (int c = 0; c < kC; c++) acc[c] = make_float2(0.0f, 0.0f);
+    for (int64_t j0 = 0; j0 < l; j0 += tile) {
+        const int n = l - j0 < tile ? (int)(l - j0) : tile;
+        __syncthreads();
+        stage(kv, dv, vb, g.v_si, j0, n, l, dv, vec_v);
+        __syncthreads();
+        if (!live) continue;
+        for (int r = 0; r < n; r++) {
+            const float p = row[j0 + r];
+#pragma unroll
+            for (int c = 0; c < kC; c++) {
+                if (P2) {
+                    const int e = 2 * lane + 64 * c;
+                    if (e < dv) {
+                        const float2 v2 = *(const float2 *)(kv + r * dv + e);
+                        acc[c].x = fmaf(p, v2.x, acc[c].x);
+                        acc[c].y = fmaf(p, v2.y, acc[c].y);
+                    }
+                } else {
+                    const int e = lane + 32 * c;
+                    if (e < dv) acc[c].x = fmaf(p, kv[r * dv + e], acc[c].x);
                 }
             }
-            if (g.softcap > 0.0f) s = g.softcap * tanhf(s / g.softcap);
         }
-        row[j] = s;
     }
-    if (!live) return; /* no barrier below */
-    __syncwarp();
-    float mx = -INFINITY;
-    for (int64_t j = lane; j < l; j += 32) mx = nan_max(mx, row[j]);
-    for (int o = 16; o > 0; o >>= 1) mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-    float sum = 0.0f;
-    for (int64_t j = lane; j < l; j += 32) {
-        const float e = expf(row[j] - mx);
-        row[j] = e;
-        sum += e;
-    }
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    const float inv = 1.0f / sum;
-    for (int64_t j = lane; j < l; j += 32) {
-        float p = row[j] * inv;
-        if (g.nan_guard && isnan(p)) p = g.nan_to;
-        row[j] = p;
-    }
-    __syncwarp();
-    const float *vb = a.v + b * g.v_sb + hk * g.v_sh;
+    if (!live) return;
     float *y = a.y + b * g.y_sb + h * g.y_sh + i * g.y_si;
-    for (int64_t e = lane; e < g.dv; e += 32) {
-        float acc = 0.0f;
-        for (int64_t j = 0; j < l; j++) acc = fmaf(row[j], vb[j * g.v_si + e], acc);
-        y[e] = acc;
+#pragma unroll
+    for (int c = 0; c < kC; c++) {
+        if (P2) {
+            const int e = 2 * lane + 64 * c;
+            if (e < dv) y[e] = acc[c].x, y[e + 1] = acc[c].y;
+        } else {
+            const int e = lane + 32 * c;
+            if (e < dv) y[e] = acc[c].x;
+        }
     }
+}
+
+/* Shared memory of a launch staging tile rows of K and V at a time (floats). */
+int64_t smem_floats(int64_t d, int64_t dv, int64_t l, int64_t tile) {
+    const int64_t kp = d % 4 == 0 ? d + 4 : d + 1, kw = kp > dv ? kp : dv;
+    return kRows * d + tile * kw + kRows * l;
+}
+
+/* True when every row of a head of width w, row stride si, head stride sh, batch stride sb at base is 16-byte
+ * aligned for float4 loads. */
+bool vec_ok(const float *base, int64_t w, int64_t si, int64_t sh, int64_t sb) {
+    return ((uintptr_t)base & 15u) == 0 && w % 4 == 0 && si % 4 == 0 && sh % 4 == 0 && sb % 4 == 0;
 }
 
 } // namespace
 
-extern "C" size_t tc__cuda_attn_smem(int64_t d, int64_t l) {
-    if (d < 1 || l < 0 || d > 4096 || l > ((int64_t)1 << 24)) return (size_t)-1;
-    return sizeof(float) * (size_t)(kRows * d + kTile * (d + 1) + kRows * l);
+extern "C" size_t tc__cuda_attn_smem(int64_t d, int64_t dv, int64_t l) {
+    if (d < 1 || dv < 0 || dv > kMaxDv || l < 0 || d > 4096 || l > ((int64_t)1 << 24)) return (size_t)-1;
+    return sizeof(float) * (size_t)smem_floats(d, dv, l, kTile);
 }
 
 extern "C" cudaError_t tc__cuda_attention_f32(const tc__cuda_attn_args *args, cudaStream_t stream) {
     const tc__attn_geom &g = args->g;
     if (g.b <= 0 || g.hq <= 0 || g.s <= 0 || g.dv <= 0) return cudaSuccess;
-    const size_t smem = tc__cuda_attn_smem(g.d, g.l);
-    if (smem > TC__ATTN_SMEM_MAX || g.b * g.hq > 65535 || (g.s + kRows - 1) / kRows > INT32_MAX)
+    const size_t smem32 = tc__cuda_attn_smem(g.d, g.dv, g.l);
+    if (smem32 > TC__ATTN_SMEM_MAX || g.b * g.hq > 65535 || (g.s + kRows - 1) / kRows > INT32_MAX)
         return cudaErrorInvalidValue;
     static bool attr_set = false; /* the first launch runs outside any capture (the engine's first run) */
     if (!attr_set) {
-        const cudaError_t e =
-            cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, TC__ATTN_SMEM_MAX);
-        if (e != cudaSuccess) return e;
+        const void *fns[4] = {(const void *)attention_kernel<false, false>, (const void *)attention_kernel<false, true>,
+                              (const void *)attention_kernel<true, false>, (const void *)attention_kernel<true, true>};
+        for (int f = 0; f < 4; f++) {
+            const cudaError_t e = cudaFuncSetAttribute(fns[f], cudaFuncAttributeMaxDynamicSharedMemorySize, TC__ATTN_SMEM_MAX);
+            if (e != cudaSuccess) return e;
+        }
         attr_set = true;
     }
+    /* the whole head of K and V staged at once where it fits, else 32 keys at a time */
+    const int64_t whole = g.l > 0 ? g.l : 1;
+    const bool all = sizeof(float) * (size_t)smem_floats(g.d, g.dv, g.l, whole) <= TC__ATTN_SMEM_MAX;
+    const int tile = all ? (int)whole : kTile;
+    const size_t smem = sizeof(float) * (size_t)smem_floats(g.d, g.dv, g.l, tile);
+    const bool vk = vec_ok(args->k, g.d, g.k_si, g.k_sh, g.k_sb), vv = vec_ok(args->v, g.dv, g.v_si, g.v_sh, g.v_sb);
     const dim3 grid((unsigned)((g.s + kRows - 1) / kRows), (unsigned)(g.b * g.hq));
-    attention_kernel<<<grid, kRows * 32, smem, stream>>>(*args);
+    const bool q4 = g.d % 4 == 0, p2 = g.dv % 2 == 0;
+    if (q4 && p2) attention_kernel<true, true><<<grid, kRows * 32, smem, stream>>>(*args, tile, vk, vv);
+    else if (q4) attention_kernel<true, false><<<grid, kRows * 32, smem, stream>>>(*args, tile, vk, vv);
+    else if (p2) attention_kernel<false, true><<<grid, kRows * 32, smem, stream>>>(*args, tile, vk, vv);
+    else attention_kernel<false, false><<<grid, kRows * 32, smem, stream>>>(*args, tile, vk, vv);
     return cudaGetLastError();
 }

@@ -16,6 +16,8 @@ extern "C" {
 /* Query rows per block (one warp each) and the most dynamic shared memory the kernel is given. */
 #define TC__ATTN_ROWS 8
 #define TC__ATTN_SMEM_MAX (96 * 1024)
+/* The largest V head size (a lane keeps TC__ATTN_MAX_DV / 32 sums in registers). */
+#define TC__ATTN_MAX_DV 256
 
 typedef struct tc__cuda_attn_args {
     const float *q, *k, *v;
@@ -24,8 +26,9 @@ typedef struct tc__cuda_attn_args {
     tc__attn_geom g;
 } tc__cuda_attn_args;
 
-/* Dynamic shared memory of a launch for head size d and KV length l (bytes; above TC__ATTN_SMEM_MAX: not runnable). */
-size_t tc__cuda_attn_smem(int64_t d, int64_t l);
+/* Dynamic shared memory of a launch for head sizes d, dv and KV length l (bytes; above TC__ATTN_SMEM_MAX or SIZE_MAX for
+ * dv above TC__ATTN_MAX_DV: not runnable). */
+size_t tc__cuda_attn_smem(int64_t d, int64_t dv, int64_t l);
 
 /* Launches on stream (nothing when there is no row). */
 cudaError_t tc__cuda_attention_f32(const tc__cuda_attn_args *args, cudaStream_t stream);

@@ -21,7 +21,8 @@ static bool geometry(const tc__step_desc *d, const tc__attrs *attrs, int n_in, c
     if (tc__attn_geometry(attrs, q->rank, q->dims, k->rank, k->dims, v->rank, v->dims, m ? m->rank : 0,
                           m ? m->dims : NULL, m != NULL && m->dtype == TC_DTYPE_BOOL, g, &err) != TC_STATUS_OK)
         return d ? tc__refuse(d, "%s", err.msg) : false;
-    if (tc__cuda_attn_smem(g->d, g->l) > TC__ATTN_SMEM_MAX)
+    if (g->dv > TC__ATTN_MAX_DV) return d ? tc__refuse(d, "V head size above %d", TC__ATTN_MAX_DV) : false;
+    if (tc__cuda_attn_smem(g->d, g->dv, g->l) > TC__ATTN_SMEM_MAX)
         return d ? tc__refuse(d, "head size %lld with %lld keys exceeds the kernel's shared memory", (long long)g->d,
                               (long long)g->l)
                  : false;
