@@ -36,7 +36,8 @@ static void fb_outputs_free(fb_outputs *r) {
 }
 
 static int run_all(const tc_engine *e, const cli_sample_set *set, const char *const *names, fb_outputs *r,
-                   const char *cmd) {
+                   cli_progress *progress, const char *what, const char *cmd) {
+    cli_progress_stage(progress, what, set->n_samples);
     memset(r, 0, sizeof *r);
     r->n_out = tc_engine_num_outputs(e);
     r->n_samples = set->n_samples;
@@ -51,6 +52,7 @@ static int run_all(const tc_engine *e, const cli_sample_set *set, const char *co
     int rc = 0;
     tc_tensor in[CLI_MAX_INPUTS];
     for (int s = 0; s < set->n_samples && rc == 0; s++) {
+        cli_progress_set(progress, s, NULL);
         if (cli_samples_load(set, s, in)) {
             rc = 1;
             break;
@@ -97,7 +99,8 @@ static double agreement(const fb_outputs *a, const fb_outputs *b, cli_accuracy_m
 
 int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, const tc_calibrator *c,
                           tc_calib_method method, double percentile, const char *dir, int max_samples,
-                          cli_accuracy_metric metric, double threshold, tc_engine **engine, const char *cmd) {
+                          cli_accuracy_metric metric, double threshold, cli_progress *progress, tc_engine **engine,
+                          const char *cmd) {
     const int n_in = tc_model_num_inputs(model);
     const char *names[CLI_MAX_INPUTS];
     for (int i = 0; i < n_in && i < CLI_MAX_INPUTS; i++) {
@@ -137,11 +140,12 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
     fo.flags &= ~(uint32_t)(TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16 | TC_BUILD_INT8_REDUCE_RANGE);
     fo.num_fp32_layers = 0, fo.fp32_layers = NULL, fo.calib_cache = NULL;
     fo.num_int8_w8_layers = 0, fo.int8_w8_layers = NULL;
+    cli_progress_stage(progress, "accuracy: FP32 reference build", 0);
     if (rc == 0 && tc_engine_build(model, &fo, &e, &err) != TC_STATUS_OK) {
-        fprintf(stderr, "tailcut %s: FP32 reference build: %s\n", cmd, err.message);
+        cli_progress_note(progress, "tailcut %s: FP32 reference build: %s\n", cmd, err.message);
         rc = 1;
     }
-    if (rc == 0) rc = run_all(e, &set, names, &ref, cmd);
+    if (rc == 0) rc = run_all(e, &set, names, &ref, progress, "accuracy: FP32 reference, sample", cmd);
     tc_engine_destroy(e);
     e = NULL;
     /* With --fp16/--bf16 too, a layer moved out of INT8 may still take that type (the no-INT8 list). With
@@ -154,7 +158,7 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
     if (w8 == NULL) rc = 1;
     for (int u = 0; rc == 0 && u < n_user_w8; u++) w8[u] = o->int8_w8_layers[u];
     int stage = (o->flags & TC_BUILD_INT8_REDUCE_RANGE) ? 0 : 1;
-    for (int moved = 0; rc == 0;) {
+    for (int moved = 0, round = 1; rc == 0; round++) {
         tc_build_options io = *o;
         const int n_w8 = stage == 0 ? moved : (o->flags & TC_BUILD_INT8_REDUCE_RANGE) ? n_layers : 0;
         for (int i = 0; i < n_w8; i++) w8[n_user_w8 + i] = layers[i].name;
@@ -170,21 +174,25 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
             io.num_fp32_layers = o->num_fp32_layers + out;
             io.fp32_layers = fp32;
         }
+        char what[64];
+        snprintf(what, sizeof what, "accuracy round %d: INT8 build", round);
+        cli_progress_stage(progress, what, 0);
         if (tc_engine_build(model, &io, &e, &err) != TC_STATUS_OK) {
-            fprintf(stderr, "tailcut %s: INT8 build: %s\n", cmd, err.message);
+            cli_progress_note(progress, "tailcut %s: INT8 build: %s\n", cmd, err.message);
             rc = 1;
             break;
         }
-        if ((rc = run_all(e, &set, names, &got, cmd)) != 0) break;
+        snprintf(what, sizeof what, "accuracy round %d: sample", round);
+        if ((rc = run_all(e, &set, names, &got, progress, what, cmd)) != 0) break;
         const double v = agreement(&ref, &got, metric);
         fb_outputs_free(&got);
         const bool last = stage == 1 && moved == n_layers;
-        if (stage == 0)
-            fprintf(stderr, "accuracy: %d layer(s) given 8-bit weights by the threshold: ", moved);
-        else
-            fprintf(stderr, "accuracy: %d layer(s) kept out of INT8 (%s) by the threshold: ", moved, dest);
-        fprintf(stderr, "%s %.6f (threshold %g) on %d samples%s\n", metric == CLI_METRIC_TOP1 ? "top-1 agreement" : "cosine",
-                v, threshold, set.n_samples, v >= threshold ? "" : last ? ": not met even with every layer in FP32" : "");
+        char moved_to[48];
+        snprintf(moved_to, sizeof moved_to, stage == 0 ? "given 8-bit weights" : "kept out of INT8 (%s)", dest);
+        cli_progress_note(progress, "accuracy: %d layer(s) %s by the threshold: %s %.6f (threshold %g) on %d samples%s\n",
+                          moved, moved_to,
+                          metric == CLI_METRIC_TOP1 ? "top-1 agreement" : "cosine", v, threshold, set.n_samples,
+                          v >= threshold ? "" : last ? ": not met even with every layer in FP32" : "");
         if (v >= threshold || last) break;
         tc_engine_destroy(e);
         e = NULL;
@@ -195,8 +203,8 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
         }
         moved = moved == 0 ? 1 : (moved * 2 < n_layers ? moved * 2 : n_layers);
         for (int i = prev; i < moved; i++)
-            fprintf(stderr, "  to %s: %s (input SQNR %.1f dB)\n", stage == 0 ? "8-bit weights" : dest, layers[i].name,
-                    layers[i].sqnr_db);
+            cli_progress_note(progress, "  to %s: %s (input SQNR %.1f dB)\n", stage == 0 ? "8-bit weights" : dest,
+                              layers[i].name, layers[i].sqnr_db);
     }
     free(w8);
     fb_outputs_free(&ref);
