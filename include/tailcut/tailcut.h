@@ -196,6 +196,15 @@ TC_API tc_status tc_calibrator_create(const tc_model *model, tc_calibrator **cal
 TC_API tc_status tc_calibrator_add(tc_calibrator *calibrator, int num_inputs, const char *const *input_names,
                                    const tc_tensor *inputs, tc_error *error);
 TC_API int tc_calibrator_num_samples(const tc_calibrator *calibrator);
+/* Where tc_calibrator_add's time went so far, in seconds of wall time: building the FP32 engine of the observed graph
+ * (at the first sample, and again for each new input shape), running it, and adding the observed tensors to their
+ * histograms (one tensor per thread, on the CPU budget's threads). The range search runs later, in
+ * tc_calibrator_tensor and tc_calibrator_save. */
+typedef struct tc_calib_timing {
+    double build_s, run_s, observe_s;
+    int engines_built;
+} tc_calib_timing;
+TC_API void tc_calibrator_timing(const tc_calibrator *calibrator, tc_calib_timing *timing);
 /* Number of tensors observed (after at least one sample). */
 TC_API int tc_calibrator_num_tensors(const tc_calibrator *calibrator);
 

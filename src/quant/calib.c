@@ -189,6 +189,8 @@ tc_status tc__calib_hist_observe(tc__calib_hist *hist, const float *data, size_t
     return TC_STATUS_OK;
 }
 
+const uint64_t *tc__calib_hist_bins(const tc__calib_hist *hist) { return hist ? hist->bins : NULL; }
+
 void tc__calib_hist_stats(const tc__calib_hist *hist, tc__calib_stats *stats) {
     memset(stats, 0, sizeof *stats);
     if (hist == NULL) return;

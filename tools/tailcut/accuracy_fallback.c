@@ -70,11 +70,12 @@ static int run_all(const tc_engine *e, const cli_sample_set *set, const char *co
                 rc = 1;
             else if (t.nbytes) memcpy(dst->data, t.data, t.nbytes);
         }
-        if (rc) fprintf(stderr, "tailcut %s: running sample %d: %s\n", cmd, s, tc_context_error(ctx));
+        if (rc) cli_progress_note(progress, "tailcut %s: running sample %d: %s\n", cmd, s, tc_context_error(ctx));
         for (int i = 0; i < set->n_inputs; i++) tc_tensor_free(&in[i]);
     }
     tc_context_destroy(ctx);
     if (rc) fb_outputs_free(r);
+    else cli_progress_set(progress, set->n_samples, NULL);
     return rc;
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine_open.h"
 #include "sample_dir.h"
@@ -17,6 +18,12 @@ int cli_calib_method(const char *name, tc_calib_method *method, const char *cmd)
         return 1;
     }
     return 0;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 int cli_calibrate(const tc_model *model, const char *dir, const cli_calib_opts *o, tc_calibrator **out, const char *cmd) {
@@ -56,10 +63,12 @@ int cli_calibrate(const tc_model *model, const char *dir, const cli_calib_opts *
             for (int i = 0; i < n; i++) printf(" %s", set.paths[(size_t)k * (size_t)n + (size_t)i]);
             printf("\n");
         }
+        const double t0 = now_s();
         if (cli_samples_load(&set, k, t)) {
             rc = 1;
             break;
         }
+        if (o->read_s) *o->read_s += now_s() - t0;
         if (tc_calibrator_add(c, n, names, t, &err) != TC_STATUS_OK) {
             cli_progress_note(o->progress, "tailcut %s: sample %s: %s\n", cmd, first, err.message);
             rc = 1;

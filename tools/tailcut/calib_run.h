@@ -19,6 +19,7 @@ typedef struct cli_calib_opts {
     uint64_t seed;
     bool list_samples;      /* print the files of each sample run to stdout ("sample K: FILE ...") */
     cli_progress *progress; /* or NULL: the stage "sample", i of n */
+    double *read_s;         /* or NULL: receives the seconds spent reading the sample files */
 } cli_calib_opts;
 
 /* Runs the samples of dir chosen by o through a calibrator of model and returns it in *out.

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "calib_run.h"
 #include "cli.h"
@@ -118,8 +119,9 @@ int tc_cli_calibrate(int argc, char **argv) {
         return 1;
     }
     tc_calibrator *c = NULL;
+    double read_s = 0.0;
     const cli_calib_opts co = {.max_samples = samples, .seeded = seeded, .seed = seed, .list_samples = verbose,
-                               .progress = progress};
+                               .progress = progress, .read_s = &read_s};
     int rc = cli_calibrate(m, data, &co, &c, "calibrate");
     cli_progress_end(progress);
     if (rc == 0 && verbose)
@@ -131,9 +133,20 @@ int tc_cli_calibrate(int argc, char **argv) {
             else
                 printf("%s\n", err.message);
         }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (rc == 0 && tc_calibrator_save(c, method, pct, out, &err) != TC_STATUS_OK) {
         fprintf(stderr, "tailcut calibrate: %s\n", err.message);
         rc = 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc == 0 && verbose) {
+        tc_calib_timing tm;
+        tc_calibrator_timing(c, &tm);
+        printf("time: read %.3f s, engine build %.3f s (%d engine%s), engine run %.3f s, histograms %.3f s, "
+               "ranges and write %.3f s\n",
+               read_s, tm.build_s, tm.engines_built, tm.engines_built == 1 ? "" : "s", tm.run_s, tm.observe_s,
+               (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
     }
     if (rc == 0) printf("wrote %s (%d tensors)\n", out, tc_calibrator_num_tensors(c));
     if (rc == 0 && qdq != NULL) {
