@@ -3,7 +3,7 @@
  * calibration. The model's graph is cloned with every tensor an
  * INT8 layer may read made a graph output; an FP32 engine of that graph (built at the first sample's
  * shapes, fixed tactics, plain layout) runs each sample, and every such tensor feeds its histogram
- * (calib.h). Saving picks each tensor's amax by the chosen method and writes the calibration cache
+ * (calib.h), one tensor per task on a thread pool of the CPU budget's size. Saving picks each tensor's amax by the chosen method and writes the calibration cache
  * (calib_cache.h) keyed to the model's fingerprint.
  */
 #include <pthreadpool.h>
@@ -301,7 +301,9 @@ tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, c
         tc_cpu_budget(&b);
         c->pool = pthreadpool_create((size_t)b.cpus);
     }
-    if (c->pool != NULL) pthreadpool_parallelize_1d(c->pool, observe_task, c->jobs, (size_t)c->n_obs, 0);
+    /* YIELD_WORKERS: the workers sleep when done instead of spinning against the engine's own threads */
+    if (c->pool != NULL)
+        pthreadpool_parallelize_1d(c->pool, observe_task, c->jobs, (size_t)c->n_obs, PTHREADPOOL_FLAG_YIELD_WORKERS);
     else for (int i = 0; i < c->n_obs; i++) observe_task(c->jobs, (size_t)i);
     for (int i = 0; i < c->n_obs; i++)
         if (c->jobs[i].st != TC_STATUS_OK) {

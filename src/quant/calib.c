@@ -92,9 +92,11 @@ static void grow_range(tc__calib_hist *h, double max_abs) {
     h->range *= k;
 }
 
-/* Order-preserving integer key of a finite float (signed compare of keys = compare of values, -0 below +0). */
-static inline int32_t float_key(uint32_t u) { return (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7fffffffu)); }
+/* Values scanned per block, counted in 32-bit lanes. */
+#define SCAN_BLOCK 4096
 
+/* A finite float's order-preserving integer key is k = u ^ ((u >> 31) & 0x7fffffff) on its bits u as int32 (signed
+ * compare of keys = compare of values, -0 below +0); this maps a key back. */
 static inline float key_float(int32_t k) {
     uint32_t u = (uint32_t)k ^ ((uint32_t)(k >> 31) & 0x7fffffffu);
     float f;
@@ -106,22 +108,28 @@ static inline float key_float(int32_t k) {
  * without branches, so that the compiler vectorises it: |x| of a finite float orders as its bits do. */
 static double scan_batch(tc__calib_hist *h, const float *data, size_t n) {
     uint64_t nan = 0, inf = 0, zero = 0;
-    uint32_t amax = 0;
-    int32_t kmin = INT32_MAX, kmax = INT32_MIN;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, &data[i], sizeof u);
-        const uint32_t a = u & 0x7fffffffu;
-        const bool fin = a < 0x7f800000u;
-        nan += a > 0x7f800000u;
-        inf += a == 0x7f800000u;
-        zero += a == 0u;
-        const int32_t k = float_key(u);
-        const int32_t klo = fin ? k : INT32_MAX, khi = fin ? k : INT32_MIN;
-        kmin = klo < kmin ? klo : kmin;
-        kmax = khi > kmax ? khi : kmax;
-        const uint32_t af = fin ? a : 0u;
-        amax = af > amax ? af : amax;
+    int32_t amax = 0, kmin = INT32_MAX, kmax = INT32_MIN;
+    for (size_t i0 = 0; i0 < n; i0 += SCAN_BLOCK) {
+        const size_t m = n - i0 < SCAN_BLOCK ? n - i0 : SCAN_BLOCK;
+        const float *x = data + i0;
+        int32_t bnan = 0, binf = 0, bzero = 0; /* 32-bit lanes throughout: the loop vectorises on SSE2 */
+        for (size_t j = 0; j < m; j++) {
+            int32_t u;
+            memcpy(&u, &x[j], sizeof u);
+            const int32_t a = u & 0x7fffffff;
+            const int32_t fin = -(int32_t)(a < 0x7f800000); /* all ones for a finite value: masks, not branches */
+            bnan += a > 0x7f800000;
+            binf += a == 0x7f800000;
+            bzero += a == 0;
+            const int32_t k = u ^ ((u >> 31) & 0x7fffffff); /* float_key */
+            const int32_t klo = (k & fin) | (INT32_MAX & ~fin), khi = (k & fin) | (INT32_MIN & ~fin), af = a & fin;
+            kmin = klo < kmin ? klo : kmin;
+            kmax = khi > kmax ? khi : kmax;
+            amax = af > amax ? af : amax;
+        }
+        nan += (uint64_t)bnan;
+        inf += (uint64_t)binf;
+        zero += (uint64_t)bzero;
     }
     const uint64_t finite = (uint64_t)n - nan - inf;
     h->nan_count += nan;
@@ -146,30 +154,30 @@ static double scan_batch(tc__calib_hist *h, const float *data, size_t n) {
 /* Adds the batch's finite values to the bins (the range already covers them): bin floor(|x| * nbins / range) in
  * double, the last bin taking the rest; a non-finite value goes to the spare bin past the last, never read. */
 static void bin_batch(tc__calib_hist *h, const float *data, size_t n) {
-    const uint32_t last = (uint32_t)h->nbins - 1, spare = (uint32_t)h->nbins;
+    const int32_t last = (int32_t)h->nbins - 1, spare = (int32_t)h->nbins;
     if (h->range == 0.0) { /* only zeros so far: they all belong to bin 0 */
         for (size_t i = 0; i < n; i++)
             if (data[i] == 0.0f) h->bins[0]++;
         return;
     }
-    const double per_unit = (double)h->nbins / h->range, dlast = (double)last;
+    const double per_unit = (double)h->nbins / h->range;
     uint32_t idx[BIN_BLOCK];
     uint64_t *bins = h->bins;
     for (size_t i0 = 0; i0 < n; i0 += BIN_BLOCK) {
         const size_t m = n - i0 < BIN_BLOCK ? n - i0 : BIN_BLOCK;
         const float *x = data + i0;
         for (size_t j = 0; j < m; j++) {
-            uint32_t u;
+            int32_t u;
             memcpy(&u, &x[j], sizeof u);
-            const uint32_t a = u & 0x7fffffffu;
-            const bool fin = a < 0x7f800000u;
+            const int32_t fin = -(int32_t)((u & 0x7fffffff) < 0x7f800000); /* masks, not branches: vectorises */
+            const int32_t af = u & 0x7fffffff & fin;
             float ax;
-            const uint32_t af = fin ? a : 0u;
             memcpy(&ax, &af, sizeof ax);
-            double pos = (double)ax * per_unit;
-            pos = pos < dlast ? pos : dlast;
-            const uint32_t b = (uint32_t)(int32_t)pos;
-            idx[j] = fin ? b : spare;
+            /* ax <= range (the range covers every finite |x|), so pos <= nbins (a rounding may reach it): it
+             * converts exactly, and clamping the integer to the last bin equals clamping pos */
+            const int32_t b = (int32_t)((double)ax * per_unit);
+            const int32_t bc = b < last ? b : last;
+            idx[j] = (uint32_t)((bc & fin) | (spare & ~fin));
         }
         for (size_t j = 0; j < m; j++) bins[idx[j]]++;
     }
