@@ -337,8 +337,9 @@ typedef struct tc_profile {
  * Progress of long work, for a bar or a log line (tc_build_options.progress). Called on the thread that does the work,
  * with phase one of the TC_PROGRESS_* words, done of total items finished (0 <= done <= total; total stays the same
  * within one run of a phase), and item naming the item under way (for "tune": the step's node name and op, as
- * "conv1 (Conv)"), NULL on the last call of a phase, which has done == total. Strings are valid during the call
- * only. The callback must not call back into the library on the object being built; it cannot stop the work.
+ * "conv1 (Conv)"), NULL on the last call of a phase, which has done == total (a build that fails stops without it).
+ * Strings are valid during the call only. The callback must not call back into the library on the object being built;
+ * it cannot stop the work. The Python package and the CLI draw their bars from it.
  */
 typedef void (*tc_progress_fn)(void *user_data, const char *phase, int done, int total, const char *item);
 
