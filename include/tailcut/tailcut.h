@@ -339,7 +339,7 @@ typedef struct tc_profile {
  * within one run of a phase), and item naming the item under way (for "tune": the step's node name and op, as
  * "conv1 (Conv)"), NULL on the last call of a phase, which has done == total (a build that fails stops without it).
  * Strings are valid during the call only. The callback must not call back into the library on the object being built;
- * it cannot stop the work. The Python package and the CLI draw their bars from it.
+ * it cannot stop the work. The CLI draws its progress bar and lines from it (tools/tailcut/progress.c).
  */
 typedef void (*tc_progress_fn)(void *user_data, const char *phase, int done, int total, const char *item);
 
