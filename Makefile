@@ -13,12 +13,14 @@ BUILD_FUZZ := build-fuzz
 BUILD_EMU := build-emu
 FUZZ_SECONDS ?= 60
 OUT := out
+DOCS := build-docs
 
 DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libcmocka-dev \
 	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
-	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev
+	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev python3-dev ninja-build \
+	libb64-0d
 
-.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz clean
+.PHONY: all deps venv build build-asan demo test unit emulated conformance cli server models fuzz python docs clean deploy-check realmodels
 
 all: build
 
@@ -33,10 +35,11 @@ deps:
 	fi
 
 # rapidocr_onnxruntime only for the PP-OCR .onnx models it ships (bench/accuracy): --no-deps keeps opencv & co. out.
-$(VENV)/.stamp: tools/requirements.txt
+$(VENV)/.stamp: tools/requirements.txt tools/requirements-nodeps.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps rapidocr_onnxruntime==1.4.4
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -r tools/requirements-nodeps.txt
 	touch $@
 
 venv: deps $(VENV)/.stamp
@@ -91,6 +94,7 @@ cli: venv build
 	bash tests/cli/test_plan_shapes.sh $(BUILD) $(PY)
 	bash tests/cli/test_fold_first.sh $(BUILD) $(PY)
 	bash tests/cli/test_lrn_einsum.sh $(BUILD) $(PY)
+	bash tests/cli/test_rnn_ort.sh $(BUILD) $(PY)
 	bash tests/cli/test_compare.sh $(BUILD) $(PY)
 	bash tests/cli/test_compare_layers.sh $(BUILD) $(PY)
 	bash tests/cli/test_int8.sh $(BUILD) $(PY)
@@ -102,12 +106,24 @@ cli: venv build
 # tailcut serve over real HTTP on 127.0.0.1 (endpoints, JSON and binary inference vs tailcut run, errors,
 # slow connections, SIGTERM), its scheduler (batch formation, queue bound, timeouts, priorities, instances,
 # drain) and tailcut loadgen against it, sanitizer build; then a 20,000-request soak with an RSS bound on
-# the release build (ASan's quarantine would grow RSS by design).
+# the release build (ASan's quarantine would grow RSS by design); real clients (tritonclient, perf_analyzer, the
+# KServe v2 spec) on the release build too, so that perf_analyzer's load levels stay within a minute.
 server: venv build-asan build
 	timeout 600 $(PY) tests/server/test_server.py --tailcut $(BUILD_ASAN)/tailcut
 	timeout 600 $(PY) tests/server/test_batching.py --tailcut $(BUILD_ASAN)/tailcut
 	timeout 600 $(PY) tests/server/test_loadgen.py --tailcut $(BUILD_ASAN)/tailcut
 	timeout 600 $(PY) tests/server/test_soak.py --tailcut $(BUILD)/tailcut
+	timeout 600 $(PY) tests/server/test_clients.py --tailcut $(BUILD)/tailcut
+
+# deploy/ offline: manifests against the Kubernetes and vendored KServe schemas and each other, tailcut serve started
+# with each manifest's arguments, the Dockerfile (hadolint, sources, runtime libraries), the Grafana dashboard's metrics.
+deploy-check: venv build
+	timeout 300 $(PY) deploy/check_deploy.py --tailcut $(BUILD)/tailcut
+
+# Pretrained models from PyPI packages (silero-vad: LSTM, 16 kHz streaming with the state carried; PP-OCR detector,
+# recognizer, classifier) through libtailcut against onnxruntime, each with a dynamic profile run inside and outside.
+realmodels: venv build
+	$(PY) tests/realmodels/run_realmodels.py --lib $(BUILD)/libtailcut.so
 
 # libFuzzer targets, FUZZ_SECONDS each, when clang is present.
 fuzz: deps
@@ -121,11 +137,33 @@ fuzz: deps
 	  done; \
 	else echo "clang not found: fuzz targets skipped"; fi
 
-test: unit emulated conformance cli server models fuzz
+# The Python package (python/): one wheel, built with its own libtailcut (CPU backend) in build-py, installed into
+# .venv for the pytest suite (python/tests: against onnxruntime, errors, threads, calibration, compare); the suite
+# also installs that wheel into a fresh venv and imports it from another folder.
+PY_WHEELS := $(OUT)/wheel
+python: venv
+	rm -rf $(PY_WHEELS)
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(VENV)/bin/pip wheel -q --disable-pip-version-check --no-build-isolation \
+	  --no-deps -w $(PY_WHEELS) -C build-dir=../build-py ./python
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps --force-reinstall $(PY_WHEELS)/tailcut-*.whl
+	cd python/tests && TAILCUT_WHEEL=$$(ls $(CURDIR)/$(PY_WHEELS)/tailcut-*.whl) $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider .
+
+# The documentation site (mkdocs, Material theme; tools/docs/requirements.txt): docs/ plus the reference pages
+# generated from the code, built with --strict, then every internal link and anchor checked (tools/docs/build.sh);
+# first the generators' own tests (tests/docs).
+$(VENV)/.docs-stamp: tools/docs/requirements.txt $(VENV)/.stamp
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r tools/docs/requirements.txt
+	touch $@
+
+docs: venv build python $(VENV)/.docs-stamp
+	$(PY) tests/docs/test_docs_tools.py
+	bash tools/docs/build.sh $(BUILD)/tailcut $(PY) $(DOCS)
+
+test: unit emulated conformance cli server models fuzz realmodels python deploy-check docs
 	@echo "make test: all test suites passed"
 
 demo: venv build
 	bash tools/demo.sh $(BUILD)/tailcut $(PY) $(OUT)/demo
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(OUT)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(OUT) build-py $(DOCS)

@@ -242,6 +242,34 @@ enum {
 };
 TC_API void tc_calibrator_destroy(tc_calibrator *calibrator);
 
+/* ---- Comparing outputs ------------------------------------------------------------ */
+
+/*
+ * Agreement of a tensor computed twice (a: the reference, b: the candidate), accumulated over samples, as
+ * `tailcut compare` reports it. Plain data: zero it before the first tc_compare_add. Float tensors
+ * (float32/64, float16, bfloat16) sum figures over their finite pairs, in double; other types count the
+ * elements that differ (exact = 1).
+ */
+typedef struct tc_compare_stats {
+    int exact;        /* set by tc_compare_add: 1 for a non-float dtype */
+    int values_only;  /* the caller's switch: no top-1/top-5 rows (intermediate tensors) */
+    uint64_t elements, finite, mismatches, nan_mismatches; /* nan_mismatches: pairs where only one is NaN/Inf, or
+                                                              the Infs differ */
+    double dot, sum_a2, sum_b2, sum_d2, sum_abs; /* sums of a*b, a*a, b*b, (a-b)^2, |a-b| over the finite pairs */
+    double max_abs, max_rel;   /* max |a-b|, max |a-b| / max(|a|, |b|, 1e-6) */
+    uint64_t rows, top1;       /* rows of the last dim (>= 2) and those where argmax(a) == argmax(b) */
+    uint64_t rows5, top5;      /* rows of a last dim >= 5 and those where argmax(b) is among a's 5 largest */
+} tc_compare_stats;
+
+/* Adds one sample: a and b must have the same dtype and shape (else TC_STATUS_INVALID_ARGUMENT and why). */
+TC_API tc_status tc_compare_add(tc_compare_stats *stats, const tc_tensor *a, const tc_tensor *b, tc_error *error);
+/* sum(a*b) / sqrt(sum(a*a) * sum(b*b)) over the finite pairs (1 when both are all zero). */
+TC_API double tc_compare_cosine(const tc_compare_stats *stats);
+/* ||a - b|| / ||a|| (0 when both are zero, +inf when only a is). */
+TC_API double tc_compare_rel_l2(const tc_compare_stats *stats);
+/* 10 * log10(sum(a*a) / sum((a - b)^2)) in dB: +inf when b equals a, -inf when a is all zero and b is not. */
+TC_API double tc_compare_sqnr_db(const tc_compare_stats *stats);
+
 /* ---- Engines ------------------------------------------------------------------ */
 
 /*
@@ -283,7 +311,9 @@ TC_API void tc_calibrator_destroy(tc_calibrator *calibrator);
     X(ELIMINATE_COMMON, 17, "eliminate_common", "remove a node that repeats an earlier one (same op, attributes, and " \
       "inputs or equal constants)")                                                                                    \
     X(FUSE_SOFTMAX_MASK, 18, "fuse_softmax_mask", "Add(x, broadcast mask) -> Softmax over the last axis (attention) " \
-      "-> Softmax adding the mask's rows as it loads x's")
+      "-> Softmax adding the mask's rows as it loads x's")                                                          \
+    X(FUSE_ATTENTION, 19, "fuse_attention", "on device backends: Reshape heads -> MatMul(Q, K^T) -> Softmax [+ mask] " \
+      "-> MatMul(P, V) -> Reshape -> one Attention node (a fused attention kernel)")
 
 enum {
 #define TC_PASS_ENUM_(sym, bit, name, text) TC_PASS_##sym = 1u << (bit),
@@ -406,6 +436,38 @@ enum {
  */
 TC_API tc_status tc_engine_build(const tc_model *model, const tc_build_options *options, tc_engine **engine,
                                  tc_error *error);
+/* How tc_engine_build_accurate measures agreement with the FP32 engine. */
+typedef enum tc_accuracy_metric {
+    TC_ACCURACY_COSINE = 0, /* the lowest cosine similarity of a float output, over all samples */
+    TC_ACCURACY_TOP1 = 1,   /* the lowest top-1 agreement of a float output (argmax over its last dim) */
+} tc_accuracy_metric;
+
+typedef struct tc_accuracy_options {
+    uint32_t struct_size;             /* sizeof(tc_accuracy_options) */
+    const tc_calibrator *calibrator;  /* of the model, with its samples added: orders the layers (not kept) */
+    tc_calib_method method;           /* the method and percentile the calibration cache was written with */
+    double percentile;
+    tc_accuracy_metric metric;
+    double threshold;                 /* in (0, 1] */
+    int32_t num_samples, num_inputs;  /* samples[k * num_inputs + i]: input input_names[i] of sample k (not kept) */
+    const char *const *input_names;
+    const tc_tensor *samples;
+    void (*log)(void *user, const char *line); /* each round's report, one line without '\n' (NULL: silent) */
+    void *log_user;
+} tc_accuracy_options;
+
+/*
+ * tc_engine_build with TC_BUILD_INT8 and an accuracy target (`tailcut build --accuracy-threshold`): runs the FP32
+ * engine and INT8 engines on the samples and keeps the INT8 layers whose input has the lowest estimated SQNR
+ * (calibrator, method) out of INT8, 1, 2, 4, ... at a time, until the metric against the FP32 engine reaches the
+ * threshold: in FP32 (options->fp32_layers, the caller's kept), or with TC_BUILD_FP16/BF16 in the no-INT8 list (FP16 /
+ * BF16 where faster). With TC_BUILD_INT8_REDUCE_RANGE the layers first get 8-bit weights, in the same order. When
+ * even every layer out of INT8 misses the threshold, that engine is returned (the log says so). *achieved (may be
+ * NULL) receives the metric of the returned engine. Options are not kept after the call.
+ */
+TC_API tc_status tc_engine_build_accurate(const tc_model *model, const tc_build_options *options,
+                                          const tc_accuracy_options *accuracy, tc_engine **engine, double *achieved,
+                                          tc_error *error);
 /* Writes the engine as one plan file (byte-identical for identical builds). */
 TC_API tc_status tc_engine_save(const tc_engine *engine, const char *path, tc_error *error);
 /* Maps a plan file; refuses a corrupt file, another format version or another machine type. */

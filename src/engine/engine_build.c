@@ -282,6 +282,18 @@ static tc_status apply_half(tc__graph *g, const tc_build_options *o, const char 
     return tc__pass_precision_half(&pc, attr, (const char *const *)o->fp32_layers, o->num_fp32_layers);
 }
 
+/* Device backends: attention chains become Attention nodes (fuse_attention), the Reshapes they left go. */
+static tc_status apply_attention(tc__graph *g, tc__err *err) {
+    tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
+    tc_status st = tc__pass_fuse_attention(&pc);
+    if (st != TC_STATUS_OK || pc.changes == 0) return st;
+    st = tc__pass_eliminate_dead(&pc);
+    tc__graph_compact(g);
+    if (st == TC_STATUS_OK) st = tc__graph_toposort(g, err);
+    if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
+    return st;
+}
+
 /* One way to run the optimised graph: the graph (owned), its steps, chosen tactics and their timings. */
 typedef struct variant {
     tc__graph *g;
@@ -393,6 +405,8 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_INT8)) st = apply_int8(model_graph, g, o, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_FP16)) st = apply_half(g, o, TC__ATTR_FP16, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_BF16)) st = apply_half(g, o, TC__ATTR_BF16, err);
+    if (st == TC_STATUS_OK && be->mem == TC__MEM_DEVICE && !(o && (o->disabled_passes & TC_PASS_FUSE_ATTENTION)))
+        st = apply_attention(g, err);
     /* The graph after the passes, with and without the NCHW16c layout: both are tuned and the one whose
      * chosen tactics take less time in total wins (a whole-graph layout choice made by timing). */
     variant best = {0}, other = {0};

@@ -64,8 +64,8 @@ static Onnx__TensorProto *xp_tensor(xp_pool *p, const char *name, int32_t dtype,
     uint8_t *raw = xp_alloc(p, bytes);
     if (t == NULL || d == NULL || raw == NULL) return NULL;
     *t = (Onnx__TensorProto)ONNX__TENSOR_PROTO__INIT;
-    memcpy(d, dims, sizeof(int64_t) * (size_t)rank);
-    memcpy(raw, data, bytes);
+    if (rank > 0) memcpy(d, dims, sizeof(int64_t) * (size_t)rank);
+    if (bytes > 0) memcpy(raw, data, bytes);
     t->n_dims = (size_t)rank, t->dims = d;
     t->has_data_type = 1, t->data_type = dtype;
     t->name = (char *)name;

@@ -134,7 +134,7 @@ def transfer_encoding_checks(check, port):
 
 def header_limit_checks(check, port):
     """Request headers over the server's limit (64 KiB) -> JSON 431 and the connection closed; headers under it are
-    served. (Past libmicrohttpd's connection memory, 256 KiB, the library answers 431 itself, in HTML: README.)"""
+    served. (Past libmicrohttpd's connection memory, 256 KiB, the library answers 431 itself, in HTML: docs/reference/http.md.)"""
     for tag, size in (("100 KB header", 100_000), ("70 KB URL query", 70_000)):
         if "header" in tag:
             req = b"GET /v2 HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * size + b"\r\n\r\n"
@@ -180,7 +180,7 @@ def config_number_checks(check, port):
 
 def nonfinite_model_checks(check, tailcut, tmp):
     """A model whose outputs hold +Inf, -Inf and NaN (y = x / [0, 0, 0, 1]): the JSON response is valid JSON with
-    null for them (README), the binary tensor extension carries them exactly."""
+    null for them (docs/reference/http.md), the binary tensor extension carries them exactly."""
     from onnx import TensorProto, helper, numpy_helper
     import onnx
     mdir = os.path.join(tmp, "repo_nan", "nf", "1")

@@ -28,7 +28,8 @@
 #include "core/cpu.h"
 #include "elem_test_util.h"
 
-#define MAX_CASE_IN 6
+#define MAX_CASE_IN 8
+#define MAX_CASE_OUT 3
 
 /* One generated case: an op, its attributes and inputs (which are constant), and its reference outputs. */
 typedef struct tcase {
@@ -41,6 +42,7 @@ typedef struct tcase {
     bool present[MAX_CASE_IN];
     bool is_const[MAX_CASE_IN];
     double tol; /* relative to the reference's largest magnitude */
+    int n_out;  /* outputs checked (0: 1; the CUDA half checks output 0) */
 } tcase;
 
 static etu_rng rng = {0x9E3779B97F4A7C15ull};
@@ -163,17 +165,21 @@ static void run_case(tcase *c) {
     const etu_op op = {c->op, sch->infer, tc__ref_find(c->op)};
     const tc__tensor *pin[MAX_CASE_IN];
     for (int i = 0; i < c->n_in; i++) pin[i] = c->present[i] ? &c->in[i] : NULL;
-    tc__tensor want[2];
-    etu_run_ok(op, c->opset, c->attrs, c->n_attrs, c->n_in, pin, 1, want);
+    const int n_out = c->n_out > 0 ? c->n_out : 1;
+    tc__tensor want[MAX_CASE_OUT];
+    etu_run_ok(op, c->opset, c->attrs, c->n_attrs, c->n_in, pin, n_out, want);
     double peak = 0;
-    const bool is_float = want[0].dtype == TC_DTYPE_FLOAT32;
-    const int64_t n = tc__tensor_numel(&want[0]);
-    for (int64_t i = 0; is_float && i < n; i++) peak = fmax(peak, fabs(((const float *)want[0].data)[i]));
+    for (int o = 0; o < n_out; o++) {
+        const bool is_float = want[o].dtype == TC_DTYPE_FLOAT32;
+        const int64_t n = tc__tensor_numel(&want[o]);
+        for (int64_t i = 0; is_float && i < n; i++) peak = fmax(peak, fabs(((const float *)want[o].data)[i]));
+    }
     const tc__epilogue none = tc__epilogue_none();
     const tc__attrs as = {c->n_attrs, c->attrs};
-    const tc__tensor *dout[1] = {&want[0]};
+    const tc__tensor *dout[MAX_CASE_OUT];
+    for (int o = 0; o < n_out; o++) dout[o] = &want[o];
     tc__step_desc d = {.op_type = c->op, .opset = c->opset, .attrs = &as, .n_in = c->n_in, .in = pin,
-                       .in_const = c->is_const, .n_out = 1, .out = dout, .epi = &none};
+                       .in_const = c->is_const, .n_out = n_out, .out = dout, .epi = &none};
     const uint64_t isa = tc__cpu_get()->isa;
     for (int k = 0; k < n_list; k++) {
         const tc__tactic *t = list[k];
@@ -185,25 +191,29 @@ static void run_case(tcase *c) {
             own[i] = c->present[i] && pack_for(t, &d, i, &packed[i]);
             rin[i] = own[i] ? &packed[i] : pin[i];
         }
-        tc__tensor got = etu_tensor(want[0].dtype, want[0].rank, want[0].dims);
-        memset(got.data, 0xff, got.nbytes); /* NaN poison: every element must be written */
-        tc__tensor *pout[1] = {&got};
+        tc__tensor got[MAX_CASE_OUT];
+        tc__tensor *pout[MAX_CASE_OUT];
+        for (int o = 0; o < n_out; o++) {
+            got[o] = etu_tensor(want[o].dtype, want[o].rank, want[o].dims);
+            memset(got[o].data, 0xff, got[o].nbytes); /* NaN poison: every element must be written */
+            pout[o] = &got[o];
+        }
         const size_t scratch_bytes = t->scratch_bytes ? t->scratch_bytes(&d) + 4096 : 4096;
         tc__scratch scratch = {aligned_alloc(64, (scratch_bytes + 63) / 64 * 64), scratch_bytes, 0};
         tc__err err = {0};
         tc__kernel_ctx kc = {.node_name = "case", .op_type = c->op, .opset = c->opset, .attrs = &as, .n_in = c->n_in,
-                             .in = rin, .n_out = 1, .out = pout, .err = &err, .scratch = &scratch,
+                             .in = rin, .n_out = n_out, .out = pout, .err = &err, .scratch = &scratch,
                              .epi = (t->flags & TC__TACTIC_FUSES_EPILOGUE) ? &none : NULL};
         if (t->run(&kc) != TC_STATUS_OK) fail_msg("%s on a %s case it supports: %s", t->name, c->op, err.msg);
-        check_output(t->name, c->op, &got, &want[0], c->tol * fmax(peak, 1e-6));
+        for (int o = 0; o < n_out; o++) check_output(t->name, c->op, &got[o], &want[o], c->tol * fmax(peak, 1e-6));
         runs[k]++;
         free(scratch.base);
-        tc__tensor_free(&got);
+        for (int o = 0; o < n_out; o++) tc__tensor_free(&got[o]);
         for (int i = 0; i < c->n_in; i++)
             if (own[i]) free(packed[i].data);
     }
     if (gpu) run_case_gpu(c, &d, pin, &want[0], c->tol * fmax(peak, 1e-6));
-    tc__tensor_free(&want[0]);
+    for (int o = 0; o < n_out; o++) tc__tensor_free(&want[o]);
     for (int i = 0; i < c->n_in; i++)
         if (c->present[i]) tc__tensor_free(&c->in[i]);
 }
@@ -429,6 +439,8 @@ static void qdq_cases(void) {
 #include "cases_fp16.h"  /* the FP16 (tc.fp16) tactics' */
 #include "cases_convt.h" /* ConvTranspose */
 #include "cases_resize.h" /* Resize */
+#include "cases_attn.h"   /* Attention */
+#include "cases_rnn.h"    /* LSTM, GRU */
 
 static void test_all_fp32_tactics(void **state) {
     (void)state;
@@ -456,6 +468,8 @@ static void test_all_fp32_tactics(void **state) {
     fp16_cases();
     convt_cases();
     resize_cases();
+    attn_cases();
+    rnn_cases();
     /* Every FP32 plain-layout tactic this CPU runs ran some case. */
     const uint64_t isa = tc__cpu_get()->isa;
     int ran = 0, missing = 0;

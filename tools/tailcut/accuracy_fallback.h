@@ -1,6 +1,7 @@
 /* accuracy_fallback.h - `tailcut build --int8 --accuracy-threshold X`: keeps the least robust INT8 layers in
  * FP32 (with --fp16 / --bf16 too: in FP16 / BF16 where faster, else FP32) until the engine's outputs agree with
- * the FP32 engine's on the calibration samples; with --int8-reduce-range it gives them 8-bit weights first. */
+ * the FP32 engine's on the calibration samples; with --int8-reduce-range it gives them 8-bit weights first.
+ * The library does it (tc_engine_build_accurate); this reads the samples of a folder for it. */
 #ifndef TC_CLI_ACCURACY_FALLBACK_H
 #define TC_CLI_ACCURACY_FALLBACK_H
 
@@ -18,8 +19,8 @@ typedef enum cli_accuracy_metric {
  * are moved out of INT8 (to FP32, or to the no-INT8 list when o allows FP16/BF16) in order of the estimated
  * SQNR of their input (calibrator c, by method), 1, 2, 4, ... at a time. With TC_BUILD_INT8_REDUCE_RANGE they
  * move to 8-bit weights first (o->int8_w8_layers), in the same order, and out of INT8 only when all of them
- * have 8-bit weights and the threshold is still missed. Prints each round (through progress, which may be NULL,
- * and which also shows each round's builds and sample runs). Returns non-zero (message printed) on failure; otherwise *engine is set,
+ * have 8-bit weights and the threshold is still missed (tc_engine_build_accurate). Prints each round (through
+ * progress, which may be NULL; the builds' tuning steps show there through o->progress). Returns non-zero (message printed) on failure; otherwise *engine is set,
  * to the all-FP32-fallback engine if even that misses the threshold (with a warning).
  */
 int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, const tc_calibrator *c,

@@ -495,13 +495,16 @@ static int compare_sample(out_stats *stats, const side *sa, const side *sb, cons
         if (!st->seen) {
             st->seen = true;
             st->dtype = ta->dtype;
-            st->exact = !cli_is_float(ta->dtype);
             st->rank = ta->rank;
             memcpy(st->dims, ta->dims, sizeof st->dims);
         } else if (st->rank != ta->rank || memcmp(st->dims, ta->dims, sizeof(int64_t) * (size_t)ta->rank) != 0) {
             st->shape_varies = true;
         }
-        cli_stats_add(st, ta, tb, n);
+        tc_error err;
+        if (tc_compare_add(&st->s, ta, tb, &err) != TC_STATUS_OK) {
+            fprintf(stderr, "tailcut compare: output '%s': %s\n", st->name, err.message);
+            return 1;
+        }
     }
     return 0;
 }
@@ -518,15 +521,15 @@ static int check_thresholds(const compare_args *a, const out_stats *st, char *fa
         if (off < size) off += (size_t)snprintf(fails + off, size - off, __VA_ARGS__); \
         n++;                                                                          \
     } while (0)
-    if (st->exact && st->mismatches)
-        ADD("output '%s': %llu of %llu elements differ\n", st->name, (unsigned long long)st->mismatches,
-            (unsigned long long)st->elements);
-    if (st->nan_mismatches)
-        ADD("output '%s': %llu NaN/Inf mismatches\n", st->name, (unsigned long long)st->nan_mismatches);
-    if (a->has_min_cosine && !st->exact && st->finite > 0 && cli_stats_cosine(st) < a->min_cosine)
-        ADD("output '%s': cosine %.8f < --min-cosine %g\n", st->name, cli_stats_cosine(st), a->min_cosine);
-    if (a->has_min_top1 && st->rows > 0 && (double)st->top1 / (double)st->rows < a->min_top1)
-        ADD("output '%s': top-1 agreement %.6f < --min-top1 %g\n", st->name, (double)st->top1 / (double)st->rows,
+    if (st->s.exact && st->s.mismatches)
+        ADD("output '%s': %llu of %llu elements differ\n", st->name, (unsigned long long)st->s.mismatches,
+            (unsigned long long)st->s.elements);
+    if (st->s.nan_mismatches)
+        ADD("output '%s': %llu NaN/Inf mismatches\n", st->name, (unsigned long long)st->s.nan_mismatches);
+    if (a->has_min_cosine && !st->s.exact && st->s.finite > 0 && tc_compare_cosine(&st->s) < a->min_cosine)
+        ADD("output '%s': cosine %.8f < --min-cosine %g\n", st->name, tc_compare_cosine(&st->s), a->min_cosine);
+    if (a->has_min_top1 && st->s.rows > 0 && (double)st->s.top1 / (double)st->s.rows < a->min_top1)
+        ADD("output '%s': top-1 agreement %.6f < --min-top1 %g\n", st->name, (double)st->s.top1 / (double)st->s.rows,
             a->min_top1);
 #undef ADD
     return n;
@@ -561,26 +564,26 @@ static void print_json(const compare_args *a, const side *sides, const out_stats
         printf(", \"shape\": [");
         for (int32_t d = 0; d < st->rank; d++) printf("%s%lld", d ? ", " : "", (long long)st->dims[d]);
         printf("], \"shape_varies\": %s, \"elements\": %llu, \"exact\": %s", st->shape_varies ? "true" : "false",
-               (unsigned long long)st->elements, st->exact ? "true" : "false");
-        if (st->exact) {
-            printf(", \"mismatches\": %llu}", (unsigned long long)st->mismatches);
+               (unsigned long long)st->s.elements, st->s.exact ? "true" : "false");
+        if (st->s.exact) {
+            printf(", \"mismatches\": %llu}", (unsigned long long)st->s.mismatches);
             continue;
         }
         printf(", \"cosine\": ");
-        json_number(st->finite ? cli_stats_cosine(st) : NAN);
+        json_number(st->s.finite ? tc_compare_cosine(&st->s) : NAN);
         printf(", \"max_abs_error\": ");
-        json_number(st->max_abs);
+        json_number(st->s.max_abs);
         printf(", \"mean_abs_error\": ");
-        json_number(st->finite ? st->sum_abs / (double)st->finite : NAN);
+        json_number(st->s.finite ? st->s.sum_abs / (double)st->s.finite : NAN);
         printf(", \"max_rel_error\": ");
-        json_number(st->max_rel);
+        json_number(st->s.max_rel);
         printf(", \"rel_l2_error\": ");
-        json_number(cli_stats_rel_l2(st));
-        printf(", \"rows\": %llu, \"top1\": ", (unsigned long long)st->rows);
-        json_number(st->rows ? (double)st->top1 / (double)st->rows : NAN);
+        json_number(tc_compare_rel_l2(&st->s));
+        printf(", \"rows\": %llu, \"top1\": ", (unsigned long long)st->s.rows);
+        json_number(st->s.rows ? (double)st->s.top1 / (double)st->s.rows : NAN);
         printf(", \"top5\": ");
-        json_number(st->rows5 ? (double)st->top5 / (double)st->rows5 : NAN);
-        printf(", \"nan_mismatches\": %llu}", (unsigned long long)st->nan_mismatches);
+        json_number(st->s.rows5 ? (double)st->s.top5 / (double)st->s.rows5 : NAN);
+        printf(", \"nan_mismatches\": %llu}", (unsigned long long)st->s.nan_mismatches);
     }
     printf("\n  },\n  \"min_cosine\": ");
     json_number(a->has_min_cosine ? a->min_cosine : NAN);
@@ -628,24 +631,24 @@ static void print_table(const compare_args *a, const side *sides, const out_stat
         if (st->shape_varies && strlen(shape) + 1 < sizeof shape) strcat(shape, "*");
         const char *dt = tc_dtype_name(st->dtype);
         printf("%-*s  %-8s %-16s ", w, st->name, dt ? dt : "?", shape);
-        if (st->exact) {
-            printf("exact: %llu of %llu elements differ\n", (unsigned long long)st->mismatches,
-                   (unsigned long long)st->elements);
+        if (st->s.exact) {
+            printf("exact: %llu of %llu elements differ\n", (unsigned long long)st->s.mismatches,
+                   (unsigned long long)st->s.elements);
             continue;
         }
-        double c = cli_stats_cosine(st);
-        if (st->finite) printf("%-12.8f ", c);
+        double c = tc_compare_cosine(&st->s);
+        if (st->s.finite) printf("%-12.8f ", c);
         else printf("%-12s ", "-");
-        printf("%-10.3e %-10.3e %-10.3e %-10.3e ", st->max_abs, st->finite ? st->sum_abs / (double)st->finite : 0.0,
-               st->max_rel, cli_stats_rel_l2(st));
-        if (st->rows) printf("%-7.4f ", (double)st->top1 / (double)st->rows);
+        printf("%-10.3e %-10.3e %-10.3e %-10.3e ", st->s.max_abs, st->s.finite ? st->s.sum_abs / (double)st->s.finite : 0.0,
+               st->s.max_rel, tc_compare_rel_l2(&st->s));
+        if (st->s.rows) printf("%-7.4f ", (double)st->s.top1 / (double)st->s.rows);
         else printf("%-7s ", "-");
-        if (st->rows5) printf("%-7.4f ", (double)st->top5 / (double)st->rows5);
+        if (st->s.rows5) printf("%-7.4f ", (double)st->s.top5 / (double)st->s.rows5);
         else printf("%-7s ", "-");
-        printf("%llu\n", (unsigned long long)st->nan_mismatches);
-        if (st->finite && c < worst_cos) worst_cos = c, worst_cos_name = st->name;
-        if (st->rows && (double)st->top1 / (double)st->rows < worst_top1)
-            worst_top1 = (double)st->top1 / (double)st->rows, worst_top1_name = st->name;
+        printf("%llu\n", (unsigned long long)st->s.nan_mismatches);
+        if (st->s.finite && c < worst_cos) worst_cos = c, worst_cos_name = st->name;
+        if (st->s.rows && (double)st->s.top1 / (double)st->s.rows < worst_top1)
+            worst_top1 = (double)st->s.top1 / (double)st->s.rows, worst_top1_name = st->name;
     }
     bool varies = false;
     for (int o = 0; o < n_out; o++) varies |= stats[o].shape_varies;
@@ -710,7 +713,7 @@ static int compare(const compare_args *a) {
     if (per_layer && !a->json) cli_layers_print_table(per_layer);
     if (a->has_min_top1) {
         bool any = false;
-        for (int o = 0; o < n_out; o++) any |= stats[o].rows > 0;
+        for (int o = 0; o < n_out; o++) any |= stats[o].s.rows > 0;
         if (!any) fprintf(stderr, "tailcut compare: note: no output has a top-1 figure (last dim >= 2): --min-top1 checked nothing\n");
     }
     if (n_fail) {

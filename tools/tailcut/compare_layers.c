@@ -41,7 +41,7 @@ static int choose_rows(cli_layers *L, const tc_engine *b) {
         r->precision = strdup(si.precision);
         r->tensor = strdup(si.output);
         r->st.name = r->tensor;
-        r->st.values_only = true;
+        r->st.s.values_only = true;
         if (!r->step || !r->ops || !r->precision || !r->tensor) goto oom;
     }
     L->ready = true;
@@ -106,14 +106,17 @@ int cli_layers_add(cli_layers *L, const tc_engine *b, tc_context *ca, tc_context
         }
         if (r->compared == 0) {
             r->st.dtype = ta.dtype;
-            r->st.exact = !cli_is_float(ta.dtype);
             r->st.rank = ta.rank;
             memcpy(r->st.dims, ta.dims, sizeof r->st.dims);
         } else if (r->st.dtype != ta.dtype) {
             note(r, "the tensor's type changed between samples");
             continue;
         }
-        cli_stats_add(&r->st, &ta, &tb, n);
+        tc_error err;
+        if (tc_compare_add(&r->st.s, &ta, &tb, &err) != TC_STATUS_OK) {
+            note(r, "%s", err.message);
+            continue;
+        }
         r->compared++;
     }
     return 0;
@@ -121,8 +124,8 @@ int cli_layers_add(cli_layers *L, const tc_engine *b, tc_context *ca, tc_context
 
 /* "inf", "-inf", "-" (nothing compared) or the figure. */
 static void fmt_sqnr(const cli_layer *r, char *out, size_t size) {
-    double s = cli_stats_sqnr_db(&r->st);
-    if (r->compared == 0 || r->st.exact || r->st.finite == 0) snprintf(out, size, "-");
+    double s = tc_compare_sqnr_db(&r->st.s);
+    if (r->compared == 0 || r->st.s.exact || r->st.s.finite == 0) snprintf(out, size, "-");
     else if (isinf(s)) snprintf(out, size, "%sinf", s < 0 ? "-" : "");
     else snprintf(out, size, "%.2f", s);
 }
@@ -154,23 +157,23 @@ void cli_layers_print_table(const cli_layers *L) {
         printf("%-4d %-*.*s %-*.*s %-5s %-*.*s %-9s ", r->index, ws, ws, r->step, wo, wo, r->ops, r->precision, wt,
                wt, r->tensor, sq);
         char cos[24] = "-", max_abs[24] = "-", extra[sizeof r->note + 96] = "";
-        if (r->compared && !r->st.exact && r->st.finite) {
-            snprintf(cos, sizeof cos, "%.8f", cli_stats_cosine(&r->st));
-            snprintf(max_abs, sizeof max_abs, "%.3e", r->st.max_abs);
+        if (r->compared && !r->st.s.exact && r->st.s.finite) {
+            snprintf(cos, sizeof cos, "%.8f", tc_compare_cosine(&r->st.s));
+            snprintf(max_abs, sizeof max_abs, "%.3e", r->st.s.max_abs);
         }
         size_t off = 0;
-        if (r->compared && r->st.exact)
+        if (r->compared && r->st.s.exact)
             off += (size_t)snprintf(extra, sizeof extra, " %s: %llu of %llu elements differ;",
                                     tc_dtype_name(r->st.dtype) ? tc_dtype_name(r->st.dtype) : "?",
-                                    (unsigned long long)r->st.mismatches, (unsigned long long)r->st.elements);
-        if (r->st.nan_mismatches && off < sizeof extra)
+                                    (unsigned long long)r->st.s.mismatches, (unsigned long long)r->st.s.elements);
+        if (r->st.s.nan_mismatches && off < sizeof extra)
             off += (size_t)snprintf(extra + off, sizeof extra - off, " %llu NaN/Inf mismatches;",
-                                    (unsigned long long)r->st.nan_mismatches);
+                                    (unsigned long long)r->st.s.nan_mismatches);
         if (r->note[0] && off < sizeof extra) snprintf(extra + off, sizeof extra - off, " %s", r->note);
         if (extra[0]) printf("%-12s %-10s%s\n", cos, max_abs, extra);
         else printf("%-12s %s\n", cos, max_abs);
-        double s = cli_stats_sqnr_db(&r->st);
-        if (r->compared && !r->st.exact && r->st.finite && s < worst_sqnr) worst_sqnr = s, worst = r;
+        double s = tc_compare_sqnr_db(&r->st.s);
+        if (r->compared && !r->st.s.exact && r->st.s.finite && s < worst_sqnr) worst_sqnr = s, worst = r;
     }
     if (worst && isfinite(worst_sqnr))
         printf("lowest SQNR %.2f dB: step %s (%s)\n", worst_sqnr, worst->step, worst->tensor);
@@ -185,7 +188,7 @@ void cli_layers_print_json(const cli_layers *L) {
     printf("  \"layers_selection\": \"%s\",\n  \"layers\": [", L->reduced_only ? "reduced_precision" : "all");
     for (int i = 0; i < L->n; i++) {
         const cli_layer *r = &L->rows[i];
-        const bool figures = r->compared && !r->st.exact && r->st.finite;
+        const bool figures = r->compared && !r->st.s.exact && r->st.s.finite;
         printf(i ? ",\n    {\"index\": %d, \"step\": " : "\n    {\"index\": %d, \"step\": ", r->index);
         cli_json_string(stdout, r->step);
         printf(", \"ops\": ");
@@ -195,16 +198,16 @@ void cli_layers_print_json(const cli_layers *L) {
         printf(", \"tensor\": ");
         cli_json_string(stdout, r->tensor);
         printf(", \"samples\": %d, \"elements\": %llu, \"exact\": %s, \"sqnr_db\": ", r->compared,
-               (unsigned long long)r->st.elements, r->st.exact ? "true" : "false");
-        json_num(figures ? cli_stats_sqnr_db(&r->st) : NAN);
+               (unsigned long long)r->st.s.elements, r->st.s.exact ? "true" : "false");
+        json_num(figures ? tc_compare_sqnr_db(&r->st.s) : NAN);
         printf(", \"identical\": %s, \"cosine\": ",
-               r->compared && (r->st.exact ? r->st.mismatches == 0 : r->st.sum_d2 == 0 && !r->st.nan_mismatches)
+               r->compared && (r->st.s.exact ? r->st.s.mismatches == 0 : r->st.s.sum_d2 == 0 && !r->st.s.nan_mismatches)
                    ? "true" : "false");
-        json_num(figures ? cli_stats_cosine(&r->st) : NAN);
+        json_num(figures ? tc_compare_cosine(&r->st.s) : NAN);
         printf(", \"max_abs_error\": ");
-        json_num(figures ? r->st.max_abs : NAN);
-        printf(", \"mismatches\": %llu, \"nan_mismatches\": %llu, \"note\": ", (unsigned long long)r->st.mismatches,
-               (unsigned long long)r->st.nan_mismatches);
+        json_num(figures ? r->st.s.max_abs : NAN);
+        printf(", \"mismatches\": %llu, \"nan_mismatches\": %llu, \"note\": ", (unsigned long long)r->st.s.mismatches,
+               (unsigned long long)r->st.s.nan_mismatches);
         if (r->note[0]) cli_json_string(stdout, r->note);
         else printf("null");
         printf("}");

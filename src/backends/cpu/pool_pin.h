@@ -4,8 +4,8 @@
  * application's and is left as it is.
  *
  * Policy (tc__pool_pin_wanted): TAILCUT_PIN_THREADS=1 pins, anything else (unset) does not. Issue 30 asked to pin by
- * default when the CPU budget comes from the affinity mask, if that helps P99: measured on the 2-CPU machine (docs/
- * PERFORMANCE.md, "CPU budget"), pinning changed ResNet-50's P99 by 1.016x, 0.795x and 1.023x in three interleaved
+ * default when the CPU budget comes from the affinity mask, if that helps P99: measured on the 2-CPU machine
+ * (docs/performance-history.md, "CPU budget"), pinning changed ResNet-50's P99 by 1.016x, 0.795x and 1.023x in three interleaved
  * runs: no consistent gain, so it stays opt-in until a larger machine shows one.
  */
 #ifndef TC_BACKENDS_CPU_POOL_PIN_H

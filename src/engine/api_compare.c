@@ -1,10 +1,16 @@
-/* compare_stats.c - agreement statistics of two runs' outputs (see compare_stats.h). */
-#include "compare_stats.h"
-
+/* api_compare.c - the public comparison API (tc_compare_*): agreement statistics of a tensor computed twice
+ * (cosine similarity, absolute and relative errors, SQNR, top-1 / top-5 agreement over the last dim, NaN
+ * mismatches), accumulated sample by sample; `tailcut compare` and the Python package report them. */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
-bool cli_is_float(tc_dtype t) {
+#include "core/error.h"
+#include "tailcut/tailcut.h"
+
+#define REL_FLOOR 1e-6 /* denominator floor of the relative error */
+
+static bool is_float(tc_dtype t) {
     return t == TC_DTYPE_FLOAT32 || t == TC_DTYPE_FLOAT64 || t == TC_DTYPE_FLOAT16 || t == TC_DTYPE_BFLOAT16;
 }
 
@@ -76,14 +82,59 @@ static bool in_top5(const void *data, tc_dtype t, size_t base, int64_t n, int64_
     return false;
 }
 
-/* Adds one sample's pair of outputs (same dtype and shape, checked by the caller) to st. */
-void cli_stats_add(out_stats *st, const tc_tensor *ta, const tc_tensor *tb, size_t n) {
+/* Elements of a tensor whose dtype, rank and buffer size are valid, else 0 with the reason in err. */
+static size_t checked_elements(const tc_tensor *t, char side, tc__err *err) {
+    const size_t es = tc_dtype_size(t->dtype);
+    if (es == 0 || t->rank < 0 || t->rank > TC_MAX_RANK) {
+        tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "tc_compare_add: tensor %c has an invalid dtype (%d) or rank (%d)",
+                 side, (int)t->dtype, (int)t->rank);
+        return 0;
+    }
+    size_t n = 1;
+    for (int32_t d = 0; d < t->rank; d++) {
+        if (t->dims[d] < 0 || (t->dims[d] > 0 && n > SIZE_MAX / es / (size_t)t->dims[d])) {
+            tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "tc_compare_add: tensor %c has an invalid dim %lld", side,
+                     (long long)t->dims[d]);
+            return 0;
+        }
+        n *= (size_t)t->dims[d];
+    }
+    if (n * es > t->nbytes || (n > 0 && t->data == NULL)) {
+        tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "tc_compare_add: tensor %c holds %zu bytes, its shape needs %zu", side,
+                 t->nbytes, n * es);
+        return 0;
+    }
+    return n;
+}
+
+tc_status tc_compare_add(tc_compare_stats *st, const tc_tensor *ta, const tc_tensor *tb, tc_error *error) {
+    tc__err err = {0};
+    if (st == NULL || ta == NULL || tb == NULL) {
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tc_compare_add: NULL argument");
+        tc__err_export(&err, error);
+        return err.status;
+    }
+    const size_t n = checked_elements(ta, 'a', &err);
+    if (err.status == TC_STATUS_OK) checked_elements(tb, 'b', &err);
+    if (err.status == TC_STATUS_OK &&
+        (ta->dtype != tb->dtype || ta->rank != tb->rank ||
+         memcmp(ta->dims, tb->dims, sizeof(int64_t) * (size_t)ta->rank) != 0)) {
+        const char *da = tc_dtype_name(ta->dtype), *db = tc_dtype_name(tb->dtype);
+        tc__fail(&err, TC_STATUS_INVALID_ARGUMENT,
+                 "tc_compare_add: a is %s of rank %d, b is %s of rank %d: the same dtype and shape are needed",
+                 da ? da : "?", (int)ta->rank, db ? db : "?", (int)tb->rank);
+    }
+    if (err.status != TC_STATUS_OK) {
+        tc__err_export(&err, error);
+        return err.status;
+    }
+    st->exact = !is_float(ta->dtype);
     st->elements += n;
     if (st->exact) {
         size_t es = tc_dtype_size(ta->dtype);
         const unsigned char *pa = ta->data, *pb = tb->data;
         for (size_t i = 0; i < n; i++) st->mismatches += memcmp(pa + i * es, pb + i * es, es) != 0;
-        return;
+        return TC_STATUS_OK;
     }
     for (size_t i = 0; i < n; i++) {
         double a = element(ta->data, ta->dtype, i), b = element(tb->data, tb->dtype, i);
@@ -102,7 +153,7 @@ void cli_stats_add(out_stats *st, const tc_tensor *ta, const tc_tensor *tb, size
         if (rel > st->max_rel) st->max_rel = rel;
     }
     int64_t last = ta->rank > 0 ? ta->dims[ta->rank - 1] : 0;
-    if (last < 2 || st->values_only) return;
+    if (last < 2 || st->values_only) return TC_STATUS_OK;
     size_t rows = n / (size_t)last;
     for (size_t r = 0; r < rows; r++) {
         size_t base = r * (size_t)last;
@@ -114,22 +165,22 @@ void cli_stats_add(out_stats *st, const tc_tensor *ta, const tc_tensor *tb, size
             st->top5 += ib >= 0 && in_top5(ta->data, ta->dtype, base, last, ib);
         }
     }
+    return TC_STATUS_OK;
 }
 
-double cli_stats_cosine(const out_stats *st) {
+double tc_compare_cosine(const tc_compare_stats *st) {
     if (st->sum_a2 == 0 && st->sum_b2 == 0) return 1.0;
     if (st->sum_a2 == 0 || st->sum_b2 == 0) return 0.0;
     double c = st->dot / (sqrt(st->sum_a2) * sqrt(st->sum_b2));
     return c > 1 ? 1 : c < -1 ? -1 : c;
 }
 
-double cli_stats_rel_l2(const out_stats *st) {
+double tc_compare_rel_l2(const tc_compare_stats *st) {
     if (st->sum_a2 > 0) return sqrt(st->sum_d2) / sqrt(st->sum_a2);
     return st->sum_d2 == 0 ? 0.0 : INFINITY;
 }
 
-
-double cli_stats_sqnr_db(const out_stats *st) {
+double tc_compare_sqnr_db(const tc_compare_stats *st) {
     if (st->sum_d2 == 0) return INFINITY;
     if (st->sum_a2 == 0) return -INFINITY;
     return 10.0 * log10(st->sum_a2 / st->sum_d2);

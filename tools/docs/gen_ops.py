@@ -1,0 +1,167 @@
+"""gen_ops.py - writes the supported-operators reference page from the sources: the operator list
+(src/core/ops.inc), the fast tactics per op of each backend (src/backends/*/tactics.inc), and the limits the code
+enforces (the messages of TC_STATUS_UNSUPPORTED refusals in each op's shape inference, src/graph/infer_*.c, and in
+its reference kernel, src/backends/ref/*.c, including those of the file's static helpers it calls).
+usage: gen_ops.py REPO_ROOT OUT.md"""
+import glob
+import os
+import re
+import sys
+
+FUNC = re.compile(r"^[A-Za-z_][^;{}()=]*?\b(\w+)\s*\(([^;{}]*?)\)\s*\{", re.M)
+IDENT_CALL = re.compile(r"\b(\w+)\s*\(")
+STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def functions(text):
+    """{name: body} of the functions defined in a C file (brace-matched bodies)."""
+    out = {}
+    for m in FUNC.finditer(text):
+        i, depth = m.end() - 1, 0
+        while i < len(text):
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        out[m.group(1)] = text[m.end():i]
+    return out
+
+
+def call_rest(body, start):
+    """The text from start to the ')' closing the call it is in (strings may hold ';' and parentheses)."""
+    depth, i, in_str = 1, start, False
+    while i < len(body):
+        ch = body[i]
+        if in_str:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        i += 1
+    return body[start:i]
+
+
+def refusals(body):
+    """The format strings of the TC_STATUS_UNSUPPORTED failures in a function body."""
+    msgs = []
+    for m in re.finditer(r"TC_STATUS_UNSUPPORTED\s*,", body):
+        call = call_rest(body, m.end())
+        pieces = []
+        for sm in STRING.finditer(call):
+            between = call[:sm.start()] if not pieces else call[last:sm.start()]
+            if pieces and between.strip():
+                break  # the format string ended: the rest are arguments
+            pieces.append(sm.group(1))
+            last = sm.end()
+        if pieces:
+            msgs.append("".join(pieces).replace('\\"', '"'))
+    return msgs
+
+
+def limits_by_op(root, prefix, pattern):
+    """{op: [messages]} from the files matching pattern, for functions named prefix + Op (and their helpers)."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(root, pattern))):
+        with open(path, encoding="utf-8") as f:
+            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+        funcs = functions(text)
+        for name, body in funcs.items():
+            if not name.startswith(prefix):
+                continue
+            msgs = refusals(body)
+            for callee in dict.fromkeys(IDENT_CALL.findall(body)):
+                if callee in funcs and not callee.startswith(prefix):
+                    msgs += refusals(funcs[callee])
+            if msgs:
+                out.setdefault(name[len(prefix):], []).extend(msgs)
+    return out
+
+
+def tactics(path):
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for op, name in re.findall(r"^TC_TACTIC\((\w+),\s*(\w+)\)", f.read(), re.M):
+            out.setdefault(op, []).append(name)
+    return out
+
+
+def md_cell(s):
+    return s.replace("|", "\\|")
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: gen_ops.py REPO_ROOT OUT.md")
+    root, out = sys.argv[1], sys.argv[2]
+    ops_inc = os.path.join(root, "src/core/ops.inc")
+    families, family = [], None
+    with open(ops_inc, encoding="utf-8") as f:
+        for ln in f:
+            m = re.match(r"^/\*\s*(.*?)\s*\*/\s*$", ln)
+            if m:
+                family = (m.group(1), [])
+                families.append(family)
+                continue
+            m = re.match(r"^TC_OP\((\w+)\)", ln)
+            if m:
+                if family is None:
+                    family = ("operators", [])
+                    families.append(family)
+                family[1].append(m.group(1))
+    n_ops = sum(len(f[1]) for f in families)
+    if n_ops == 0:
+        sys.exit(f"gen_ops.py: {ops_inc}: no TC_OP entries")
+    backends = {}
+    for inc in sorted(glob.glob(os.path.join(root, "src/backends/*/tactics.inc"))):
+        backends[os.path.basename(os.path.dirname(inc))] = tactics(inc)
+    known = {op for _, ops in families for op in ops}
+    for b, t in backends.items():
+        for op in t:
+            if op not in known:
+                sys.exit(f"gen_ops.py: src/backends/{b}/tactics.inc names op {op}, which is not in ops.inc")
+    limits = limits_by_op(root, "tc__infer_", "src/graph/infer_*.c")
+    for op, msgs in limits_by_op(root, "tc__ref_", "src/backends/ref/*.c").items():
+        limits.setdefault(op, []).extend(msgs)
+    md = ["# Supported operators", "",
+          f"Generated by `tools/docs/gen_ops.py` at `make docs` time from `src/core/ops.inc` ({n_ops} operators of the "
+          "default ONNX domain, opset 13 and up), the backends' `tactics.inc` lists and the refusals in the code.", "",
+          "Every operator has a reference kernel (plain C, wide accumulation: `src/backends/ref/`), which the CPU "
+          "backend runs where no fast tactic applies. The columns name the fast tactics each backend's tuner times "
+          "for the op, best first (`tailcut build --backend cuda` fails naming the node when no CUDA tactic supports "
+          "a step). **Limits** are the messages with which shape inference or the reference kernel refuses a node "
+          "(`TC_STATUS_UNSUPPORTED`; `%s`, `%d` stand for the values); beyond them, a kernel refuses an input of a "
+          "data type it does not support with a message naming the type. A model with an operator outside this "
+          "list fails to build naming the node; `tailcut inspect --verbose` lists unsupported nodes.", ""]
+    for title, ops in families:
+        md += [f"## {title[0].upper() + title[1:]}", "",
+               "| op | " + " | ".join(f"{b} tactics" for b in backends if b != "ref") + " | limits |",
+               "|---|" + "---|" * len([b for b in backends if b != "ref"]) + "---|"]
+        for op in ops:
+            cells = [f"`{op}`"]
+            for b, t in backends.items():
+                if b == "ref":
+                    continue
+                cells.append(", ".join(f"`{x}`" for x in t.get(op, [])) or "-")
+            lim = list(dict.fromkeys(limits.get(op, [])))
+            cells.append("<br>".join(f"`{md_cell(m)}`" for m in lim) or "-")
+            md.append("| " + " | ".join(cells) + " |")
+        md.append("")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\n".join(md))
+    n_lim = sum(1 for _, ops in families for op in ops if limits.get(op))
+    print(f"gen_ops.py: {n_ops} operators, {len(backends)} backends' tactic lists, limits for {n_lim} operators")
+
+
+if __name__ == "__main__":
+    main()
