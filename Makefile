@@ -100,6 +100,7 @@ cli: venv build
 	bash tests/cli/test_int8.sh $(BUILD) $(PY)
 	bash tests/cli/test_half.sh $(BUILD) $(PY)
 	bash tests/cli/test_qdq.sh $(BUILD) $(PY)
+	bash tests/cli/test_progress.sh $(BUILD) $(PY)
 	bash bench/accuracy/test_ocr_cls.sh $(BUILD) $(PY)
 
 # tailcut serve over real HTTP on 127.0.0.1 (endpoints, JSON and binary inference vs tailcut run, errors,

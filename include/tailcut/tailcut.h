@@ -196,6 +196,15 @@ TC_API tc_status tc_calibrator_create(const tc_model *model, tc_calibrator **cal
 TC_API tc_status tc_calibrator_add(tc_calibrator *calibrator, int num_inputs, const char *const *input_names,
                                    const tc_tensor *inputs, tc_error *error);
 TC_API int tc_calibrator_num_samples(const tc_calibrator *calibrator);
+/* Where tc_calibrator_add's time went so far, in seconds of wall time: building the FP32 engine of the observed graph
+ * (at the first sample, and again for each new input shape), running it, and adding the observed tensors to their
+ * histograms (one tensor per thread, on the CPU budget's threads). The range search runs later, in
+ * tc_calibrator_tensor and tc_calibrator_save. */
+typedef struct tc_calib_timing {
+    double build_s, run_s, observe_s;
+    int engines_built;
+} tc_calib_timing;
+TC_API void tc_calibrator_timing(const tc_calibrator *calibrator, tc_calib_timing *timing);
 /* Number of tensors observed (after at least one sample). */
 TC_API int tc_calibrator_num_tensors(const tc_calibrator *calibrator);
 
@@ -354,6 +363,20 @@ typedef struct tc_profile {
     const tc_input_range *inputs; /* not kept after the call that takes it */
 } tc_profile;
 
+/*
+ * Progress of long work, for a bar or a log line (tc_build_options.progress). Called on the thread that does the work,
+ * with phase one of the TC_PROGRESS_* words, done of total items finished (0 <= done <= total; total stays the same
+ * within one run of a phase), and item naming the item under way (for "tune": the step's node name and op, as
+ * "conv1 (Conv)"), NULL on the last call of a phase, which has done == total (a build that fails stops without it).
+ * Strings are valid during the call only. The callback must not call back into the library on the object being built;
+ * it cannot stop the work. The CLI draws its progress bar and lines from it (tools/tailcut/progress.c).
+ */
+typedef void (*tc_progress_fn)(void *user_data, const char *phase, int done, int total, const char *item);
+
+/* tc_engine_build: choosing each compute step's tactic (timing candidates unless TC_BUILD_TACTICS_FIXED). It runs once
+ * per layout the build times (twice on AVX-512 CPUs: the NCHW16c graph, then the plain one), each run from done 0. */
+#define TC_PROGRESS_TUNE "tune"
+
 typedef struct tc_build_options {
     uint32_t struct_size;        /* sizeof(tc_build_options) */
     int32_t threads;             /* threads a context runs with; 0 = the CPU budget (tc_cpu_budget) */
@@ -373,6 +396,8 @@ typedef struct tc_build_options {
     const char *const *int8_w8_layers;
     const char *backend;         /* the backend the engine runs on: "cpu" (NULL: cpu) or "cuda"; a build without it, or
                                     a machine without its device, fails with TC_STATUS_UNSUPPORTED(_HARDWARE) and why */
+    tc_progress_fn progress;     /* or NULL: called as tc_engine_build makes progress (see tc_progress_fn) */
+    void *progress_user_data;    /* passed to progress as is; not used by the library otherwise */
 } tc_build_options;
 
 enum {

@@ -3,11 +3,13 @@
  * calibration. The model's graph is cloned with every tensor an
  * INT8 layer may read made a graph output; an FP32 engine of that graph (built at the first sample's
  * shapes, fixed tactics, plain layout) runs each sample, and every such tensor feeds its histogram
- * (calib.h). Saving picks each tensor's amax by the chosen method and writes the calibration cache
+ * (calib.h), one tensor per task on a thread pool of the CPU budget's size. Saving picks each tensor's amax by the chosen method and writes the calibration cache
  * (calib_cache.h) keyed to the model's fingerprint.
  */
+#include <pthreadpool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/engine.h"
 #include "engine/model.h"
@@ -20,6 +22,14 @@
 #include "tailcut/tailcut.h"
 
 #define CAL_BINS 2048
+
+/* One observed tensor's values in the current sample, for a histogram task. */
+typedef struct cal_job {
+    tc__calib_hist *hist;
+    const float *data;
+    size_t n;
+    tc_status st;
+} cal_job;
 
 struct tc_calibrator {
     const tc_model *model;
@@ -34,7 +44,16 @@ struct tc_calibrator {
     tc__calib_hist **hist;
     int n_samples;
     uint64_t fingerprint;
+    pthreadpool_t pool;    /* histogram updates, one tensor per task (created at the first sample) */
+    cal_job *jobs;    /* per observed tensor: its data in the current sample */
+    tc_calib_timing timing;
 };
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 static tc_status cal_fail(tc__err *err, tc_error *error) {
     if (error) tc__err_export(err, error);
@@ -60,6 +79,8 @@ void tc_calibrator_destroy(tc_calibrator *c) {
     if (c == NULL) return;
     tc_context_destroy(c->ctx);
     tc_engine_destroy(c->engine);
+    if (c->pool) pthreadpool_destroy(c->pool);
+    free(c->jobs);
     for (int i = 0; c->hist && i < c->n_obs; i++) tc__calib_hist_destroy(c->hist[i]);
     free(c->hist);
     free(c->obs);
@@ -143,7 +164,8 @@ tc_status tc_calibrator_create(const tc_model *model, tc_calibrator **out, tc_er
     }
     if (st == TC_STATUS_OK) {
         c->hist = calloc((size_t)c->n_obs, sizeof *c->hist);
-        if (c->hist == NULL) st = tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        c->jobs = calloc((size_t)c->n_obs, sizeof *c->jobs);
+        if (c->hist == NULL || c->jobs == NULL) st = tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
         for (int i = 0; st == TC_STATUS_OK && i < c->n_obs; i++) st = tc__calib_hist_create(CAL_BINS, &c->hist[i], &err);
     }
     if (st != TC_STATUS_OK) {
@@ -178,10 +200,10 @@ static tc_status cal_build(tc_calibrator *c, int n, const char *const *names, co
     return st;
 }
 
-static tc_status cal_observe(tc_calibrator *c, int i, const tc_tensor *t, tc__err *err) {
-    if (t->dtype != TC_DTYPE_FLOAT32)
-        return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "tensor '%s' is not float32", c->g->values[c->obs[i]].name);
-    return tc__calib_hist_observe(c->hist[i], t->data, t->nbytes / sizeof(float), err);
+static void observe_task(void *ctx, size_t i) {
+    cal_job *j = &((cal_job *)ctx)[i];
+    tc__err err = {0};
+    j->st = j->n > 0 ? tc__calib_hist_observe(j->hist, j->data, j->n, &err) : TC_STATUS_OK;
 }
 
 /* True when engine e (one profile) was built for the sample's shapes. */
@@ -229,7 +251,9 @@ tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, c
         tc_context_destroy(c->ctx), tc_engine_destroy(c->engine);
         c->ctx = NULL, c->engine = NULL;
     }
+    const double t_start = now_s();
     if (c->engine == NULL) {
+        c->timing.engines_built++;
         tc_status st = cal_build(c, n, names, in, error);
         if (st != TC_STATUS_OK) {
             tc_context_destroy(c->ctx), tc_engine_destroy(c->engine);
@@ -237,6 +261,8 @@ tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, c
             return st;
         }
     }
+    const double t_built = now_s();
+    c->timing.build_s += t_built - t_start;
     for (int i = 0; i < n; i++) {
         tc_status st = tc_context_set_input_shape(c->ctx, names[i], in[i].rank, in[i].dims);
         if (st == TC_STATUS_OK) st = tc_context_set_tensor(c->ctx, names[i], in[i].data, in[i].nbytes);
@@ -249,6 +275,8 @@ tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, c
         tc__fail(&err, TC_STATUS_INTERNAL, "running the calibration engine: %s", tc_context_error(c->ctx));
         return cal_fail(&err, error);
     }
+    const double t_run = now_s();
+    c->timing.run_s += t_run - t_built;
     for (int i = 0; i < c->n_obs; i++) {
         const tc__value *v = &c->g->values[c->obs[i]];
         tc_tensor t = {0};
@@ -262,14 +290,38 @@ tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, c
         }
         if (st == TC_STATUS_OK && t.data == NULL && t.nbytes > 0)
             st = tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "no data for '%s'", v->name);
-        if (st == TC_STATUS_OK && t.nbytes > 0) st = cal_observe(c, i, &t, &err);
+        if (st == TC_STATUS_OK && t.nbytes > 0 && t.dtype != TC_DTYPE_FLOAT32)
+            st = tc__fail(&err, TC_STATUS_INVALID_ARGUMENT, "tensor '%s' is not float32", v->name);
         if (st) return cal_fail(&err, error);
+        c->jobs[i] = (cal_job){.hist = c->hist[i], .data = t.data, .n = t.nbytes / sizeof(float)};
     }
+    /* Every histogram is its own: one task per tensor, on the CPU budget's threads. */
+    if (c->pool == NULL) {
+        tc_cpu_budget_info b;
+        tc_cpu_budget(&b);
+        c->pool = pthreadpool_create((size_t)b.cpus);
+    }
+    /* YIELD_WORKERS: the workers sleep when done instead of spinning against the engine's own threads */
+    if (c->pool != NULL)
+        pthreadpool_parallelize_1d(c->pool, observe_task, c->jobs, (size_t)c->n_obs, PTHREADPOOL_FLAG_YIELD_WORKERS);
+    else for (int i = 0; i < c->n_obs; i++) observe_task(c->jobs, (size_t)i);
+    for (int i = 0; i < c->n_obs; i++)
+        if (c->jobs[i].st != TC_STATUS_OK) {
+            tc__fail(&err, c->jobs[i].st, "histogram of '%s' refused its values", c->g->values[c->obs[i]].name);
+            return cal_fail(&err, error);
+        }
+    c->timing.observe_s += now_s() - t_run;
     c->n_samples++;
     return TC_STATUS_OK;
 }
 
 int tc_calibrator_num_samples(const tc_calibrator *c) { return c ? c->n_samples : 0; }
+
+void tc_calibrator_timing(const tc_calibrator *c, tc_calib_timing *timing) {
+    if (timing == NULL) return;
+    memset(timing, 0, sizeof *timing);
+    if (c != NULL) *timing = c->timing;
+}
 int tc_calibrator_num_tensors(const tc_calibrator *c) { return c ? c->n_obs : 0; }
 
 tc_status tc_calibrator_tensor(const tc_calibrator *c, int index, tc_calib_method method, double percentile,

@@ -343,7 +343,9 @@ static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options 
                               .qdq_elide = !(o && (o->disabled_passes & TC_PASS_QDQ_ELIDE)),
                               .cache_path = o ? o->timing_cache : NULL,
                               .threads = o ? o->threads : 0,
-                              .backend = be};
+                              .backend = be,
+                              .progress = o ? o->progress : NULL,
+                              .progress_user_data = o ? o->progress_user_data : NULL};
         const tc__range *pr[TC__MAX_TUNE_PROFILES];
         int np = n_prof < TC__MAX_TUNE_PROFILES ? n_prof : TC__MAX_TUNE_PROFILES;
         for (int p = 0; p < np; p++) pr[p] = profiles[p].ranges;

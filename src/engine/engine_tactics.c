@@ -367,6 +367,8 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     bool cache_dirty = false;
     step_choice *choice = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *choice);
     if (choice == NULL && st == TC_STATUS_OK) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    int n_compute = 0, n_done = 0;
+    for (int k = 0; k < g->n_nodes; k++) n_compute += steps[k].kind == TC__STEP_COMPUTE;
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
         tc__step *step = &steps[k];
         tc__tune_result *res = &results[k];
@@ -374,6 +376,12 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         res->winner = 0;
         if (step->kind != TC__STEP_COMPUTE) continue;
         const tc__node *node = &g->nodes[step->node];
+        if (o->progress != NULL) {
+            char item[160];
+            snprintf(item, sizeof item, "%s (%s)", node->name, node->op_type);
+            o->progress(o->progress_user_data, TC_PROGRESS_TUNE, n_done, n_compute, item);
+        }
+        n_done++;
         tc__desc_store ds[TC__MAX_TUNE_PROFILES];
         for (int p = 0; p < n_profiles; p++) tc__desc_build(g, node, &s[p], &ds[p]);
         const tc__tactic *all[TC__TUNE_MAX_CANDIDATES], *cands[TC__TUNE_MAX_CANDIDATES];
@@ -458,6 +466,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         memcpy(res->rejected, rejected, sizeof rejected[0] * (size_t)n_rejected);
         if (!o->fixed && !device && n > 0) best_of(cands, n, res, &choice[k]);
     }
+    if (st == TC_STATUS_OK && o->progress != NULL) o->progress(o->progress_user_data, TC_PROGRESS_TUNE, n_compute, n_compute, NULL);
     /* INT8 steps that would chain are timed with their input image, then chosen along their paths */
     if (st == TC_STATUS_OK && !o->fixed && o->lowp_chain && n_profiles == 1)
         st = choose_along_chains(g, steps, &s[0], pool, cache, &cache_dirty, choice, results, err);

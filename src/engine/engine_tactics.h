@@ -46,6 +46,8 @@ typedef struct tc__tactic_opts {
     const char *cache_path;     /* timing cache file or NULL */
     int threads;
     const tc__backend *backend; /* whose tactics, clock and execution handle */
+    tc_progress_fn progress;    /* or NULL: TC_PROGRESS_TUNE before each compute step and once at the end */
+    void *progress_user_data;
 } tc__tactic_opts;
 
 /*

@@ -51,7 +51,7 @@ tc_status tc__calib_hist_create(size_t nbins, tc__calib_hist **hist, tc__err *er
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "calibration histogram: %zu bins (expected %d to %u)", nbins,
                         TC__CALIB_MIN_BINS, TC__CALIB_MAX_BINS);
     tc__calib_hist *h = calloc(1, sizeof *h);
-    uint64_t *bins = calloc(nbins, sizeof *bins);
+    uint64_t *bins = calloc(nbins + 1, sizeof *bins); /* + the spare bin of bin_batch */
     if (h == NULL || bins == NULL) {
         free(h);
         free(bins);
@@ -92,46 +92,94 @@ static void grow_range(tc__calib_hist *h, double max_abs) {
     h->range *= k;
 }
 
-/* Updates counts, min and max with one batch; returns the batch's largest finite |x|. */
+/* Values scanned per block, counted in 32-bit lanes. */
+#define SCAN_BLOCK 4096
+
+/* A finite float's order-preserving integer key is k = u ^ ((u >> 31) & 0x7fffffff) on its bits u as int32 (signed
+ * compare of keys = compare of values, -0 below +0); this maps a key back. */
+static inline float key_float(int32_t k) {
+    uint32_t u = (uint32_t)k ^ ((uint32_t)(k >> 31) & 0x7fffffffu);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Updates counts, min and max with one batch; returns the batch's largest finite |x|. Written on the floats' bits
+ * without branches, so that the compiler vectorises it: |x| of a finite float orders as its bits do. */
 static double scan_batch(tc__calib_hist *h, const float *data, size_t n) {
-    float bmax_abs = 0.0f;
-    for (size_t i = 0; i < n; i++) {
-        float x = data[i];
-        if (isnan(x)) {
-            h->nan_count++;
-            continue;
+    uint64_t nan = 0, inf = 0, zero = 0;
+    int32_t amax = 0, kmin = INT32_MAX, kmax = INT32_MIN;
+    for (size_t i0 = 0; i0 < n; i0 += SCAN_BLOCK) {
+        const size_t m = n - i0 < SCAN_BLOCK ? n - i0 : SCAN_BLOCK;
+        const float *x = data + i0;
+        int32_t bnan = 0, binf = 0, bzero = 0; /* 32-bit lanes throughout: the loop vectorises on SSE2 */
+        for (size_t j = 0; j < m; j++) {
+            int32_t u;
+            memcpy(&u, &x[j], sizeof u);
+            const int32_t a = u & 0x7fffffff;
+            const int32_t fin = -(int32_t)(a < 0x7f800000); /* all ones for a finite value: masks, not branches */
+            bnan += a > 0x7f800000;
+            binf += a == 0x7f800000;
+            bzero += a == 0;
+            const int32_t k = u ^ ((u >> 31) & 0x7fffffff); /* float_key */
+            const int32_t klo = (k & fin) | (INT32_MAX & ~fin), khi = (k & fin) | (INT32_MIN & ~fin), af = a & fin;
+            kmin = klo < kmin ? klo : kmin;
+            kmax = khi > kmax ? khi : kmax;
+            amax = af > amax ? af : amax;
         }
-        if (isinf(x)) {
-            h->inf_count++;
-            continue;
-        }
-        if (h->count == 0) h->min = h->max = x;
-        if (x < h->min) h->min = x;
-        if (x > h->max) h->max = x;
-        h->count++;
-        if (x == 0.0f) h->zero_count++;
-        float a = fabsf(x);
-        if (a > bmax_abs) bmax_abs = a;
+        nan += (uint64_t)bnan;
+        inf += (uint64_t)binf;
+        zero += (uint64_t)bzero;
     }
+    const uint64_t finite = (uint64_t)n - nan - inf;
+    h->nan_count += nan;
+    h->inf_count += inf;
+    h->zero_count += zero;
+    if (finite > 0) {
+        const float bmin = key_float(kmin), bmax = key_float(kmax);
+        if (h->count == 0) h->min = bmin, h->max = bmax;
+        if (bmin < h->min) h->min = bmin;
+        if (bmax > h->max) h->max = bmax;
+        h->count += finite;
+    }
+    float bmax_abs;
+    memcpy(&bmax_abs, &amax, sizeof bmax_abs);
     if (bmax_abs > h->max_abs) h->max_abs = bmax_abs;
     return bmax_abs;
 }
 
-/* Adds the batch's finite values to the bins (the range already covers them). */
+/* Values binned per block: their bin indices are computed first (vectorised), then counted. */
+#define BIN_BLOCK 256
+
+/* Adds the batch's finite values to the bins (the range already covers them): bin floor(|x| * nbins / range) in
+ * double, the last bin taking the rest; a non-finite value goes to the spare bin past the last, never read. */
 static void bin_batch(tc__calib_hist *h, const float *data, size_t n) {
-    size_t last = h->nbins - 1;
+    const int32_t last = (int32_t)h->nbins - 1, spare = (int32_t)h->nbins;
     if (h->range == 0.0) { /* only zeros so far: they all belong to bin 0 */
         for (size_t i = 0; i < n; i++)
             if (data[i] == 0.0f) h->bins[0]++;
         return;
     }
-    double per_unit = (double)h->nbins / h->range;
-    for (size_t i = 0; i < n; i++) {
-        float x = data[i];
-        if (!isfinite(x)) continue;
-        double pos = fabs((double)x) * per_unit;
-        size_t b = pos >= (double)last ? last : (size_t)pos;
-        h->bins[b]++;
+    const double per_unit = (double)h->nbins / h->range;
+    uint32_t idx[BIN_BLOCK];
+    uint64_t *bins = h->bins;
+    for (size_t i0 = 0; i0 < n; i0 += BIN_BLOCK) {
+        const size_t m = n - i0 < BIN_BLOCK ? n - i0 : BIN_BLOCK;
+        const float *x = data + i0;
+        for (size_t j = 0; j < m; j++) {
+            int32_t u;
+            memcpy(&u, &x[j], sizeof u);
+            const int32_t fin = -(int32_t)((u & 0x7fffffff) < 0x7f800000); /* masks, not branches: vectorises */
+            const int32_t af = u & 0x7fffffff & fin;
+            float ax;
+            memcpy(&ax, &af, sizeof ax);
+            /* ax <= range (the range covers every finite |x|), so pos <= nbins (a rounding may reach it): it
+             * converts exactly, and clamping the integer to the last bin equals clamping pos */
+            const int32_t b = (int32_t)((double)ax * per_unit);
+            const int32_t bc = b < last ? b : last;
+            idx[j] = (uint32_t)((bc & fin) | (spare & ~fin));
+        }
+        for (size_t j = 0; j < m; j++) bins[idx[j]]++;
     }
 }
 
@@ -148,6 +196,8 @@ tc_status tc__calib_hist_observe(tc__calib_hist *hist, const float *data, size_t
     bin_batch(hist, data, n);
     return TC_STATUS_OK;
 }
+
+const uint64_t *tc__calib_hist_bins(const tc__calib_hist *hist) { return hist ? hist->bins : NULL; }
 
 void tc__calib_hist_stats(const tc__calib_hist *hist, tc__calib_stats *stats) {
     memset(stats, 0, sizeof *stats);

@@ -74,6 +74,10 @@ void tc__calib_hist_destroy(tc__calib_hist *hist);
  * is ever split. Fails only on bad arguments. */
 tc_status tc__calib_hist_observe(tc__calib_hist *hist, const float *data, size_t n, tc__err *err);
 
+/* The histogram's nbins counts (bin j: |x| in [j, j + 1) * range / nbins; the last also takes |x| >= range), owned by
+ * hist and valid until its next observe or destroy. */
+const uint64_t *tc__calib_hist_bins(const tc__calib_hist *hist);
+
 /* Fills *stats with what hist has seen. */
 void tc__calib_hist_stats(const tc__calib_hist *hist, tc__calib_stats *stats);
 

@@ -222,6 +222,86 @@ static void test_batches_agree(void **state) {
     free(x);
 }
 
+/* The binning as first written (one value at a time, branches, double arithmetic): the vectorised scan and binning
+ * must give the same bins, counts and extremes, so that calibration caches stay what they were. */
+typedef struct ref_hist {
+    uint64_t bins[TC__CALIB_MIN_BINS], count, nan, inf, zero;
+    double range;
+    float min, max, max_abs;
+} ref_hist;
+
+static void ref_observe(ref_hist *h, const float *x, size_t n) {
+    const size_t nb = TC__CALIB_MIN_BINS;
+    float bmax = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(x[i])) { h->nan++; continue; }
+        if (isinf(x[i])) { h->inf++; continue; }
+        if (h->count == 0) h->min = h->max = x[i];
+        if (x[i] < h->min) h->min = x[i];
+        if (x[i] > h->max) h->max = x[i];
+        h->count++;
+        h->zero += x[i] == 0.0f;
+        bmax = fmaxf(bmax, fabsf(x[i]));
+    }
+    if (bmax > h->max_abs) h->max_abs = bmax;
+    if (bmax > 0.0f && h->range == 0.0) {
+        h->range = bmax;
+    } else if (bmax > 0.0f && bmax > h->range) {
+        double k = ceil(bmax / h->range);
+        while (k * h->range < bmax) k += 1.0;
+        size_t kk = k >= (double)nb ? nb : (size_t)k, nnew = (nb + kk - 1) / kk;
+        for (size_t j = 0; j < nnew; j++) {
+            uint64_t s = 0;
+            for (size_t o = j * kk; o < j * kk + kk && o < nb; o++) s += h->bins[o];
+            h->bins[j] = s;
+        }
+        memset(h->bins + nnew, 0, (nb - nnew) * sizeof h->bins[0]);
+        h->range *= k;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) continue;
+        if (h->range == 0.0) { h->bins[0]++; continue; }
+        double pos = fabs((double)x[i]) * ((double)nb / h->range);
+        h->bins[pos >= (double)(nb - 1) ? nb - 1 : (size_t)pos]++;
+    }
+}
+
+static void test_binning_as_before(void **state) {
+    (void)state;
+    tc__err err = {0};
+    tc__calib_hist *h = NULL;
+    assert_int_equal(tc__calib_hist_create(TC__CALIB_MIN_BINS, &h, &err), TC_STATUS_OK);
+    ref_hist *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    rng g = {77};
+    /* batches of odd sizes (not a multiple of any vector width) whose range grows, with NaN, infinities, zeros of
+     * both signs, subnormals and values at bin edges */
+    for (int b = 0; b < 12; b++) {
+        const size_t n = 1000 + (size_t)b * 777;
+        float *x = malloc(n * sizeof *x);
+        assert_non_null(x);
+        for (size_t i = 0; i < n; i++) {
+            const double u = rng_uniform(&g);
+            x[i] = (float)(rng_normal(&g) * (0.1 + 0.4 * b));
+            if (u < 0.01) x[i] = NAN;
+            else if (u < 0.02) x[i] = u < 0.015 ? INFINITY : -INFINITY;
+            else if (u < 0.05) x[i] = u < 0.035 ? 0.0f : -0.0f;
+            else if (u < 0.06) x[i] = 1e-40f;
+            else if (u < 0.07 && r->range > 0.0) x[i] = (float)(r->range * (double)(rng_next(&g) % 2048) / 2048.0);
+        }
+        ref_observe(r, x, n);
+        assert_int_equal(tc__calib_hist_observe(h, x, n, &err), TC_STATUS_OK);
+        tc__calib_stats s;
+        tc__calib_hist_stats(h, &s);
+        assert_true(s.count == r->count && s.nan_count == r->nan && s.inf_count == r->inf && s.zero_count == r->zero);
+        assert_true(s.range == r->range && s.max_abs == r->max_abs && s.min == r->min && s.max == r->max);
+        assert_memory_equal(tc__calib_hist_bins(h), r->bins, sizeof r->bins);
+        free(x);
+    }
+    tc__calib_hist_destroy(h);
+    free(r);
+}
+
 /* ---- degenerate inputs ---- */
 
 static void test_nan_and_inf(void **state) {
@@ -537,6 +617,7 @@ int main(void) {
         cmocka_unit_test(test_all_zero),
         cmocka_unit_test(test_constant_and_single),
         cmocka_unit_test(test_empty_and_bad_arguments),
+        cmocka_unit_test(test_binning_as_before),
         cmocka_unit_test(test_cache_round_trip),
         cmocka_unit_test(test_cache_put_refusals),
         cmocka_unit_test(test_cache_corrupt_files),

@@ -10,14 +10,13 @@
 
 #define FB_MAX_SAMPLES 64
 
-static void print_line(void *user, const char *line) {
-    (void)user;
-    fprintf(stderr, "%s\n", line);
-}
+/* A round's report line, after clearing a terminal's progress bar (user: the cli_progress, or NULL). */
+static void print_line(void *user, const char *line) { cli_progress_note(user, "%s\n", line); }
 
 int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, const tc_calibrator *c,
                           tc_calib_method method, double percentile, const char *dir, int max_samples,
-                          cli_accuracy_metric metric, double threshold, tc_engine **engine, const char *cmd) {
+                          cli_accuracy_metric metric, double threshold, cli_progress *progress, tc_engine **engine,
+                          const char *cmd) {
     const int n_in = tc_model_num_inputs(model);
     const char *names[CLI_MAX_INPUTS];
     for (int i = 0; i < n_in && i < CLI_MAX_INPUTS; i++) {
@@ -36,10 +35,11 @@ int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, cons
         tc_accuracy_options a = {.struct_size = sizeof a, .calibrator = c, .method = method, .percentile = percentile,
                                  .metric = (tc_accuracy_metric)metric, .threshold = threshold,
                                  .num_samples = set.n_samples, .num_inputs = n_in, .input_names = names,
-                                 .samples = samples, .log = print_line};
+                                 .samples = samples, .log = print_line, .log_user = progress};
         tc_error err;
+        cli_progress_stage(progress, "accuracy rounds: building and running", 0);
         if (tc_engine_build_accurate(model, o, &a, engine, NULL, &err) != TC_STATUS_OK) {
-            fprintf(stderr, "tailcut %s: %s\n", cmd, err.message);
+            cli_progress_note(progress, "tailcut %s: %s\n", cmd, err.message);
             rc = 1;
         }
     }

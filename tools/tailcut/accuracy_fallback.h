@@ -5,6 +5,7 @@
 #ifndef TC_CLI_ACCURACY_FALLBACK_H
 #define TC_CLI_ACCURACY_FALLBACK_H
 
+#include "progress.h"
 #include "tailcut/tailcut.h"
 
 typedef enum cli_accuracy_metric {
@@ -18,11 +19,13 @@ typedef enum cli_accuracy_metric {
  * are moved out of INT8 (to FP32, or to the no-INT8 list when o allows FP16/BF16) in order of the estimated
  * SQNR of their input (calibrator c, by method), 1, 2, 4, ... at a time. With TC_BUILD_INT8_REDUCE_RANGE they
  * move to 8-bit weights first (o->int8_w8_layers), in the same order, and out of INT8 only when all of them
- * have 8-bit weights and the threshold is still missed. Prints each round. Returns non-zero (message printed) on failure; otherwise *engine is set,
+ * have 8-bit weights and the threshold is still missed (tc_engine_build_accurate). Prints each round (through
+ * progress, which may be NULL; the builds' tuning steps show there through o->progress). Returns non-zero (message printed) on failure; otherwise *engine is set,
  * to the all-FP32-fallback engine if even that misses the threshold (with a warning).
  */
 int cli_accuracy_fallback(const tc_model *model, const tc_build_options *o, const tc_calibrator *c,
                           tc_calib_method method, double percentile, const char *dir, int max_samples,
-                          cli_accuracy_metric metric, double threshold, tc_engine **engine, const char *cmd);
+                          cli_accuracy_metric metric, double threshold, cli_progress *progress, tc_engine **engine,
+                          const char *cmd);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "accuracy_fallback.h"
 #include "calib_run.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +24,8 @@ const char *cli_build_usage(void) {
            "  --threads N                   threads per context (default: all cores)\n"
            "  --timing-cache FILE           reuse and update the auto-tuner's timings (fast rebuilds)\n"
            "  --tactics-fixed               choose kernels by heuristic order, without timing them\n"
+           "  --quiet                       no progress on stderr while building (a bar on a terminal, else\n"
+           "                                a line every few seconds: tuning step i of n, calibration sample)\n"
            "  --disable-pass NAME           switch off an optimisation pass (tailcut build --help lists them), or 'all'\n"
            "  --int8                        allow INT8 Conv/MatMul/Gemm layers where faster (needs scales:)\n"
            "  --int8-reduce-range           with --int8: weights may take 7 bits where a kernel is faster so\n"
@@ -35,7 +38,7 @@ const char *cli_build_usage(void) {
            "  --calib-data DIR              calibrate now on DIR (<input>.<k>.npy files)\n"
            "  --calib-method M              entropy (default), minmax or percentile (with --calib-data)\n"
            "  --percentile P                for --calib-method percentile (default 99.99)\n"
-           "  --calib-samples N             calibrate on at most N samples\n"
+           "  --calib-samples N             calibrate on N samples spread evenly over DIR (default: all)\n"
            "  --layer-precision NAME:fp32   keep node NAME in FP32 with --int8/--fp16/--bf16\n"
            "  --layer-precision NAME:int8   with --int8-reduce-range: node NAME keeps 8-bit INT8 weights\n"
            "  --accuracy-threshold X        (with --calib-data) keep the layers with the noisiest INT8 input\n"
@@ -75,6 +78,9 @@ int cli_build_arg(cli_build_args *a, int argc, char **argv, int *i, const char *
         return 1;
     } else if (strcmp(o, "--int8") == 0) {
         a->flags |= TC_BUILD_INT8;
+        return 1;
+    } else if (strcmp(o, "--quiet") == 0) {
+        a->quiet = true;
         return 1;
     } else if (strcmp(o, "--int8-reduce-range") == 0) {
         a->flags |= TC_BUILD_INT8_REDUCE_RANGE;
@@ -241,7 +247,7 @@ static int layer_names(const cli_build_args *a, tc_build_options *o, char **name
  * --calib-cache or a temporary file whose name goes to tmp_cache); the FP32 and 8-bit-weight layers (names copied into
  * names[], layer_names). */
 static int precision_options(const tc_model *model, const cli_build_args *a, tc_build_options *o, char **names,
-                             char *tmp_cache, tc_calibrator **keep, const char *cmd) {
+                             char *tmp_cache, tc_calibrator **keep, cli_progress *progress, const char *cmd) {
     if (a->n_layer_precision && !(a->flags & (TC_BUILD_INT8 | TC_BUILD_FP16 | TC_BUILD_BF16))) {
         fprintf(stderr, "tailcut %s: --layer-precision needs --int8, --fp16 or --bf16\n", cmd);
         return 2;
@@ -284,7 +290,8 @@ static int precision_options(const tc_model *model, const cli_build_args *a, tc_
             path = tmp_cache;
         }
         tc_calibrator *c = NULL;
-        if (cli_calibrate(model, a->calib_data, a->calib_samples, &c, cmd)) return 1;
+        const cli_calib_opts co = {.max_samples = a->calib_samples, .progress = progress};
+        if (cli_calibrate(model, a->calib_data, &co, &c, cmd)) return 1;
         tc_error err;
         tc_status st = tc_calibrator_save(c, (tc_calib_method)a->calib_method, a->percentile > 0 ? a->percentile : 99.99,
                                           path, &err);
@@ -360,6 +367,9 @@ static double ms_since(const struct timespec *t0) {
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+static int open_onnx(const char *path, const cli_build_args *a, const char *cmd, cli_progress *progress,
+                     tc_engine **engine);
+
 int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, tc_engine **engine, double *load_ms) {
     tc_error err;
     struct timespec t0;
@@ -375,13 +385,25 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
         if (load_ms) *load_ms = ms_since(&t0);
         return 0;
     }
+    cli_progress *progress = cli_progress_start(cmd, a->quiet);
+    int rc = open_onnx(path, a, cmd, progress, engine);
+    cli_progress_end(progress);
+    if (rc == 0 && load_ms) *load_ms = ms_since(&t0);
+    return rc;
+}
+
+/* Imports and builds an .onnx (cli_open_engine), with progress on stderr unless NULL. */
+static int open_onnx(const char *path, const cli_build_args *a, const char *cmd, cli_progress *progress,
+                     tc_engine **engine) {
+    tc_error err;
     if (a->n_min != a->n_opt || a->n_opt != a->n_max) {
         fprintf(stderr, "tailcut %s: give --min-shapes, --opt-shapes and --max-shapes together (once per profile)\n", cmd);
         return 2;
     }
     tc_model *model = NULL;
+    cli_progress_stage(progress, "loading model", 0);
     if (tc_model_load(path, NULL, &model, &err) != TC_STATUS_OK) {
-        fprintf(stderr, "tailcut %s: %s\n", cmd, err.message);
+        cli_progress_note(progress, "tailcut %s: %s\n", cmd, err.message);
         return 1;
     }
     tc_input_range ranges[CLI_MAX_PROFILES][CLI_MAX_INPUTS];
@@ -427,11 +449,12 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
     }
     tc_build_options o = {.struct_size = sizeof o, .threads = a->threads, .num_profiles = n_prof,
                           .profiles = n_prof ? profiles : NULL, .disabled_passes = a->disabled_passes,
-                          .flags = a->flags, .timing_cache = a->timing_cache, .backend = a->backend};
+                          .flags = a->flags, .timing_cache = a->timing_cache, .backend = a->backend,
+                          .progress = progress ? cli_progress_build_cb : NULL, .progress_user_data = progress};
     char tmp_cache[64] = "";
     char *layers[CLI_MAX_LAYER_PRECISION];
     tc_calibrator *calibrator = NULL;
-    int rc = precision_options(model, a, &o, layers, tmp_cache, &calibrator, cmd);
+    int rc = precision_options(model, a, &o, layers, tmp_cache, &calibrator, progress, cmd);
     if (rc) {
         tc_calibrator_destroy(calibrator);
         if (tmp_cache[0]) unlink(tmp_cache);
@@ -442,7 +465,7 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
     if (calibrator != NULL) {
         rc = cli_accuracy_fallback(model, &o, calibrator, (tc_calib_method)a->calib_method,
                                    a->percentile > 0 ? a->percentile : 99.99, a->calib_data, a->calib_samples,
-                                   (cli_accuracy_metric)a->accuracy_metric, a->accuracy_threshold, engine, cmd);
+                                   (cli_accuracy_metric)a->accuracy_metric, a->accuracy_threshold, progress, engine, cmd);
         tc_calibrator_destroy(calibrator);
         if (rc) {
             if (tmp_cache[0]) unlink(tmp_cache);
@@ -451,15 +474,15 @@ int cli_open_engine(const char *path, const cli_build_args *a, const char *cmd, 
             return rc;
         }
     } else {
+        cli_progress_stage(progress, "preparing the build", 0);
         st = tc_engine_build(model, &o, engine, &err);
     }
     if (tmp_cache[0]) unlink(tmp_cache);
     free_layer_names(&o, layers);
     tc_model_destroy(model);
     if (st != TC_STATUS_OK) {
-        fprintf(stderr, "tailcut %s: %s: %s\n", cmd, path, err.message);
+        cli_progress_note(progress, "tailcut %s: %s: %s\n", cmd, path, err.message);
         return 1;
     }
-    if (load_ms) *load_ms = ms_since(&t0);
     return 0;
 }

@@ -35,6 +35,7 @@ typedef struct cli_build_args {
      * --profile-index N the profile to run them in (profile_index N + 1; 0: the first profile that holds them). */
     bool shapes_given;
     int profile_index;
+    bool quiet;                 /* --quiet: no progress on stderr while building (progress.h) */
 } cli_build_args;
 
 /* Consumes a build option at argv[*i] (advancing *i past its value). Returns 1 if consumed,

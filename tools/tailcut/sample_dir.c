@@ -383,6 +383,45 @@ int cli_samples_load(const cli_sample_set *s, int k, tc_tensor *tensors) {
     return 0;
 }
 
+/* SplitMix64: a seed and a stratum give one well-mixed 64-bit value. */
+static uint64_t mix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+int cli_samples_spread_index(int count, int n, int i, bool seeded, uint64_t seed) {
+    /* Stratum i is [i * count / n, (i + 1) * count / n): at least one sample wide since count >= n. */
+    const uint64_t lo = (uint64_t)i * (uint64_t)count / (uint64_t)n;
+    const uint64_t hi = ((uint64_t)i + 1) * (uint64_t)count / (uint64_t)n;
+    const uint64_t width = hi - lo;
+    const uint64_t r = seeded ? mix64(seed ^ mix64((uint64_t)i)) % width : width / 2;
+    return (int)(lo + r);
+}
+
+int cli_samples_spread(cli_sample_set *s, int n, bool seeded, uint64_t seed) {
+    if (s == NULL || n <= 0 || n >= s->n_samples) return 0;
+    const size_t ni = (size_t)s->n_inputs;
+    char **kept = calloc((size_t)n * ni, sizeof(char *));
+    if (kept == NULL) {
+        fprintf(stderr, "tailcut: out of memory choosing %d samples\n", n);
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        const size_t k = (size_t)cli_samples_spread_index(s->n_samples, n, i, seeded, seed);
+        for (size_t j = 0; j < ni; j++) {
+            kept[(size_t)i * ni + j] = s->paths[k * ni + j];
+            s->paths[k * ni + j] = NULL;
+        }
+    }
+    for (size_t j = 0; j < (size_t)s->n_samples * ni; j++) free(s->paths[j]);
+    free(s->paths);
+    s->paths = kept;
+    s->n_samples = n;
+    return 0;
+}
+
 void cli_samples_close(cli_sample_set *s) {
     if (s == NULL) return;
     if (s->paths != NULL)
