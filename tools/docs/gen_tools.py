@@ -18,6 +18,8 @@ ENV = {
                          "gives the lowest latency, the others trade it for CPU time.",
     "TAILCUT_CGROUP_ROOT": "a folder that stands for the file system's root when the process's cgroup CPU quota is "
                            "looked up (tests use it to fake a container's limits).",
+    "TAILCUT_PROGRESS_INTERVAL": "seconds between the plain progress lines of `build`, `calibrate` and the accuracy "
+                                 "rounds when stderr is not a terminal (default 5; 0: a line at every step).",
 }
 
 
