@@ -33,14 +33,13 @@ typedef struct tc__attn_geom {
 } tc__attn_geom;
 
 /* The geometry from the inputs' ranks and dims (mask_rank 0: no mask; mask_bool: a boolean mask) and the node's
- * attributes; n_in / n_out: the node's input and output counts (inputs past 4 and outputs past 1 must be absent:
- * in_present[i] / out_present[i]). Fails naming what does not fit. */
+ * attributes. Fails naming what does not fit. */
 tc_status tc__attn_geometry(const tc__attrs *attrs, int32_t q_rank, const int64_t *q, int32_t k_rank, const int64_t *k,
                             int32_t v_rank, const int64_t *v, int32_t mask_rank, const int64_t *mask, bool mask_bool,
                             tc__attn_geom *g, tc__err *err);
 
-/* Fails (TC_STATUS_UNSUPPORTED) when inputs 4.. or outputs 1.. are present: past key/value, nonpad_kv_seqlen,
- * present key/value, qk_matmul_output. */
+/* Fails (TC_STATUS_UNSUPPORTED) when inputs 4.. or outputs 1.. are present (in_present[i] / out_present[i] of the
+ * node's n_in inputs and n_out outputs): past key/value, nonpad_kv_seqlen, present key/value, qk_matmul_output. */
 tc_status tc__attn_check_extras(int n_in, const bool *in_present, int n_out, const bool *out_present, tc__err *err);
 
 #endif

@@ -17,12 +17,10 @@
 #include "passes/passes.h"
 #include "passes/pattern.h"
 
-/* True when node n's ints attribute `name` is the rank-4 permutation p (absent: the identity when want_id). */
+/* True when node n has the ints attribute `name` and it is the rank-4 permutation p. */
 static bool perm_is(const tc__node *n, const char *name, const int64_t *p) {
     const int64_t *a = NULL;
-    if (!tc__attr_has(&n->attrs, name)) return p == NULL;
-    if (p == NULL || tc__attr_ints(&n->attrs, name, &a) != 4) return false;
-    return memcmp(a, p, 4 * sizeof *a) == 0;
+    return tc__attr_has(&n->attrs, name) && tc__attr_ints(&n->attrs, name, &a) == 4 && memcmp(a, p, 4 * sizeof *a) == 0;
 }
 
 /* x4 = Reshape(x3) with x3 [B, T, H*E] and x4 [B, T, H, E] (H, E known): x3's value, or -1. */

@@ -10,6 +10,8 @@
  */
 #include <math.h>
 
+#include <atomic>
+
 #include "backends/cuda/attention_f32.h"
 
 namespace {
@@ -215,15 +217,17 @@ extern "C" cudaError_t tc__cuda_attention_f32(const tc__cuda_attn_args *args, cu
     const size_t smem32 = tc__cuda_attn_smem(g.d, g.dv, g.l);
     if (smem32 > TC__ATTN_SMEM_MAX || g.b * g.hq > 65535 || (g.s + kRows - 1) / kRows > INT32_MAX)
         return cudaErrorInvalidValue;
-    static bool attr_set = false; /* the first launch runs outside any capture (the engine's first run) */
-    if (!attr_set) {
+    /* once per process (contexts on several threads may race here: the attribute is the same for all); the first
+     * launch runs outside any capture (the engine's first run) */
+    static std::atomic<bool> attr_set{false};
+    if (!attr_set.load(std::memory_order_acquire)) {
         const void *fns[4] = {(const void *)attention_kernel<false, false>, (const void *)attention_kernel<false, true>,
                               (const void *)attention_kernel<true, false>, (const void *)attention_kernel<true, true>};
         for (int f = 0; f < 4; f++) {
             const cudaError_t e = cudaFuncSetAttribute(fns[f], cudaFuncAttributeMaxDynamicSharedMemorySize, TC__ATTN_SMEM_MAX);
             if (e != cudaSuccess) return e;
         }
-        attr_set = true;
+        attr_set.store(true, std::memory_order_release);
     }
     /* the whole head of K and V staged at once where it fits, else 32 keys at a time */
     const int64_t whole = g.l > 0 ? g.l : 1;
