@@ -72,6 +72,9 @@ bool tc__int8_floor_codes(const tc__graph *g, int32_t v, float scale, double cod
  * before the layout pass.
  */
 tc_status tc__pass_precision_half(tc__pass_ctx *ctx, const char *attr, const char *const *exclude, int n_exclude);
+/* Marks every node of op_type (not excluded) with attr = 1 (precision_half.c; device builds' Attention nodes). */
+tc_status tc__pass_precision_half_op(tc__pass_ctx *ctx, const char *attr, const char *op_type, const char *const *exclude,
+                                     int n_exclude);
 
 /* Number of passes and the name / description of pass i (for --help and inspect). */
 int tc__pass_count(void);

@@ -4,7 +4,8 @@
  * values computed at run time (attention's; matmul_dyn_bf16_avx512bf16) tc.bf16 = 1. The fp16 / bf16 tactics
  * take only such nodes; the tuner then times them against the other precisions' tactics and keeps the
  * fastest, so a layer runs in FP16 or BF16 only where that is faster. Layers named in the exclusion list
- * (--layer-precision NAME:fp32) keep FP32.
+ * (--layer-precision NAME:fp32) keep FP32. tc__pass_precision_half_op marks every node of one op type likewise (device
+ * builds: the fused Attention nodes, for the FP16 Tensor Core attention).
  */
 
 #include <string.h>
@@ -35,6 +36,21 @@ tc_status tc__pass_precision_half(tc__pass_ctx *ctx, const char *attr, const cha
         /* (no FP16/BF16 depthwise tactic: those layers stay FP32) */
         const bool layer = tc__quantizable_layer(g, n, false, &q) && !q.depthwise;
         if (!(layer || (bf16 && dynamic_matmul(g, n))) || tc__attr_has(&n->attrs, attr)) continue;
+        if (tc__layer_listed(n->name, exclude, n_exclude)) continue;
+        tc__attr a = {.name = attr, .kind = TC__ATTR_INT, .i = 1};
+        tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
+        if (st) return st;
+        ctx->changes++;
+    }
+    return TC_STATUS_OK;
+}
+
+tc_status tc__pass_precision_half_op(tc__pass_ctx *ctx, const char *attr, const char *op_type, const char *const *exclude,
+                                     int n_exclude) {
+    tc__graph *g = ctx->g;
+    for (int32_t k = 0; k < g->n_nodes; k++) {
+        const tc__node *n = &g->nodes[k];
+        if (n->removed || strcmp(n->op_type, op_type) != 0 || tc__attr_has(&n->attrs, attr)) continue;
         if (tc__layer_listed(n->name, exclude, n_exclude)) continue;
         tc__attr a = {.name = attr, .kind = TC__ATTR_INT, .i = 1};
         tc_status st = tc__pat_set_attr(g, k, &a, ctx->err);
