@@ -47,23 +47,7 @@ np.save(f"{work}/a.npy", rng.standard_normal((2, 4)).astype(np.float32))
 np.save(f"{work}/b.npy", rng.standard_normal((5, 4)).astype(np.float32))
 PY
 
-compare() { # MODEL OUTDIR INPUT=FILE...: the outputs in OUTDIR equal onnxruntime's (shapes, values to 1e-5 relative)
-  "$py" - "$@" <<'PY'
-import sys
-import numpy as np
-import onnxruntime as ort
-model, out = sys.argv[1], sys.argv[2]
-feeds = {kv.split("=")[0]: np.load(kv.split("=", 1)[1]) for kv in sys.argv[3:]}
-opts = ort.SessionOptions()
-opts.log_severity_level = 3  # onnxruntime's own warning about the declared shapes
-sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
-for o, want in zip(sess.get_outputs(), sess.run(None, feeds)):
-    got = np.load(f"{out}/{o.name}.npy")
-    assert got.dtype == want.dtype and got.shape == want.shape, (o.name, got.dtype, got.shape, want.dtype, want.shape)
-    err = np.abs(got - want).max()
-    assert err <= 1e-5 * (1 + np.abs(want).max()), f"{o.name}: max error {err}"
-PY
-}
+compare() { "$py" "$repo/tests/cli/ort_compare.py" "$@"; } # MODEL OUTDIR INPUT=FILE...: as onnxruntime
 warned() { # CMD LOG: LOG holds each output's warning exactly once
   local n
   n=$(grep -cF "tailcut $1: warning: graph output 'y' is declared with shape nx7 but node 'mm' (MatMul) computes nx6: using nx6" "$2" || true)

@@ -86,21 +86,7 @@ for hh, ww in ((64, 64), (96, 160), (576, 320), (704, 64)):
     np.save(f"{work}/x_{hh}x{ww}.npy", rng.standard_normal((1, 3, hh, ww)).astype(np.float32))
 PY
 
-compare() { # MODEL OUTDIR INPUT=FILE...: the outputs in OUTDIR equal onnxruntime's (shapes, values to 1e-5 relative)
-  "$py" - "$@" <<'PY'
-import sys
-import numpy as np
-import onnxruntime as ort
-model, out = sys.argv[1], sys.argv[2]
-feeds = {kv.split("=")[0]: np.load(kv.split("=", 1)[1]) for kv in sys.argv[3:]}
-sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-for o, want in zip(sess.get_outputs(), sess.run(None, feeds)):
-    got = np.load(f"{out}/{o.name}.npy")
-    assert got.dtype == want.dtype and got.shape == want.shape, (o.name, got.dtype, got.shape, want.dtype, want.shape)
-    err = np.abs(got - want).max()
-    assert err <= 1e-5 * (1 + np.abs(want).max()), f"{o.name}: max error {err}"
-PY
-}
+compare() { "$py" "$repo/tests/cli/ort_compare.py" "$@"; } # MODEL OUTDIR INPUT=FILE...: as onnxruntime
 
 "$tailcut" build "$work/anchors.onnx" -o "$work/a.plan" --tactics-fixed --min-shapes x:1x3x32x32 \
   --opt-shapes x:1x3x96x128 --max-shapes x:1x3x640x640 >"$work/log.txt" 2>&1 ||
