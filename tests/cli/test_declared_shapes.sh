@@ -49,22 +49,26 @@ PY
 
 compare() { "$py" "$repo/tests/cli/ort_compare.py" "$@"; } # MODEL OUTDIR INPUT=FILE...: as onnxruntime
 warned() { # CMD LOG: LOG holds each output's warning exactly once
-  local n
-  n=$(grep -cF "tailcut $1: warning: graph output 'y' is declared with shape nx7 but node 'mm' (MatMul) computes nx6: using nx6" "$2" || true)
-  [ "$n" = 1 ] || { cat "$2" >&2; fail "$1: $n warnings for output 'y'"; }
-  n=$(grep -cF "tailcut $1: warning: graph output 'z' is declared with shape 1xseqlen but node 'unsq' (Unsqueeze) computes nx1x6: using nx1x6" "$2" || true)
-  [ "$n" = 1 ] || { cat "$2" >&2; fail "$1: $n warnings for output 'z'"; }
+  local want n
+  for want in "graph output 'y' is declared with shape nx7 but node 'mm' (MatMul) computes nx6: using nx6" \
+    "graph output 'z' is declared with shape 1xseqlen but node 'unsq' (Unsqueeze) computes nx1x6: using nx1x6"; do
+    n=$(grep -cF "tailcut $1: warning: $want" "$2" || true)
+    [ "$n" = 1 ] || { cat "$2" >&2; fail "$1: $n warnings '$want'"; }
+  done
 }
 
-"$tailcut" inspect "$work/wrong.onnx" >"$work/inspect.txt" 2>"$work/inspect.err" || { cat "$work/inspect.err" >&2; fail "inspect"; }
+"$tailcut" inspect "$work/wrong.onnx" >"$work/inspect.txt" 2>"$work/inspect.err" ||
+  { cat "$work/inspect.err" >&2; fail "inspect"; }
 warned inspect "$work/inspect.err"
-grep -qE "^  output +z +float32 +\[n,1,6\]" "$work/inspect.txt" || { cat "$work/inspect.txt" >&2; fail "inspect's shape of z"; }
+grep -qE "^  output +z +float32 +\[n,1,6\]" "$work/inspect.txt" ||
+  { cat "$work/inspect.txt" >&2; fail "inspect's shape of z"; }
 mkdir -p "$work/o1" "$work/o2" "$work/o3"
 "$tailcut" run "$work/wrong.onnx" --input "x=$work/x.npy" --output-dir "$work/o1" >/dev/null 2>"$work/run.err" ||
   { cat "$work/run.err" >&2; fail "run wrong.onnx"; }
 warned run "$work/run.err"
 compare "$work/wrong.onnx" "$work/o1" "x=$work/x.npy" || fail "run's outputs differ from onnxruntime's"
-"$tailcut" run "$work/wrong.onnx" --reference --input "x=$work/x.npy" --output-dir "$work/o2" >/dev/null 2>"$work/ref.err" ||
+"$tailcut" run "$work/wrong.onnx" --reference --input "x=$work/x.npy" --output-dir "$work/o2" \
+  >/dev/null 2>"$work/ref.err" ||
   { cat "$work/ref.err" >&2; fail "run --reference wrong.onnx"; }
 warned run "$work/ref.err"
 compare "$work/wrong.onnx" "$work/o2" "x=$work/x.npy" || fail "the reference's outputs differ from onnxruntime's"
@@ -74,8 +78,11 @@ warned build "$work/build.err"
 "$tailcut" run "$work/w.plan" --input "x=$work/x.npy" --output-dir "$work/o3" >/dev/null || fail "run w.plan"
 compare "$work/wrong.onnx" "$work/o3" "x=$work/x.npy" || fail "the plan's outputs differ from onnxruntime's"
 
-if "$tailcut" inspect "$work/wrong_dtype.onnx" >"$work/out.txt" 2>&1; then fail "accepted an output of another dtype"; fi
-grep -qF "output 'y' is declared int64 but computes float32" "$work/out.txt" || { cat "$work/out.txt" >&2; fail "dtype"; }
+if "$tailcut" inspect "$work/wrong_dtype.onnx" >"$work/out.txt" 2>&1; then
+  fail "accepted an output of another dtype"
+fi
+grep -qF "output 'y' is declared int64 but computes float32" "$work/out.txt" ||
+  { cat "$work/out.txt" >&2; fail "dtype"; }
 
 mkdir -p "$work/o4"
 "$tailcut" run "$work/unknown.onnx" --reference --input "a=$work/a.npy" --input "b=$work/b.npy" \

@@ -2,9 +2,10 @@
 # test_dynamic_anchors.sh - shape values derived from input dims stay symbolic through Range and friends (issue 26
 # defect 4): a generated dynamic-resolution detector (three stride-2 Conv+SiLU layers, a 1x1 box head, and YOLOv8's
 # anchor generation as ultralytics exports it: Range(0, Shape(x)[2] / 8) on int64, Range(0.0, Cast(Shape(f)[3],
-# float), 1.0) on floats, + 0.5, * stride, meshgrid by Unsqueeze/Concat/Expand, Reshape [-1, 2], ConstantOfShape
-# [h*w, 1] of the stride, Tile by [1, h - 1 + 1], dist2bbox) builds with a dynamic H/W profile, runs at three sizes
-# (one with 72 anchor rows, longer than a shape value) with onnxruntime's answers, and refuses a size outside it.
+# float), 1.0) on floats, + 0.5, * stride, meshgrid by Unsqueeze, Concat(Shape(sy), Shape(sx)) and Expand, Reshape
+# [-1, 2], ConstantOfShape [h*w, 1] of the stride, Tile by [1, h - 1 + 1], dist2bbox) builds with a dynamic H/W
+# profile, runs at three sizes (one with 72 anchor rows, longer than a shape value) with onnxruntime's answers, and
+# refuses a size outside it.
 #
 # usage: tests/cli/test_dynamic_anchors.sh [BUILD_DIR] [PYTHON]
 set -euo pipefail
@@ -59,7 +60,7 @@ nodes += [N("Conv", ["a2", "wh"], ["dist"], kernel_shape=[1, 1]), N("Relu", ["di
           N("Mul", ["sy0", "stride_f"], ["sy"]), N("Mul", ["sx0", "stride_f"], ["sx"]),
           # meshgrid(sy, sx, indexing="ij") -> stack((sx, sy), -1).view(-1, 2)
           N("Unsqueeze", ["sy", "ax1"], ["sy2"]), N("Unsqueeze", ["sx", "ax0"], ["sx2"]),
-          N("Unsqueeze", ["h", "ax0"], ["h1"]), N("Unsqueeze", ["w", "ax0"], ["wd1"]),
+          N("Shape", ["sy"], ["h1"]), N("Shape", ["sx"], ["wd1"]),  # torch's meshgrid: Shape of the Range outputs
           N("Concat", ["h1", "wd1"], ["hw"], axis=0),
           N("Expand", ["sy2", "hw"], ["gy"]), N("Expand", ["sx2", "hw"], ["gx"]),
           N("Unsqueeze", ["gx", "axm1"], ["gx3"]), N("Unsqueeze", ["gy", "axm1"], ["gy3"]),
@@ -98,7 +99,8 @@ for s in 64x64 96x160 576x320; do
 done
 # The float Range is shape arithmetic, evaluated when the input shape is set.
 "$tailcut" inspect "$work/a.plan" >"$work/inspect.txt" 2>&1 || fail "inspect a.plan"
-grep -qE "^[0-9]+ +wf_n +Cast .*\(at reshape\)" "$work/inspect.txt" || { cat "$work/inspect.txt" >&2; fail "Cast of w"; }
+grep -qE "^[0-9]+ +wf_n +Cast .*\(at reshape\)" "$work/inspect.txt" ||
+  { cat "$work/inspect.txt" >&2; fail "Cast of w"; }
 
 if "$tailcut" run "$work/a.plan" --input "x=$work/x_704x64.npy" --output-dir "$work" >"$work/out.txt" 2>&1; then
   fail "accepted an input outside the profile"
