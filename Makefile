@@ -92,6 +92,8 @@ cli: venv build
 	bash tests/cli/test_input_dtype.sh $(BUILD) $(PY)
 	bash tests/cli/test_cpu_budget.sh $(BUILD) $(PY)
 	bash tests/cli/test_plan_shapes.sh $(BUILD) $(PY)
+	bash tests/cli/test_dynamic_anchors.sh $(BUILD) $(PY)
+	bash tests/cli/test_declared_shapes.sh $(BUILD) $(PY)
 	bash tests/cli/test_fold_first.sh $(BUILD) $(PY)
 	bash tests/cli/test_lrn_einsum.sh $(BUILD) $(PY)
 	bash tests/cli/test_rnn_ort.sh $(BUILD) $(PY)

@@ -281,9 +281,9 @@ class Tailcut:
         for name, a in arrays.items():
             dims = (ctypes.c_int64 * TC_MAX_RANK)(*a.shape)
             self._check(self.lib.tc_context_set_input_shape(self.ctx, name.encode(), a.ndim, dims),
-                        f"input '{name}' shape")
+                        "setting an input shape")  # the reason names the input
             self._check(self.lib.tc_context_set_tensor(self.ctx, name.encode(), a.ctypes.data, a.nbytes),
-                        f"input '{name}' bind")
+                        "binding an input")  # the reason names the input
 
     def run(self):
         self._check(self.lib.tc_context_run(self.ctx), "run")

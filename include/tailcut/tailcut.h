@@ -163,6 +163,13 @@ TC_API int tc_model_num_nodes(const tc_model *model);
 TC_API tc_status tc_model_node_info(const tc_model *model, int index, tc_node_info *info);
 
 /*
+ * What loading let through with a warning (a graph output declared with another shape than it computes: the
+ * computed one is used, as onnxruntime does): the index-th warning, or NULL past the last. The string belongs to
+ * the model.
+ */
+TC_API const char *tc_model_warning(const tc_model *model, int index);
+
+/*
  * Runs the model with the reference executor (plain C, wide accumulation).
  * inputs[i] is the tensor for graph input input_names[i], of that input's dtype
  * (another is refused, as by tc_context_set_input); every graph input

@@ -267,7 +267,7 @@ tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, c
         tc_status st = tc_context_set_input_shape(c->ctx, names[i], in[i].rank, in[i].dims);
         if (st == TC_STATUS_OK) st = tc_context_set_tensor(c->ctx, names[i], in[i].data, in[i].nbytes);
         if (st != TC_STATUS_OK) {
-            tc__fail(&err, st, "input '%s': %s", names[i], tc_context_error(c->ctx));
+            tc__fail(&err, st, "%s", tc_context_error(c->ctx)); /* names the input */
             return cal_fail(&err, error);
         }
     }

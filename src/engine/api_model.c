@@ -131,6 +131,11 @@ tc_status tc_model_node_info(const tc_model *model, int index, tc_node_info *inf
     return TC_STATUS_OK;
 }
 
+const char *tc_model_warning(const tc_model *model, int index) {
+    if (model == NULL || index < 0 || index >= model->graph->n_warnings) return NULL;
+    return model->graph->warnings[index];
+}
+
 tc_status tc_model_run_reference(const tc_model *model, int num_inputs, const char *const *input_names,
                                  const tc_tensor *inputs, tc_tensor *outputs, tc_error *error) {
     tc__err err = {0};

@@ -102,7 +102,7 @@ static tc_status make_steps(const tc__graph *g, tc__step **out, tc__err *err) {
         strcpy(s->tactic, "ref");
         strcpy(s->precision, "fp32");
         s->backend = TC__BACKEND_CPU;
-        bool inputs_known = true, small_ints = true;
+        bool inputs_known = true, small_ints = true, small_any = true;
         for (int i = 0; i < node->n_in; i++)
             if (node->in[i] >= 0 && !known[node->in[i]]) inputs_known = false;
         for (int o = 0; o < node->n_out; o++) {
@@ -115,9 +115,13 @@ static tc_status make_steps(const tc__graph *g, tc__step **out, tc__err *err) {
                           vi->shape.dims[0].value <= TC__SHAPE_STEP_MAX_NUMEL) ||
                          (vi->shape.rank == 1 && vi->symval_len >= 0);
             if (!ints || !small || g->values[v].is_output) small_ints = false;
+            if (!small || g->values[v].is_output) small_any = false;
         }
         bool shape_op = strcmp(node->op_type, "Shape") == 0 || strcmp(node->op_type, "Size") == 0;
-        if ((shape_op || inputs_known) && small_ints) {
+        /* A small value of any dtype computed from known ones is shape arithmetic too: torch exports arange(end=w,
+         * dtype=float) as Range(0.0, Cast(Shape(x)[3], float), 1.0), whose length is known only when that Cast ran
+         * (YOLOv8's anchors, issue 26 defect 4). */
+        if ((shape_op && small_ints) || (inputs_known && small_any)) {
             s->kind = TC__STEP_SHAPE;
             for (int o = 0; o < node->n_out; o++)
                 if (node->out[o] >= 0) known[node->out[o]] = true;

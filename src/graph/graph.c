@@ -1,6 +1,7 @@
 /* graph.c - creation and growth of the graph IR: values, nodes, symbols. */
 #include "graph/graph.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,19 @@ tc__graph *tc__graph_create(void) {
     g->name = "";
     g->producer_name = "";
     return g;
+}
+
+void tc__graph_warn(tc__graph *g, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (g->n_warnings >= TC__GRAPH_MAX_WARNINGS) return;
+    for (int i = 0; i < g->n_warnings; i++)
+        if (strcmp(g->warnings[i], msg) == 0) return;
+    const char *copy = tc__arena_strdup(&g->arena, msg);
+    if (copy != NULL) g->warnings[g->n_warnings++] = copy;
 }
 
 void tc__graph_destroy(tc__graph *g) {

@@ -44,6 +44,9 @@ typedef struct tc__node {
     bool removed;            /* set by a pass; dropped by tc__graph_compact */
 } tc__node;
 
+/* Warnings kept per graph; later ones are dropped. */
+#define TC__GRAPH_MAX_WARNINGS 16
+
 typedef struct tc__graph {
     tc__arena arena;
     const char *name;
@@ -63,6 +66,8 @@ typedef struct tc__graph {
     int n_symbols, cap_symbols;
     int32_t *name_index;     /* open-addressing hash of value names -> value index + 1 (0 = empty) */
     int cap_index;           /* power of two, kept at least twice n_values */
+    const char *warnings[TC__GRAPH_MAX_WARNINGS]; /* what loading let through (in the arena; not cloned) */
+    int n_warnings;
 } tc__graph;
 
 tc__graph *tc__graph_create(void);
@@ -70,6 +75,9 @@ void tc__graph_destroy(tc__graph *g);
 
 /* Deep copy (strings, attributes, initializer data) into a new graph; inferred values are not copied. */
 tc_status tc__graph_clone(const tc__graph *src, tc__graph **out, tc__err *err);
+
+/* Records a warning (formatted like printf) once: a repeat of one already recorded is dropped. */
+void tc__graph_warn(tc__graph *g, const char *fmt, ...);
 
 /* Looks up a value by name; -1 when absent (hashed). */
 int32_t tc__graph_find_value(const tc__graph *g, const char *name);

@@ -40,8 +40,10 @@ static tc_status value_from_symval(tc__graph *g, tc__vinfo *v, tc__err *err) {
     return TC_STATUS_OK;
 }
 
-/* Merges a declared output type into the inferred one: declared knowledge fills unknown parts. */
-static tc_status merge_declared(const tc__graph *g, const tc__node *node, tc__value *val, const tc__vinfo *declared,
+/* Merges a declared output type into the inferred one: declared knowledge fills unknown parts. A declared shape that
+ * contradicts the computed one (another rank, another known dim) is ignored with a warning, as onnxruntime does: the
+ * computed shape is what the output will have. Another dtype is refused. */
+static tc_status merge_declared(tc__graph *g, const tc__node *node, tc__value *val, const tc__vinfo *declared,
                                 tc__err *err) {
     tc__vinfo *inf = &val->info;
     if (declared->dtype != TC_DTYPE_UNDEFINED && inf->dtype != TC_DTYPE_UNDEFINED && declared->dtype != inf->dtype)
@@ -54,21 +56,20 @@ static tc_status merge_declared(const tc__graph *g, const tc__node *node, tc__va
         inf->shape = declared->shape;
         return TC_STATUS_OK;
     }
-    if (inf->shape.rank != declared->shape.rank) {
+    bool contradicts = inf->shape.rank != declared->shape.rank;
+    for (int32_t i = 0; i < inf->shape.rank && !contradicts; i++) {
+        tc__dim d = declared->shape.dims[i], x = inf->shape.dims[i];
+        contradicts = x.value >= 0 && d.value >= 0 && x.value != d.value;
+    }
+    if (contradicts) {
         char a[128], b[128];
-        return tc__fail(err, TC_STATUS_INVALID_GRAPH, "node '%s' (%s): output '%s' is declared with shape %s but computes %s",
-                        node->name, node->op_type, val->name, tc__graph_shape_str(g, &declared->shape, a, sizeof a),
-                        tc__graph_shape_str(g, &inf->shape, b, sizeof b));
+        tc__graph_warn(g, "graph output '%s' is declared with shape %s but node '%s' (%s) computes %s: using %s",
+                       val->name, tc__graph_shape_str(g, &declared->shape, a, sizeof a), node->name, node->op_type,
+                       tc__graph_shape_str(g, &inf->shape, b, sizeof b), b);
+        return TC_STATUS_OK;
     }
     for (int32_t i = 0; i < inf->shape.rank; i++) {
         tc__dim d = declared->shape.dims[i], *x = &inf->shape.dims[i];
-        if (x->value >= 0 && d.value >= 0 && x->value != d.value) {
-            char a[128], b[128];
-            return tc__fail(err, TC_STATUS_INVALID_GRAPH,
-                            "node '%s' (%s): output '%s' is declared with shape %s but computes %s", node->name,
-                            node->op_type, val->name, tc__graph_shape_str(g, &declared->shape, a, sizeof a),
-                            tc__graph_shape_str(g, &inf->shape, b, sizeof b));
-        }
         if (x->value < 0 && x->sym < 0) *x = d; /* an unknown dim takes the declared one (known or named) */
     }
     return TC_STATUS_OK;

@@ -2,6 +2,8 @@
  * import_type.c - converts a declared ValueInfoProto type (graph inputs and outputs) into a
  * tc__vinfo: element type plus a shape whose dims are known sizes, named symbols or unknown.
  */
+#include <string.h>
+
 #include "onnx/import_internal.h"
 
 static tc_status import_shape(tc__graph *g, const Onnx__TensorShapeProto *sp, const char *what, tc__shape *out,
@@ -21,7 +23,8 @@ static tc_status import_shape(tc__graph *g, const Onnx__TensorShapeProto *sp, co
             /* Some exporters write -1 for a dynamic dim: treat any negative value as unknown. */
             if (d->dim_value >= 0) out->dims[i] = tc__dim_known(d->dim_value);
         } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param != NULL &&
-                   d->dim_param[0] != '\0') {
+                   d->dim_param[0] != '\0' && strcmp(d->dim_param, "?") != 0) {
+            /* "?" (as some exporters write an unknown dim) names no size: two "?" dims need not be equal. */
             int32_t sym = tc__graph_symbol(g, d->dim_param);
             if (sym < 0)
                 return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "%s: out of memory adding symbol '%s'", what,

@@ -137,7 +137,7 @@ static void run_batch(srv_instance *inst, srv_request **reqs, int n) {
         memcpy(dims, x->dims, sizeof dims);
         if (batching) dims[0] = total;
         if (tc_context_set_input_shape(ctx, m->in[k].name, x->rank, dims) != TC_STATUS_OK) {
-            snprintf(msg, sizeof msg, "input '%s': %s", m->in[k].name, tc_context_error(ctx));
+            snprintf(msg, sizeof msg, "%s", tc_context_error(ctx)); /* names the input */
             fail_batch(reqs, n, 400, msg);
             return;
         }
@@ -160,7 +160,7 @@ static void run_batch(srv_instance *inst, srv_request **reqs, int n) {
         }
         if (bytes == 0) continue; /* empty tensor: nothing to bind */
         if (tc_context_set_tensor(ctx, m->in[k].name, ptr, bytes) != TC_STATUS_OK) {
-            snprintf(msg, sizeof msg, "input '%s': %s", m->in[k].name, tc_context_error(ctx));
+            snprintf(msg, sizeof msg, "%s", tc_context_error(ctx)); /* names the input */
             fail_batch(reqs, n, 400, msg);
             return;
         }

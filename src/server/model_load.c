@@ -116,6 +116,9 @@ static int build_onnx(const char *onnx, const char *plan, const char *calib, con
     tc_error err;
     tc_model *model = NULL;
     if (tc_model_load(onnx, NULL, &model, &err) != TC_STATUS_OK) return fail_file(onnx, err.message);
+    const char *warning;
+    for (int i = 0; (warning = tc_model_warning(model, i)) != NULL; i++)
+        fprintf(stderr, "tailcut serve: %s: warning: %s\n", onnx, warning);
     int rc = 1;
     int n = tc_model_num_inputs(model), no = tc_model_num_outputs(model);
     tc_io_info *in = calloc(SRV_MAX_IO, sizeof *in), *out = calloc(SRV_MAX_IO, sizeof *out);

@@ -1,5 +1,5 @@
 /* test_graph.c - graph IR construction, topological sort (stable, cycle and undefined-input
- * errors), verifier errors and symbol interning. */
+ * errors), verifier errors, symbol interning, and declared output shapes that inference overrides with a warning. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -159,6 +159,49 @@ static void test_duplicate_value_name(void **state) {
     tc__graph_destroy(g);
 }
 
+/* y = Relu(x [2, 3]) declared with the given dtype and shape [2, d1]. */
+static tc__graph *relu_declared(tc_dtype dtype, int64_t d1) {
+    tc__graph *g = graph_with_input();
+    tc__vinfo *x = &g->values[g->inputs[0]].info;
+    x->dtype = TC_DTYPE_FLOAT32;
+    x->shape = (tc__shape){.rank = 2, .dims = {tc__dim_known(2), tc__dim_known(3)}};
+    node(g, "act", "Relu", "x", NULL, "y");
+    set_output(g, "y");
+    tc__vinfo *y = &g->values[g->outputs[0]].info;
+    y->dtype = dtype;
+    y->shape = (tc__shape){.rank = 2, .dims = {tc__dim_known(2), tc__dim_known(d1)}};
+    tc__err err = {0};
+    assert_int_equal(tc__graph_toposort(g, &err), TC_STATUS_OK);
+    assert_int_equal(tc__graph_verify(g, false, &err), TC_STATUS_OK);
+    return g;
+}
+
+static void test_wrong_declared_output_shape_warns(void **state) {
+    (void)state;
+    tc__graph *g = relu_declared(TC_DTYPE_FLOAT32, 4);
+    tc__err err = {0};
+    for (int round = 0; round < 2; round++) { /* inferred again: still one warning */
+        assert_int_equal(tc__graph_infer_shapes(g, false, NULL, NULL, &err), TC_STATUS_OK);
+        const tc__shape *y = &g->values[g->outputs[0]].info.shape;
+        assert_int_equal(y->rank, 2);
+        assert_int_equal(y->dims[1].value, 3);
+        assert_int_equal(g->n_warnings, 1);
+        assert_string_equal(g->warnings[0],
+                            "graph output 'y' is declared with shape 2x4 but node 'act' (Relu) computes 2x3: using 2x3");
+    }
+    tc__graph_destroy(g);
+
+    g = relu_declared(TC_DTYPE_FLOAT32, 3); /* agrees: no warning */
+    assert_int_equal(tc__graph_infer_shapes(g, false, NULL, NULL, &err), TC_STATUS_OK);
+    assert_int_equal(g->n_warnings, 0);
+    tc__graph_destroy(g);
+
+    g = relu_declared(TC_DTYPE_INT64, 3); /* another dtype is still refused */
+    assert_int_equal(tc__graph_infer_shapes(g, false, NULL, NULL, &err), TC_STATUS_INVALID_GRAPH);
+    assert_non_null(strstr(err.msg, "output 'y' is declared int64 but computes float32"));
+    tc__graph_destroy(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_toposort_reorders_stably),
@@ -167,6 +210,7 @@ int main(void) {
         cmocka_unit_test(test_verify_names_unsupported_op),
         cmocka_unit_test(test_symbols_and_shape_strings),
         cmocka_unit_test(test_duplicate_value_name),
+        cmocka_unit_test(test_wrong_declared_output_shape_warns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -483,7 +483,7 @@ static int bench(const bench_args *a) {
         if (k == 0 && in[k].rank > 0) rep.batch = build.batch > 0 ? build.batch : in[k].dims[0];
         if (tc_context_set_input_shape(c, in[k].name, in[k].rank, in[k].dims) != TC_STATUS_OK ||
             tc_context_set_tensor(c, in[k].name, in[k].data, in[k].bytes) != TC_STATUS_OK) {
-            fprintf(stderr, "tailcut bench: input '%s': %s\n", in[k].name, tc_context_error(c));
+            fprintf(stderr, "tailcut bench: %s\n", tc_context_error(c)); /* names the input */
             goto done;
         }
     }

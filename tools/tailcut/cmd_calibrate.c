@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "calib_run.h"
+#include "model_warn.h"
 #include "cli.h"
 #include "tailcut/tailcut.h"
 
@@ -118,6 +119,7 @@ int tc_cli_calibrate(int argc, char **argv) {
         fprintf(stderr, "tailcut calibrate: %s\n", err.message);
         return 1;
     }
+    cli_model_warnings(m, "calibrate", progress);
     tc_calibrator *c = NULL;
     double read_s = 0.0;
     const cli_calib_opts co = {.max_samples = samples, .seeded = seeded, .seed = seed, .list_samples = verbose,

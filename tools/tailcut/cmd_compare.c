@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "model_warn.h"
 #include "engine_open.h"
 #include "compare_layers.h"
 #include "compare_stats.h"
@@ -236,6 +237,7 @@ static int side_open(side *sd, const compare_args *a, int s) {
             fprintf(stderr, "tailcut compare: %c: %s\n", sd->label, err.message);
             return 1;
         }
+        cli_model_warnings(sd->model, "compare", NULL);
         sd->n_in = tc_model_num_inputs(sd->model);
         sd->n_out = tc_model_num_outputs(sd->model);
     } else {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "model_warn.h"
 #include "engine_open.h"
 #include "tailcut/tailcut.h"
 
@@ -66,6 +67,7 @@ int tc_cli_inspect(int argc, char **argv) {
         fprintf(stderr, "tailcut inspect: %s\n", err.message);
         return 1;
     }
+    cli_model_warnings(model, "inspect", NULL);
     int nn = tc_model_num_nodes(model);
     printf("model %s: %d nodes", argv[1], nn);
     if (nn > 0) {

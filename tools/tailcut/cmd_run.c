@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "model_warn.h"
 #include "engine_open.h"
 #include "profile_select.h"
 #include "tailcut/tailcut.h"
@@ -142,6 +143,7 @@ static int run_reference(run_args *r, const tc_tensor *inputs) {
         fprintf(stderr, "tailcut run: %s\n", err.message);
         return 1;
     }
+    cli_model_warnings(model, "run", NULL);
     int n_out = tc_model_num_outputs(model), rc = 1;
     tc_tensor *outputs = calloc((size_t)(n_out > 0 ? n_out : 1), sizeof(tc_tensor));
     struct timespec t0, t1;

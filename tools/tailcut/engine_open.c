@@ -4,6 +4,7 @@
 
 #include "accuracy_fallback.h"
 #include "calib_run.h"
+#include "model_warn.h"
 #include "progress.h"
 
 #include <errno.h>
@@ -406,6 +407,7 @@ static int open_onnx(const char *path, const cli_build_args *a, const char *cmd,
         cli_progress_note(progress, "tailcut %s: %s\n", cmd, err.message);
         return 1;
     }
+    cli_model_warnings(model, cmd, progress);
     tc_input_range ranges[CLI_MAX_PROFILES][CLI_MAX_INPUTS];
     tc_profile profiles[CLI_MAX_PROFILES];
     char names[CLI_MAX_PROFILES][4096];
