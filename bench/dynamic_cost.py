@@ -75,16 +75,19 @@ def main(argv=None):
         p50 = re.findall(r"^\s+[AB]\s+([0-9.]+)", out, re.M)
         m = re.search(r"B/A: P50 ([0-9.]+)x .* median of pair ratios ([0-9.]+)x", out)
         same = "identical bits" in out
+        diffs = [float(d) for d in re.findall(r"max \|A - B\| ([0-9.eE+-]+|nan|inf)", out)]
         row = {"shape": s, "which": which, "p50_static_ms": float(p50[0]), "p50_dynamic_ms": float(p50[1]),
-               "p50_ratio": float(m.group(1)), "pair_ratio": float(m.group(2)), "identical_bits": same}
+               "p50_ratio": float(m.group(1)), "pair_ratio": float(m.group(2)), "identical_bits": same,
+               "max_abs_diff": max(diffs) if diffs else 0.0}
         rows.append(row)
+        note = "" if same else f"  (outputs differ: max |diff| {row['max_abs_diff']:.3g})"
         print(f"  {s:<18} {which:<8} {row['p50_static_ms']:>14.3f} {row['p50_dynamic_ms']:>15.3f} "
-              f"{row['p50_ratio']:>9.3f}x {row['pair_ratio']:>10.3f}x{'' if same else '  (outputs differ)'}")
+              f"{row['p50_ratio']:>9.3f}x {row['pair_ratio']:>10.3f}x{note}")
     worst = max(rows, key=lambda r: r["pair_ratio"])
     print(f"worst: {worst['shape']} at {worst['pair_ratio']:.3f}x (median pair ratio, dynamic/static)")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"model": a.model, "profile": [a.min, a.opt, a.max], "rows": rows}, f, indent=1)
+            json.dump({"model": a.model, "profile": [a.min, a.opt, a.max], "build_args": a.build_args, "rows": rows}, f, indent=1)
     return 0
 
 

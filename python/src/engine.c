@@ -1,5 +1,6 @@
 /* engine.c - models and engines in _tailcut: tc_model_load(_buffer), tc_engine_build (the GIL released while it
- * optimizes and times; tc_engine_build_accurate for an INT8 accuracy target), tc_engine_save / tc_engine_load,
+ * optimizes and times, a progress callable passed through, progress.c; tc_engine_build_accurate for an INT8 accuracy
+ * target), tc_engine_save / tc_engine_load,
  * and the engine's inputs, outputs and profiles. */
 #include <string.h>
 
@@ -138,6 +139,7 @@ typedef struct build_args {
     tc_profile *profiles;
     int num_profiles;
     const char **fp32;
+    tcpy_progress progress;
 } build_args;
 
 static void build_args_free(build_args *b) {
@@ -148,7 +150,7 @@ static void build_args_free(build_args *b) {
 
 static int build_args_get(PyObject *model_caps, int threads, unsigned int flags, unsigned int disabled,
                           PyObject *profiles_list, const char *timing_cache, const char *calib_cache,
-                          PyObject *fp32_list, const char *backend, build_args *b) {
+                          PyObject *fp32_list, const char *backend, PyObject *progress, build_args *b) {
     memset(b, 0, sizeof *b);
     b->model = tcpy_handle(model_caps, TCPY_MODEL);
     if (b->model == NULL) return -1;
@@ -159,6 +161,7 @@ static int build_args_get(PyObject *model_caps, int threads, unsigned int flags,
     b->o.timing_cache = timing_cache;
     b->o.calib_cache = calib_cache;
     b->o.backend = backend;
+    if (tcpy_progress_init(&b->progress, progress, &b->o) < 0) return -1;
     if (read_profiles(profiles_list, &b->profiles, &b->num_profiles) < 0) return -1;
     if (read_names(fp32_list, &b->fp32, &b->o.num_fp32_layers) < 0) {
         build_args_free(b);
@@ -171,27 +174,32 @@ static int build_args_get(PyObject *model_caps, int threads, unsigned int flags,
 }
 
 #define BUILD_KEYS "model", "threads", "flags", "disabled_passes", "profiles", "timing_cache", "calib_cache", \
-    "fp32_layers", "backend"
+    "fp32_layers", "backend", "progress"
 
 static PyObject *engine_build(PyObject *self, PyObject *args, PyObject *kw) {
     static char *keys[] = {BUILD_KEYS, NULL};
-    PyObject *model_caps, *profiles_list, *fp32_list;
+    PyObject *model_caps, *profiles_list, *fp32_list, *progress;
     int threads;
     unsigned int flags, disabled;
     const char *timing_cache, *calib_cache, *backend;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiIIOzzOz", keys, &model_caps, &threads, &flags, &disabled,
-                                     &profiles_list, &timing_cache, &calib_cache, &fp32_list, &backend))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiIIOzzOzO", keys, &model_caps, &threads, &flags, &disabled,
+                                     &profiles_list, &timing_cache, &calib_cache, &fp32_list, &backend, &progress))
         return NULL;
     build_args b;
     if (build_args_get(model_caps, threads, flags, disabled, profiles_list, timing_cache, calib_cache, fp32_list,
-                       backend, &b) < 0)
+                       backend, progress, &b) < 0)
         return NULL;
     tc_engine *engine = NULL;
     tc_error err = {{0}};
     tc_status st;
     Py_BEGIN_ALLOW_THREADS st = tc_engine_build(b.model, &b.o, &engine, &err);
     Py_END_ALLOW_THREADS
+    int raised = tcpy_progress_raise(&b.progress);
     build_args_free(&b);
+    if (raised) {
+        tc_engine_destroy(engine);
+        return NULL;
+    }
     if (st != TC_STATUS_OK) return tcpy_raise(st, err.message);
     return tcpy_wrap(engine, TCPY_ENGINE, NULL);
 }
@@ -223,20 +231,20 @@ static void log_line(void *user, const char *line) {
 static PyObject *engine_build_accurate(PyObject *self, PyObject *args, PyObject *kw) {
     static char *keys[] = {BUILD_KEYS, "calibrator", "method", "percentile", "metric", "threshold", "num_inputs",
                            "samples", NULL};
-    PyObject *model_caps, *profiles_list, *fp32_list, *cal_caps, *samples;
+    PyObject *model_caps, *profiles_list, *fp32_list, *progress, *cal_caps, *samples;
     int threads, method, metric, num_inputs;
     unsigned int flags, disabled;
     double percentile, threshold;
     const char *timing_cache, *calib_cache, *backend;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiIIOzzOzOididiO", keys, &model_caps, &threads, &flags, &disabled,
-                                     &profiles_list, &timing_cache, &calib_cache, &fp32_list, &backend, &cal_caps,
-                                     &method, &percentile, &metric, &threshold, &num_inputs, &samples))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiIIOzzOzOOididiO", keys, &model_caps, &threads, &flags, &disabled,
+                                     &profiles_list, &timing_cache, &calib_cache, &fp32_list, &backend, &progress,
+                                     &cal_caps, &method, &percentile, &metric, &threshold, &num_inputs, &samples))
         return NULL;
     tc_calibrator *cal = tcpy_handle(cal_caps, TCPY_CALIBRATOR);
     if (cal == NULL) return NULL;
     build_args b;
     if (build_args_get(model_caps, threads, flags, disabled, profiles_list, timing_cache, calib_cache, fp32_list,
-                       backend, &b) < 0)
+                       backend, progress, &b) < 0)
         return NULL;
     tcpy_tensors t;
     if (tcpy_tensors_get(samples, 0, &t) < 0) {
@@ -269,8 +277,14 @@ static PyObject *engine_build_accurate(PyObject *self, PyObject *args, PyObject 
     tc_status st;
     Py_BEGIN_ALLOW_THREADS st = tc_engine_build_accurate(b.model, &b.o, &a, &engine, &achieved, &err);
     Py_END_ALLOW_THREADS
+    int raised = tcpy_progress_raise(&b.progress);
     build_args_free(&b);
     tcpy_tensors_release(&t);
+    if (raised) {
+        PyMem_RawFree(log.text);
+        tc_engine_destroy(engine);
+        return NULL;
+    }
     PyObject *text = PyUnicode_FromString(log.text ? log.text : "");
     PyMem_RawFree(log.text);
     if (st != TC_STATUS_OK) {

@@ -42,6 +42,19 @@ void tcpy_tensors_release(tcpy_tensors *t);
 /* A tc_io_info as (name, dtype, dims: tuple with -1 for unknown, dim names: tuple with None). */
 PyObject *tcpy_io_info(const tc_io_info *info);
 
+/*
+ * A Python callable as tc_build_options.progress (progress.c). init: fn None leaves `o` as is; else sets o->progress
+ * to call fn(phase, done, total, item) under the GIL (-1 with TypeError when fn is not callable).
+ * The first exception fn raises is kept and fn is not called again; after the build, tcpy_progress_raise sets it as
+ * the current exception and returns 1 (0 when there is none). fn is borrowed: the caller keeps it alive.
+ */
+typedef struct tcpy_progress {
+    PyObject *fn;
+    PyObject *exc_type, *exc_value, *exc_tb;
+} tcpy_progress;
+int tcpy_progress_init(tcpy_progress *p, PyObject *fn, tc_build_options *o);
+int tcpy_progress_raise(tcpy_progress *p);
+
 /* The module's functions by file. */
 extern PyMethodDef tcpy_engine_methods[];
 extern PyMethodDef tcpy_context_methods[];

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _tailcut
 from .calibration import METHODS, CalibrationSource, prepare, tempdir
 from .engine import Engine, _engine_from_handle
 
 Shape = Sequence[int]
+Progress = Callable[[str, int, int, Optional[str]], object]
 METRICS = {"cosine": _tailcut.ACCURACY_COSINE, "top1": _tailcut.ACCURACY_TOP1}
 PRECISIONS = {"fp32": 0, "fp16": _tailcut.BUILD_FP16, "bf16": _tailcut.BUILD_BF16, "int8": _tailcut.BUILD_INT8}
 
@@ -58,7 +59,8 @@ def build(model: Union[str, "os.PathLike[str]", bytes], *,
           tactics_fixed: bool = False,
           disabled_passes: Sequence[str] = (),
           fp32_layers: Sequence[str] = (),
-          backend: Optional[str] = None) -> Engine:
+          backend: Optional[str] = None,
+          progress: Optional[Progress] = None) -> Engine:
     """Optimizes an ONNX model (a file path, or the file's bytes) for this machine and returns its Engine.
 
     shapes: {input name: shape}, one static profile (min = opt = max) for the inputs with symbolic dims;
@@ -74,7 +76,14 @@ def build(model: Union[str, "os.PathLike[str]", bytes], *,
     engine's `accuracy` attribute holds the value reached, the rounds go to the "tailcut" logger. timing_cache: a file the tuner reads and updates.
     threads: a context's threads (0: this process's CPU budget). tactics_fixed: no timing (fast builds).
     disabled_passes: names of optimization passes to switch off. fp32_layers: node names kept in FP32.
-    backend: "cpu" (default) or "cuda" where the library was built with it."""
+    backend: "cpu" (default) or "cuda" where the library was built with it.
+    progress: a callable progress(phase, done, total, item) called as the build makes progress (tc_build_options.
+    progress): phase "tune" while each compute step's tactic is chosen, done of total steps finished (total is the
+    same within one run of a phase; a phase may run more than once, from done 0: once per layout timed, and once per
+    round of accuracy_threshold), item the step under way as "name (Op)", None on a phase's last call (done ==
+    total). It is called on the building thread, with the GIL held. If it raises, it is not called again and
+    build() raises that exception once the library returns (the library cannot stop a build part way; the engine it
+    made is discarded)."""
     flags = _precision_flags(precision)
     if tactics_fixed:
         flags |= _tailcut.BUILD_TACTICS_FIXED
@@ -105,7 +114,8 @@ def build(model: Union[str, "os.PathLike[str]", bytes], *,
             cal = prepare(handle, names, calibration, calibration_method, percentile, work, keep)
         kw = dict(threads=int(threads), flags=flags, disabled_passes=disabled, profiles=ranges,
                   timing_cache=os.fspath(timing_cache) if timing_cache is not None else None,
-                  calib_cache=cal.path if cal else None, fp32_layers=list(fp32_layers), backend=backend)
+                  calib_cache=cal.path if cal else None, fp32_layers=list(fp32_layers), backend=backend,
+                  progress=progress)
         if not keep:
             return _engine_from_handle(_tailcut.engine_build(handle, **kw))
         engine, achieved, log = _tailcut.engine_build_accurate(

@@ -62,7 +62,12 @@ bool tc__gemm_node_f32_supports(const tc__step_desc *d, bool packed_b) {
     gm_geom g;
     if (!gm_geometry(d->attrs, a, b, c, y, &g)) return false;
     if (g.ck == C_FULL && d->residual != NULL) return false; /* two residual terms */
-    return tc__gemm_epilogue_ok(d, y->dims[1]);
+    if (!tc__gemm_epilogue_ok(d, y->dims[1])) return false;
+    /* As for MatMul (matmul_node_f32.c): a constant B is left to the packed twin of the same microkernel, which packs
+     * it once at build instead of into scratch on every run. */
+    if (!packed_b && d->in_const != NULL && d->in_const[1])
+        return tc__refuse(d, "B is constant: the packed tactic of this microkernel packs it once at build time");
+    return true;
 }
 
 bool tc__gemm_node_f32_packs_input(const tc__step_desc *d, int index) { return index == 1; }

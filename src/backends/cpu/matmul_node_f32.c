@@ -23,13 +23,22 @@ bool tc__matmul_node_f32_supports(const tc__step_desc *d, bool packed_b) {
     if (strcmp(d->op_type, "MatMul") != 0 || d->n_in != 2 || d->n_out < 1) return false;
     const tc__tensor *a = d->in[0], *b = d->in[1], *y = d->out[0];
     if (!tc__gemm_is_f32(a) || !tc__gemm_is_f32(b) || !tc__gemm_is_f32(y)) return false;
-    if (packed_b && !(d->in_const != NULL && d->in_const[1])) return false;
+    const bool b_const = d->in_const != NULL && d->in_const[1];
+    if (packed_b && !b_const) return false;
     tc__mm_geom g;
     if (!tc__mm_geometry(d->attrs, a, b, y, &g)) return false;
     /* A constant B is packed at build time from its storage as is: no view of it. */
-    if (packed_b && tc__attr_has(d->attrs, TC__ATTR_MM_B_PERM)) return false;
+    const bool b_view = tc__attr_has(d->attrs, TC__ATTR_MM_B_PERM);
+    if (packed_b && b_view) return false;
     const int64_t last = y->rank > 0 ? y->dims[y->rank - 1] : 1;
-    return tc__gemm_epilogue_ok(d, last);
+    if (!tc__gemm_epilogue_ok(d, last)) return false;
+    /* A run-time-B tactic on a constant B that its packed twin (the same microkernel: matmul_f32_<isa>) takes would
+     * pack the same panels into scratch on every run. The tuner, timing one step with its weight hot in the caches,
+     * cannot see that cost when the weights stream from memory in the model (BERT-base at 16 tokens: static plans
+     * that chose it ran 0.77x as fast as packed ones): leave the step to the twin. */
+    if (!packed_b && b_const && !b_view)
+        return tc__refuse(d, "B is constant: the packed tactic of this microkernel packs it once at build time");
+    return true;
 }
 
 bool tc__matmul_node_f32_packs_input(const tc__step_desc *d, int index) { return index == 1; }
