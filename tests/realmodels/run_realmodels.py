@@ -430,9 +430,10 @@ CASES = [("silero_vad_stream", case_silero_stream), ("silero_vad_main_16k", case
          ("ddddocr_crnn", case_ddddocr_crnn)]
 # Cases in the modules beside this file, which take this module for its helpers (Engine, check, expect_refusal).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import light_zoo  # noqa: E402
 import quantized_dynamic  # noqa: E402
 
-CASES += quantized_dynamic.cases(sys.modules[__name__])
+CASES += quantized_dynamic.cases(sys.modules[__name__]) + light_zoo.cases(sys.modules[__name__])
 
 
 def main(argv=None):
