@@ -1,8 +1,9 @@
 /*
  * mmi_s16_tactic.c - tactic matmul_integer_s16_avx2: MatMulInteger as onnxruntime's quantize_dynamic writes it
  * (A [..., M, K] uint8/int8 with one zero point, B [K, N] uint8/int8, constant or computed, with one zero point or
- * one per column), exact int32 results through mmi_s16_avx2.c. Per run: B and A shifted by their zero points into the
- * 16-bit pair layouts of mmi_s16.h (scratch), then blocks of rows threaded over the context's pool.
+ * one per column), exact int32 results through mmi_s16_avx2.c. Per run: B's bytes into column blocks, its zero points
+ * and A's pairs shifted by A's zero point into the layouts of mmi_s16.h (scratch), then blocks of rows threaded over
+ * the context's pool.
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -36,11 +37,18 @@ static bool supports(const tc__step_desc *d) {
 
 static int64_t kpairs(const tc__tensor *b) { return (b->dims[0] + 1) / 2; }
 
+static int64_t cols8(const tc__tensor *b) { return (b->dims[1] + 7) / 8 * 8; }
+
 static int64_t rows_of(const tc__tensor *a) { return tc__tensor_numel(a) / a->dims[a->rank - 1]; }
 
+/* Scratch of the three layouts of mmi_s16.h, each 64-byte aligned. */
+static size_t bytes_b(int64_t kp, int64_t n8) { return (size_t)(kp * n8 * 2 + 64); }
+static size_t bytes_z(int64_t n8) { return (size_t)(n8 * 4 + 64); }
+static size_t bytes_a(int64_t m, int64_t kp) { return (size_t)(m * kp * 4 + 64); }
+
 static size_t scratch_bytes(const tc__step_desc *d) {
-    const int64_t kp = kpairs(d->in[1]), n = d->in[1]->dims[1], m = rows_of(d->in[0]);
-    return (size_t)(kp * n * 4 + 64) + (size_t)(m * kp * 4 + 64);
+    const int64_t kp = kpairs(d->in[1]), n8 = cols8(d->in[1]), m = rows_of(d->in[0]);
+    return bytes_b(kp, n8) + bytes_z(n8) + bytes_a(m, kp);
 }
 
 /* Element i of an 8-bit tensor's bytes as an integer. */
@@ -48,7 +56,9 @@ static int32_t at8(const void *p, bool s, int64_t i) { return s ? ((const int8_t
 
 typedef struct mmi_job {
     const int32_t *ap;
-    const int16_t *bp;
+    const uint8_t *bb;
+    const int16_t *bz;
+    bool b_signed;
     int32_t *y;
     int64_t m, kp, n;
 } mmi_job;
@@ -56,48 +66,66 @@ typedef struct mmi_job {
 static void mmi_task(void *arg, size_t t) {
     const mmi_job *j = arg;
     const int64_t r0 = (int64_t)t * MMI_ROWS, r1 = r0 + MMI_ROWS < j->m ? r0 + MMI_ROWS : j->m;
-    tc__mmi_s16_rows_avx2(j->ap, j->bp, j->y, r0, r1, j->kp, j->n);
+    tc__mmi_s16_rows_avx2(j->ap, j->bb, j->bz, j->b_signed, j->y, r0, r1, j->kp, j->n);
+}
+
+/* B's bytes into [N8 / 8][kp][8][2] (zeros past K and N). */
+static void pack_b(const uint8_t *b, int64_t k, int64_t n, int64_t kp, int64_t n8, uint8_t *bb) {
+    for (int64_t jb = 0; jb < n8; jb += 8) { /* written in order: one column block after the other */
+        uint8_t *dst = bb + (jb / 8) * kp * 16;
+        const int64_t cols = n - jb < 8 ? n - jb : 8;
+        for (int64_t p = 0; p < kp; p++, dst += 16) {
+            const uint8_t *r0 = b + 2 * p * n + jb, *r1 = 2 * p + 1 < k ? r0 + n : NULL;
+            for (int64_t c = 0; c < 8; c++) {
+                dst[2 * c] = c < cols ? r0[c] : 0;
+                dst[2 * c + 1] = c < cols && r1 ? r1[c] : 0;
+            }
+        }
+    }
 }
 
 static tc_status run(const tc__kernel_ctx *ctx) {
     const tc__tensor *a = ctx->in[0], *b = ctx->in[1], *za = ctx->n_in > 2 ? ctx->in[2] : NULL;
     const tc__tensor *zb = ctx->n_in > 3 ? ctx->in[3] : NULL;
     tc__tensor *y = ctx->out[0];
-    const int64_t k = b->dims[0], n = b->dims[1], kp = kpairs(b);
-    if (a->rank < 2 || b->rank != 2 || k < 1 || a->dims[a->rank - 1] != k || k > TC__MMI_MAX_K)
+    if (a->rank < 2 || b->rank != 2 || b->dims[0] < 1 || a->dims[a->rank - 1] != b->dims[0] || b->dims[0] > TC__MMI_MAX_K)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "MatMulInteger: shapes this tactic was not built for");
-    const int64_t m = rows_of(a);
+    const int64_t k = b->dims[0], n = b->dims[1], kp = kpairs(b), n8 = cols8(b), m = rows_of(a);
     if (tc__tensor_numel(y) != m * n)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "MatMulInteger: shapes this tactic was not built for");
     const bool as = a->dtype == TC_DTYPE_INT8, bs = b->dtype == TC_DTYPE_INT8;
     const int32_t zav = za ? at8(za->data, as, 0) : 0;
-    int16_t *bp = tc__kernel_alloc(ctx, (size_t)(kp * n * 4 + 64));
-    int32_t *ap = tc__kernel_alloc(ctx, (size_t)(m * kp * 4 + 64));
-    if (!bp || !ap) {
+    uint8_t *bb = tc__kernel_alloc(ctx, bytes_b(kp, n8));
+    int16_t *bz = tc__kernel_alloc(ctx, bytes_z(n8));
+    int32_t *ap = tc__kernel_alloc(ctx, bytes_a(m, kp));
+    if (!bb || !bz || !ap) {
         tc__kernel_free(ctx, ap);
-        tc__kernel_free(ctx, bp);
+        tc__kernel_free(ctx, bz);
+        tc__kernel_free(ctx, bb);
         return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "MatMulInteger: scratch too small");
     }
+    pack_b(b->data, k, n, kp, n8, bb);
     const bool zb_col = zb && tc__tensor_numel(zb) > 1;
-    for (int64_t p = 0; p < kp; p++)
-        for (int64_t j = 0; j < n; j++) {
-            const int32_t z = zb ? at8(zb->data, bs, zb_col ? j : 0) : 0;
-            bp[(p * n + j) * 2] = (int16_t)(at8(b->data, bs, 2 * p * n + j) - z);
-            bp[(p * n + j) * 2 + 1] = (int16_t)(2 * p + 1 < k ? at8(b->data, bs, (2 * p + 1) * n + j) - z : 0);
-        }
-    for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n8; j++) {
+        const int16_t z = (int16_t)(zb && j < n ? at8(zb->data, bs, zb_col ? j : 0) : 0);
+        bz[2 * j] = bz[2 * j + 1] = z;
+    }
+    for (int64_t i = 0; i < m; i++) {
+        const void *ar = (const uint8_t *)a->data + i * k;
         for (int64_t p = 0; p < kp; p++) {
-            const uint16_t lo = (uint16_t)(int16_t)(at8(a->data, as, i * k + 2 * p) - zav);
-            const uint16_t hi = (uint16_t)(int16_t)(2 * p + 1 < k ? at8(a->data, as, i * k + 2 * p + 1) - zav : 0);
+            const uint16_t lo = (uint16_t)(int16_t)(at8(ar, as, 2 * p) - zav);
+            const uint16_t hi = (uint16_t)(int16_t)(2 * p + 1 < k ? at8(ar, as, 2 * p + 1) - zav : 0);
             ap[i * kp + p] = (int32_t)((uint32_t)lo | (uint32_t)hi << 16);
         }
-    mmi_job j = {.ap = ap, .bp = bp, .y = y->data, .m = m, .kp = kp, .n = n};
+    }
+    mmi_job j = {.ap = ap, .bb = bb, .bz = bz, .b_signed = bs, .y = y->data, .m = m, .kp = kp, .n = n};
     const size_t tasks = (size_t)((m + MMI_ROWS - 1) / MMI_ROWS);
     if (ctx->exec == NULL || tasks < 2)
         for (size_t t = 0; t < tasks; t++) mmi_task(&j, t);
     else pthreadpool_parallelize_1d(ctx->exec, mmi_task, &j, tasks, 0);
     tc__kernel_free(ctx, ap);
-    tc__kernel_free(ctx, bp);
+    tc__kernel_free(ctx, bz);
+    tc__kernel_free(ctx, bb);
     return TC_STATUS_OK;
 }
 
