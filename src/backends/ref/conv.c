@@ -75,14 +75,8 @@ static tc_status conv_check_shapes(const tc__kernel_ctx *ctx, const tc__tensor *
 
 /* Checks the inputs and output of a Conv node; fills the group count. */
 static tc_status conv_check(const tc__kernel_ctx *ctx, int64_t *group_out) {
-    if (ctx->n_in < 2 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects inputs X, W (and optional B) and output Y");
-    const tc__tensor *x = ctx->in[0], *w = ctx->in[1], *b = ctx->n_in > 2 ? ctx->in[2] : NULL, *y = ctx->out[0];
-    if (!tc__dtype_is_float(x->dtype)) return tc__ref_unsupported_dtype(ctx, 0, x->dtype);
-    if (w->dtype != x->dtype || (b && b->dtype != x->dtype) || y->dtype != x->dtype)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "W, B and Y must have the data type of X (%s)",
-                        tc_dtype_name(x->dtype));
-    return conv_check_shapes(ctx, b, group_out);
+    tc_status st = tc__ref_check_conv_io(ctx);
+    return st ? st : conv_check_shapes(ctx, ctx->n_in > 2 ? ctx->in[2] : NULL, group_out);
 }
 
 /*
