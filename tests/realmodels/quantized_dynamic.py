@@ -54,10 +54,10 @@ def _quantize(rm, fp32, weight_type, per_channel):
     ops = {}
     for n in onnx.load(out).graph.node:
         ops[n.op_type] = ops.get(n.op_type, 0) + 1
-    for op in ("DynamicQuantizeLinear",):
-        if op not in ops:
-            raise rm.Failure(f"quantize_dynamic wrote no {op}: {ops}")
-    print("    quantized ops: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items()) if "Integer" in k or "Quant" in k))
+    if "DynamicQuantizeLinear" not in ops or not ({"MatMulInteger", "ConvInteger"} & set(ops)):
+        raise rm.Failure(f"quantize_dynamic wrote no dynamic quantization: {ops}")
+    quant = [f"{k} {v}" for k, v in sorted(ops.items()) if "Integer" in k or "uantize" in k]
+    print("    quantized ops: " + ", ".join(quant))
     return out
 
 

@@ -24,6 +24,11 @@ Cases:
     three sizes inside it against onnxruntime, and once outside it (refused).
   ddddocr_crnn: ddddocr's common.onnx (a CRNN: Conv, bidirectional LSTM, Gemm) with a dynamic width, three widths
     inside the profile against onnxruntime and one outside (refused).
+  qdyn_bert / qdyn_mobilenet_v2 (quantized_dynamic.py): tools/modelgen's BERT encoder and MobileNetV2 quantized at
+    test time by onnxruntime's quantize_dynamic (DynamicQuantizeLinear, MatMulInteger, ConvInteger), three sizes of a
+    dynamic profile against onnxruntime on the same file (int8 bounds, explained there) and one outside refused.
+  light_* (light_zoo.py): the onnx package's 9 light zoo CNNs (LRN, BatchNormalization, Sum, channel shuffles) with
+    seeded random weights in place of their constant fills and a dynamic batch, against onnxruntime.
 Every comparison prints max abs error, max rel error (max abs / max |reference|), cosine similarity and argmax
 agreement over the last axis, and fails when max rel error > 1e-3, cosine < 0.9999 or argmax agreement < 0.99
 (the detector's map: argmax over a row is not held, its saturated text pixels tie at 1.0; its text map binarised at
