@@ -1,7 +1,7 @@
 /*
- * mmi_s16_tactic.c - tactic matmul_integer_s16_avx2: MatMulInteger as onnxruntime's quantize_dynamic writes it
+ * mmi_s16_tactic.c - tactics matmul_integer_s16_avx512 and _avx2: MatMulInteger as onnxruntime's quantize_dynamic writes it
  * (A [..., M, K] uint8/int8 with one zero point, B [K, N] uint8/int8, constant or computed, with one zero point or
- * one per column), exact int32 results through mmi_s16_avx2.c. Per run: B's bytes into column blocks, its zero points
+ * one per column), exact int32 results through mmi_s16_avx512.c / mmi_s16_avx2.c. Per run: B's bytes into column blocks, its zero points
  * and A's pairs shifted by A's zero point into the layouts of mmi_s16.h (scratch), then blocks of rows threaded over
  * the context's pool.
  */
@@ -37,7 +37,7 @@ static bool supports(const tc__step_desc *d) {
 
 static int64_t kpairs(const tc__tensor *b) { return (b->dims[0] + 1) / 2; }
 
-static int64_t cols8(const tc__tensor *b) { return (b->dims[1] + 7) / 8 * 8; }
+static int64_t cols_w(const tc__tensor *b, int64_t w) { return (b->dims[1] + w - 1) / w * w; }
 
 static int64_t rows_of(const tc__tensor *a) { return tc__tensor_numel(a) / a->dims[a->rank - 1]; }
 
@@ -46,9 +46,9 @@ static size_t bytes_b(int64_t kp, int64_t n8) { return (size_t)(kp * n8 * 2 + 64
 static size_t bytes_z(int64_t n8) { return (size_t)(n8 * 4 + 64); }
 static size_t bytes_a(int64_t m, int64_t kp) { return (size_t)(m * kp * 4 + 64); }
 
-static size_t scratch_bytes(const tc__step_desc *d) {
-    const int64_t kp = kpairs(d->in[1]), n8 = cols8(d->in[1]), m = rows_of(d->in[0]);
-    return bytes_b(kp, n8) + bytes_z(n8) + bytes_a(m, kp);
+static size_t scratch_bytes(const tc__step_desc *d) { /* for W = 16, which covers W = 8 */
+    const int64_t kp = kpairs(d->in[1]), nb = cols_w(d->in[1], 16), m = rows_of(d->in[0]);
+    return bytes_b(kp, nb) + bytes_z(nb) + bytes_a(m, kp);
 }
 
 /* Element i of an 8-bit tensor's bytes as an integer. */
@@ -59,6 +59,7 @@ typedef struct mmi_job {
     const uint8_t *bb;
     const int16_t *bz;
     bool b_signed;
+    tc__mmi_rows_fn rows;
     int32_t *y;
     int64_t m, kp, n;
 } mmi_job;
@@ -66,17 +67,17 @@ typedef struct mmi_job {
 static void mmi_task(void *arg, size_t t) {
     const mmi_job *j = arg;
     const int64_t r0 = (int64_t)t * MMI_ROWS, r1 = r0 + MMI_ROWS < j->m ? r0 + MMI_ROWS : j->m;
-    tc__mmi_s16_rows_avx2(j->ap, j->bb, j->bz, j->b_signed, j->y, r0, r1, j->kp, j->n);
+    j->rows(j->ap, j->bb, j->bz, j->b_signed, j->y, r0, r1, j->kp, j->n);
 }
 
-/* B's bytes into [N8 / 8][kp][8][2] (zeros past K and N). */
-static void pack_b(const uint8_t *b, int64_t k, int64_t n, int64_t kp, int64_t n8, uint8_t *bb) {
-    for (int64_t jb = 0; jb < n8; jb += 8) { /* written in order: one column block after the other */
-        uint8_t *dst = bb + (jb / 8) * kp * 16;
-        const int64_t cols = n - jb < 8 ? n - jb : 8;
-        for (int64_t p = 0; p < kp; p++, dst += 16) {
+/* B's bytes into [NB / W][kp][W][2] (zeros past K and N). */
+static void pack_b(const uint8_t *b, int64_t k, int64_t n, int64_t kp, int64_t nb, int64_t w, uint8_t *bb) {
+    for (int64_t jb = 0; jb < nb; jb += w) { /* written in order: one column block after the other */
+        uint8_t *dst = bb + (jb / w) * kp * 2 * w;
+        const int64_t cols = n - jb < w ? n - jb : w;
+        for (int64_t p = 0; p < kp; p++, dst += 2 * w) {
             const uint8_t *r0 = b + 2 * p * n + jb, *r1 = 2 * p + 1 < k ? r0 + n : NULL;
-            for (int64_t c = 0; c < 8; c++) {
+            for (int64_t c = 0; c < w; c++) {
                 dst[2 * c] = c < cols ? r0[c] : 0;
                 dst[2 * c + 1] = c < cols && r1 ? r1[c] : 0;
             }
@@ -84,19 +85,19 @@ static void pack_b(const uint8_t *b, int64_t k, int64_t n, int64_t kp, int64_t n
     }
 }
 
-static tc_status run(const tc__kernel_ctx *ctx) {
+static tc_status run_with(const tc__kernel_ctx *ctx, int64_t w, tc__mmi_rows_fn rows) {
     const tc__tensor *a = ctx->in[0], *b = ctx->in[1], *za = ctx->n_in > 2 ? ctx->in[2] : NULL;
     const tc__tensor *zb = ctx->n_in > 3 ? ctx->in[3] : NULL;
     tc__tensor *y = ctx->out[0];
     if (a->rank < 2 || b->rank != 2 || b->dims[0] < 1 || a->dims[a->rank - 1] != b->dims[0] || b->dims[0] > TC__MMI_MAX_K)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "MatMulInteger: shapes this tactic was not built for");
-    const int64_t k = b->dims[0], n = b->dims[1], kp = kpairs(b), n8 = cols8(b), m = rows_of(a);
+    const int64_t k = b->dims[0], n = b->dims[1], kp = kpairs(b), nb = cols_w(b, w), m = rows_of(a);
     if (tc__tensor_numel(y) != m * n)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "MatMulInteger: shapes this tactic was not built for");
     const bool as = a->dtype == TC_DTYPE_INT8, bs = b->dtype == TC_DTYPE_INT8;
     const int32_t zav = za ? at8(za->data, as, 0) : 0;
-    uint8_t *bb = tc__kernel_alloc(ctx, bytes_b(kp, n8));
-    int16_t *bz = tc__kernel_alloc(ctx, bytes_z(n8));
+    uint8_t *bb = tc__kernel_alloc(ctx, bytes_b(kp, nb));
+    int16_t *bz = tc__kernel_alloc(ctx, bytes_z(nb));
     int32_t *ap = tc__kernel_alloc(ctx, bytes_a(m, kp));
     if (!bb || !bz || !ap) {
         tc__kernel_free(ctx, ap);
@@ -104,9 +105,9 @@ static tc_status run(const tc__kernel_ctx *ctx) {
         tc__kernel_free(ctx, bb);
         return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "MatMulInteger: scratch too small");
     }
-    pack_b(b->data, k, n, kp, n8, bb);
+    pack_b(b->data, k, n, kp, nb, w, bb);
     const bool zb_col = zb && tc__tensor_numel(zb) > 1;
-    for (int64_t j = 0; j < n8; j++) {
+    for (int64_t j = 0; j < nb; j++) {
         const int16_t z = (int16_t)(zb && j < n ? at8(zb->data, bs, zb_col ? j : 0) : 0);
         bz[2 * j] = bz[2 * j + 1] = z;
     }
@@ -118,7 +119,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
             ap[i * kp + p] = (int32_t)((uint32_t)lo | (uint32_t)hi << 16);
         }
     }
-    mmi_job j = {.ap = ap, .bb = bb, .bz = bz, .b_signed = bs, .y = y->data, .m = m, .kp = kp, .n = n};
+    mmi_job j = {.ap = ap, .bb = bb, .bz = bz, .b_signed = bs, .rows = rows, .y = y->data, .m = m, .kp = kp, .n = n};
     const size_t tasks = (size_t)((m + MMI_ROWS - 1) / MMI_ROWS);
     if (ctx->exec == NULL || tasks < 2)
         for (size_t t = 0; t < tasks; t++) mmi_task(&j, t);
@@ -129,11 +130,23 @@ static tc_status run(const tc__kernel_ctx *ctx) {
     return TC_STATUS_OK;
 }
 
+static tc_status run_avx2(const tc__kernel_ctx *ctx) { return run_with(ctx, 8, tc__mmi_s16_rows_avx2); }
+static tc_status run_avx512(const tc__kernel_ctx *ctx) { return run_with(ctx, 16, tc__mmi_s16_rows_avx512); }
+
+const tc__tactic tc__tactic_matmul_integer_s16_avx512 = {
+    .name = "matmul_integer_s16_avx512",
+    .op_type = "MatMulInteger",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
+    .supports = supports,
+    .scratch_bytes = scratch_bytes,
+    .run = run_avx512,
+};
+
 const tc__tactic tc__tactic_matmul_integer_s16_avx2 = {
     .name = "matmul_integer_s16_avx2",
     .op_type = "MatMulInteger",
     .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
     .supports = supports,
     .scratch_bytes = scratch_bytes,
-    .run = run,
+    .run = run_avx2,
 };
