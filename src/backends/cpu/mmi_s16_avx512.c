@@ -7,9 +7,13 @@
 
 #include "backends/cpu/mmi_s16.h"
 
+/* 32 bytes widened to int16; the unsigned case in two halves (SIMDe 0.7.4, the emulation build's, lacks
+ * _mm512_cvtepu8_epi16). */
 static inline __m512i widen(const uint8_t *p, bool s) {
-    const __m256i v = _mm256_loadu_si256((const __m256i *)p);
-    return s ? _mm512_cvtepi8_epi16(v) : _mm512_cvtepu8_epi16(v);
+    if (s) return _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)p));
+    const __m256i lo = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p));
+    const __m256i hi = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p + 16)));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
 void tc__mmi_s16_rows_avx512(const int32_t *apairs, const uint8_t *bblk, const int16_t *bzero, bool b_signed,
