@@ -119,6 +119,7 @@ tc_status tc__infer_Log(tc__infer_ctx *ctx) { return infer_unary(ctx); }
 tc_status tc__infer_Reciprocal(tc__infer_ctx *ctx) { return infer_unary(ctx); }
 tc_status tc__infer_Floor(tc__infer_ctx *ctx) { return infer_unary(ctx); }
 tc_status tc__infer_Ceil(tc__infer_ctx *ctx) { return infer_unary(ctx); }
+tc_status tc__infer_Round(tc__infer_ctx *ctx) { return infer_unary(ctx); }
 tc_status tc__infer_Relu(tc__infer_ctx *ctx) { return infer_unary(ctx); }
 tc_status tc__infer_LeakyRelu(tc__infer_ctx *ctx) { return infer_unary(ctx); }
 tc_status tc__infer_Sigmoid(tc__infer_ctx *ctx) { return infer_unary(ctx); }

@@ -1,7 +1,8 @@
 /*
  * test_all_tactics.c - one harness for every FP32 tactic of the CPU backend's list (backends/cpu/tactics.inc), in the
  * manner of ggml's test-backend-ops: for each op on the list, random cases (shapes with edge sizes 1, 15-17, 31-33,
- * broadcasts, attributes, constant or computed operands; QuantizeLinear / DequantizeLinear with int8 and uint8 codes)
+ * broadcasts, attributes, constant or computed operands; QuantizeLinear / DequantizeLinear with int8 and uint8 codes,
+ * MatMulInteger's int32 products)
  * are run by the reference kernel, then by every tactic of that
  * op that this CPU runs and that supports the case (its weights packed as a build packs them, outputs poisoned with
  * NaN first); outputs must match the reference within a per-op bound, NaN never passing for a finite reference. Each
@@ -441,6 +442,7 @@ static void qdq_cases(void) {
 #include "cases_resize.h" /* Resize */
 #include "cases_attn.h"   /* Attention */
 #include "cases_rnn.h"    /* LSTM, GRU */
+#include "cases_mmi.h"    /* MatMulInteger */
 
 static void test_all_fp32_tactics(void **state) {
     (void)state;
@@ -470,6 +472,7 @@ static void test_all_fp32_tactics(void **state) {
     resize_cases();
     attn_cases();
     rnn_cases();
+    mmi_cases();
     /* Every FP32 plain-layout tactic this CPU runs ran some case. */
     const uint64_t isa = tc__cpu_get()->isa;
     int ran = 0, missing = 0;

@@ -453,6 +453,9 @@ TC_EMU_SLEEF16(tc_emu_sleef_tanhf16, Sleef_tanhf8_u10avx2)
 #define _mm512_mask3_fmadd_pd tc_emu_mask3_fmadd_pd
 #undef _mm512_reduce_add_pd
 #define _mm512_reduce_add_pd tc_emu_reduce_add_pd
+/* SIMDe 0.7.4 aliases _mm512_madd_epi16 with the masked form's four arguments; the function takes two. */
+#undef _mm512_madd_epi16
+#define _mm512_madd_epi16 simde_mm512_madd_epi16
 #undef _mm512_reduce_max_ps
 #define _mm512_reduce_max_ps tc_emu_reduce_max_ps
 #undef _mm512_reduce_add_ps

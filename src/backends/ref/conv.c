@@ -1,6 +1,6 @@
 /*
- * conv.c - reference Conv: N-d, groups (incl. depthwise), strides, dilations,
- * explicit pads or auto_pad, optional bias. Computes in double: per output
+ * conv.c - reference Conv and ConvInteger: N-d, groups (incl. depthwise), strides, dilations,
+ * explicit pads or auto_pad, optional bias (Conv) or zero points (ConvInteger). Computes in double: per output
  * channel it accumulates a whole output plane, one kernel tap at a time, over
  * the range of outputs whose input index is in bounds (no checks in the inner loop).
  */
@@ -50,15 +50,9 @@ static void accumulate_tap(const tc__ref_window *g, const int64_t *k, double w, 
     }
 }
 
-/* Checks the inputs and output of a Conv node; fills the group count. */
-static tc_status conv_check(const tc__kernel_ctx *ctx, int64_t *group_out) {
-    if (ctx->n_in < 2 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects inputs X, W (and optional B) and output Y");
-    const tc__tensor *x = ctx->in[0], *w = ctx->in[1], *b = ctx->n_in > 2 ? ctx->in[2] : NULL, *y = ctx->out[0];
-    if (!tc__dtype_is_float(x->dtype)) return tc__ref_unsupported_dtype(ctx, 0, x->dtype);
-    if (w->dtype != x->dtype || (b && b->dtype != x->dtype) || y->dtype != x->dtype)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "W, B and Y must have the data type of X (%s)",
-                        tc_dtype_name(x->dtype));
+/* Checks the shapes of X, W, the bias b (may be NULL) and Y; fills the group count. */
+static tc_status conv_check_shapes(const tc__kernel_ctx *ctx, const tc__tensor *b, int64_t *group_out) {
+    const tc__tensor *x = ctx->in[0], *w = ctx->in[1], *y = ctx->out[0];
     if (w->rank != x->rank || x->rank < 3)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "X has rank %d and W rank %d, expected equal ranks >= 3",
                         (int)x->rank, (int)w->rank);
@@ -79,11 +73,20 @@ static tc_status conv_check(const tc__kernel_ctx *ctx, int64_t *group_out) {
     return TC_STATUS_OK;
 }
 
-tc_status tc__ref_Conv(const tc__kernel_ctx *ctx) {
-    int64_t group = 1;
-    tc_status st = conv_check(ctx, &group);
-    if (st != TC_STATUS_OK) return st;
-    const tc__tensor *x = ctx->in[0], *w = ctx->in[1], *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
+/* Checks the inputs and output of a Conv node; fills the group count. */
+static tc_status conv_check(const tc__kernel_ctx *ctx, int64_t *group_out) {
+    tc_status st = tc__ref_check_conv_io(ctx);
+    return st ? st : conv_check_shapes(ctx, ctx->n_in > 2 ? ctx->in[2] : NULL, group_out);
+}
+
+/*
+ * Y = conv(X - x_shift, W - w_shift[m]) + B: b, xz (one value) and wz (one value or one per output channel) may be
+ * NULL. Sums are exact in double for 8-bit integers; an int32 Y refuses a sum it cannot hold.
+ */
+static tc_status conv_run(const tc__kernel_ctx *ctx, int64_t group, const tc__tensor *b, const tc__tensor *xz,
+                          const tc__tensor *wz) {
+    tc_status st;
+    const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
     tc__tensor *y = ctx->out[0];
     tc__ref_window g;
     if ((st = tc__ref_window_resolve(ctx, x, y, w->dims + 2, &g)) != TC_STATUS_OK) return st;
@@ -110,10 +113,15 @@ tc_status tc__ref_Conv(const tc__kernel_ctx *ctx) {
         goto done;
     }
     tc__ref_load_f64(w, 0, wn, wd);
+    if (wz != NULL) /* per output channel m (rows of cg * ksp weights), or one value */
+        for (int64_t i = 0; i < wn; i++) wd[i] -= tc__tensor_get_f64(wz, tc__tensor_numel(wz) == 1 ? 0 : i / (cg * ksp));
     for (int64_t m = 0; m < m_out; m++) bias[m] = b ? tc__tensor_get_f64(b, m) : 0.0;
+    const double x_shift = xz != NULL ? tc__tensor_get_f64(xz, 0) : 0.0;
 
     for (int64_t n = 0; n < n_batch; n++) {
         tc__ref_load_f64(x, n * xn, xn, xd);
+        if (x_shift != 0.0)
+            for (int64_t i = 0; i < xn; i++) xd[i] -= x_shift;
         for (int64_t m = 0; m < m_out; m++) {
             const int64_t grp = m / mg;
             for (int64_t i = 0; i < osp; i++) acc[i] = bias[m];
@@ -129,6 +137,13 @@ tc_status tc__ref_Conv(const tc__kernel_ctx *ctx) {
                     }
                 }
             }
+            if (y->dtype == TC_DTYPE_INT32)
+                for (int64_t i = 0; i < osp; i++)
+                    if (acc[i] < INT32_MIN || acc[i] > INT32_MAX) {
+                        st = tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                                      "the int32 result overflows (%.0f at output channel %lld)", acc[i], (long long)m);
+                        goto done;
+                    }
             tc__ref_store_f64(y, (n * m_out + m) * osp, osp, acc);
         }
     }
@@ -139,4 +154,38 @@ done:
     tc__kernel_free(ctx, wd);
     tc__kernel_free(ctx, xd);
     return st;
+}
+
+tc_status tc__ref_Conv(const tc__kernel_ctx *ctx) {
+    int64_t group = 1;
+    tc_status st = conv_check(ctx, &group);
+    if (st != TC_STATUS_OK) return st;
+    return conv_run(ctx, group, ctx->n_in > 2 ? ctx->in[2] : NULL, NULL, NULL);
+}
+
+/*
+ * ConvInteger: Y (int32) = conv(X - x_zero_point, W - w_zero_point), X and W uint8 or int8; x_zero_point one value,
+ * w_zero_point one value or one per output channel; padding contributes zero (the zero point before the shift).
+ */
+tc_status tc__ref_ConvInteger(const tc__kernel_ctx *ctx) {
+    if (ctx->n_in < 2 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects inputs X, W (zero points optional) and output Y");
+    const tc__tensor *xz = ctx->n_in > 2 ? ctx->in[2] : NULL, *wz = ctx->n_in > 3 ? ctx->in[3] : NULL;
+    for (int i = 0; i < 2; i++)
+        if (ctx->in[i]->dtype != TC_DTYPE_UINT8 && ctx->in[i]->dtype != TC_DTYPE_INT8)
+            return tc__ref_unsupported_dtype(ctx, i, ctx->in[i]->dtype);
+    if (ctx->out[0]->dtype != TC_DTYPE_INT32)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "output Y is %s, expected int32",
+                        tc_dtype_name(ctx->out[0]->dtype));
+    if ((xz && (xz->dtype != ctx->in[0]->dtype || tc__tensor_numel(xz) != 1)) ||
+        (wz && (wz->dtype != ctx->in[1]->dtype || wz->rank > 1)))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                        "x_zero_point must be one value of X's type, w_zero_point a scalar or 1-D of W's type");
+    int64_t group = 1;
+    tc_status st = conv_check_shapes(ctx, NULL, &group);
+    if (st) return st;
+    if (wz && tc__tensor_numel(wz) != 1 && tc__tensor_numel(wz) != ctx->in[1]->dims[0])
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "w_zero_point has %lld values for %lld output channels",
+                        (long long)tc__tensor_numel(wz), (long long)ctx->in[1]->dims[0]);
+    return conv_run(ctx, group, NULL, xz, wz);
 }

@@ -11,18 +11,14 @@
 
 /* Checks inputs, output and their shapes; resolves the geometry. */
 static tc_status convt_check(const tc__kernel_ctx *ctx, tc__convt_geom *g) {
-    if (ctx->n_in < 2 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects inputs X, W (and optional B) and output Y");
+    tc_status st = tc__ref_check_conv_io(ctx);
+    if (st) return st;
     const tc__tensor *x = ctx->in[0], *w = ctx->in[1], *b = ctx->n_in > 2 ? ctx->in[2] : NULL, *y = ctx->out[0];
-    if (!tc__dtype_is_float(x->dtype)) return tc__ref_unsupported_dtype(ctx, 0, x->dtype);
-    if (w->dtype != x->dtype || (b && b->dtype != x->dtype) || y->dtype != x->dtype)
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "W, B and Y must have the data type of X (%s)",
-                        tc_dtype_name(x->dtype));
     if (x->rank < 3 || x->rank > TC_MAX_RANK || w->rank != x->rank || y->rank != x->rank)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "X, W and Y have ranks %d, %d and %d, expected equal ranks >= 3",
                         (int)x->rank, (int)w->rank, (int)y->rank);
     const int nsp = x->rank - 2;
-    tc_status st = tc__convt_geom_resolve(ctx->attrs, nsp, x->dims + 2, w->dims + 2, g, ctx->err);
+    st = tc__convt_geom_resolve(ctx->attrs, nsp, x->dims + 2, w->dims + 2, g, ctx->err);
     if (st != TC_STATUS_OK) return st;
     const int64_t group = g->group, m_out = w->dims[1] * group;
     if (x->dims[1] != w->dims[0] || x->dims[1] % group != 0 || w->dims[1] < 1)

@@ -38,6 +38,19 @@ static inline void tc__ref_store_f64(tc__tensor *t, int64_t off, int64_t n, cons
     }
 }
 
+/* Checks a convolution's operands (Conv, ConvTranspose): X, W (optional B) and Y present, X float, W, B and Y of X's
+ * type. */
+static inline tc_status tc__ref_check_conv_io(const tc__kernel_ctx *ctx) {
+    if (ctx->n_in < 2 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects inputs X, W (and optional B) and output Y");
+    const tc__tensor *x = ctx->in[0], *w = ctx->in[1], *b = ctx->n_in > 2 ? ctx->in[2] : NULL, *y = ctx->out[0];
+    if (!tc__dtype_is_float(x->dtype)) return tc__ref_unsupported_dtype(ctx, 0, x->dtype);
+    if (w->dtype != x->dtype || (b && b->dtype != x->dtype) || y->dtype != x->dtype)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "W, B and Y must have the data type of X (%s)",
+                        tc_dtype_name(x->dtype));
+    return TC_STATUS_OK;
+}
+
 /*
  * Allocates n doubles (at least one) of kernel scratch memory, or NULL; overflow-checked.
  * Release with tc__kernel_free(ctx, p) in reverse order of allocation.

@@ -1,5 +1,5 @@
 /*
- * matmul_gemm.c - reference MatMul (NumPy matmul: 1-D promotion, batch
+ * matmul_gemm.c - reference MatMul and MatMulInteger (NumPy matmul: 1-D promotion, batch
  * broadcasting; float and integer types; the views and scale of fuse_matmul_views) and Gemm
  * (transA/transB, alpha, beta, C broadcast to [M, N]). Floats are computed in double with an i,k,j loop
  * that accumulates one output row at a time; integers in 64-bit with
@@ -306,4 +306,124 @@ tc_status tc__ref_Gemm(const tc__kernel_ctx *ctx) {
     tc__kernel_free(ctx, bd);
     tc__kernel_free(ctx, ad);
     return TC_STATUS_OK;
+}
+
+/* ---- MatMulInteger ------------------------------------------------------------ */
+
+/*
+ * The zero point of operand t (input zi, may be absent) for its element e, where the operand holds matrices of
+ * rows x cols: per tensor (one value), per row (A: a 1-D [rows], or t's shape with its last dim 1) or per column
+ * (B: a 1-D [cols], or t's shape with its second-to-last dim 1). by_row picks A's or B's rule.
+ */
+typedef struct int_zp {
+    const tc__tensor *z;
+    int kind; /* 0: none, 1: one value, 2: per row/column of every matrix, 3: per row/column of each matrix */
+} int_zp;
+
+static tc_status int_zp_of(const tc__kernel_ctx *ctx, const tc__tensor *t, int zi, bool by_row, int64_t rows,
+                           int64_t cols, int_zp *out) {
+    const tc__tensor *z = ctx->n_in > zi ? ctx->in[zi] : NULL;
+    *out = (int_zp){.z = z, .kind = 0};
+    if (z == NULL) return TC_STATUS_OK;
+    const char *what = by_row ? "a_zero_point" : "b_zero_point";
+    if (z->dtype != t->dtype)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s is %s, its operand %s", what,
+                        tc_dtype_name(z->dtype), tc_dtype_name(t->dtype));
+    const int64_t per = by_row ? rows : cols;
+    if (tc__tensor_numel(z) == 1) {
+        out->kind = 1;
+    } else if (z->rank == 1 && z->dims[0] == per && t->rank >= (by_row ? 2 : 1)) {
+        out->kind = 2;
+    } else {
+        bool same = z->rank == t->rank && t->rank >= 2;
+        for (int32_t d = 0; same && d < t->rank; d++)
+            same = z->dims[d] == (d == t->rank - (by_row ? 1 : 2) ? 1 : t->dims[d]);
+        if (!same) {
+            char zs[160], ts[160];
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                            "%s has shape %s: expected one value, a 1-D of %lld (per %s) or %s's shape with %s 1", what,
+                            tc__shape_str(z->rank, z->dims, zs, sizeof zs), (long long)per, by_row ? "row" : "column",
+                            tc__shape_str(t->rank, t->dims, ts, sizeof ts),
+                            by_row ? "the last dim" : "the second-to-last dim");
+        }
+        out->kind = 3;
+    }
+    return TC_STATUS_OK;
+}
+
+static int64_t int_zp_at(const int_zp *p, bool by_row, int64_t e, int64_t rows, int64_t cols) {
+    if (p->kind == 0) return 0;
+    if (p->kind == 1) return tc__tensor_get_i64(p->z, 0);
+    const int64_t mat = e / (rows * cols), r = e / cols % rows, c = e % cols;
+    const int64_t in_mat = by_row ? r : c;
+    return tc__tensor_get_i64(p->z, p->kind == 2 ? in_mat : mat * (by_row ? rows : cols) + in_mat);
+}
+
+/* Loads operand t (n elements) as int64 values minus their zero points (exact: 8-bit operands). */
+static void load_shifted(const tc__tensor *t, int64_t n, const int_zp *p, bool by_row, int64_t rows, int64_t cols,
+                         int64_t *dst) {
+    for (int64_t e = 0; e < n; e++) dst[e] = tc__tensor_get_i64(t, e) - int_zp_at(p, by_row, e, rows, cols);
+}
+
+/*
+ * MatMulInteger: Y (int32) = (A - a_zero_point) x (B - b_zero_point), A and B uint8 or int8, NumPy matmul
+ * shapes. Products are summed exactly in 64 bits; a sum outside int32 fails (onnxruntime would wrap it).
+ */
+tc_status tc__ref_MatMulInteger(const tc__kernel_ctx *ctx) {
+    if (ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1] || ctx->n_out < 1 || !ctx->out[0])
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects inputs A, B and output Y");
+    const tc__tensor *a = ctx->in[0], *b = ctx->in[1];
+    tc__tensor *y = ctx->out[0];
+    for (int i = 0; i < 2; i++)
+        if (ctx->in[i]->dtype != TC_DTYPE_UINT8 && ctx->in[i]->dtype != TC_DTYPE_INT8)
+            return tc__ref_unsupported_dtype(ctx, i, ctx->in[i]->dtype);
+    if (y->dtype != TC_DTYPE_INT32)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "output Y is %s, expected int32", tc_dtype_name(y->dtype));
+    matmul_geom g;
+    tc_status st = matmul_geometry(ctx, a, b, y, &g);
+    if (st) return st;
+    int_zp za, zb;
+    if ((st = int_zp_of(ctx, a, 2, true, g.m, g.k, &za)) || (st = int_zp_of(ctx, b, 3, false, g.k, g.n, &zb)))
+        return st;
+    const int64_t an = tc__tensor_numel(a), bn = tc__tensor_numel(b);
+    const int64_t amat = g.m * g.k, bmat = g.k * g.n, ymat = g.m * g.n;
+    int64_t *ad = (int64_t *)tc__ref_alloc_f64(ctx, an), *bd = (int64_t *)tc__ref_alloc_f64(ctx, bn);
+    int64_t *yd = (int64_t *)tc__ref_alloc_f64(ctx, ymat);
+    if (!ad || !bd || !yd) {
+        tc__kernel_free(ctx, yd);
+        tc__kernel_free(ctx, bd);
+        tc__kernel_free(ctx, ad);
+        return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory for MatMulInteger work buffers");
+    }
+    load_shifted(a, an, &za, true, g.m, g.k, ad);
+    load_shifted(b, bn, &zb, false, g.k, g.n, bd);
+    int64_t idx[TC_MAX_RANK] = {0};
+    st = TC_STATUS_OK;
+    for (int64_t t = 0; t < g.n_batch && st == TC_STATUS_OK; t++) {
+        int64_t ai = 0, bi = 0;
+        for (int i = 0; i < g.nb; i++) {
+            ai += idx[i] * g.astr[i];
+            bi += idx[i] * g.bstr[i];
+        }
+        /* |a - za| and |b - zb| are at most 255: two's complement uint64 sums are the exact int64 sums. */
+        matmul_u64((const uint64_t *)(ad + ai * amat), (const uint64_t *)(bd + bi * bmat), (uint64_t *)yd, g.m, g.k,
+                   g.n);
+        for (int64_t i = 0; i < ymat; i++) {
+            if (yd[i] < INT32_MIN || yd[i] > INT32_MAX) {
+                st = tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                              "the int32 result overflows (%lld at element %lld): K = %lld is too long for int32 sums",
+                              (long long)yd[i], (long long)(t * ymat + i), (long long)g.k);
+                break;
+            }
+            ((int32_t *)y->data)[t * ymat + i] = (int32_t)yd[i];
+        }
+        for (int i = g.nb - 1; i >= 0; i--) {
+            if (++idx[i] < g.batch[i]) break;
+            idx[i] = 0;
+        }
+    }
+    tc__kernel_free(ctx, yd);
+    tc__kernel_free(ctx, bd);
+    tc__kernel_free(ctx, ad);
+    return st;
 }

@@ -1,6 +1,6 @@
 /*
  * unary.c - reference kernels for shape-preserving elementwise math and
- * activations: Abs Neg Sqrt Exp Log Reciprocal Floor Ceil Relu LeakyRelu
+ * activations: Abs Neg Sqrt Exp Log Reciprocal Floor Ceil Round (half to even) Relu LeakyRelu
  * Sigmoid HardSigmoid HardSwish Tanh Erf Gelu Clip.
  *
  * Floats are computed in double and rounded once to the output type (float32
@@ -86,6 +86,7 @@ static double f_log(double x, const unary_params *p) { (void)p; return log(x); }
 static double f_reciprocal(double x, const unary_params *p) { (void)p; return 1.0 / x; }
 static double f_floor(double x, const unary_params *p) { (void)p; return floor(x); }
 static double f_ceil(double x, const unary_params *p) { (void)p; return ceil(x); }
+static double f_round(double x, const unary_params *p) { (void)p; return nearbyint(x); } /* half to even */
 static double f_relu(double x, const unary_params *p) { (void)p; return x > 0.0 ? x : (x == x ? 0.0 : x); }
 static int64_t i_relu(int64_t x, const unary_params *p) { (void)p; return x > 0 ? x : 0; }
 static double f_leaky_relu(double x, const unary_params *p) { return x >= 0.0 ? x : p->alpha * x; }
@@ -138,6 +139,7 @@ tc_status tc__ref_Reciprocal(const tc__kernel_ctx *ctx) {
 }
 tc_status tc__ref_Floor(const tc__kernel_ctx *ctx) { return run_unary(ctx, f_floor, NULL, NULL, &kNoParams); }
 tc_status tc__ref_Ceil(const tc__kernel_ctx *ctx) { return run_unary(ctx, f_ceil, NULL, NULL, &kNoParams); }
+tc_status tc__ref_Round(const tc__kernel_ctx *ctx) { return run_unary(ctx, f_round, NULL, NULL, &kNoParams); }
 
 tc_status tc__ref_Relu(const tc__kernel_ctx *ctx) {
     if (ctx->n_in >= 1 && ctx->in[0] != NULL && ctx->in[0]->dtype == TC_DTYPE_FLOAT32) {
