@@ -105,6 +105,10 @@ typedef struct tc__shape_state {
     bool alloc_shape_values;  /* build: malloc shape-step outputs (caller frees those with owned[v]) */
     bool *owned;
     tc__scratch *scratch;     /* for shape steps' kernels, may be NULL */
+    /* Per value, or NULL: set for the outputs of a guarded step (an If branch decided at run time) whose shapes do not
+     * infer at these input shapes, instead of failing; such a step may run only if its branch is not taken. NULL:
+     * every step must infer. */
+    bool *unavail;
 } tc__shape_state;
 
 tc_status tc__engine_propagate(const tc__graph *g, const tc__step *steps, int n_steps, tc__shape_state *s,

@@ -1,6 +1,7 @@
 /* model_fold_if.c - at model load, before the op check: every If whose condition is known once constants are
  * evaluated (a Constant, or shape arithmetic on static dims) is replaced by the branch it takes, round after round
- * (a branch may hold another If), so that only what remains is checked. An If decided at run time stays (refused). */
+ * (a branch may hold another If), so that only what remains is checked. When a round folds nothing, every If left is
+ * decided at run time: it is predicated (model_predicate_if.c), and the rounds go on with the Ifs of its branches. */
 #include <string.h>
 
 #include "engine/model.h"
@@ -10,8 +11,10 @@
 /* Most rounds of inlining (If nested in a branch, nested ...): a bound against hostile files. */
 #define TC__MAX_IF_ROUNDS 64
 
+/* An If as imported: its branches still graph attributes (a predicated one has none). */
 static bool is_if(const tc__node *node) {
-    return strcmp(node->op_type, "If") == 0 && (node->domain[0] == '\0' || strcmp(node->domain, "ai.onnx") == 0);
+    return strcmp(node->op_type, "If") == 0 && (node->domain[0] == '\0' || strcmp(node->domain, "ai.onnx") == 0) &&
+           tc__attr_find(&node->attrs, "then_branch") != NULL;
 }
 
 /* The condition of If node `node` when inference knows it: 1 true, 0 false, -1 unknown. */
@@ -37,15 +40,26 @@ tc_status tc__model_fold_ifs(tc__graph *g, tc__err *err) {
         if (st) return st;
         int folded = 0;
         const int n_nodes = g->n_nodes; /* inlining appends nodes after these */
+        int left = 0;
         for (int n = 0; n < n_nodes && st == TC_STATUS_OK; n++) {
             if (!is_if(&g->nodes[n])) continue;
             int c = known_cond(g, &g->nodes[n]);
-            if (c < 0) continue;
+            if (c < 0) {
+                left++;
+                continue;
+            }
+            const int32_t first = g->n_nodes, guard = g->nodes[n].guard;
             st = tc__onnx_inline_if(g, n, c == 1, err);
+            /* the nodes of a branch of a predicated If's branch run under its flag */
+            if (st == TC_STATUS_OK && guard >= 0)
+                st = tc__model_guard_nodes(g, first, g->n_nodes, g->nodes[n].in[guard], err);
             folded++;
         }
+        /* none could be folded: the rest are decided at run time */
+        for (int n = 0; n < n_nodes && st == TC_STATUS_OK && folded == 0 && left > 0; n++)
+            if (is_if(&g->nodes[n])) st = tc__model_predicate_if(g, n, err);
         if (st) return st;
-        if (folded == 0) return TC_STATUS_OK;
+        if (folded == 0 && left == 0) return TC_STATUS_OK;
         tc__graph_compact(g);
         if ((st = tc__graph_toposort(g, err))) return st;
     }

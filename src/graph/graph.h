@@ -42,6 +42,10 @@ typedef struct tc__node {
     tc__epilogue epi;        /* fused into this node's output; none after import */
     const char *fused;       /* "+"-joined ops folded or fused into this node, e.g. "BatchNormalization+Relu"; "" if none */
     bool removed;            /* set by a pass; dropped by tc__graph_compact */
+    /* -1, or the index (>= n_op_in) of the input that guards this node: a one-element bool that says whether the
+     * node runs (a node of an If branch decided at run time, engine/model_predicate_if.c). As an input it orders
+     * the node after its guard and keeps the guard alive; kernels never see it. */
+    int32_t guard;
 } tc__node;
 
 typedef struct tc__graph {

@@ -41,10 +41,6 @@ tc_status tc__graph_fail_unsupported(const tc__graph *g, tc__err *err) {
     }
     if (more_ops && len < sizeof buf)
         len += (size_t)snprintf(buf + len, sizeof buf - len, " and %d more op%s", more_ops, more_ops == 1 ? "" : "s");
-    for (int k = 0; k < n_ops && len < sizeof buf; k++)
-        if (strcmp(ops[k].op, "If") == 0 && ops[k].domain[0] == '\0')
-            len += (size_t)snprintf(buf + len, sizeof buf - len, "; an If runs only when its condition is known "
-                                    "before the run (it is then replaced by its branch)");
     return tc__fail(err, TC_STATUS_UNSUPPORTED, "%s", buf);
 }
 
