@@ -592,9 +592,21 @@ static void test_header_errors(void **state) {
     expect_failure(buf, size, 0, TC_STATUS_CORRUPT_FILE, "not a tailcut plan");
 
     memcpy(buf, plan, size);
-    ((tc__plan_header *)buf)->version = 3;
+    ((tc__plan_header *)buf)->version = 4;
     reseal(buf);
-    expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, "plan format version 3, this build reads 2: rebuild the plan");
+    expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, "plan format version 4, this build reads 3: rebuild the plan");
+
+    /* A version-2 plan (before node guards: every guard byte zero) is still read. */
+    memcpy(buf, plan, size);
+    ((tc__plan_header *)buf)->version = 2;
+    reseal(buf);
+    {
+        tc__graph *g2 = NULL;
+        tc__err err2 = {0};
+        assert_int_equal(load(buf, size, 0, &g2, &err2), TC_STATUS_OK);
+        for (int n = 0; n < g2->n_nodes; n++) assert_int_equal(g2->nodes[n].guard, -1);
+        tc__graph_destroy(g2);
+    }
 
     /* A version-1 plan (an earlier tailcut's, its CPU target in the header): refused, naming the cure. */
     memcpy(buf, plan, size);
@@ -806,6 +818,8 @@ static void test_bad_records(void **state) {
         CASE(((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[0].act = TC__ACT_COUNT_, "epilogue");
         CASE(((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[1].io_first += 1, "out of order");
         CASE(((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[0].n_op_in = 9, "bad counts");
+        CASE(((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[0].guard = 1, "its guard is input 0");
+        CASE(((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[0].guard = 200, "its guard is input 199");
         CASE(((tc__plan_attr *)table(buf, TC__PLAN_TABLE_ATTRS))[0].kind = 42, "unknown kind 42");
         CASE(((tc__plan_attr *)table(buf, TC__PLAN_TABLE_ATTRS))[5].n = 1ull << 61, "lie outside");
         CASE(((tc__plan_graph *)section(buf, TC__PLAN_SECTION_GRAPH, NULL))->tables[1].stride = 8, "records");
