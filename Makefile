@@ -94,6 +94,7 @@ cli: venv build
 	bash tests/cli/test_plan_shapes.sh $(BUILD) $(PY)
 	bash tests/cli/test_fold_first.sh $(BUILD) $(PY)
 	bash tests/cli/test_if_runtime.sh $(BUILD) $(PY)
+	bash tests/cli/test_loop_unroll.sh $(BUILD) $(PY)
 	bash tests/cli/test_lrn_einsum.sh $(BUILD) $(PY)
 	bash tests/cli/test_rnn_ort.sh $(BUILD) $(PY)
 	bash tests/cli/test_compare.sh $(BUILD) $(PY)

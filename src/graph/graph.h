@@ -20,6 +20,10 @@
 #include "graph/op_schema.h"
 #include "graph/shape.h"
 
+/* A STRING attribute on a node the model load could not rewrite (a Loop it cannot unroll): why, naming the node,
+ * which tc__graph_fail_unsupported quotes. */
+#define TC__ATTR_WHY "tc.why"
+
 typedef struct tc__value {
     const char *name;
     tc__vinfo info;          /* dtype, (symbolic) shape, known value */
