@@ -9,7 +9,10 @@
 struct tc_model {
     tc__graph *graph;
     bool runnable; /* every node supported */
+    const char **branch; /* per node: the If branch it runs under (tc__branch_labels), "" for none */
+    int *depth;          /* per node: how many If branches deep */
 };
+
 
 /* True when g has an If node (model_fold_if.c). */
 bool tc__model_has_if(const tc__graph *g);

@@ -4,8 +4,8 @@
 # computed from the input data taking each branch (branches reading outer-scope values and initializers, a Conv and
 # a MatMul inside); an If nested in a branch with its own run-time condition (all four paths); a branch that cannot
 # run at some input shapes of a dynamic profile (taken: refused naming it; not taken: runs); the plan round trip
-# (build to a file, run from it, inspect shows the If). Refused clearly: branches whose outputs have different shapes
-# or dtypes.
+# (build to a file, run from it); inspect of the model and of the plan shows each branch's nodes or steps, nested
+# branches indented. Refused clearly: branches whose outputs have different shapes or dtypes.
 #
 # usage: tests/cli/test_if_runtime.sh [BUILD_DIR] [PYTHON]
 set -euo pipefail
@@ -164,7 +164,14 @@ run_cmp() { # MODEL PLAN TAG INPUT=FILE...: runs PLAN with the inputs and compar
 run_cmp "$work/data_if.onnx" "$work/data_if.plan" pos "x=$work/xpos.npy"
 run_cmp "$work/data_if.onnx" "$work/data_if.plan" neg "x=$work/xneg.npy"
 "$tailcut" inspect "$work/data_if.plan" >"$work/inspect.txt" 2>&1 || fail "inspect data_if.plan"
-grep -q "data_if" "$work/inspect.txt" || { cat "$work/inspect.txt" >&2; fail "inspect does not show the If"; }
+for want in "[If branch data_if:then]" "[If branch data_if:else]"; do
+  grep -qF "$want" "$work/inspect.txt" || { cat "$work/inspect.txt" >&2; fail "inspect data_if.plan shows no '$want'"; }
+done
+"$tailcut" inspect "$work/data_if.onnx" >"$work/inspect.txt" 2>&1 || fail "inspect data_if.onnx"
+for want in "If branches decided at run time" "data_if:then: " "data_if:else: " "Conv                 then_conv" \
+            "MatMul               else_matmul"; do
+  grep -qF "$want" "$work/inspect.txt" || { cat "$work/inspect.txt" >&2; fail "inspect data_if.onnx shows no '$want'"; }
+done
 # the same under --tactics-fixed and with every optional pass off
 "$tailcut" build "$work/data_if.onnx" -o "$work/data_if2.plan" --tactics-fixed --disable-pass all >/dev/null ||
   fail "build data_if.onnx --disable-pass all"
@@ -174,6 +181,12 @@ run_cmp "$work/data_if.onnx" "$work/data_if2.plan" neg2 "x=$work/xneg.npy"
 # nested: all four paths
 "$tailcut" build "$work/nested.onnx" -o "$work/nested.plan" >/dev/null || fail "build nested.onnx"
 for p in pp pn np nn; do run_cmp "$work/nested.onnx" "$work/nested.plan" "n_$p" "v=$work/v_$p.npy"; done
+"$tailcut" inspect "$work/nested.onnx" >"$work/inspect.txt" 2>&1 || fail "inspect nested.onnx"
+grep -qE "^    outer_if:then > inner_if:else: 1 nodes" "$work/inspect.txt" ||
+  { cat "$work/inspect.txt" >&2; fail "inspect nested.onnx does not show the inner If's branch, indented"; }
+"$tailcut" inspect "$work/nested.plan" >"$work/inspect.txt" 2>&1 || fail "inspect nested.plan"
+grep -qF "[If branch outer_if:then > inner_if:" "$work/inspect.txt" ||
+  { cat "$work/inspect.txt" >&2; fail "inspect nested.plan does not show the inner If's branches"; }
 
 # a branch that cannot run at some shapes of the profile
 "$tailcut" build "$work/shapes.onnx" -o "$work/shapes.plan" --min-shapes x:4 --opt-shapes x:8 --max-shapes x:16 \
