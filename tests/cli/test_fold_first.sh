@@ -112,24 +112,7 @@ g = helper.make_graph([const("t", np.array(True)), helper.make_node("Relu", ["x"
 onnx.save(helper.make_model(g, ir_version=8, opset_imports=[helper.make_opsetid("", 17)]), f"{work}/clash.onnx")
 PY
 
-compare() { # MODEL OUTDIR INPUT=FILE...: the outputs in OUTDIR equal onnxruntime's (floats to 1e-5, ints exactly)
-  "$py" - "$@" <<'PY'
-import sys
-import numpy as np
-import onnxruntime as ort
-model, out = sys.argv[1], sys.argv[2]
-feeds = {kv.split("=")[0]: np.load(kv.split("=", 1)[1]) for kv in sys.argv[3:]}
-sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-for o, want in zip(sess.get_outputs(), sess.run(None, feeds)):
-    got = np.load(f"{out}/{o.name}.npy")
-    assert got.dtype == want.dtype and got.shape == want.shape, (o.name, got.dtype, got.shape, want.dtype, want.shape)
-    if np.issubdtype(want.dtype, np.floating):
-        err = np.abs(got - want).max() if want.size else 0.0
-        assert err <= 1e-5 * (1 + np.abs(want).max()), f"{o.name}: max error {err}"
-    else:
-        assert np.array_equal(got, want), f"{o.name}: {got} != {want}"
-PY
-}
+. "$repo/tests/cli/ort_check.sh" # compare, refused
 
 "$tailcut" build "$work/fold.onnx" -o "$work/fold.plan" --tactics-fixed >"$work/log.txt" 2>&1 ||
   { cat "$work/log.txt" >&2; fail "build of Mod shape arithmetic and constant Ifs"; }
@@ -149,11 +132,6 @@ if grep -qE "^ +(If|Hardmax) " "$work/inspect.txt"; then fail "inspect shows an 
   fail "run mod.onnx"
 compare "$work/mod.onnx" "$work/o3" "a=$work/a.npy" "f=$work/f.npy" || fail "Mod on run-time data differs"
 
-refused() { # WANT COMMAND...: the command exits non-zero with WANT in its error output
-  local want=$1; shift
-  if "$@" >"$work/out.txt" 2>&1; then fail "accepted: $*"; fi
-  grep -qF -- "$want" "$work/out.txt" || { cat "$work/out.txt" >&2; fail "no '$want' for: $*"; }
-}
 # an If decided at run time is predicated (tests/cli/test_if_runtime.sh has the details): both values of c
 "$tailcut" build "$work/runtime_if.onnx" -o "$work/rt.plan" --tactics-fixed >/dev/null || fail "build runtime_if.onnx"
 for c in c1 c0; do

@@ -130,27 +130,7 @@ x4 = rng.standard_normal(4).astype(np.float32)
 np.save(f"{work}/x4.npy", x4)
 PY
 
-compare() { # MODEL OUTDIR INPUT=FILE...: the outputs in OUTDIR equal onnxruntime's (to 1e-5 relative)
-  "$py" - "$@" <<'PY'
-import sys
-import numpy as np
-import onnxruntime as ort
-model, out = sys.argv[1], sys.argv[2]
-feeds = {kv.split("=")[0]: np.load(kv.split("=", 1)[1]) for kv in sys.argv[3:]}
-sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-for o, want in zip(sess.get_outputs(), sess.run(None, feeds)):
-    got = np.load(f"{out}/{o.name}.npy")
-    assert got.dtype == want.dtype and got.shape == want.shape, (o.name, got.dtype, got.shape, want.dtype, want.shape)
-    err = float(np.abs(got - want).max()) if want.size else 0.0
-    assert err <= 1e-5 * max(1.0, float(np.abs(want).max())), (o.name, err)
-    assert np.abs(want).max() > 0, "all-zero reference: the test would not tell"
-PY
-}
-refused() { # WANT COMMAND...: the command exits non-zero with WANT in its error output
-  local want=$1; shift
-  if "$@" >"$work/out.txt" 2>&1; then fail "accepted: $*"; fi
-  grep -qF -- "$want" "$work/out.txt" || { cat "$work/out.txt" >&2; fail "no '$want' for: $*"; }
-}
+. "$repo/tests/cli/ort_check.sh" # compare, refused
 run_cmp() { # MODEL PLAN TAG INPUT=FILE...: runs PLAN with the inputs and compares with onnxruntime on MODEL
   local model=$1 plan=$2 tag=$3; shift 3
   local args=()

@@ -81,26 +81,7 @@ g = helper.make_graph([helper.make_node("Loop", ["M", "", "x"], ["h", "scans"], 
 save(g, f"{work}/computed_cond.onnx")
 PY
 
-compare() { # MODEL OUTDIR INPUT=FILE...: the outputs in OUTDIR equal onnxruntime's (to 1e-5 relative)
-  "$py" - "$@" <<'PY'
-import sys
-import numpy as np
-import onnxruntime as ort
-model, out = sys.argv[1], sys.argv[2]
-feeds = {kv.split("=")[0]: np.load(kv.split("=", 1)[1]) for kv in sys.argv[3:]}
-sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-for o, want in zip(sess.get_outputs(), sess.run(None, feeds)):
-    got = np.load(f"{out}/{o.name}.npy")
-    assert got.dtype == want.dtype and got.shape == want.shape, (o.name, got.dtype, got.shape, want.dtype, want.shape)
-    err = float(np.abs(got - want).max())
-    assert err <= 1e-5 * max(1.0, float(np.abs(want).max())), (o.name, err)
-PY
-}
-refused() { # WANT COMMAND...: the command exits non-zero with WANT in its error output
-  local want=$1; shift
-  if "$@" >"$work/out.txt" 2>&1; then fail "accepted: $*"; fi
-  grep -qF -- "$want" "$work/out.txt" || { cat "$work/out.txt" >&2; fail "no '$want' for: $*"; }
-}
+. "$repo/tests/cli/ort_check.sh" # compare, refused
 
 "$tailcut" build "$work/const.onnx" -o "$work/const.plan" >/dev/null || fail "build const.onnx"
 "$tailcut" run "$work/const.plan" --input "x=$work/x.npy" --output-dir "$work/o1" >/dev/null || fail "run const.plan"
