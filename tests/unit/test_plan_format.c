@@ -83,7 +83,7 @@ static const tc__tensor *arena_tensor(tc__graph *g, tc_dtype dt, int32_t rank, c
 
 /*
  * x[batch,4] --MatMul(W)+bias,Relu--> h[batch,3] --Clip(-, max)--> c (unknown type)
- *   --Identity (every attribute kind)--> d --Add(r)+residual h, Clip(0,6)--> e --Dropout--> y, (absent mask)
+ *   --Identity (every attribute kind)--> d --Add(r)+residual h, Clip(0,6)--> e --Dropout (guarded by "run")--> y, (absent mask)
  * outputs: y, and the first n_extras of initializers of every other dtype (odd byte sizes included).
  */
 static tc__graph *build_graph(size_t n_extras) {
@@ -167,6 +167,11 @@ static tc__graph *build_graph(size_t n_extras) {
     int32_t y = value(g, "y");
     g->nodes[n4].out[0] = y;
     g->nodes[n4].out[1] = -1; /* absent mask */
+    /* guarded (a step of an If branch decided at run time): by the bool initializer "run", an input after the op's */
+    int32_t run = add_init(g, "run", TC_DTYPE_BOOL, 0, NULL);
+    assert_int_equal(tc__graph_node_add_input(g, n4, run, &idx, &err), TC_STATUS_OK);
+    g->nodes[n4].n_op_in = 1;
+    g->nodes[n4].guard = idx;
     set_shape(g, y, TC_DTYPE_FLOAT32, 2, (tc__dim[]){{-1, batch}, {-1, -1}});
     add_output(g, y);
 
@@ -359,6 +364,7 @@ static void compare_graphs(const tc__graph *a, const tc__graph *b, const uint8_t
         assert_string_equal(x->fused, y->fused);
         assert_int_equal(x->n_in, y->n_in);
         assert_int_equal(x->n_op_in, y->n_op_in);
+        assert_int_equal(x->guard, y->guard);
         assert_int_equal(x->n_out, y->n_out);
         for (int i = 0; i < x->n_in; i++) assert_int_equal(x->in[i], y->in[i]);
         for (int o = 0; o < x->n_out; o++) assert_int_equal(x->out[o], y->out[o]);
@@ -599,6 +605,7 @@ static void test_header_errors(void **state) {
     /* A version-2 plan (before node guards: every guard byte zero) is still read. */
     memcpy(buf, plan, size);
     ((tc__plan_header *)buf)->version = 2;
+    for (int n = 0; n < a->n_nodes; n++) ((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[n].guard = 0;
     reseal(buf);
     {
         tc__graph *g2 = NULL;
