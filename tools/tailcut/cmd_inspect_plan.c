@@ -64,6 +64,8 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
             json_str(si.layout);
             printf(",\"output\":");
             json_str(si.output);
+            printf(",\"branch\":");
+            json_str(si.branch);
             printf(",\"at_reshape\":%s,\"rejected\":[", si.runs_at_reshape ? "true" : "false");
             for (int j = 0; j < tc_engine_step_num_rejected(e, k); j++) {
                 tc_tactic_rejection rj;
