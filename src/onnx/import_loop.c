@@ -1,6 +1,7 @@
 /*
  * import_loop.c - unrolls a Loop whose trip count is known before the run and whose condition stays true: the body's
- * initializers and nodes join the enclosing graph once per iteration, the body-local names suffixed "/iter<i>",
+ * nodes join the enclosing graph once per iteration, the body-local names suffixed "/iter<i>" (its initializers once,
+ * "/iter-1"),
  * iteration_num an int64 initializer i, cond_in true, each loop-carried input the previous iteration's value (the
  * Loop's initial value first); the Loop's final values are Identities of the last iteration's, and each scan output
  * the Concat along a new axis 0 of the iterations' values (Unsqueeze). Anything else is refused naming the Loop and why.
@@ -91,17 +92,16 @@ static const char *cond_changes(const Onnx__GraphProto *body) {
     return "its body's condition output is not its condition input";
 }
 
-/* Imports one iteration i of body into g, names mapped through m (body inputs already mapped). */
-static tc_status import_iteration(tc__graph *g, Onnx__GraphProto *body, int64_t i, name_map *m, const char *loop_name,
-                                  tc__err *err) {
+/* Imports the body's initializers once (shared by the iterations), named "<name>/iter-1"; inits maps the names. */
+static tc_status import_initializers(tc__graph *g, Onnx__GraphProto *body, name_map *inits, tc__err *err) {
     tc__onnx_tensor_ctx ctx = {.arena = &g->arena, .adopt = false, .external_ok = false, .base_dir = NULL};
     tc_status st = TC_STATUS_OK;
     for (size_t k = 0; k < body->n_initializer && st == TC_STATUS_OK; k++) {
         Onnx__TensorProto *tp = body->initializer[k];
         char *old = tp->name;
-        const char *fresh = suffixed(g, tc__onnx_str(old), i);
+        const char *fresh = suffixed(g, tc__onnx_str(old), -1);
         if (fresh == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory unrolling a Loop");
-        st = map_put(g, m, tc__onnx_str(old), fresh, err);
+        st = map_put(g, inits, tc__onnx_str(old), fresh, err);
         tp->name = (char *)fresh;
         Onnx__GraphProto one = *body; /* this initializer alone */
         one.n_initializer = 1;
@@ -109,6 +109,14 @@ static tc_status import_iteration(tc__graph *g, Onnx__GraphProto *body, int64_t 
         if (st == TC_STATUS_OK) st = tc__onnx_import_initializers(g, &ctx, &one, err);
         tp->name = old;
     }
+    return st;
+}
+
+/* Imports the nodes of iteration i of body into g, names mapped through m (initializers and inputs already mapped). */
+static tc_status import_iteration(tc__graph *g, Onnx__GraphProto *body, int64_t i, name_map *m, const char *loop_name,
+                                  tc__err *err) {
+    tc__onnx_tensor_ctx ctx = {.arena = &g->arena, .adopt = false, .external_ok = false, .base_dir = NULL};
+    tc_status st = TC_STATUS_OK;
     for (size_t k = 0; k < body->n_node && st == TC_STATUS_OK; k++) {
         Onnx__NodeProto *np = body->node[k];
         char **in = np->input, **out = np->output, *name = np->name;
@@ -180,9 +188,12 @@ tc_status tc__onnx_unroll_loop(tc__graph *g, int32_t n, int64_t trip, tc__err *e
     const uint8_t yes = 1;
     const tc__tensor true_t = {.dtype = TC_DTYPE_BOOL, .rank = 0, .data = (void *)&yes, .nbytes = 1};
     const char *true_name = NULL;
+    name_map inits = {0};
     if (st == TC_STATUS_OK) st = add_const(g, "tc_loop_true", &true_t, &true_name, err);
+    if (st == TC_STATUS_OK && trip > 0) st = import_initializers(g, body, &inits, err);
     for (int64_t i = 0; i < trip && st == TC_STATUS_OK; i++) {
         name_map m = {0};
+        for (size_t k = 0; k < inits.n && st == TC_STATUS_OK; k++) st = map_put(g, &m, inits.from[k], inits.to[k], err);
         const tc__tensor it = {.dtype = TC_DTYPE_INT64, .rank = 0, .data = (void *)&i, .nbytes = sizeof i};
         const char *iter_name = NULL;
         st = add_const(g, "tc_loop_iter", &it, &iter_name, err);
