@@ -107,8 +107,17 @@ tc_status tc__model_fold_ifs(tc__graph *g, tc__err *err) {
             folded++;
         }
         /* none could be folded: the rest are decided at run time; Loops not unrolled by now stay (noting why) */
-        for (int n = 0; n < n_nodes && st == TC_STATUS_OK && folded == 0 && left > 0; n++)
-            if (is_if(&g->nodes[n])) st = tc__model_predicate_if(g, n, err);
+        int predicated = 0;
+        for (int n = 0; n < n_nodes && st == TC_STATUS_OK && folded == 0 && left > 0; n++) {
+            /* a condition of unknown type comes from a node the op check refuses: the If stays as it is */
+            const tc__node *node = &g->nodes[n];
+            if (!is_if(node) || node->n_op_in < 1 || node->in[0] < 0 ||
+                g->values[node->in[0]].info.dtype == TC_DTYPE_UNDEFINED)
+                continue;
+            st = tc__model_predicate_if(g, n, err);
+            predicated++;
+        }
+        if (folded == 0 && predicated == 0) left = 0; /* nothing more to do with the Ifs left */
         for (int n = 0; n < n_nodes && st == TC_STATUS_OK && folded == 0 && left == 0; n++) {
             int unrolled = 0;
             if (is_loop(&g->nodes[n])) st = try_unroll(g, n, true, &unrolled, err);
