@@ -122,10 +122,14 @@ tc_status tc__engine_propagate(const tc__graph *g, const tc__step *steps, int n_
                 char sa[160] = "", sb[160] = "";
                 if (a_ok) tc__shape_str(s->tensors[a].rank, s->tensors[a].dims, sa, sizeof sa);
                 if (b_ok) tc__shape_str(s->tensors[b].rank, s->tensors[b].dims, sb, sizeof sb);
-                if (!a_ok && !b_ok)
+                const int32_t c = node->in[0]; /* a condition known before the run decides alone */
+                const int pick = c >= 0 && s->known[c] && s->tensors[c].data != NULL && s->tensors[c].nbytes > 0
+                                     ? ((const uint8_t *)s->tensors[c].data)[0] != 0 : -1;
+                if (pick >= 0 || (!a_ok && !b_ok))
                     return tc__fail(err, TC_STATUS_UNSUPPORTED,
-                                    "If '%s': neither branch can run at these input shapes (their shapes do not infer)",
-                                    node->name);
+                                    "If '%s': %s cannot run at these input shapes (their shapes do not infer)",
+                                    node->name, pick == 1 ? "its then branch, which its condition takes,"
+                                                : pick == 0 ? "its else branch, which its condition takes," : "neither branch");
                 return tc__fail(err, TC_STATUS_UNSUPPORTED,
                                 "If '%s': output %d '%s' is %s from the then branch but %s from the else branch at these "
                                 "input shapes; outputs are sized before the run, so an If whose output shape depends "

@@ -105,6 +105,18 @@ g = helper.make_graph([helper.make_node("If", ["c"], ["y"], name="shape_if", the
                       "shapes", [helper.make_tensor_value_info("c", B, []), helper.make_tensor_value_info("x", F, ["N"])],
                       [helper.make_tensor_value_info("y", F, ["N"])])
 save(g, f"{work}/shapes.onnx")
+# shapecond.onnx: the same branches, the condition Shape(x)[0] != 8 (known when shapes are set): N = 8 takes else;
+# another N takes then, which cannot run: refused when the shapes are set (a profile holding such an N is refused at
+# build), naming the branch.
+g = helper.make_graph([helper.make_node("Shape", ["x"], ["xs"], name="shape"),
+                       helper.make_node("Gather", ["xs", "i0"], ["n"], name="gather", axis=0),
+                       helper.make_node("Equal", ["n", "eight"], ["is8"], name="eq"),
+                       helper.make_node("Not", ["is8"], ["c"], name="not8"),
+                       helper.make_node("If", ["c"], ["y"], name="shape_if", then_branch=then_g, else_branch=else_g)],
+                      "shapecond", [helper.make_tensor_value_info("x", F, ["N"])],
+                      [helper.make_tensor_value_info("y", F, ["N"])],
+                      initializer=[init("i0", np.array(0, np.int64)), init("eight", np.array(8, np.int64))])
+save(g, f"{work}/shapecond.onnx")
 np.save(f"{work}/c1.npy", np.array(True))
 np.save(f"{work}/c0.npy", np.array(False))
 np.save(f"{work}/x8.npy", rng.standard_normal(8).astype(np.float32))
@@ -176,6 +188,13 @@ run_cmp "$work/shapes.onnx" "$work/shapes.plan" s80 "c=$work/c0.npy" "x=$work/x8
 run_cmp "$work/shapes.onnx" "$work/shapes.plan" s60 "c=$work/c0.npy" "x=$work/x6.npy"
 refused "its If branch is taken, but its shapes do not infer at these input shapes" \
   "$tailcut" run "$work/shapes.plan" --input "c=$work/c1.npy" --input "x=$work/x6.npy" --output-dir "$work/o_s61"
+
+# the condition known when shapes are set: the branch it takes must run at them
+"$tailcut" build "$work/shapecond.onnx" -o "$work/shapecond.plan" --min-shapes x:8 --opt-shapes x:8 --max-shapes x:8 \
+  >/dev/null || fail "build shapecond.onnx"
+run_cmp "$work/shapecond.onnx" "$work/shapecond.plan" sc8 "x=$work/x8.npy"
+refused "If 'shape_if': its then branch, which its condition takes, cannot run at these input shapes" \
+  "$tailcut" build "$work/shapecond.onnx" -o "$work/sc.plan" --min-shapes x:4 --opt-shapes x:8 --max-shapes x:16
 
 # refused: output shapes or dtypes that depend on the condition
 refused "an If whose output shape depends on its condition is not supported" \
