@@ -95,6 +95,8 @@ cli: venv build
 	bash tests/cli/test_dynamic_anchors.sh $(BUILD) $(PY)
 	bash tests/cli/test_declared_shapes.sh $(BUILD) $(PY)
 	bash tests/cli/test_fold_first.sh $(BUILD) $(PY)
+	bash tests/cli/test_if_runtime.sh $(BUILD) $(PY)
+	bash tests/cli/test_loop_unroll.sh $(BUILD) $(PY)
 	bash tests/cli/test_lrn_einsum.sh $(BUILD) $(PY)
 	bash tests/cli/test_rnn_ort.sh $(BUILD) $(PY)
 	bash tests/cli/test_compare.sh $(BUILD) $(PY)

@@ -157,6 +157,10 @@ typedef struct tc_node_info {
     const char *domain;
     int64_t opset;  /* opset version of the node's domain */
     int supported;  /* 1 when tailcut can run this node */
+    /* The If branch decided at run time that the node belongs to ("If_0:then", nested "If_0:else > inner:then"; the
+     * branches join the graph as nodes that run only when their branch is taken), "" for none; and how deep. */
+    const char *branch;
+    int branch_depth;
 } tc_node_info;
 
 TC_API int tc_model_num_nodes(const tc_model *model);
@@ -506,6 +510,9 @@ typedef struct tc_step_info {
                               after a run with tc_context_keep_tensors; a fused step's output is that of
                               its last fused op (e.g. the Relu's of Conv+Relu) */
     const char *backend;   /* the backend whose kernel runs it: "cpu", ... */
+    const char *branch;    /* the If branch decided at run time that the step belongs to (as tc_node_info.branch: it
+                              runs only when that branch is taken), "" for none */
+    int branch_depth;      /* how many such branches deep */
 } tc_step_info;
 
 TC_API int tc_engine_num_steps(const tc_engine *engine);

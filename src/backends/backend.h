@@ -54,6 +54,11 @@ typedef struct tc__launch {
     void *copy_dst;
     const void *copy_src;
     size_t copy_bytes;
+    /* A step of an If branch decided at run time (host backends only): it runs only when the first byte of guard's
+     * data (a one-element bool computed by an earlier launch) is nonzero; when it would run but unrunnable is set (its
+     * shapes did not infer at the current input shapes), the run fails at it. NULL: always runs. */
+    const tc__tensor *guard;
+    bool unrunnable;
 } tc__launch;
 
 typedef struct tc__backend {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/file.h"
+#include "engine/engine.h"
 #include "engine/model.h"
 #include "engine/ref_executor.h"
 #include "engine/ref_node.h"
@@ -48,9 +49,14 @@ tc_status tc_model_load_buffer(const void *data, size_t size, const char *base_d
     tc_model *m = NULL;
     if (st == TC_STATUS_OK) {
         m = calloc(1, sizeof *m);
-        if (m == NULL) st = tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        if (m != NULL) m->branch = calloc((size_t)g->n_nodes + 1, sizeof *m->branch);
+        if (m != NULL) m->depth = calloc((size_t)g->n_nodes + 1, sizeof *m->depth);
+        if (m == NULL || m->branch == NULL || m->depth == NULL) st = tc__fail(&err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        else st = tc__branch_labels(g, m->branch, m->depth, &err);
     }
     if (st != TC_STATUS_OK) {
+        if (m != NULL) free(m->branch), free(m->depth);
+        free(m);
         tc__graph_destroy(g);
         return fail_export(&err, error);
     }
@@ -99,6 +105,8 @@ tc_status tc_model_load(const char *path, const tc_model_options *options, tc_mo
 void tc_model_destroy(tc_model *model) {
     if (model == NULL) return;
     tc__graph_destroy(model->graph);
+    free(model->branch);
+    free(model->depth);
     free(model);
 }
 
@@ -128,6 +136,8 @@ tc_status tc_model_node_info(const tc_model *model, int index, tc_node_info *inf
     info->domain = n->domain;
     info->opset = model->graph->opset;
     info->supported = n->schema != NULL;
+    info->branch = model->branch[index];
+    info->branch_depth = model->depth[index];
     return TC_STATUS_OK;
 }
 

@@ -37,6 +37,7 @@ void tc_context_destroy(tc_context *c) {
     c->e->backend->free(TC__MEM_HOST, c->scratch.base);
     free(c->tensors);
     free(c->known);
+    free(c->unavail);
     free(c->bound_bytes);
     free(c->bound);
     tc__ctx_keep_free(&c->keep);
@@ -72,6 +73,7 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
     c->scratch.cap = pr->scratch_bytes;
     c->tensors = calloc((size_t)nv + 1, sizeof *c->tensors);
     c->known = calloc((size_t)nv + 1, sizeof *c->known);
+    c->unavail = calloc((size_t)nv + 1, sizeof *c->unavail);
     c->bound_bytes = calloc((size_t)nv + 1, sizeof *c->bound_bytes);
     c->bound = calloc((size_t)nv + 1, sizeof *c->bound);
     c->ins = calloc((size_t)ns * TC__CTX_MAX_IN + 1, sizeof *c->ins);
@@ -83,7 +85,7 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
     c->launch_step = calloc(n_launch_max, sizeof *c->launch_step);
     c->launch_ns = calloc(n_launch_max, sizeof *c->launch_ns);
     c->step_ns = calloc((size_t)ns + 1, sizeof *c->step_ns);
-    if (!c->arena || !c->scratch.base || !c->tensors || !c->known || !c->bound_bytes || !c->bound || !c->ins ||
+    if (!c->arena || !c->scratch.base || !c->tensors || !c->known || !c->unavail || !c->bound_bytes || !c->bound || !c->ins ||
         !c->outs || !c->kctx || !c->launch || !c->launch_step || !c->launch_ns || !c->step_ns)
         goto oom;
     if (be->exec_create(e->threads, &c->own_exec, &err) != TC_STATUS_OK) goto fail;
@@ -157,6 +159,16 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
                                       .config = e->params ? e->params[(size_t)profile * (size_t)ns + (size_t)k] : NULL};
         if (e->steps[k].kind != TC__STEP_COMPUTE) continue;
         const bool post = !fused && !tc__epilogue_is_none(&node->epi);
+        if (node->guard >= 0 && c->tensors[node->in[node->guard]].dtype != TC_DTYPE_BOOL) {
+            tc__fail(&err, TC_STATUS_CORRUPT_FILE, "step '%s': its guard '%s' is not a bool", node->name,
+                     g->values[node->in[node->guard]].name);
+            goto fail;
+        }
+        if (c->device && node->guard >= 0) {
+            tc__fail(&err, TC_STATUS_UNSUPPORTED, "step '%s' belongs to an If branch decided at run time, which only "
+                     "the CPU backend runs so far", node->name);
+            goto fail;
+        }
         if (c->device && (t == NULL || post)) {
             tc__fail(&err, TC_STATUS_CORRUPT_FILE, "step '%s' has no %s kernel that applies its whole epilogue",
                      node->name, be->name);
@@ -165,7 +177,8 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
         c->launch_step[c->n_launch] = k;
         c->launch[c->n_launch++] = (tc__launch){.fn = fn, .kc = &c->kctx[k], .post = post ? &node->epi : NULL,
                                                 .post_bias = post ? input_or_null(in, node->epi.bias_input) : NULL,
-                                                .post_residual = post ? input_or_null(in, node->epi.residual_input) : NULL};
+                                                .post_residual = post ? input_or_null(in, node->epi.residual_input) : NULL,
+                                                .guard = node->guard >= 0 ? &c->tensors[node->in[node->guard]] : NULL};
     }
     if (c->device) {
         /* downloads last: the launches after the steps download output k */
@@ -288,9 +301,16 @@ static tc_status reshape(tc_context *c) {
     const tc__graph *g = c->e->g;
     for (int v = 0; v < g->n_values; v++) c->known[v] = g->values[v].init != NULL;
     tc__shape_state s = {.tensors = c->tensors, .known = c->known, .capacity = c->prof->capacity,
-                         .alloc_shape_values = false, .owned = NULL, .scratch = &c->scratch};
+                         .alloc_shape_values = false, .owned = NULL, .scratch = &c->scratch, .unavail = c->unavail};
     tc__err err = {0};
     tc_status st = tc__engine_propagate(g, c->e->steps, c->e->n_steps, &s, &err);
+    for (int i = 0; st == TC_STATUS_OK && i < c->n_launch; i++) { /* steps of If branches that cannot run now */
+        const int k = c->launch_step[i];
+        const tc__node *node = k >= 0 ? &g->nodes[c->e->steps[k].node] : NULL;
+        c->launch[i].unrunnable = false;
+        for (int o = 0; node && o < node->n_out; o++)
+            if (node->out[o] >= 0 && c->unavail[node->out[o]]) c->launch[i].unrunnable = true;
+    }
     if (st == TC_STATUS_OK && c->device) st = tc__ctx_device_sync(c, &err);
     if (st) return ctx_fail(c, st, "%s", err.msg);
     c->dirty = false;

@@ -42,6 +42,7 @@ struct tc_context {
     tc__scratch scratch;
     tc__tensor *tensors;        /* per value */
     bool *known;                /* per value: contents known before run */
+    bool *unavail;              /* per value: computed by an If branch that cannot run at the current shapes */
     size_t *bound_bytes;        /* per value: size of a caller buffer bound to it, 0 if none */
     bool *bound;                /* per value: a caller buffer is bound to it (never moved to an arena) */
     const tc__tensor **ins;     /* per step: TC__CTX_MAX_IN input pointers */

@@ -57,6 +57,8 @@ struct tc_engine {
     size_t n_bytes;
     bool mapped;
     char **step_ops;      /* per step: "Conv+BatchNormalization+Relu" */
+    const char **node_branch; /* per node: the If branch it runs under (tc__branch_labels), "" for none */
+    int *node_depth;          /* per node: how many If branches deep */
     tc__tune_result *tuning;            /* per step: candidates and their times */
     const tc__tactic **tactics;         /* per step: the chosen fast tactic, NULL for ref */
     const tc__backend *backend;         /* the backend the engine was built for (its contexts' memory and runs) */
@@ -73,6 +75,10 @@ struct tc_engine {
     uint64_t dev_weight_bytes;
     uint64_t *dev_off;
 };
+
+/* Fills label[n] (strings in g's arena; "" outside any If branch decided at run time) and depth[n] for every node of
+ * g, for inspect (branch_label.c). */
+tc_status tc__branch_labels(tc__graph *g, const char **label, int *depth, tc__err *err);
 
 /* A device backend's engine: every compute step runs one of the backend's tactics (else TC_STATUS_CORRUPT_FILE). */
 tc_status tc__engine_device_check(const tc_engine *e, tc__err *err);
@@ -105,6 +111,10 @@ typedef struct tc__shape_state {
     bool alloc_shape_values;  /* build: malloc shape-step outputs (caller frees those with owned[v]) */
     bool *owned;
     tc__scratch *scratch;     /* for shape steps' kernels, may be NULL */
+    /* Per value, or NULL: set for the outputs of a guarded step (an If branch decided at run time) whose shapes do not
+     * infer at these input shapes, instead of failing; such a step may run only if its branch is not taken. NULL:
+     * every step must infer. */
+    bool *unavail;
 } tc__shape_state;
 
 tc_status tc__engine_propagate(const tc__graph *g, const tc__step *steps, int n_steps, tc__shape_state *s,

@@ -40,6 +40,8 @@ void tc_engine_destroy(tc_engine *e) {
     if (e->step_ops)
         for (int k = 0; k < e->n_steps; k++) free(e->step_ops[k]);
     free(e->step_ops);
+    free(e->node_branch);
+    free(e->node_depth);
     if (e->mapped) munmap(e->bytes, e->n_bytes);
     else free(e->bytes);
     free(e);
@@ -201,6 +203,12 @@ tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_
         for (int v = 0; v < e->g->n_values; v++)
             if (e->g->values[v].init) e->weight_bytes += e->g->values[v].init->nbytes;
     }
+    if (st == TC_STATUS_OK) {
+        e->node_branch = calloc((size_t)e->g->n_nodes + 1, sizeof *e->node_branch);
+        e->node_depth = calloc((size_t)e->g->n_nodes + 1, sizeof *e->node_depth);
+        if (e->node_branch == NULL || e->node_depth == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        else st = tc__branch_labels(e->g, e->node_branch, e->node_depth, err);
+    }
     if (st != TC_STATUS_OK) {
         tc_engine_destroy(e);
         return st;
@@ -347,6 +355,8 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
                    : tc__attr_int(&n->attrs, TC__ATTR_ROW16_OUT, 0) == 1 ? "row16"
                    : tc__layout_out_blocked(&n->attrs)               ? "nchw16c"
                                                                       : "";
+    info->branch = e->node_branch[s->node];
+    info->branch_depth = e->node_depth[s->node];
     info->output_shape[0] = '\0';
     info->output = "";
     if (n->n_out > 0 && n->out[0] >= 0) {

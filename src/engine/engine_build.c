@@ -103,8 +103,8 @@ static tc_status make_steps(const tc__graph *g, tc__step **out, tc__err *err) {
         strcpy(s->precision, "fp32");
         s->backend = TC__BACKEND_CPU;
         bool inputs_known = true, small_ints = true, small_any = true;
-        for (int i = 0; i < node->n_in; i++)
-            if (node->in[i] >= 0 && !known[node->in[i]]) inputs_known = false;
+        for (int i = 0; i < node->n_in; i++) /* a guard says when a step runs: shape arithmetic runs at any rate */
+            if (node->in[i] >= 0 && !known[node->in[i]] && i != node->guard) inputs_known = false;
         for (int o = 0; o < node->n_out; o++) {
             int32_t v = node->out[o];
             if (v < 0) continue;
@@ -405,6 +405,10 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK && o && (o->flags & (TC_BUILD_INT8 | TC_BUILD_BF16)) && be->mem == TC__MEM_DEVICE)
         st = tc__fail(err, TC_STATUS_UNSUPPORTED, "the %s backend builds FP32 and FP16 plans only so far: --int8 and "
                       "--bf16 are not available on it yet", be->name);
+    for (int n = 0; st == TC_STATUS_OK && be->mem == TC__MEM_DEVICE && n < g->n_nodes; n++)
+        if (g->nodes[n].guard >= 0)
+            st = tc__fail(err, TC_STATUS_UNSUPPORTED, "node '%s' belongs to an If branch decided at run time, which "
+                          "only the CPU backend runs so far", g->nodes[n].name);
     if (st == TC_STATUS_OK && o && (o->flags & reduced)) st = check_fp32_layers(model_graph, o, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_INT8)) st = apply_int8(model_graph, g, o, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_FP16)) st = apply_half(g, o, TC__ATTR_FP16, err);

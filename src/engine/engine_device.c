@@ -11,6 +11,9 @@
 tc_status tc__engine_device_check(const tc_engine *e, tc__err *err) {
     for (int k = 0; k < e->n_steps; k++) {
         const tc__step *s = &e->steps[k];
+        if (e->g->nodes[s->node].guard >= 0)
+            return tc__fail(err, TC_STATUS_UNSUPPORTED, "plan step '%s' belongs to an If branch decided at run time, "
+                            "which only the CPU backend runs so far", e->g->nodes[s->node].name);
         if (s->kind != TC__STEP_COMPUTE) continue;
         const tc__tactic *t = e->tactics ? e->tactics[k] : NULL;
         if (t == NULL || t->backend != e->backend->id)

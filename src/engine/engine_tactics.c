@@ -17,7 +17,8 @@ tc_status tc__shapes_at(const tc__graph *g, const tc__step *steps, const tc__ran
     s->t = calloc((size_t)nv + 1, sizeof *s->t);
     s->known = calloc((size_t)nv + 1, sizeof *s->known);
     s->owned = calloc((size_t)nv + 1, sizeof *s->owned);
-    if (!s->t || !s->known || !s->owned) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    s->unavail = calloc((size_t)nv + 1, sizeof *s->unavail);
+    if (!s->t || !s->known || !s->owned || !s->unavail) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
     for (int v = 0; v < nv; v++)
         if (g->values[v].init) {
             s->t[v] = *g->values[v].init;
@@ -34,7 +35,7 @@ tc_status tc__shapes_at(const tc__graph *g, const tc__step *steps, const tc__ran
         x->nbytes = (size_t)n * tc_dtype_size(x->dtype);
     }
     tc__shape_state st = {.tensors = s->t, .known = s->known, .capacity = NULL, .alloc_shape_values = true,
-                          .owned = s->owned, .scratch = NULL};
+                          .owned = s->owned, .scratch = NULL, .unavail = s->unavail};
     return tc__engine_propagate(g, steps, g->n_nodes, &st, err);
 }
 
@@ -45,6 +46,7 @@ void tc__shapes_free(tc__shapes *s) {
     free(s->t);
     free(s->known);
     free(s->owned);
+    free(s->unavail);
     memset(s, 0, sizeof *s);
 }
 
@@ -376,6 +378,11 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         res->winner = 0;
         if (step->kind != TC__STEP_COMPUTE) continue;
         const tc__node *node = &g->nodes[step->node];
+        /* a step of an If branch that cannot run at a profile's opt shapes keeps the reference kernel */
+        bool unavail = false;
+        for (int p = 0; p < n_profiles; p++)
+            for (int j = 0; j < node->n_out; j++) unavail = unavail || (node->out[j] >= 0 && s[p].unavail[node->out[j]]);
+        if (unavail) continue;
         if (o->progress != NULL) {
             char item[160];
             snprintf(item, sizeof item, "%s (%s)", node->name, node->op_type);

@@ -14,6 +14,7 @@ typedef struct tc__shapes {
     tc__tensor *t;
     bool *known, *owned;
     int n;
+    bool *unavail; /* per value: an output of a guarded step that does not infer at these shapes (propagate) */
 } tc__shapes;
 
 tc_status tc__shapes_at(const tc__graph *g, const tc__step *steps, const tc__range *ranges, int which, tc__shapes *s,

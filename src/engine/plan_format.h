@@ -79,7 +79,8 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the plan format is li
 
 #define TC__PLAN_MAGIC "\x89TCPLAN\n" /* 8 bytes, no terminating NUL in the file */
 #define TC__PLAN_MAGIC_SIZE 8
-#define TC__PLAN_VERSION 2u
+#define TC__PLAN_VERSION 3u          /* 3: nodes may have a guard input (If decided at run time) */
+#define TC__PLAN_VERSION_MIN 2u      /* version 2 plans (no guards) are still read */
 #define TC__PLAN_ALIGN 64u         /* sections, tensor data, file size */
 #define TC__PLAN_ARRAY_ALIGN 8u    /* graph tables, attribute arrays */
 #define TC__PLAN_NONE (-1)         /* absent index (initializer tensor, node input/output, ...) */
@@ -265,7 +266,7 @@ typedef struct tc__plan_node {
     int8_t bias_input;   /* tc__epilogue: input index or -1 */
     int8_t residual_input;
     uint8_t act;         /* tc__act */
-    uint8_t reserved0;
+    uint8_t guard;       /* 0, or 1 + the input index that guards the node (tc__node.guard; version 3) */
     float alpha, beta;   /* tc__epilogue activation parameters */
     uint32_t flags;      /* reserved, 0 */
     uint64_t reserved1;
@@ -285,7 +286,7 @@ _Static_assert(offsetof(tc__plan_node, attr_first) == 36, "plan node layout");
 _Static_assert(offsetof(tc__plan_node, bias_input) == 40, "plan node layout");
 _Static_assert(offsetof(tc__plan_node, residual_input) == 41, "plan node layout");
 _Static_assert(offsetof(tc__plan_node, act) == 42, "plan node layout");
-_Static_assert(offsetof(tc__plan_node, reserved0) == 43, "plan node layout");
+_Static_assert(offsetof(tc__plan_node, guard) == 43, "plan node layout");
 _Static_assert(offsetof(tc__plan_node, alpha) == 44, "plan node layout");
 _Static_assert(offsetof(tc__plan_node, beta) == 48, "plan node layout");
 _Static_assert(offsetof(tc__plan_node, flags) == 52, "plan node layout");

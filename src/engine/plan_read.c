@@ -37,7 +37,7 @@ static tc_status check_header(const uint8_t *data, size_t size, uint32_t flags, 
         return tc__fail(err, TC_STATUS_UNSUPPORTED, "plan format version 1 was written by an earlier tailcut (before "
                         "backends and the TARGET section); this build reads version %u: rebuild the plan",
                         TC__PLAN_VERSION);
-    if (h->version != TC__PLAN_VERSION)
+    if (h->version < TC__PLAN_VERSION_MIN || h->version > TC__PLAN_VERSION)
         return tc__fail(err, TC_STATUS_UNSUPPORTED, "plan format version %u, this build reads %u: rebuild the plan",
                         h->version, TC__PLAN_VERSION);
     if (!(flags & TC__PLAN_NO_CHECKSUMS)) {
@@ -480,6 +480,11 @@ static tc_status read_nodes(const reader *r, tc__graph *g, const tc__tensor *ten
                             "plan node '%s': epilogue (bias input %d, residual input %d, activation %u) does not fit "
                             "its %u inputs",
                             node->name, p->bias_input, p->residual_input, p->act, p->n_in);
+        if (p->guard != 0 && (p->guard - 1u < p->n_op_in || p->guard - 1u >= p->n_in))
+            return tc__fail(err, TC_STATUS_CORRUPT_FILE,
+                            "plan node '%s': its guard is input %d, not one of its %u inputs after the op's %u",
+                            node->name, p->guard - 1, p->n_in, p->n_op_in);
+        node->guard = (int32_t)p->guard - 1;
         node->n_in = (int)p->n_in;
         node->n_op_in = (int)p->n_op_in;
         node->n_out = (int)p->n_out;

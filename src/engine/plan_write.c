@@ -215,6 +215,11 @@ static tc_status check_graph(const tc__graph *g, tc__err *err) {
             break;
         }
         const tc__epilogue *e = &node->epi;
+        if (node->guard != -1 && (node->guard < node->n_op_in || node->guard >= node->n_in || node->guard > 254)) {
+            st = tc__fail(err, TC_STATUS_INTERNAL, "node '%s': guard input %d is not one of its inputs after the op's",
+                          name, (int)node->guard);
+            break;
+        }
         if (e->bias_input < -1 || e->bias_input >= node->n_in || e->residual_input < -1 ||
             e->residual_input >= node->n_in || e->act >= TC__ACT_COUNT_) {
             st = tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
@@ -393,6 +398,7 @@ static tc_status write_nodes(writer *w) {
         rec.bias_input = node->epi.bias_input;
         rec.residual_input = node->epi.residual_input;
         rec.act = node->epi.act;
+        rec.guard = node->guard >= 0 ? (uint8_t)(node->guard + 1) : 0;
         rec.alpha = node->epi.alpha;
         rec.beta = node->epi.beta;
         for (int i = 0; i < node->n_in; i++)

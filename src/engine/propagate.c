@@ -33,16 +33,40 @@ static tc_status run_shape_step(const tc__graph *g, const tc__node *node, tc__sh
     return st;
 }
 
+/* The outputs of guarded step node (its branch cannot run at these shapes) become unavailable. */
+static void mark_unavail(const tc__node *node, tc__shape_state *s, tc__err *err) {
+    for (int o = 0; o < node->n_out; o++) {
+        int32_t v = node->out[o];
+        if (v < 0) continue;
+        s->unavail[v] = true;
+        s->tensors[v].rank = 0;
+        s->tensors[v].nbytes = 0;
+    }
+    memset(err, 0, sizeof *err);
+}
+
+/* A predicated If (graph/infer_control.c): reads the branch outputs that are available. */
+static bool is_select(const tc__node *node) { return strcmp(node->op_type, "If") == 0 && node->domain[0] == '\0'; }
+
 tc_status tc__engine_propagate(const tc__graph *g, const tc__step *steps, int n_steps, tc__shape_state *s,
                                tc__err *err) {
     for (int k = 0; k < n_steps; k++) {
         const tc__node *node = &g->nodes[steps[k].node];
         if (node->n_in > MAX_IO || node->n_out > 16 || node->schema == NULL)
             return tc__fail(err, TC_STATUS_UNSUPPORTED, "step '%s' (%s) cannot be run", node->name, node->op_type);
+        /* tolerated: a guarded step that does not infer (unavail set) */
+        const bool tolerant = s->unavail != NULL && node->guard >= 0, select = is_select(node);
+        for (int o = 0; s->unavail && o < node->n_out; o++)
+            if (node->out[o] >= 0) s->unavail[node->out[o]] = false;
         tc__vinfo vin[MAX_IO];
         const tc__vinfo *pin[MAX_IO];
+        int32_t missing = -1; /* an input that is unavailable */
         for (int i = 0; i < node->n_op_in; i++) {
             int32_t v = node->in[i];
+            if (v >= 0 && s->unavail && s->unavail[v]) {
+                if (!select) missing = v;
+                v = -1;
+            }
             if (v < 0) {
                 pin[i] = NULL;
                 continue;
@@ -50,6 +74,14 @@ tc_status tc__engine_propagate(const tc__graph *g, const tc__step *steps, int n_
             tc__vinfo_from_tensor(&s->tensors[v], s->known[v], &vin[i]);
             pin[i] = &vin[i];
         }
+        if (missing >= 0 && tolerant) {
+            mark_unavail(node, s, err);
+            continue;
+        }
+        if (missing >= 0)
+            return tc__fail(err, TC_STATUS_UNSUPPORTED,
+                            "step '%s' (%s) reads '%s', which an If branch computes that cannot run at these input "
+                            "shapes", node->name, node->op_type, g->values[missing].name);
         tc__vinfo vout[16];
         for (int o = 0; o < node->n_out; o++) tc__vinfo_init(&vout[o]);
         tc__infer_ctx ictx = {.node_name = node->name,
@@ -62,14 +94,47 @@ tc_status tc__engine_propagate(const tc__graph *g, const tc__step *steps, int n_
                               .out = vout,
                               .err = err};
         tc_status st = node->schema->infer(&ictx);
+        if (st && tolerant) {
+            mark_unavail(node, s, err);
+            continue;
+        }
         if (st) {
             tc__err_prefix(err, "step '%s' (%s): ", node->name, node->op_type);
             return st;
         }
+        bool concrete = true;
+        for (int o = 0; o < node->n_out; o++)
+            if (node->out[o] >= 0 && (!tc__shape_is_concrete(&vout[o].shape) || !tc__dtype_valid(vout[o].dtype)))
+                concrete = false;
+        if (!concrete && tolerant) {
+            mark_unavail(node, s, err);
+            continue;
+        }
+        bool dropped = false;
         for (int o = 0; o < node->n_out; o++) {
             int32_t v = node->out[o];
             if (v < 0) continue;
             const tc__vinfo *vi = &vout[o];
+            if (select && (!tc__shape_is_concrete(&vi->shape) || !tc__dtype_valid(vi->dtype))) {
+                const int n = node->n_out;
+                const int32_t a = node->in[2 + o], b = node->in[2 + n + o];
+                const bool a_ok = a >= 0 && !(s->unavail && s->unavail[a]), b_ok = b >= 0 && !(s->unavail && s->unavail[b]);
+                char sa[160] = "", sb[160] = "";
+                if (a_ok) tc__shape_str(s->tensors[a].rank, s->tensors[a].dims, sa, sizeof sa);
+                if (b_ok) tc__shape_str(s->tensors[b].rank, s->tensors[b].dims, sb, sizeof sb);
+                const int32_t c = node->in[0]; /* a condition known before the run decides alone */
+                const int pick = c >= 0 && s->known[c] && s->tensors[c].data != NULL && s->tensors[c].nbytes > 0
+                                     ? ((const uint8_t *)s->tensors[c].data)[0] != 0 : -1;
+                if (pick >= 0 || (!a_ok && !b_ok))
+                    return tc__fail(err, TC_STATUS_UNSUPPORTED,
+                                    "If '%s': %s cannot run at these input shapes (their shapes do not infer)",
+                                    node->name, pick == 1 ? "its then branch, which its condition takes,"
+                                                : pick == 0 ? "its else branch, which its condition takes," : "neither branch");
+                return tc__fail(err, TC_STATUS_UNSUPPORTED,
+                                "If '%s': output %d '%s' is %s from the then branch but %s from the else branch at these "
+                                "input shapes; outputs are sized before the run, so an If whose output shape depends "
+                                "on its condition is not supported", node->name, o, g->values[v].name, sa, sb);
+            }
             if (!tc__shape_is_concrete(&vi->shape) || !tc__dtype_valid(vi->dtype))
                 return tc__fail(err, TC_STATUS_UNSUPPORTED,
                                 "step '%s' (%s): the shape of output '%s' depends on data computed at run time, "
@@ -82,6 +147,10 @@ tc_status tc__engine_propagate(const tc__graph *g, const tc__step *steps, int n_
             int64_t n = tc__numel(t->rank, t->dims);
             if (n < 0) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "step '%s': output too large", node->name);
             t->nbytes = (size_t)n * tc_dtype_size(t->dtype);
+            if (s->capacity != NULL && s->capacity[v] != UINT64_MAX && t->nbytes > s->capacity[v] && tolerant) {
+                dropped = true; /* not planned for: its branch cannot run at these shapes */
+                break;
+            }
             if (s->capacity != NULL && s->capacity[v] != UINT64_MAX && t->nbytes > s->capacity[v]) {
                 char buf[160];
                 return tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
@@ -98,8 +167,16 @@ tc_status tc__engine_propagate(const tc__graph *g, const tc__step *steps, int n_
                 s->owned[v] = true;
             }
         }
+        if (dropped) {
+            mark_unavail(node, s, err);
+            continue;
+        }
         if (steps[k].kind == TC__STEP_SHAPE) {
             st = run_shape_step(g, node, s, err);
+            if (st && tolerant) {
+                mark_unavail(node, s, err);
+                continue;
+            }
             if (st) {
                 tc__err_prefix(err, "step '%s' (%s): ", node->name, node->op_type);
                 return st;

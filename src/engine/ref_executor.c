@@ -122,6 +122,15 @@ tc_status tc__ref_execute(const tc__graph *g, int n_inputs, const char *const *n
             break;
         }
         for (int i = 0; i < node->n_in; i++) in[i] = node->in[i] >= 0 ? slots[node->in[i]].view : NULL;
+        if (node->guard >= 0) { /* a node of an If branch: it runs when its run flag is true */
+            const tc__tensor *flag = in[node->guard];
+            if (flag == NULL || flag->dtype != TC_DTYPE_BOOL || flag->nbytes < 1) {
+                st = tc__fail(err, TC_STATUS_INTERNAL, "node '%s' (%s): its run flag is not a computed bool",
+                              node->name, node->op_type);
+                break;
+            }
+            if (((const uint8_t *)flag->data)[0] == 0) continue; /* its outputs stay absent */
+        }
         st = tc__ref_run_node(node, g->opset, in, outs, err);
         if (st) {
             tc__err_prefix(err, "node '%s' (%s): ", node->name, node->op_type);

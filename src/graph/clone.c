@@ -94,6 +94,7 @@ tc_status tc__graph_clone(const tc__graph *src, tc__graph **out, tc__err *err) {
         d->n_op_in = s->n_op_in;
         d->epi = s->epi;
         d->removed = s->removed;
+        d->guard = s->guard;
         d->fused = tc__arena_strdup(a, s->fused);
         if (d->fused == NULL || dup_attrs(a, &s->attrs, &d->attrs)) goto oom;
     }

@@ -154,6 +154,7 @@ tc_status tc__graph_add_node(tc__graph *g, const char *name, const char *op_type
     n->n_out = n_out;
     n->epi = tc__epilogue_none();
     n->fused = "";
+    n->guard = -1;
     n->in = tc__arena_alloc(&g->arena, sizeof(int32_t) * (size_t)(n_in ? n_in : 1), 4);
     n->out = tc__arena_alloc(&g->arena, sizeof(int32_t) * (size_t)(n_out ? n_out : 1), 4);
     if (!n->name || !n->op_type || !n->domain || !n->in || !n->out)

@@ -20,6 +20,10 @@
 #include "graph/op_schema.h"
 #include "graph/shape.h"
 
+/* A STRING attribute on a node the model load could not rewrite (a Loop it cannot unroll): why, naming the node,
+ * which tc__graph_fail_unsupported quotes. */
+#define TC__ATTR_WHY "tc.why"
+
 typedef struct tc__value {
     const char *name;
     tc__vinfo info;          /* dtype, (symbolic) shape, known value */
@@ -42,6 +46,10 @@ typedef struct tc__node {
     tc__epilogue epi;        /* fused into this node's output; none after import */
     const char *fused;       /* "+"-joined ops folded or fused into this node, e.g. "BatchNormalization+Relu"; "" if none */
     bool removed;            /* set by a pass; dropped by tc__graph_compact */
+    /* -1, or the index (>= n_op_in) of the input that guards this node: a one-element bool that says whether the
+     * node runs (a node of an If branch decided at run time, engine/model_predicate_if.c). As an input it orders
+     * the node after its guard and keeps the guard alive; kernels never see it. */
+    int32_t guard;
 } tc__node;
 
 /* Warnings kept per graph; later ones are dropped. */

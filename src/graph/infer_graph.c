@@ -141,7 +141,7 @@ tc_status tc__graph_infer_shapes(tc__graph *g, bool allow_unsupported, tc__eval_
         bool all_known = true;
         for (int i = 0; i < node->n_in; i++) {
             in[i] = node->in[i] >= 0 ? &g->values[node->in[i]].info : NULL;
-            if (in[i] != NULL && in[i]->value == NULL) all_known = false;
+            if (in[i] != NULL && in[i]->value == NULL && i != node->guard) all_known = false; /* a guard: when */
         }
         tc__vinfo out[16];
         for (int o = 0; o < node->n_out; o++) tc__vinfo_init(&out[o]);
@@ -159,7 +159,9 @@ tc_status tc__graph_infer_shapes(tc__graph *g, bool allow_unsupported, tc__eval_
                                  .err = err};
             tc_status st = node->schema->infer(&ctx);
             if (st != TC_STATUS_OK) {
-                if (st == TC_STATUS_UNSUPPORTED && allow_unsupported) {
+                /* A guarded node (an If branch decided at run time) that does not infer leaves its outputs unknown:
+                 * its branch cannot run at these shapes, which the engine refuses only if the branch is taken. */
+                if ((st == TC_STATUS_UNSUPPORTED && allow_unsupported) || node->guard >= 0) {
                     if (err) memset(err, 0, sizeof *err);
                     for (int o = 0; o < node->n_out; o++) tc__vinfo_init(&out[o]);
                 } else {
@@ -184,6 +186,10 @@ tc_status tc__graph_infer_shapes(tc__graph *g, bool allow_unsupported, tc__eval_
         }
         if (eval != NULL && all_known && node->schema != NULL && node->n_out > 0) {
             tc_status st = evaluate(g, node, in, eval, user, err);
+            if (st && node->guard >= 0) {
+                if (err) memset(err, 0, sizeof *err); /* as above: the value stays unknown */
+                st = TC_STATUS_OK;
+            }
             if (st) return st;
         }
     }

@@ -41,10 +41,12 @@ tc_status tc__graph_fail_unsupported(const tc__graph *g, tc__err *err) {
     }
     if (more_ops && len < sizeof buf)
         len += (size_t)snprintf(buf + len, sizeof buf - len, " and %d more op%s", more_ops, more_ops == 1 ? "" : "s");
-    for (int k = 0; k < n_ops && len < sizeof buf; k++)
-        if (strcmp(ops[k].op, "If") == 0 && ops[k].domain[0] == '\0')
-            len += (size_t)snprintf(buf + len, sizeof buf - len, "; an If runs only when its condition is known "
-                                    "before the run (it is then replaced by its branch)");
+    for (int n = 0, said = 0; n < g->n_nodes && said < MAX_NAMES && len < sizeof buf; n++) {
+        const tc__attr *why = g->nodes[n].schema == NULL ? tc__attr_find(&g->nodes[n].attrs, TC__ATTR_WHY) : NULL;
+        if (why == NULL || why->kind != TC__ATTR_STRING || why->s == NULL) continue;
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "; %s", why->s);
+        said++;
+    }
     return tc__fail(err, TC_STATUS_UNSUPPORTED, "%s", buf);
 }
 

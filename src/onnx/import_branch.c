@@ -23,8 +23,9 @@ static tc_status check_new(const tc__graph *g, int32_t n, const char *name, cons
                     "unique across subgraphs)", if_name, name);
 }
 
-/* Imports gp (a branch of If node n) into g and wires its outputs to the If's outputs. */
-static tc_status inline_graph(tc__graph *g, int32_t n, const Onnx__GraphProto *gp, const char *if_name, tc__err *err) {
+/* Imports gp (a branch of If node n) into g; src[k] is the value of its output k (n_out of them). */
+static tc_status import_graph(tc__graph *g, int32_t n, const Onnx__GraphProto *gp, const char *if_name, int32_t *src,
+                              tc__err *err) {
     const int n_out = g->nodes[n].n_out;
     if (gp->n_input != 0)
         return tc__fail(err, TC_STATUS_INVALID_GRAPH, "If '%s': its branch declares %zu inputs (a branch takes none)",
@@ -44,23 +45,36 @@ static tc_status inline_graph(tc__graph *g, int32_t n, const Onnx__GraphProto *g
     st = tc__onnx_import_initializers(g, &ctx, gp, err);
     for (size_t i = 0; i < gp->n_node && st == TC_STATUS_OK; i++) st = tc__onnx_import_node(g, &ctx, gp->node[i], i, err);
     for (int k = 0; k < n_out && st == TC_STATUS_OK; k++) {
-        int32_t y = g->nodes[n].out[k], src, id;
         const char *name = tc__onnx_str(gp->output[k]->name);
-        if (y < 0) continue;
         if (name[0] == '\0')
             return tc__fail(err, TC_STATUS_INVALID_GRAPH, "If '%s': branch output #%d has no name", if_name, k);
+        st = tc__graph_value_by_name(g, name, &src[k], err);
+    }
+    return st;
+}
+
+/* Imports gp (a branch of If node n) into g and wires its outputs to the If's outputs. */
+static tc_status inline_graph(tc__graph *g, int32_t n, const Onnx__GraphProto *gp, const char *if_name, tc__err *err) {
+    const int n_out = g->nodes[n].n_out;
+    int32_t src[TC__ONNX_MAX_IF_OUTPUTS];
+    if (n_out > TC__ONNX_MAX_IF_OUTPUTS)
+        return tc__fail(err, TC_STATUS_UNSUPPORTED, "If '%s' has %d outputs, more than %d", if_name, n_out,
+                        TC__ONNX_MAX_IF_OUTPUTS);
+    tc_status st = import_graph(g, n, gp, if_name, src, err);
+    for (int k = 0; k < n_out && st == TC_STATUS_OK; k++) {
+        int32_t y = g->nodes[n].out[k], id;
+        if (y < 0 || src[k] == y) continue; /* absent, or the branch computes the If's output under its name */
         char id_name[300];
         snprintf(id_name, sizeof id_name, "%s/output%d", if_name, k);
-        if ((st = tc__graph_value_by_name(g, name, &src, err)) != TC_STATUS_OK) break;
-        if (src == y) continue; /* the branch computes the If's output under its name */
         if ((st = tc__graph_add_node(g, id_name, "Identity", "", 1, 1, &id, err)) != TC_STATUS_OK) break;
-        g->nodes[id].in[0] = src;
+        g->nodes[id].in[0] = src[k];
         g->nodes[id].out[0] = y;
     }
     return st;
 }
 
-tc_status tc__onnx_inline_if(tc__graph *g, int32_t n, bool cond, tc__err *err) {
+/* Unpacks If node n's branch attribute `which` and passes it to fn (inline_graph, or import_graph with src). */
+static tc_status with_branch(tc__graph *g, int32_t n, bool cond, int32_t *src, tc__err *err) {
     char if_name[256];
     snprintf(if_name, sizeof if_name, "%s", g->nodes[n].name);
     const char *which = cond ? "then_branch" : "else_branch";
@@ -73,8 +87,20 @@ tc_status tc__onnx_inline_if(tc__graph *g, int32_t n, bool cond, tc__err *err) {
     if (gp == NULL)
         return tc__fail(err, alloc.failed ? TC_STATUS_OUT_OF_MEMORY : TC_STATUS_CORRUPT_FILE,
                         "If '%s': cannot read its %s", if_name, which);
-    tc_status st = inline_graph(g, n, gp, if_name, err);
+    tc_status st = src ? import_graph(g, n, gp, if_name, src, err) : inline_graph(g, n, gp, if_name, err);
     onnx__graph_proto__free_unpacked(gp, &alloc.pc);
+    return st;
+}
+
+tc_status tc__onnx_import_branch(tc__graph *g, int32_t n, bool cond, int32_t *src, tc__err *err) {
+    if (g->nodes[n].n_out > TC__ONNX_MAX_IF_OUTPUTS)
+        return tc__fail(err, TC_STATUS_UNSUPPORTED, "If '%s' has %d outputs, more than %d", g->nodes[n].name,
+                        g->nodes[n].n_out, TC__ONNX_MAX_IF_OUTPUTS);
+    return with_branch(g, n, cond, src, err);
+}
+
+tc_status tc__onnx_inline_if(tc__graph *g, int32_t n, bool cond, tc__err *err) {
+    tc_status st = with_branch(g, n, cond, NULL, err);
     if (st == TC_STATUS_OK) g->nodes[n].removed = true;
     return st;
 }

@@ -46,8 +46,8 @@ static bool outputs_known(const tc__graph *g, const tc__node *node) {
 /* True when every present input is known and each present output has a static shape within the cap. */
 static bool evaluable(const tc__graph *g, const tc__node *node) {
     if (node->schema == NULL || node->n_in > 64 || node->n_out > 16) return false;
-    for (int i = 0; i < node->n_in; i++)
-        if (node->in[i] >= 0 && tc__pat_const(g, node->in[i]) == NULL) return false;
+    for (int i = 0; i < node->n_in; i++) /* a guard says when the node runs, not what it computes */
+        if (node->in[i] >= 0 && i != node->guard && tc__pat_const(g, node->in[i]) == NULL) return false;
     bool any = false;
     for (int o = 0; o < node->n_out; o++) {
         int32_t v = node->out[o];
@@ -75,7 +75,8 @@ static tc_status fold_by_eval(tc__pass_ctx *ctx, int32_t n, bool *folded) {
     memset(outs, 0, sizeof outs);
     tc__err local = {0};
     tc_status st = ctx->eval(ctx->eval_user, node, in, outs, &local);
-    if (st == TC_STATUS_UNSUPPORTED) return TC_STATUS_OK;
+    /* A guarded node that fails on constants is kept: it fails only if its If branch is taken at run time. */
+    if (st == TC_STATUS_UNSUPPORTED || (st != TC_STATUS_OK && node->guard >= 0)) return TC_STATUS_OK;
     if (st != TC_STATUS_OK)
         return tc__fail(ctx->err, st, "node '%s' (%s): %s", node->name, node->op_type, local.msg);
     for (int o = 0; o < node->n_out && st == TC_STATUS_OK; o++) {

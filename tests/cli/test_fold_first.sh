@@ -3,8 +3,9 @@
 # arithmetic (torchvision's ViT export) feeds a Reshape's shape, an If whose condition is known once constants are
 # evaluated (a Constant, or static shape arithmetic) is replaced by the branch it takes (its nodes reading outer-scope
 # values, another such If nested inside), and both build and run with onnxruntime's answers; Mod on run-time data
-# (integers with fmod 0 and 1, floats, broadcasting) runs with onnxruntime's answers; an If decided at run time and an
-# op without a kernel (even on constants) are still refused, naming them, and so is a branch redefining an outer name.
+# (integers with fmod 0 and 1, floats, broadcasting) runs with onnxruntime's answers; an If decided at run time runs
+# (predicated) with onnxruntime's answers for both conditions; an op without a kernel (even on constants) is still
+# refused, naming it, and so is a branch redefining an outer name.
 #
 # usage: tests/cli/test_fold_first.sh [BUILD_DIR] [PYTHON]
 set -euo pipefail
@@ -88,6 +89,9 @@ g = helper.make_graph([helper.make_node("If", ["c"], ["y"], name="rt_if", then_b
                        helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
 save(g, f"{work}/runtime_if.onnx")
+np.save(f"{work}/c1.npy", np.array(True))
+np.save(f"{work}/c0.npy", np.array(False))
+np.save(f"{work}/x4.npy", rng.standard_normal(4).astype(np.float32))
 
 # nokernel.onnx: BitShift (no kernel in tailcut) on constants only cannot be folded: refused by name.
 g = helper.make_graph([const("u", np.array([8], np.uint8)), const("s", np.array([1], np.uint8)),
@@ -108,24 +112,7 @@ g = helper.make_graph([const("t", np.array(True)), helper.make_node("Relu", ["x"
 onnx.save(helper.make_model(g, ir_version=8, opset_imports=[helper.make_opsetid("", 17)]), f"{work}/clash.onnx")
 PY
 
-compare() { # MODEL OUTDIR INPUT=FILE...: the outputs in OUTDIR equal onnxruntime's (floats to 1e-5, ints exactly)
-  "$py" - "$@" <<'PY'
-import sys
-import numpy as np
-import onnxruntime as ort
-model, out = sys.argv[1], sys.argv[2]
-feeds = {kv.split("=")[0]: np.load(kv.split("=", 1)[1]) for kv in sys.argv[3:]}
-sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-for o, want in zip(sess.get_outputs(), sess.run(None, feeds)):
-    got = np.load(f"{out}/{o.name}.npy")
-    assert got.dtype == want.dtype and got.shape == want.shape, (o.name, got.dtype, got.shape, want.dtype, want.shape)
-    if np.issubdtype(want.dtype, np.floating):
-        err = np.abs(got - want).max() if want.size else 0.0
-        assert err <= 1e-5 * (1 + np.abs(want).max()), f"{o.name}: max error {err}"
-    else:
-        assert np.array_equal(got, want), f"{o.name}: {got} != {want}"
-PY
-}
+. "$repo/tests/cli/ort_check.sh" # compare, refused
 
 "$tailcut" build "$work/fold.onnx" -o "$work/fold.plan" --tactics-fixed >"$work/log.txt" 2>&1 ||
   { cat "$work/log.txt" >&2; fail "build of Mod shape arithmetic and constant Ifs"; }
@@ -145,14 +132,13 @@ if grep -qE "^ +(If|Hardmax) " "$work/inspect.txt"; then fail "inspect shows an 
   fail "run mod.onnx"
 compare "$work/mod.onnx" "$work/o3" "a=$work/a.npy" "f=$work/f.npy" || fail "Mod on run-time data differs"
 
-refused() { # WANT COMMAND...: the command exits non-zero with WANT in its error output
-  local want=$1; shift
-  if "$@" >"$work/out.txt" 2>&1; then fail "accepted: $*"; fi
-  grep -qF -- "$want" "$work/out.txt" || { cat "$work/out.txt" >&2; fail "no '$want' for: $*"; }
-}
-refused "If x1 ('rt_if')" "$tailcut" build "$work/runtime_if.onnx" -o "$work/rt.plan" --tactics-fixed
-refused "an If runs only when its condition is known" \
-  "$tailcut" build "$work/runtime_if.onnx" -o "$work/rt.plan" --tactics-fixed
+# an If decided at run time is predicated (tests/cli/test_if_runtime.sh has the details): both values of c
+"$tailcut" build "$work/runtime_if.onnx" -o "$work/rt.plan" --tactics-fixed >/dev/null || fail "build runtime_if.onnx"
+for c in c1 c0; do
+  "$tailcut" run "$work/rt.plan" --input "c=$work/$c.npy" --input "x=$work/x4.npy" --output-dir "$work/rt_$c" >/dev/null ||
+    fail "run runtime_if.onnx with $c"
+  compare "$work/runtime_if.onnx" "$work/rt_$c" "c=$work/$c.npy" "x=$work/x4.npy" || fail "runtime_if.onnx with $c differs"
+done
 refused "If 'clash_if': its branch defines 'r', a name the enclosing graph already has" \
   "$tailcut" build "$work/clash.onnx" -o "$work/cl.plan" --tactics-fixed
 refused "BitShift x1 ('shift')" "$tailcut" build "$work/nokernel.onnx" -o "$work/nk.plan" --tactics-fixed

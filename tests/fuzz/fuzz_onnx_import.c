@@ -1,6 +1,7 @@
 /*
  * fuzz_onnx_import.c - libFuzzer target for the ONNX importer: the input is imported as a model, each If of
- * it is inlined once (then branch for even node indices, else branch for odd; errors are fine), the graph is
+ * it is inlined once (then branch for even node indices, else branch for odd) or, at indices with bit 1 set, its then
+ * branch imported as predication does, each Loop unrolled twice (errors are fine), the graph is
  * destroyed, and the input is parsed as a TensorProto .pb. Built with -DTC_FUZZ=ON (clang).
  * External data is looked up in $TC_FUZZ_BASE_DIR (e.g. tests/data/onnx, which holds external.bin),
  * else in a folder that does not exist; the importer refuses paths that leave that folder.
@@ -33,8 +34,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         const int n_nodes = g->n_nodes; /* inlining appends nodes */
         for (int i = 0; i < n_nodes; i++) {
-            if (strcmp(g->nodes[i].op_type, "If") != 0) continue;
             tc__err ierr = {0};
+            if (strcmp(g->nodes[i].op_type, "Loop") == 0) { /* unrolled twice (or refused with a reason) */
+                if (tc__onnx_unroll_loop(g, i, 2, &ierr) != TC_STATUS_OK && ierr.msg[0] == '\0') __builtin_trap();
+                continue;
+            }
+            if (strcmp(g->nodes[i].op_type, "If") != 0) continue;
+            if ((i & 2) != 0 && g->nodes[i].n_out <= TC__ONNX_MAX_IF_OUTPUTS) { /* both branches imported (predication) */
+                int32_t src[TC__ONNX_MAX_IF_OUTPUTS];
+                if (tc__onnx_import_branch(g, i, true, src, &ierr) != TC_STATUS_OK && ierr.msg[0] == '\0') __builtin_trap();
+                for (int k = 0; k < g->nodes[i].n_out && ierr.msg[0] == '\0'; k++)
+                    if (src[k] < 0 || src[k] >= g->n_values) __builtin_trap();
+                continue;
+            }
             if (tc__onnx_inline_if(g, i, (i & 1) == 0, &ierr) != TC_STATUS_OK && ierr.msg[0] == '\0') __builtin_trap();
         }
         for (int i = 0; i < g->n_nodes; i++)

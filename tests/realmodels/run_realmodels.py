@@ -13,9 +13,9 @@ Cases:
     carried between chunks) on a 40-chunk synthetic stream (silence, noise, voiced harmonic bursts): each engine
     carries its own state; the speech probability of every chunk must agree with onnxruntime's (max abs error
     <= 1e-4) and the speech decisions (probability > 0.5) must be identical; both classes must occur.
-  silero_vad_main_16k: silero_vad.onnx (the package's default model, If on its input sr) is refused naming the If;
-    rewritten with sr = 16000 as a constant and static chunk shapes, its Ifs fold at load, and the same stream must
-    match onnxruntime's on the original model with sr = 16000.
+  silero_vad_main_16k: silero_vad.onnx as shipped (the package's default model: an If on its input sr, decided at
+    run time) in one profile holding 8 and 16 kHz chunks: the 16 kHz stream and the 8 kHz one (decimated, 256-sample
+    chunks) match onnxruntime's with the state carried; a 16 kHz-sized chunk with sr = 8000 is refused.
   silero_vad_sequence: silero_vad_16k_sequence.onnx (a sequence of chunks through the LSTM) built with a dynamic
     profile sequence_length 1..40 (opt 16), run at 1, 16 and 40 against onnxruntime; 41 must be refused naming
     the profile's range.
@@ -128,7 +128,7 @@ class Engine(tcb.Tailcut):
     def infer(self, arrays):
         """Binds the arrays (C-contiguous copies where they are not: the binding hands over raw memory), runs, and
         returns the outputs by name."""
-        arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+        arrays = {k: np.require(v, requirements="C") for k, v in arrays.items()}  # keeps 0-d arrays 0-d
         self.bind(arrays)
         self.run()
         return self.outputs()
@@ -186,31 +186,38 @@ def synthetic_stream(seed):
     return x.astype(np.float32)
 
 
-def stream(lib, threads, work, tc_path, ort_path, ort_extra):
-    """The 40-chunk stream through tailcut (model tc_path) and onnxruntime (ort_path, with the inputs ort_extra)."""
+def stream(lib, threads, work, tc_path, ort_path, ort_extra, rate=SR, eng=None):
+    """The 40-chunk stream through tailcut (model tc_path, or the engine eng already built) and onnxruntime (ort_path,
+    with the inputs ort_extra, which tailcut also gets when eng is given), at sample rate rate: 16 kHz chunks of 512
+    samples after 64 of context, 8 kHz ones (the 16 kHz stream decimated) of 256 after 32."""
+    chunk, context = CHUNK * rate // SR, CONTEXT * rate // SR
     sess = ort_session(ort_path, threads)
-    eng = Engine(lib)
+    own = eng is None
+    tc_extra = ort_extra if not own else {}
+    if own:
+        eng = Engine(lib)
     try:
-        eng.build_profile(tc_path, {"input": ([1, 576],) * 3, "state": ([2, 1, 128],) * 3}, threads,
-                          os.path.join(work, "silero_stream.plan"))
-        audio = synthetic_stream(7)
-        ctx_ort = ctx_tc = np.zeros((1, CONTEXT), np.float32)
+        if own:
+            eng.build_profile(tc_path, {"input": ([1, chunk + context],) * 3, "state": ([2, 1, 128],) * 3}, threads,
+                              os.path.join(work, "silero_stream.plan"))
+        audio = synthetic_stream(7)[::SR // rate]
+        ctx_ort = ctx_tc = np.zeros((1, context), np.float32)
         st_ort = np.zeros((2, 1, 128), np.float32)
         st_tc = st_ort.copy()
         p_ort, p_tc = [], []
         for k in range(N_CHUNKS):
-            chunk = audio[k * CHUNK:(k + 1) * CHUNK][None, :]
-            x_ort = np.concatenate([ctx_ort, chunk], axis=1)
-            x_tc = np.concatenate([ctx_tc, chunk], axis=1)
+            piece = audio[k * chunk:(k + 1) * chunk][None, :]
+            x_ort = np.concatenate([ctx_ort, piece], axis=1)
+            x_tc = np.concatenate([ctx_tc, piece], axis=1)
             out, st_ort = sess.run(None, {"input": x_ort, "state": st_ort, **ort_extra})
-            res = eng.infer({"input": np.ascontiguousarray(x_tc), "state": np.ascontiguousarray(st_tc)})
+            res = eng.infer({"input": np.ascontiguousarray(x_tc), "state": np.ascontiguousarray(st_tc), **tc_extra})
             st_tc = res["stateN"]
             p_ort.append(float(out.ravel()[0]))
             p_tc.append(float(res["output"].ravel()[0]))
-            ctx_ort, ctx_tc = x_ort[:, -CONTEXT:], x_tc[:, -CONTEXT:]
+            ctx_ort, ctx_tc = x_ort[:, -context:], x_tc[:, -context:]
         p_ort, p_tc = np.array(p_ort), np.array(p_tc)
         d_ort, d_tc = p_ort > 0.5, p_tc > 0.5
-        print("    probabilities (onnxruntime): " + " ".join(f"{v:.2f}" for v in p_ort))
+        print(f"    probabilities at {rate} Hz (onnxruntime): " + " ".join(f"{v:.2f}" for v in p_ort))
         err = float(np.max(np.abs(p_ort - p_tc)))
         print(f"    {N_CHUNKS} chunks: max abs error of the speech probability {err:.3e}, speech chunks "
               f"{int(d_ort.sum())} (onnxruntime) / {int(d_tc.sum())} (tailcut), decisions identical: "
@@ -223,7 +230,8 @@ def stream(lib, threads, work, tc_path, ort_path, ort_extra):
         if d_ort.all() or not d_ort.any():
             raise Failure("the stream does not give both speech and non-speech chunks: the test would not tell")
     finally:
-        eng.close()
+        if own:
+            eng.close()
 
 
 def case_silero_stream(lib, threads, work):
@@ -232,40 +240,29 @@ def case_silero_stream(lib, threads, work):
 
 
 def case_silero_main_16k(lib, threads, work):
-    """silero_vad.onnx, the package's default model: its If on the graph input sr (16000 or 8000) is decided at run
-    time, which tailcut refuses clearly; with sr written into the model as the constant 16000 and the inputs' shapes
-    fixed to one 16 kHz chunk (this rewrite, with onnx), every If is decided at load and replaced by its branch, and
-    the stream must match onnxruntime's on the original model with sr = 16000."""
-    import onnx
-    from onnx import numpy_helper
-
+    """silero_vad.onnx, the package's default model as shipped: an If on its graph input sr (16000 or 8000), decided
+    at run time (both branches are in the plan, the one sr picks runs), in one dynamic profile that holds both chunk
+    sizes (8 kHz: 256 + 32 samples, 16 kHz: 512 + 64). The 16 kHz and 8 kHz streams match onnxruntime on the same
+    model; a 16 kHz-sized chunk with sr = 8000 (which onnxruntime cannot run either: its 8 kHz branch fails) is refused
+    naming the branch's step, and the engine still runs afterwards."""
     path = package_file("silero_vad", "data/silero_vad.onnx")
     eng = Engine(lib)
     try:
-        eng.build_profile(path, {"input": ([1, 576],) * 3, "state": ([2, 1, 128],) * 3}, threads,
-                          os.path.join(work, "silero_main.plan"))
-        raise Failure("silero_vad.onnx (an If on its input sr) was built")
-    except tcb.CompareError as e:
-        if "If" not in str(e) or "condition" not in str(e):
-            raise Failure(f"the refusal of silero_vad.onnx does not name its If: {e}")
-        print(f"    as shipped: refused: {e}")
+        eng.build_profile(path, {"input": ([1, 288], [1, 576], [1, 576]), "state": ([2, 1, 128],) * 3, "sr": ([],) * 3},
+                          threads, os.path.join(work, "silero_main.plan"))
+        for rate in (SR, 8000):
+            stream(lib, threads, work, path, path, {"sr": np.array(rate, np.int64)}, rate=rate, eng=eng)
+        x = np.random.default_rng(5).standard_normal((1, 576)).astype(np.float32) * 0.1
+        try:
+            eng.infer({"input": x, "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(8000, np.int64)})
+            raise Failure("a 576-sample chunk with sr = 8000 ran (onnxruntime's 8 kHz branch cannot run it)")
+        except tcb.CompareError as e:
+            if "If branch is taken" not in str(e):
+                raise Failure(f"the refusal of a 576-sample chunk at 8 kHz does not say why: {e}")
+            print(f"    576 samples at 8 kHz: refused: {e}")
+        stream(lib, threads, work, path, path, {"sr": np.array(SR, np.int64)}, rate=SR, eng=eng)
     finally:
         eng.close()
-    m = onnx.load(path)
-    g = m.graph
-    inputs = [i for i in g.input if i.name != "sr"]
-    if len(inputs) != len(g.input) - 1:
-        raise Failure("silero_vad.onnx has no input sr")
-    del g.input[:]
-    g.input.extend(inputs)
-    g.initializer.append(numpy_helper.from_array(np.array(SR, np.int64), "sr"))
-    for i in g.input:
-        for d, v in zip(i.type.tensor_type.shape.dim, {"input": [1, 576], "state": [2, 1, 128]}[i.name]):
-            d.ClearField("dim_param")
-            d.dim_value = v
-    fixed = os.path.join(work, "silero_vad_sr16000.onnx")
-    onnx.save(m, fixed)
-    stream(lib, threads, work, fixed, path, {"sr": np.array(SR, np.int64)})
 
 
 def case_silero_sequence(lib, threads, work):

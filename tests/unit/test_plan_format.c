@@ -83,7 +83,7 @@ static const tc__tensor *arena_tensor(tc__graph *g, tc_dtype dt, int32_t rank, c
 
 /*
  * x[batch,4] --MatMul(W)+bias,Relu--> h[batch,3] --Clip(-, max)--> c (unknown type)
- *   --Identity (every attribute kind)--> d --Add(r)+residual h, Clip(0,6)--> e --Dropout--> y, (absent mask)
+ *   --Identity (every attribute kind)--> d --Add(r)+residual h, Clip(0,6)--> e --Dropout (guarded by "run")--> y, (absent mask)
  * outputs: y, and the first n_extras of initializers of every other dtype (odd byte sizes included).
  */
 static tc__graph *build_graph(size_t n_extras) {
@@ -167,6 +167,11 @@ static tc__graph *build_graph(size_t n_extras) {
     int32_t y = value(g, "y");
     g->nodes[n4].out[0] = y;
     g->nodes[n4].out[1] = -1; /* absent mask */
+    /* guarded (a step of an If branch decided at run time): by the bool initializer "run", an input after the op's */
+    int32_t run = add_init(g, "run", TC_DTYPE_BOOL, 0, NULL);
+    assert_int_equal(tc__graph_node_add_input(g, n4, run, &idx, &err), TC_STATUS_OK);
+    g->nodes[n4].n_op_in = 1;
+    g->nodes[n4].guard = idx;
     set_shape(g, y, TC_DTYPE_FLOAT32, 2, (tc__dim[]){{-1, batch}, {-1, -1}});
     add_output(g, y);
 
@@ -359,6 +364,7 @@ static void compare_graphs(const tc__graph *a, const tc__graph *b, const uint8_t
         assert_string_equal(x->fused, y->fused);
         assert_int_equal(x->n_in, y->n_in);
         assert_int_equal(x->n_op_in, y->n_op_in);
+        assert_int_equal(x->guard, y->guard);
         assert_int_equal(x->n_out, y->n_out);
         for (int i = 0; i < x->n_in; i++) assert_int_equal(x->in[i], y->in[i]);
         for (int o = 0; o < x->n_out; o++) assert_int_equal(x->out[o], y->out[o]);
@@ -592,9 +598,22 @@ static void test_header_errors(void **state) {
     expect_failure(buf, size, 0, TC_STATUS_CORRUPT_FILE, "not a tailcut plan");
 
     memcpy(buf, plan, size);
-    ((tc__plan_header *)buf)->version = 3;
+    ((tc__plan_header *)buf)->version = 4;
     reseal(buf);
-    expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, "plan format version 3, this build reads 2: rebuild the plan");
+    expect_failure(buf, size, 0, TC_STATUS_UNSUPPORTED, "plan format version 4, this build reads 3: rebuild the plan");
+
+    /* A version-2 plan (before node guards: every guard byte zero) is still read. */
+    memcpy(buf, plan, size);
+    ((tc__plan_header *)buf)->version = 2;
+    for (int n = 0; n < a->n_nodes; n++) ((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[n].guard = 0;
+    reseal(buf);
+    {
+        tc__graph *g2 = NULL;
+        tc__err err2 = {0};
+        assert_int_equal(load(buf, size, 0, &g2, &err2), TC_STATUS_OK);
+        for (int n = 0; n < g2->n_nodes; n++) assert_int_equal(g2->nodes[n].guard, -1);
+        tc__graph_destroy(g2);
+    }
 
     /* A version-1 plan (an earlier tailcut's, its CPU target in the header): refused, naming the cure. */
     memcpy(buf, plan, size);
@@ -806,6 +825,8 @@ static void test_bad_records(void **state) {
         CASE(((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[0].act = TC__ACT_COUNT_, "epilogue");
         CASE(((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[1].io_first += 1, "out of order");
         CASE(((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[0].n_op_in = 9, "bad counts");
+        CASE(((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[0].guard = 1, "its guard is input 0");
+        CASE(((tc__plan_node *)table(buf, TC__PLAN_TABLE_NODES))[0].guard = 200, "its guard is input 199");
         CASE(((tc__plan_attr *)table(buf, TC__PLAN_TABLE_ATTRS))[0].kind = 42, "unknown kind 42");
         CASE(((tc__plan_attr *)table(buf, TC__PLAN_TABLE_ATTRS))[5].n = 1ull << 61, "lie outside");
         CASE(((tc__plan_graph *)section(buf, TC__PLAN_SECTION_GRAPH, NULL))->tables[1].stride = 8, "records");

@@ -1,4 +1,5 @@
 /* cmd_inspect.c - `tailcut inspect MODEL.onnx`: inputs, outputs, op histogram and unsupported ops. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,51 @@ static int by_count(const void *a, const void *b) {
     const op_count *x = a, *y = b;
     if (x->count != y->count) return y->count - x->count;
     return strcmp(x->op, y->op);
+}
+
+/* The If branches decided at run time (their nodes joined the graph, each running only when its branch is taken):
+ * each branch with its nodes, indented by nesting depth (at most MAX_LISTED nodes of a branch by name, Constants not). */
+static void print_branches(const tc_model *model, int nn) {
+    enum { MAX_LISTED = 16 };
+    int guarded = 0;
+    for (int i = 0; i < nn; i++) {
+        tc_node_info ni;
+        tc_model_node_info(model, i, &ni);
+        guarded += ni.branch[0] != '\0';
+    }
+    if (guarded == 0) return;
+    printf("If branches decided at run time (%d nodes run only when their branch is taken):\n", guarded);
+    for (int i = 0; i < nn; i++) { /* each branch once, at its first node */
+        tc_node_info ni;
+        tc_model_node_info(model, i, &ni);
+        if (ni.branch[0] == '\0') continue;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) {
+            tc_node_info nj;
+            tc_model_node_info(model, j, &nj);
+            seen = strcmp(nj.branch, ni.branch) == 0;
+        }
+        if (seen) continue;
+        int count = 0;
+        for (int j = i; j < nn; j++) {
+            tc_node_info nj;
+            tc_model_node_info(model, j, &nj);
+            count += strcmp(nj.branch, ni.branch) == 0;
+        }
+        const int ind = 2 * ni.branch_depth;
+        printf("%*s%s: %d nodes\n", ind, "", ni.branch, count);
+        int listed = 0, consts = 0;
+        for (int j = i; j < nn; j++) {
+            tc_node_info nj;
+            tc_model_node_info(model, j, &nj);
+            if (strcmp(nj.branch, ni.branch) != 0) continue;
+            if (strcmp(nj.op_type, "Constant") == 0) consts++;
+            else if (listed++ < MAX_LISTED) printf("%*s%-20s %s\n", ind + 2, "", nj.op_type, nj.name);
+        }
+        if (listed > MAX_LISTED || consts > 0)
+            printf("%*s(%d more, %d of them Constant)\n", ind + 2, "",
+                   consts + (listed > MAX_LISTED ? listed - MAX_LISTED : 0), consts);
+    }
 }
 
 int tc_cli_inspect(int argc, char **argv) {
@@ -122,6 +168,7 @@ int tc_cli_inspect(int argc, char **argv) {
         }
     }
     free(ops);
+    print_branches(model, nn);
     tc_model_destroy(model);
     return 0;
 }

@@ -64,6 +64,8 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
             json_str(si.layout);
             printf(",\"output\":");
             json_str(si.output);
+            printf(",\"branch\":");
+            json_str(si.branch);
             printf(",\"at_reshape\":%s,\"rejected\":[", si.runs_at_reshape ? "true" : "false");
             for (int j = 0; j < tc_engine_step_num_rejected(e, k); j++) {
                 tc_tactic_rejection rj;
@@ -116,10 +118,16 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
         printf("     (candidates the auto-tuner timed at the first profile's opt shapes, * = chosen; x = not a candidate, "
                "and why)\n");
     int computed = 0, reorders = 0;
+    const char *branch = "";
     for (int k = 0; k < ns; k++) {
         tc_step_info si;
         tc_engine_step_info(e, k, &si);
-        printf("%-4d %-44.44s %-40.40s %-28s %-5s %-8s %s%s\n", k, si.name, si.ops, si.tactic, si.precision,
+        if (strcmp(si.branch, branch) != 0 && si.branch[0] != '\0') /* steps that run only when a branch is taken */
+            printf("     %*s[If branch %s]\n", 2 * (si.branch_depth - 1), "", si.branch);
+        branch = si.branch;
+        char name[64];
+        snprintf(name, sizeof name, "%*s%s", 2 * si.branch_depth, "", si.name);
+        printf("%-4d %-44.44s %-40.40s %-28s %-5s %-8s %s%s\n", k, name, si.ops, si.tactic, si.precision,
                si.is_reorder ? "->nchw" : si.layout[0] ? si.layout : "nchw", si.output_shape,
                si.runs_at_reshape ? "  (at reshape)" : "");
         reorders += si.is_reorder;

@@ -191,6 +191,19 @@ static tc_status cpu_run(void *exec, const tc__launch *steps, int n, uint64_t *s
         tc__kernel_ctx *kc = l->kc;
         if (kc->scratch) kc->scratch->used = 0;
         memset(kc->err, 0, sizeof *kc->err);
+        if (l->guard != NULL && (l->guard->nbytes == 0 || l->guard->data == NULL)) {
+            *failed = k;
+            return tc__fail(kc->err, TC_STATUS_INTERNAL, "its If branch's run flag is empty");
+        }
+        if (l->guard != NULL && ((const uint8_t *)l->guard->data)[0] == 0) { /* its If branch is not taken */
+            if (step_ns) step_ns[k] = 0;
+            continue;
+        }
+        if (l->unrunnable) {
+            *failed = k;
+            return tc__fail(kc->err, TC_STATUS_UNSUPPORTED, "its If branch is taken, but its shapes do not infer at "
+                            "these input shapes (or exceed what the profile planned)");
+        }
         tc_status st = l->fn(kc);
         if (st == TC_STATUS_OK && l->post)
             st = tc__ref_apply_epilogue(l->post, kc->out[0], l->post_bias, l->post_residual, kc->err);
