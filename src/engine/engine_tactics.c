@@ -397,8 +397,10 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             char why[96] = "";
             bool ok = layout_fits(all[c], blocked, &ds[0].d);
             if (!ok)
-                snprintf(why, sizeof why, "%s", (all[c]->flags & TC__TACTIC_BLOCKED) ? "runs NCHW16c steps only"
-                                                                                        : "runs plain-layout steps only");
+                snprintf(why, sizeof why, "%s",
+                         !(all[c]->flags & TC__TACTIC_BLOCKED)  ? "runs plain-layout steps only"
+                         : (all[c]->flags & TC__TACTIC_BLOCK8) ? "runs NCHW8c steps only"
+                                                               : "runs NCHW16c steps only");
             for (int p = 0; p < n_profiles && ok; p++) {
                 ds[p].d.why = why, ds[p].d.why_size = sizeof why;
                 ok = all[c]->supports(&ds[p].d);
