@@ -71,6 +71,8 @@ enum {
     TC__CHAIN_INT8_U7 = 5,  /* bytes of 7-bit codes, non-negative inputs (AVX2) */
     TC__CHAIN_INT8_U8 = 6,  /* bytes of codes with their zero point (AVX2 u8w7) */
     TC__CHAIN_FP16_NHWC = 7, /* FP16 NHWC values without padding (device convolutions: engine/nhwc16_chain.c) */
+    TC__CHAIN_FP16_ROWS = 8, /* FP16 values in the tensor's own order (device dense layers, LayerNorm, attention:
+                                engine/row16_chain.c) */
     TC__CHAIN_COUNT_
 };
 

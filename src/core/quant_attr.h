@@ -69,6 +69,11 @@
 #define TC__ATTR_NHWC16_OUT "tc.nhwc16_out"
 #define TC__ATTR_NHWC16_IN "tc.nhwc16_in"
 #define TC__ATTR_NHWC16_RES "tc.nhwc16_res"
+/* FP16 row images between device dense layers, LayerNorms and attention (src/engine/row16_chain.c): tc.row16_out = 1
+ * on a step that writes its output as FP16 (the tensor's elements in order, no padding) into the value's buffer,
+ * tc.row16_in = a bit mask over a reader's input indices (bit i: input i is such an image). */
+#define TC__ATTR_ROW16_OUT "tc.row16_out"
+#define TC__ATTR_ROW16_IN "tc.row16_in"
 
 /* FP16 / BF16 (--fp16, --bf16): the precision pass (src/passes/precision_half.c) gives the layers that may
  * run in that type the int attribute tc.fp16 = 1 / tc.bf16 = 1; the fp16 / bf16 tactics

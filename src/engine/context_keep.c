@@ -157,7 +157,8 @@ tc_status tc__ctx_keep_tensor(tc_context *c, int32_t v, tc__tensor *t) {
                         "'%s' is a constant of the engine (weights), not a tensor a step computes", val->name);
     if (val->producer >= 0 && (tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_INT8_OUT_IMAGE) ||
                                tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_HALF_OUT_IMAGE) ||
-                               tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_NHWC16_OUT)))
+                               tc__attr_has(&g->nodes[val->producer].attrs, TC__ATTR_NHWC16_OUT) ||
+                               tc__attr_int(&g->nodes[val->producer].attrs, TC__ATTR_ROW16_OUT, 0) == 1))
         return tc__fail(&c->err, TC_STATUS_INVALID_ARGUMENT,
                         "'%s' holds INT8 codes or 16-bit floats that its producer hands to the next layer, not FP32 "
                         "values (build with "

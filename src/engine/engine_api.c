@@ -345,6 +345,7 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
                    : tc__attr_has(&n->attrs, TC__ATTR_INT8_OUT_IMAGE) || tc__attr_has(&n->attrs, TC__ATTR_HALF_OUT_IMAGE)
                        ? tc__lowp_chain_label(&n->attrs, s->tactic)
                    : tc__attr_has(&n->attrs, TC__ATTR_NHWC16_OUT)   ? "nhwc16"
+                   : tc__attr_int(&n->attrs, TC__ATTR_ROW16_OUT, 0) == 1 ? "row16"
                    : tc__layout_out_blocked(&n->attrs)               ? (b8 ? "nchw8c" : "nchw16c")
                                                                       : "";
     info->output_shape[0] = '\0';

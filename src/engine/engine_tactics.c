@@ -502,6 +502,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     if (st == TC_STATUS_OK && o->nhwc16_chain && device) {
         int chained = 0;
         st = tc__nhwc16_chain(g, steps, &s[0], &chained, err);
+        if (st == TC_STATUS_OK) st = tc__row16_chain(g, steps, &s[0], &chained, err);
     }
     if (st == TC_STATUS_OK) st = reprove_chained(g, steps, &s[0], pool, device, required_isa, err);
     if (st == TC_STATUS_OK && cache && cache_dirty) st = tc__timing_cache_save(cache, o->cache_path, err);

@@ -84,6 +84,11 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
  * the image depends on no shape. *chained receives the number of such values. */
 tc_status tc__nhwc16_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
 
+/* FP16 row images between device dense layers, LayerNorms and attention (row16_chain.c): values whose producer and
+ * readers are all TC__CHAIN_FP16_ROWS tactics that accept it are kept as FP16 (tc.row16_out / tc.row16_in). Any
+ * profiles. *chained counts the values. */
+tc_status tc__row16_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
+
 /* The reduced-precision chain's FP32 producers (lowp_chain.c, backends/cpu/qimage.h): a per-channel Mul of a
  * [N][C][H][W] tensor (EfficientNet's squeeze-and-excitation scale) whose readers are AVX2 INT8 Convs of one family that
  * all convert it into the same image takes mul_int8_image_avx2 and writes that image, which the readers take as is. */

@@ -36,6 +36,7 @@ enum {
     FAM_INT8_U7 = TC__CHAIN_INT8_U7,   /* the AVX2 variant for non-negative inputs: bytes of 7-bit codes */
     FAM_INT8_U8 = TC__CHAIN_INT8_U8,   /* the AVX2 u8w7 variant: bytes of the codes with their zero point */
     FAM_FP16_NHWC = TC__CHAIN_FP16_NHWC, /* device FP16 NHWC: chained by nhwc16_chain.c, not here */
+    FAM_FP16_ROWS = TC__CHAIN_FP16_ROWS, /* device FP16 rows: chained by row16_chain.c, not here */
     FAM_COUNT_ = TC__CHAIN_COUNT_
 };
 #define FAM_DENSE 8 /* added to a MatMul/Gemm tactic's family: dense layers chain only with dense layers */
@@ -54,7 +55,8 @@ static const struct {
                       [FAM_INT8_S16] = {true, 2, "s16-chain", TC__INT8_IMG_S16},
                       [FAM_INT8_U7] = {true, 1, "u7-chain", TC__INT8_IMG_U7},
                       [FAM_INT8_U8] = {true, 1, "u8-chain", TC__INT8_IMG_U8},
-                      [FAM_FP16_NHWC] = {false, 2, "nhwc16", 0}};
+                      [FAM_FP16_NHWC] = {false, 2, "nhwc16", 0},
+                      [FAM_FP16_ROWS] = {false, 2, "row16", 0}};
 
 /* True when fam (+ FAM_DENSE) is an AVX2 INT8 variant (their epilogue writes any of their images). */
 static bool avx2_int8(int fam) {
@@ -71,7 +73,8 @@ static bool chains_with(int p, int c) {
 /* Which chainable family a tactic belongs to (+ FAM_DENSE for MatMul/Gemm): its own chain descriptor. */
 static int tactic_family(const char *tactic) {
     const tc__tactic *t = tactic != NULL ? tc__tactic_named(tactic) : NULL;
-    if (t == NULL || t->chain == TC__CHAIN_NONE || t->chain >= TC__CHAIN_COUNT_ || t->chain == TC__CHAIN_FP16_NHWC)
+    if (t == NULL || t->chain == TC__CHAIN_NONE || t->chain >= TC__CHAIN_COUNT_ || t->chain == TC__CHAIN_FP16_NHWC ||
+        t->chain == TC__CHAIN_FP16_ROWS)
         return FAM_NONE;
     const bool dense = strcmp(t->op_type, "MatMul") == 0 || strcmp(t->op_type, "Gemm") == 0;
     return t->chain + (dense ? FAM_DENSE : 0);

@@ -6,6 +6,8 @@
 #ifndef TC_BACKENDS_CUDA_ATTENTION_F32_H
 #define TC_BACKENDS_CUDA_ATTENTION_F32_H
 
+#include <stdbool.h>
+
 #include "backends/cuda/cuda_exec.h"
 #include "core/attention_geom.h"
 
@@ -20,9 +22,10 @@ extern "C" {
 #define TC__ATTN_MAX_DV 256
 
 typedef struct tc__cuda_attn_args {
-    const float *q, *k, *v;
-    const void *mask; /* float or uint8 (boolean), or NULL */
-    float *y;
+    const void *q, *k, *v; /* float, or FP16 row images where q16 / k16 / v16 */
+    const void *mask;      /* float or uint8 (boolean), or NULL */
+    void *y;               /* float, or an FP16 row image where y16 */
+    bool q16, k16, v16, y16;
     tc__attn_geom g;
 } tc__cuda_attn_args;
 

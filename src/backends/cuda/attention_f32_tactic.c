@@ -2,10 +2,11 @@
  * attention_f32_tactic.c - tactic cuda_attention_f32: ONNX Attention (and the attention chains fuse_attention turns
  * into it) in one FP32 kernel (attention_f32.cu): float32 Q, K, V and Y, a float32 or boolean mask, every feature of
  * core/attention_geom.h that fits the kernel's shared memory (head size and KV length: TC__ATTN_SMEM_MAX). No
- * epilogue.
+ * epilogue. It chains (TC__CHAIN_FP16_ROWS, engine/row16_chain.c): Q, K, V and Y may be FP16 row images.
  */
 #include "backends/cuda/attention_f32.h"
 #include "backends/cuda/dn_common.h"
+#include "backends/cuda/row16.h"
 
 /* The geometry of a step's tensors; false (with why through tc__refuse when d is given) when the kernel does not
  * take it. */
@@ -32,6 +33,7 @@ static bool geometry(const tc__step_desc *d, const tc__attrs *attrs, int n_in, c
 
 static bool supports(const tc__step_desc *d) {
     if (!tc__epilogue_is_none(d->epi)) return tc__refuse(d, "no fused epilogue");
+    if (!tc__row16_ok(d->attrs, 7u, true)) return tc__refuse(d, "FP16 row images only as Q, K, V and Y");
     tc__attn_geom g;
     return geometry(d, d->attrs, d->n_in, d->in, d->n_out, (const tc__tensor *const *)d->out, &g);
 }
@@ -45,6 +47,10 @@ static tc_status run(const tc__kernel_ctx *ctx) {
     a.v = ctx->in[2]->data;
     a.mask = ctx->n_in > 3 && ctx->in[3] != NULL ? ctx->in[3]->data : NULL;
     a.y = ctx->out[0]->data;
+    a.q16 = tc__row16_in(ctx->attrs, 0);
+    a.k16 = tc__row16_in(ctx->attrs, 1);
+    a.v16 = tc__row16_in(ctx->attrs, 2);
+    a.y16 = tc__row16_out(ctx->attrs);
     const cudaError_t e = tc__cuda_attention_f32(&a, tc__cuda_stream(ctx));
     return e == cudaSuccess ? TC_STATUS_OK : tc__cuda_fail(e, ctx->err, "attention launch");
 }
@@ -55,6 +61,7 @@ const tc__tactic tc__tactic_cuda_attention_f32 = {
     .backend = TC__BACKEND_CUDA,
     .caps = 0,
     .flags = 0,
+    .chain = TC__CHAIN_FP16_ROWS,
     .supports = supports,
     .run = run,
 };

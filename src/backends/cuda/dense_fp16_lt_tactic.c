@@ -14,6 +14,12 @@
  * its own) run in an FP32 pass over Y after the product (fp16_lt.h), as does the bias where cuBLASLt offers no
  * algorithm with it.
  *
+ * FP16 row images (engine/row16_chain.c, TC__CHAIN_FP16_ROWS): with bit 0 of tc.row16_in, A is already FP16 rows
+ * [M][K] (K a multiple of 8: 16-byte rows) and cuBLASLt reads it in place, no cast; with tc.row16_out, D is FP16;
+ * with the residual's bit, the residual is FP16. cuBLASLt's C and bias must have D's type: a constant epilogue bias is
+ * also packed as FP16 after the weight (at a 256-byte offset, where the packed bytes stay within the source's), for an
+ * FP16 D; a residual or bias of the other type is added by the epilogue pass instead (and the ReLU moves there too).
+ *
  * Scratch: the cuBLASLt workspace (TC__LT_WORKSPACE), A16, and for Gemm the combined bias (N floats).
  * run() creates cuBLASLt's descriptors and asks its heuristic on every call, and destroys them before returning (host
  * allocations only, no device memory or synchronisation, so it may be captured into a CUDA graph; the engine calls
@@ -24,6 +30,7 @@
 #include "backends/cuda/cnn_epi.h"
 #include "backends/cuda/fp16_lt.h"
 #include "backends/cuda/lt_gemm.h"
+#include "backends/cuda/row16.h"
 #include "core/fused_attr.h"
 #include "core/tensor.h"
 
@@ -97,12 +104,33 @@ static tc__lt_gemm lt_args(const dense_geom *g) {
                          .ldd = g->n, .alpha = g->alpha, .beta = 1.0f, .workspace_bytes = TC__LT_WORKSPACE};
 }
 
+/* The inputs that may be FP16 row images: A when K is a multiple of 8 (16-byte rows in place), the residual. */
+static uint32_t row16_inputs(const tc__step_desc *d, const dense_geom *g) {
+    uint32_t m = g->k % 8 == 0 ? 1u : 0u;
+    if (d->epi != NULL && d->epi->residual_input > 0 && d->epi->residual_input < 32) m |= 1u << d->epi->residual_input;
+    return m;
+}
+
+/* Where the packed weight holds the FP16 copy of the step's constant epilogue bias (bytes from its start), or 0 when it
+ * has none: no constant float32 bias over N, or no room within the source's bytes. */
+static size_t bias16_at(const dense_geom *g, const tc__step_desc *d) {
+    const tc__tensor *b = d->bias;
+    if (b == NULL || b->data == NULL || b->dtype != TC_DTYPE_FLOAT32 || tc__tensor_numel(b) != g->n) return 0;
+    const size_t off = tc__lt_round((size_t)(g->n * g->kp) * sizeof(uint16_t));
+    const size_t src = (size_t)(g->n * g->k) * sizeof(float);
+    return off + (size_t)g->n * sizeof(uint16_t) <= src ? off : 0;
+}
+
 static bool dense_supports(const tc__step_desc *d, bool gemm) {
     dense_geom g;
     if (!tc__lt_fp16_marked(d) || !dense_geometry(d, gemm, &g)) return false;
     if (!tc__cnn_epi_ok(d, true)) return false; /* bias over N, residual, any activation but the fake quantization */
+    if (!tc__row16_ok(d->attrs, row16_inputs(d, &g), true))
+        return tc__refuse(d, "FP16 row images only as A (K a multiple of 8), the residual and Y");
     char why[256];
-    const tc__lt_gemm lg = lt_args(&g);
+    tc__lt_gemm lg = lt_args(&g);
+    if (tc__row16_in(d->attrs, 0)) lg.ldb = g.k;
+    lg.d16 = tc__row16_out(d->attrs);
     if (!tc__lt_gemm_possible(&lg, why, sizeof why)) return tc__refuse(d, "%s", why);
     return true;
 }
@@ -116,7 +144,9 @@ static bool packs_input(const tc__step_desc *d, int index) {
 
 static size_t packed_bytes_of(const tc__step_desc *d, int index, bool gemm) {
     dense_geom g;
-    return index == 1 && dense_geometry(d, gemm, &g) ? (size_t)(g.n * g.kp) * sizeof(uint16_t) : 0;
+    if (index != 1 || !dense_geometry(d, gemm, &g)) return 0;
+    const size_t at = bias16_at(&g, d);
+    return at != 0 ? at + (size_t)g.n * sizeof(uint16_t) : (size_t)(g.n * g.kp) * sizeof(uint16_t);
 }
 static size_t matmul_packed_bytes(const tc__step_desc *d, int index) { return packed_bytes_of(d, index, false); }
 static size_t gemm_packed_bytes(const tc__step_desc *d, int index) { return packed_bytes_of(d, index, true); }
@@ -131,6 +161,14 @@ static tc_status pack_of(const tc__step_desc *d, int index, const void *src, voi
     for (int64_t j = 0; j < g.n; j++) {
         for (int64_t p = 0; p < g.k; p++) o[j * g.kp + p] = tc__f32_to_f16(g.tb ? b[j * g.k + p] : b[p * g.n + j]);
         for (int64_t p = g.k; p < g.kp; p++) o[j * g.kp + p] = 0;
+    }
+    const size_t at = bias16_at(&g, d); /* the FP16 bias for an FP16 D (the gap before it zeroed) */
+    if (at != 0) {
+        const size_t wb = (size_t)(g.n * g.kp) * sizeof(uint16_t);
+        memset((unsigned char *)dst + wb, 0, at - wb);
+        uint16_t *b16 = (uint16_t *)((unsigned char *)dst + at);
+        const float *bias = d->bias->data;
+        for (int64_t j = 0; j < g.n; j++) b16[j] = tc__f32_to_f16(bias[j]);
     }
     return TC_STATUS_OK;
 }
@@ -179,8 +217,18 @@ static tc_status dense_run(const tc__kernel_ctx *ctx, bool gemm) {
     float *comb = (float *)(sc + TC__LT_WORKSPACE + a16_bytes(&g));
     const cudaStream_t s = tc__cuda_stream(ctx);
 
-    cudaError_t ce = tc__lt_cast_rows(ctx->in[0]->data, g.m, g.k, g.k, a16, g.kp, s);
-    if (ce != cudaSuccess) return tc__cuda_fail(ce, ctx->err, "FP16 cast of A");
+    /* FP16 row images (row16_chain.c): A in place, D in FP16, the residual's type */
+    const bool a_img = tc__row16_in(ctx->attrs, 0), d16 = tc__row16_out(ctx->attrs);
+    const int ri = ctx->epi != NULL ? ctx->epi->residual_input : -1;
+    const bool res16 = e.residual != NULL && ri > 0 && tc__row16_in(ctx->attrs, ri);
+    const bool res_post = e.residual != NULL && res16 != d16; /* cuBLASLt's C has D's type: the pass adds it */
+    if (a_img && g.k % 8 != 0)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s: an FP16 image A with K not a multiple of 8", name);
+    cudaError_t ce = cudaSuccess;
+    if (!a_img) {
+        ce = tc__lt_cast_rows(ctx->in[0]->data, g.m, g.k, g.k, a16, g.kp, s);
+        if (ce != cudaSuccess) return tc__cuda_fail(ce, ctx->err, "FP16 cast of A");
+    }
 
     /* The bias cuBLASLt adds: the epilogue's, Gemm's beta * C, or both combined in scratch. beta = 0 ignores C (even
      * NaN or Inf in it), as the reference does. */
@@ -194,22 +242,39 @@ static tc_status dense_run(const tc__kernel_ctx *ctx, bool gemm) {
             bias = comb;
         }
     }
+    /* cuBLASLt's bias has D's type: an FP16 D takes the packed FP16 copy of a constant epilogue bias (not one combined
+     * with Gemm's C), else the epilogue pass adds the FP32 bias */
+    const void *lt_bias = bias;
+    bool bias_post = false;
+    if (d16 && bias != NULL) {
+        const size_t at = bias == e.bias ? bias16_at(&g, &d) : 0;
+        if (at != 0 && ctx->in[1]->nbytes >= at + (size_t)g.n * sizeof(uint16_t))
+            lt_bias = (const unsigned char *)ctx->in[1]->data + at;
+        else
+            lt_bias = NULL, bias_post = true;
+    }
     tc__lt_gemm lg = lt_args(&g);
     lg.a = ctx->in[1]->data;
-    lg.b = a16;
-    lg.c = e.residual; /* beta 1: the residual joins the sum before the activation */
+    lg.b = a_img ? ctx->in[0]->data : a16;
+    if (a_img) lg.ldb = g.k;
+    lg.c = res_post ? NULL : e.residual; /* beta 1: the residual joins the sum before the activation */
     lg.d = ctx->out[0]->data;
-    lg.bias = bias;
-    lg.relu = e.act.act == TC__ACT_RELU;
+    lg.d16 = d16;
+    lg.bias = lt_bias;
+    lg.relu = e.act.act == TC__ACT_RELU && !res_post && !bias_post;
     lg.workspace = ws;
     bool epi_done = false;
     st = tc__lt_gemm_run(&lg, s, &epi_done, ctx->err);
     if (st != TC_STATUS_OK) return st;
-    /* What cuBLASLt did not apply: the bias and ReLU when it had no algorithm with them, any other activation. */
+    /* What cuBLASLt did not apply: the bias and ReLU when it had no algorithm with them, a residual of the other
+     * type, any other activation. */
     const bool post_act = e.act.act != TC__ACT_NONE && !(lg.relu && epi_done);
-    if (!epi_done || post_act) {
-        const tc__lt_epi pe = {.y = ctx->out[0]->data, .total = g.m * g.n, .last_bias = epi_done ? NULL : bias,
-                               .last_len = g.n, .act = post_act ? e.act : (tc__cuda_act){TC__ACT_NONE, 0.0f, 0.0f}};
+    if (!epi_done || post_act || res_post || bias_post) {
+        const tc__lt_epi pe = {.y = ctx->out[0]->data, .total = g.m * g.n,
+                               .last_bias = epi_done && !bias_post ? NULL : bias,
+                               .last_len = g.n, .residual = res_post ? e.residual : NULL,
+                               .act = post_act ? e.act : (tc__cuda_act){TC__ACT_NONE, 0.0f, 0.0f}, .y16 = d16,
+                               .res16 = res16};
         ce = tc__lt_epilogue(&pe, s);
         if (ce != cudaSuccess) return tc__cuda_fail(ce, ctx->err, "FP32 epilogue pass");
     }
@@ -224,6 +289,7 @@ const tc__tactic tc__tactic_cuda_matmul_fp16_lt = {
     .backend = TC__BACKEND_CUDA,
     .caps = 0,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
+    .chain = TC__CHAIN_FP16_ROWS,
     .precision = "fp16",
     .supports = matmul_supports,
     .packs_input = packs_input,
@@ -239,6 +305,7 @@ const tc__tactic tc__tactic_cuda_gemm_fp16_lt = {
     .backend = TC__BACKEND_CUDA,
     .caps = 0,
     .flags = TC__TACTIC_FUSES_EPILOGUE,
+    .chain = TC__CHAIN_FP16_ROWS,
     .precision = "fp16",
     .supports = gemm_supports,
     .packs_input = packs_input,

@@ -67,11 +67,14 @@ __global__ void bias_combine(const float *__restrict__ c, int64_t c_stride, floa
 
 __global__ void epilogue(const tc__lt_epi p) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += (int64_t)gridDim.x * blockDim.x) {
-        float v = p.y[i];
+        float v = p.y16 ? __half2float(((const __half *)p.y)[i]) : ((const float *)p.y)[i];
         if (p.chan_bias != nullptr) v += p.chan_bias[(i / p.inner) % p.channels];
         if (p.last_bias != nullptr) v += p.last_bias[i % p.last_len];
-        if (p.residual != nullptr) v += p.residual[i];
-        p.y[i] = tc_cuda_act(v, p.act);
+        if (p.residual != nullptr)
+            v += p.res16 ? __half2float(((const __half *)p.residual)[i]) : ((const float *)p.residual)[i];
+        v = tc_cuda_act(v, p.act);
+        if (p.y16) ((__half *)p.y)[i] = to_half(v);
+        else ((float *)p.y)[i] = v;
     }
 }
 

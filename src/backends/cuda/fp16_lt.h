@@ -7,6 +7,8 @@
 #ifndef TC_BACKENDS_CUDA_FP16_LT_H
 #define TC_BACKENDS_CUDA_FP16_LT_H
 
+#include <stdbool.h>
+
 #include "backends/cuda/cuda_exec.h"
 
 #ifdef __cplusplus
@@ -34,16 +36,17 @@ cudaError_t tc__lt_bias_combine(const float *c, int64_t c_stride, float beta, co
                                 cudaStream_t s);
 
 /* y[i] = act(y[i] + chan_bias[(i / inner) % channels] + last_bias[i % last_len] + residual[i]) for i < total (the
- * operands that are non-NULL). */
+ * operands that are non-NULL); y and residual are FP32, or FP16 (row images, engine/row16_chain.c) where y16 / res16. */
 typedef struct tc__lt_epi {
-    float *y;
+    void *y;
     int64_t total;
     const float *chan_bias;
     int64_t inner, channels;
     const float *last_bias;
     int64_t last_len;
-    const float *residual;
+    const void *residual;
     tc__cuda_act act;
+    bool y16, res16;
 } tc__lt_epi;
 cudaError_t tc__lt_epilogue(const tc__lt_epi *p, cudaStream_t s);
 

@@ -3,10 +3,12 @@
  * biased variance of the deviations), in float (the reference sums in double). Rows of up to 256 elements: one warp
  * per row held in registers; up to 4096 (BERT's 768): one block of 256 threads per row held in registers (a warp per
  * row of 768 ran at 7.8 us for BERT-base's 128 rows on the H200: 239 registers a thread, 32 blocks); longer rows: one
- * block of 512 threads per row, three passes over global memory.
+ * block of 512 threads per row, three passes over global memory. Every kernel is a template over X's and Y's element
+ * types (float, or __half for the FP16 row images: half_io.cuh).
  */
 #include <math.h>
 
+#include "backends/cuda/half_io.cuh"
 #include "backends/cuda/layernorm_f32.h"
 
 namespace {
@@ -23,18 +25,18 @@ __device__ __forceinline__ float out_of(const tc__cuda_layernorm_args &p, float 
     return r;
 }
 
-template <int ITEMS>
+template <int ITEMS, typename XT, typename YT>
 __global__ void __launch_bounds__(128) layernorm_warp(const tc__cuda_layernorm_args p) {
     const int lane = (int)(threadIdx.x & 31u);
     const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
     const float fn = (float)p.n;
     for (int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; r < p.rows; r += warps) {
-        const float *x = p.x + r * p.n;
+        const XT *x = (const XT *)p.x + r * p.n;
         float v[ITEMS], sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const int64_t k = lane + 32 * i;
-            v[i] = k < p.n ? __ldg(x + k) : 0.0f;
+            v[i] = k < p.n ? tc_ld(x + k) : 0.0f;
             sum += v[i];
         }
         const float mean = warp_sum(sum) / fn;
@@ -45,11 +47,11 @@ __global__ void __launch_bounds__(128) layernorm_warp(const tc__cuda_layernorm_a
             if (lane + 32 * i < p.n) ss = fmaf(dv, dv, ss);
         }
         const float inv = 1.0f / sqrtf(warp_sum(ss) / fn + p.epsilon);
-        float *y = p.y + r * p.n;
+        YT *y = (YT *)p.y + r * p.n;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const int64_t k = lane + 32 * i;
-            if (k < p.n) y[k] = out_of(p, v[i], mean, inv, k);
+            if (k < p.n) tc_st(y + k, out_of(p, v[i], mean, inv, k));
         }
     }
 }
@@ -66,40 +68,41 @@ __device__ __forceinline__ float block_sum(float v, float *sh) {
     return warp_sum(v);
 }
 
+template <typename XT, typename YT>
 __global__ void __launch_bounds__(kBlock) layernorm_block(const tc__cuda_layernorm_args p) {
     __shared__ float sh[32];
     const float fn = (float)p.n;
     for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
-        const float *x = p.x + r * p.n;
+        const XT *x = (const XT *)p.x + r * p.n;
         float sum = 0.0f;
-        for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) sum += __ldg(x + k);
+        for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) sum += tc_ld(x + k);
         const float mean = block_sum(sum, sh) / fn;
         float ss = 0.0f;
         for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) {
-            const float dv = __ldg(x + k) - mean;
+            const float dv = tc_ld(x + k) - mean;
             ss = fmaf(dv, dv, ss);
         }
         const float inv = 1.0f / sqrtf(block_sum(ss, sh) / fn + p.epsilon);
-        float *y = p.y + r * p.n;
-        for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) y[k] = out_of(p, __ldg(x + k), mean, inv, k);
+        YT *y = (YT *)p.y + r * p.n;
+        for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) tc_st(y + k, out_of(p, tc_ld(x + k), mean, inv, k));
     }
 }
 
 /* Rows of 257..4096 elements: one block of kRowBlock threads per row, the row in registers (ITEMS per thread). */
 constexpr int kRowBlock = 256;
 
-template <int ITEMS>
+template <int ITEMS, typename XT, typename YT>
 __global__ void __launch_bounds__(kRowBlock) layernorm_rowblock(const tc__cuda_layernorm_args p) {
     __shared__ float sh[32];
     const float fn = (float)p.n;
     const int n = (int)p.n;
     for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
-        const float *x = p.x + r * p.n;
+        const XT *x = (const XT *)p.x + r * p.n;
         float v[ITEMS], sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const int k = (int)threadIdx.x + kRowBlock * i;
-            v[i] = k < n ? __ldg(x + k) : 0.0f;
+            v[i] = k < n ? tc_ld(x + k) : 0.0f;
             sum += v[i];
         }
         const float mean = block_sum(sum, sh) / fn;
@@ -110,27 +113,42 @@ __global__ void __launch_bounds__(kRowBlock) layernorm_rowblock(const tc__cuda_l
             if ((int)threadIdx.x + kRowBlock * i < n) ss = fmaf(dv, dv, ss);
         }
         const float inv = 1.0f / sqrtf(block_sum(ss, sh) / fn + p.epsilon);
-        float *y = p.y + r * p.n;
+        YT *y = (YT *)p.y + r * p.n;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const int k = (int)threadIdx.x + kRowBlock * i;
-            if (k < n) y[k] = out_of(p, v[i], mean, inv, k);
+            if (k < n) tc_st(y + k, out_of(p, v[i], mean, inv, k));
         }
     }
 }
 
-template <int ITEMS>
+template <int ITEMS, typename XT, typename YT>
 cudaError_t launch_rowblock(const tc__cuda_layernorm_args *p, cudaStream_t s) {
     const unsigned grid = (unsigned)(p->rows < (1 << 20) ? p->rows : (1 << 20));
-    layernorm_rowblock<ITEMS><<<grid, kRowBlock, 0, s>>>(*p);
+    layernorm_rowblock<ITEMS, XT, YT><<<grid, kRowBlock, 0, s>>>(*p);
     return cudaGetLastError();
 }
 
-template <int ITEMS>
+template <int ITEMS, typename XT, typename YT>
 cudaError_t launch_warp(const tc__cuda_layernorm_args *p, cudaStream_t s) {
     const int64_t blocks = (p->rows + 3) / 4;
     const unsigned grid = (unsigned)(blocks < (1 << 20) ? blocks : (1 << 20));
-    layernorm_warp<ITEMS><<<grid, 128, 0, s>>>(*p);
+    layernorm_warp<ITEMS, XT, YT><<<grid, 128, 0, s>>>(*p);
+    return cudaGetLastError();
+}
+
+template <typename XT, typename YT>
+cudaError_t launch(const tc__cuda_layernorm_args *p, cudaStream_t s) {
+    if (p->n <= 32) return launch_warp<1, XT, YT>(p, s);
+    if (p->n <= 64) return launch_warp<2, XT, YT>(p, s);
+    if (p->n <= 128) return launch_warp<4, XT, YT>(p, s);
+    if (p->n <= 256) return launch_warp<8, XT, YT>(p, s);
+    if (p->n <= 512) return launch_rowblock<2, XT, YT>(p, s);
+    if (p->n <= 1024) return launch_rowblock<4, XT, YT>(p, s);
+    if (p->n <= 2048) return launch_rowblock<8, XT, YT>(p, s);
+    if (p->n <= 4096) return launch_rowblock<16, XT, YT>(p, s);
+    const unsigned grid = (unsigned)(p->rows < (1 << 20) ? p->rows : (1 << 20));
+    layernorm_block<XT, YT><<<grid, kBlock, 0, s>>>(*p);
     return cudaGetLastError();
 }
 
@@ -138,15 +156,6 @@ cudaError_t launch_warp(const tc__cuda_layernorm_args *p, cudaStream_t s) {
 
 extern "C" cudaError_t tc__cuda_layernorm_f32(const tc__cuda_layernorm_args *p, cudaStream_t s) {
     if (p->rows <= 0 || p->n <= 0) return cudaSuccess;
-    if (p->n <= 32) return launch_warp<1>(p, s);
-    if (p->n <= 64) return launch_warp<2>(p, s);
-    if (p->n <= 128) return launch_warp<4>(p, s);
-    if (p->n <= 256) return launch_warp<8>(p, s);
-    if (p->n <= 512) return launch_rowblock<2>(p, s);
-    if (p->n <= 1024) return launch_rowblock<4>(p, s);
-    if (p->n <= 2048) return launch_rowblock<8>(p, s);
-    if (p->n <= 4096) return launch_rowblock<16>(p, s);
-    const unsigned grid = (unsigned)(p->rows < (1 << 20) ? p->rows : (1 << 20));
-    layernorm_block<<<grid, kBlock, 0, s>>>(*p);
-    return cudaGetLastError();
+    if (p->x16) return p->y16 ? launch<__half, __half>(p, s) : launch<__half, float>(p, s);
+    return p->y16 ? launch<float, __half>(p, s) : launch<float, float>(p, s);
 }

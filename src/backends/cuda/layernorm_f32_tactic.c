@@ -2,12 +2,13 @@
  * layernorm_f32_tactic.c - tactic cuda_layernorm_f32: FP32 LayerNormalization over dims[axis:] (negative axis
  * allowed), epsilon, Scale and optional B each either of the normalised size (broadcast with equal sizes) or one
  * value; kernel in layernorm_f32.cu. Refuses the optional Mean / InvStdDev outputs, other broadcasts of Scale / B,
- * and epilogues.
+ * and epilogues. It chains (TC__CHAIN_FP16_ROWS, engine/row16_chain.c): X and Y may be FP16 row images.
  */
 #include <string.h>
 
 #include "backends/cuda/dn_common.h"
 #include "backends/cuda/layernorm_f32.h"
+#include "backends/cuda/row16.h"
 
 /* The stride of parameter t over the normalised dims (1: one value per element, 0: one value); -1 otherwise. */
 static int64_t param_stride(const tc__tensor *t, int32_t nrank, const int64_t *ndims, int64_t n) {
@@ -54,6 +55,7 @@ static bool ln_args(const tc__attrs *attrs, int n_in, const tc__tensor *const *i
 
 static bool supports(const tc__step_desc *d) {
     if (!tc__epilogue_is_none(d->epi)) return tc__refuse(d, "no fused epilogue");
+    if (!tc__row16_ok(d->attrs, 1u, true)) return tc__refuse(d, "FP16 row images only as X and Y");
     tc__cuda_layernorm_args p;
     if (!ln_args(d->attrs, d->n_in, d->in, d->n_out, d->out, &p))
         return tc__refuse(d, "float32 X and Y only, Scale / B of the normalised size or one value, no Mean or "
@@ -70,6 +72,8 @@ static tc_status run(const tc__kernel_ctx *ctx) {
     p.scale = ctx->in[1]->data;
     p.bias = ctx->n_in > 2 && ctx->in[2] != NULL ? ctx->in[2]->data : NULL;
     p.y = ctx->out[0]->data;
+    p.x16 = tc__row16_in(ctx->attrs, 0);
+    p.y16 = tc__row16_out(ctx->attrs);
     cudaError_t e = tc__cuda_layernorm_f32(&p, tc__cuda_stream(ctx));
     return e == cudaSuccess ? TC_STATUS_OK : tc__cuda_fail(e, ctx->err, "layernorm launch");
 }
@@ -80,6 +84,7 @@ const tc__tactic tc__tactic_cuda_layernorm_f32 = {
     .backend = TC__BACKEND_CUDA,
     .caps = 0,
     .flags = 0,
+    .chain = TC__CHAIN_FP16_ROWS,
     .supports = supports,
     .run = run,
 };

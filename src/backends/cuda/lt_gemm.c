@@ -62,6 +62,7 @@ static cublasStatus_t descs_make(const tc__cublaslt *lt, const tc__lt_gemm *g, c
         if ((s = lt->MatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias)) !=
             CUBLAS_STATUS_SUCCESS)
             return s;
+
         /* the bias vector does not move with the batch: its batch stride stays 0 (the default) */
     }
     *what = "cublasLtMatrixLayoutCreate";
@@ -69,8 +70,10 @@ static cublasStatus_t descs_make(const tc__cublaslt *lt, const tc__lt_gemm *g, c
                     g->stride_a)) != CUBLAS_STATUS_SUCCESS ||
         (s = layout(lt, &x->b, CUDA_R_16F, g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n, g->ldb, g->batch,
                     g->stride_b)) != CUBLAS_STATUS_SUCCESS ||
-        (s = layout(lt, &x->c, CUDA_R_32F, g->m, g->n, g->ldd, g->batch, g->stride_d)) != CUBLAS_STATUS_SUCCESS ||
-        (s = layout(lt, &x->d, CUDA_R_32F, g->m, g->n, g->ldd, g->batch, g->stride_d)) != CUBLAS_STATUS_SUCCESS)
+        (s = layout(lt, &x->c, g->d16 ? CUDA_R_16F : CUDA_R_32F, g->m, g->n, g->ldd, g->batch, g->stride_d)) !=
+            CUBLAS_STATUS_SUCCESS ||
+        (s = layout(lt, &x->d, g->d16 ? CUDA_R_16F : CUDA_R_32F, g->m, g->n, g->ldd, g->batch, g->stride_d)) !=
+            CUBLAS_STATUS_SUCCESS)
         return s;
     *what = "cublasLtMatmulPreference";
     if ((s = lt->MatmulPreferenceCreate(&x->pref)) != CUBLAS_STATUS_SUCCESS) return s;
@@ -114,10 +117,11 @@ tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t stream, bool *epi_d
     if (!sizes_ok(g)) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "cuBLASLt GEMM: sizes out of range");
     const tc__cublaslt *lt = tc__cublaslt_get(err);
     if (lt == NULL) return err ? err->status : TC_STATUS_UNSUPPORTED;
+    const int64_t de = g->d16 ? 2 : 4; /* bytes of a C / D element */
     const uint32_t align[4] = {align_of(g->a, g->batch, g->stride_a * 2), align_of(g->b, g->batch, g->stride_b * 2),
                                /* without C, D is passed as C (beta 0) */
-                               align_of(g->c ? (const void *)g->c : g->d, g->batch, g->stride_d * 4),
-                               align_of(g->d, g->batch, g->stride_d * 4)};
+                               align_of(g->c ? g->c : g->d, g->batch, g->stride_d * de),
+                               align_of(g->d, g->batch, g->stride_d * de)};
     cublasLtEpilogue_t epi = g->bias != NULL ? (g->relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                                              : (g->relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
     lt_descs x;
@@ -142,7 +146,7 @@ tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t stream, bool *epi_d
                       (long long)g->ldb, (long long)g->ldd, align[0], align[1], align[2], align[3]);
     } else {
         const float beta = g->c != NULL ? g->beta : 0.0f;
-        s = lt->Matmul(lt->handle, x.op, &g->alpha, g->a, x.a, g->b, x.b, &beta, g->c != NULL ? (const void *)g->c : g->d,
+        s = lt->Matmul(lt->handle, x.op, &g->alpha, g->a, x.a, g->b, x.b, &beta, g->c != NULL ? g->c : g->d,
                        x.c, g->d, x.d, &res.algo, g->workspace, g->workspace_bytes, stream);
         st = tc__cublaslt_fail(s, err, "cublasLtMatmul");
         *epi_done = epi != CUBLASLT_EPILOGUE_DEFAULT || (g->bias == NULL && !g->relu);
@@ -162,7 +166,8 @@ bool tc__lt_gemm_possible(const tc__lt_gemm *g, char *why, size_t why_size) {
         if (why) snprintf(why, why_size, "%s", err.msg);
         return false;
     }
-    const uint32_t align[4] = {16, 16, 4, 4}; /* at least what run() will see: FP16 rows of 16-byte multiples */
+    /* at least what run() will see: FP16 rows of 16-byte multiples, C and D element-aligned */
+    const uint32_t align[4] = {16, 16, g->d16 ? 2u : 4u, g->d16 ? 2u : 4u};
     lt_descs x;
     cublasLtMatmulHeuristicResult_t res;
     bool found = false;

@@ -2,7 +2,8 @@
  * lt_gemm.h - one FP16 x FP16 -> FP32 GEMM through cuBLASLt (cublaslt.h) for the cuda_*_fp16_lt tactics, in
  * cuBLASLt's column-major terms:
  *   D[m, n] = act(alpha * op(A)[m, k] . op(B)[k, n] + beta * C[m, n] + bias[m])   per batch
- * A and B FP16, C and D FP32 (C of D's layout), FP32 accumulation (CUBLAS_COMPUTE_32F). A row-major [R, S] matrix is
+ * A and B FP16, C and D FP32 (C of D's layout), or both FP16 (d16: the FP16 row images of engine/row16_chain.c; the
+ * bias then FP16 too), FP32 accumulation (CUBLAS_COMPUTE_32F). A row-major [R, S] matrix is
  * a column-major [S, R] one: the tactics map their row-major products onto this (see each tactic).
  *
  * The descriptors and the heuristic query are made on each call and destroyed before it returns: host allocations
@@ -34,11 +35,12 @@ typedef struct tc__lt_gemm {
     const void *b;                 /* FP16, stored [k, n] (ld ldb >= k), or [n, k] when trans_b */
     int64_t ldb, stride_b;
     bool trans_b;
-    const float *c;                /* NULL: no C (beta ignored) */
-    float *d;                      /* FP32 [m, n], ld ldd >= m; C has the same ld and batch stride */
+    const void *c;                 /* NULL: no C (beta ignored); D's type */
+    void *d;                       /* FP32 (FP16 when d16) [m, n], ld ldd >= m; C has the same ld and batch stride */
+    bool d16;                      /* C and D are FP16 */
     int64_t ldd, stride_d;
     float alpha, beta;
-    const float *bias;             /* FP32 [m] or NULL */
+    const void *bias;              /* [m] of D's type (FP32, FP16 when d16) or NULL */
     bool relu;                     /* ReLU after the bias */
     void *workspace;
     size_t workspace_bytes;
