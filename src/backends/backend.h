@@ -33,6 +33,7 @@ typedef enum tc__mem_kind {
 enum {
     TC__LAYOUT_PLAIN = 1u << 0,   /* the model's own layout (NCHW) */
     TC__LAYOUT_NCHW16C = 1u << 1, /* the layout pass's blocked NCHW16c between blocked kernels */
+    TC__LAYOUT_NCHW8C = 1u << 2,  /* the same with blocks of 8 channels (AVX2) */
 };
 
 /* A timer of the tuner: the backend's clock around a candidate's runs (the CPU's monotonic clock; a GPU

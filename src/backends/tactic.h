@@ -55,6 +55,8 @@ enum {
      * worth lies in what they enable between steps (images chained from step to step, which timing one step alone
      * does not see). */
     TC__TACTIC_CHAIN_FIRST = 1u << 3,
+    /* With TC__TACTIC_BLOCKED: its blocked tensors are NCHW8c (tc.layout_block 8), not NCHW16c. */
+    TC__TACTIC_BLOCK8 = 1u << 4,
 };
 
 /* Reduced-precision chain families (tc__tactic.chain): a step whose tactic has one writes, for a reader of the same

@@ -23,7 +23,7 @@ void tc__ctx_keep_free(tc__keep *k) {
     memset(k, 0, sizeof *k);
 }
 
-/* True when value v is stored NCHW16c: output 0 of a node whose tc.layout_out says so. */
+/* True when value v is stored blocked (NCHW16c or NCHW8c): output 0 of a node whose tc.layout_out says so. */
 static bool value_blocked(const tc__graph *g, int32_t v) {
     int32_t p = g->values[v].producer;
     return p >= 0 && p < g->n_nodes && g->nodes[p].n_out > 0 && g->nodes[p].out[0] == v &&
@@ -134,8 +134,8 @@ tc_status tc_context_keep_tensors(tc_context *c, int enable) {
     return TC_STATUS_OK;
 }
 
-/* Copies an NCHW16c tensor of logical shape t (rank 4) from src into NCHW dst. */
-static void unblock(const tc__tensor *t, const unsigned char *src, unsigned char *dst) {
+/* Copies an NCHW<block>c tensor of logical shape t (rank 4) from src into NCHW dst. */
+static void unblock(const tc__tensor *t, size_t block, const unsigned char *src, unsigned char *dst) {
     const size_t n_total = (size_t)t->dims[0], c_total = (size_t)t->dims[1], h_total = (size_t)t->dims[2],
                  w_total = (size_t)t->dims[3], es = tc_dtype_size(t->dtype);
     size_t i = 0;
@@ -143,7 +143,7 @@ static void unblock(const tc__tensor *t, const unsigned char *src, unsigned char
         for (size_t ch = 0; ch < c_total; ch++)
             for (size_t h = 0; h < h_total; h++)
                 for (size_t w = 0; w < w_total; w++, i++) {
-                    size_t j = tc__nchw16c_offset(c_total, h_total, w_total, n, ch, h, w);
+                    size_t j = tc__nchwc_offset(block, c_total, h_total, w_total, n, ch, h, w);
                     if (es == 4) ((uint32_t *)(void *)dst)[i] = ((const uint32_t *)(const void *)src)[j];
                     else memcpy(dst + i * es, src + j * es, es);
                 }
@@ -172,14 +172,15 @@ tc_status tc__ctx_keep_tensor(tc_context *c, int32_t v, tc__tensor *t) {
     const tc__tensor *kept = &c->tensors[v];
     *t = *kept;
     if (c->keep.plain_off[v] == TC__NOT_IN_ARENA) return TC_STATUS_OK;
-    /* Stored NCHW16c: the layout pass blocks only 4-D float tensors whose channels are a multiple of 16. */
-    if (kept->rank != 4 || kept->dims[1] % TC__LAYOUT_BLOCK != 0 || tc_dtype_size(kept->dtype) == 0 ||
+    /* Stored NCHW<block>c: the layout pass blocks only 4-D float tensors whose channels are a multiple of it. */
+    const int64_t block = tc__layout_block(&g->nodes[val->producer].attrs);
+    if (kept->rank != 4 || (block != TC__LAYOUT_BLOCK && block != TC__LAYOUT_BLOCK_AVX2) || kept->dims[1] % block != 0 || tc_dtype_size(kept->dtype) == 0 ||
         (uint64_t)kept->nbytes > c->prof->capacity[v] ||
         (size_t)tc__numel(kept->rank, kept->dims) * tc_dtype_size(kept->dtype) != kept->nbytes)
         return tc__fail(&c->err, TC_STATUS_INTERNAL, "tensor '%s' is marked NCHW16c but its shape does not allow it",
                         val->name);
     unsigned char *dst = c->keep.plain + c->keep.plain_off[v];
-    unblock(kept, kept->data, dst);
+    unblock(kept, (size_t)block, kept->data, dst);
     t->data = dst;
     return TC_STATUS_OK;
 }

@@ -348,12 +348,13 @@ tc_status tc_engine_step_info(const tc_engine *e, int index, tc_step_info *info)
     const tc__node *n = &e->g->nodes[s->node];
     info->is_reorder = strcmp(n->op_type, "Identity") == 0 && tc__layout_in_blocked(&n->attrs, 0) &&
                        !tc__layout_out_blocked(&n->attrs);
-    info->layout = info->is_reorder                                ? "nchw16c->nchw"
+    const bool b8 = tc__layout_block(&n->attrs) == TC__LAYOUT_BLOCK_AVX2;
+    info->layout = info->is_reorder                                ? (b8 ? "nchw8c->nchw" : "nchw16c->nchw")
                    : tc__attr_has(&n->attrs, TC__ATTR_INT8_OUT_IMAGE) || tc__attr_has(&n->attrs, TC__ATTR_HALF_OUT_IMAGE)
                        ? tc__lowp_chain_label(&n->attrs, s->tactic)
                    : tc__attr_has(&n->attrs, TC__ATTR_NHWC16_OUT)   ? "nhwc16"
                    : tc__attr_int(&n->attrs, TC__ATTR_ROW16_OUT, 0) == 1 ? "row16"
-                   : tc__layout_out_blocked(&n->attrs)               ? "nchw16c"
+                   : tc__layout_out_blocked(&n->attrs)               ? (b8 ? "nchw8c" : "nchw16c")
                                                                       : "";
     info->branch = e->node_branch[s->node];
     info->branch_depth = e->node_depth[s->node];

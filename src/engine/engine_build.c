@@ -305,7 +305,7 @@ typedef struct variant {
     tc__tune_result *tuning;
     uint64_t required_isa;
     uint64_t total_ns; /* the chosen tactics' fastest runs summed over the timed compute steps */
-    bool blocked;      /* the layout pass made some value NCHW16c */
+    bool blocked;      /* the layout pass made some value NCHW16c (or NCHW8c) */
 } variant;
 
 static void variant_free(variant *v) {
@@ -315,16 +315,16 @@ static void variant_free(variant *v) {
     memset(v, 0, sizeof *v);
 }
 
-/* Builds a variant from g (sorted and inferred; taken over: it belongs to v even on failure), with or
- * without the layout pass. */
-static tc_status make_variant(tc__graph *g, bool layout, const tc_build_options *o, const tc__backend *be,
+/* Builds a variant from g (sorted and inferred; taken over: it belongs to v even on failure), with the
+ * layout pass in blocks of `block` channels, or without it (block 0). */
+static tc_status make_variant(tc__graph *g, int64_t block, const tc_build_options *o, const tc__backend *be,
                               const tc__profile *profiles, int n_prof, variant *v, tc__err *err) {
     memset(v, 0, sizeof *v);
     v->g = g;
     tc_status st = TC_STATUS_OK;
-    if (layout) {
+    if (block != 0) {
         tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
-        st = tc__pass_layout_nchw16c(&pc);
+        st = tc__pass_layout_nchwc(&pc, block);
         v->blocked = pc.changes > 0;
         if (st == TC_STATUS_OK && v->blocked) st = tc__graph_toposort(g, err);
         if (st == TC_STATUS_OK && v->blocked) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
@@ -425,23 +425,26 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
      * chosen tactics take less time in total wins (a whole-graph layout choice made by timing). */
     variant best = {0}, other = {0};
     const bool fixed = o && (o->flags & TC_BUILD_TACTICS_FIXED);
-    /* The backend says which layouts to try (the CPU: NCHW16c on AVX-512); without timing (--tactics-fixed) a
-     * blocked one is taken when offered. */
-    const bool layout = !(o && (o->disabled_passes & TC_PASS_LAYOUT)) &&
-                        (be->layouts(has_int8_layers(g), fixed) & TC__LAYOUT_NCHW16C);
+    /* The backend says which layouts to try (the CPU: NCHW16c on AVX-512, NCHW8c on AVX2); without timing
+     * (--tactics-fixed) a blocked one is taken when offered. */
+    const uint32_t offered = o && (o->disabled_passes & TC_PASS_LAYOUT) ? 0 : be->layouts(has_int8_layers(g), fixed);
+    const int64_t block = offered & TC__LAYOUT_NCHW16C  ? TC__LAYOUT_BLOCK
+                          : offered & TC__LAYOUT_NCHW8C ? TC__LAYOUT_BLOCK_AVX2
+                                                        : 0;
+    const bool layout = block != 0;
     if (st == TC_STATUS_OK && layout) {
         tc__graph *g2 = NULL; /* a clone keeps no inferred values: sort and infer it again */
         st = tc__graph_clone(g, &g2, err);
         if (st == TC_STATUS_OK) st = tc__graph_toposort(g2, err);
         if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g2, false, tc__ref_eval, &g2->opset, err);
-        if (st == TC_STATUS_OK) st = make_variant(g2, true, o, be, profiles, n_prof, &other, err);
+        if (st == TC_STATUS_OK) st = make_variant(g2, block, o, be, profiles, n_prof, &other, err);
         else tc__graph_destroy(g2);
     }
     if (st == TC_STATUS_OK && layout && (!other.blocked || fixed)) { /* no blocked step, or no timing */
         best = other;
         memset(&other, 0, sizeof other);
     } else if (st == TC_STATUS_OK) {
-        st = make_variant(g, false, o, be, profiles, n_prof, &best, err);
+        st = make_variant(g, 0, o, be, profiles, n_prof, &best, err);
         g = NULL;
         if (st == TC_STATUS_OK && other.g != NULL && other.total_ns < best.total_ns) {
             variant t = best;

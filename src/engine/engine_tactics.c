@@ -189,11 +189,13 @@ static void merge_profile(tc__tune_result *sum, const tc__tune_result *add) {
     sum->winner = w;
 }
 
-/* True when tactic t may run a node with (blocked) or without NCHW16c tensors: blocked tactics only run
- * blocked nodes; layout-agnostic elementwise ones also run blocked nodes whose non-constant inputs all
+/* True when tactic t may run a node with (blocked) or without NCHW16c/NCHW8c tensors: blocked tactics only run
+ * blocked nodes of their block; layout-agnostic elementwise ones also run blocked nodes whose non-constant inputs all
  * have the output's shape and that have no bias over the last dim. */
 static bool layout_fits(const tc__tactic *t, bool blocked, const tc__step_desc *d) {
-    if (t->flags & TC__TACTIC_BLOCKED) return blocked;
+    if (t->flags & TC__TACTIC_BLOCKED)
+        return blocked && tc__layout_block(d->attrs) ==
+                              ((t->flags & TC__TACTIC_BLOCK8) ? TC__LAYOUT_BLOCK_AVX2 : TC__LAYOUT_BLOCK);
     if (!blocked) return true;
     if (!(t->flags & TC__TACTIC_ANY_LAYOUT) || d->bias != NULL || d->n_out < 1 || d->out[0] == NULL) return false;
     const tc__tensor *y = d->out[0];
@@ -402,8 +404,10 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             char why[96] = "";
             bool ok = layout_fits(all[c], blocked, &ds[0].d);
             if (!ok)
-                snprintf(why, sizeof why, "%s", (all[c]->flags & TC__TACTIC_BLOCKED) ? "runs NCHW16c steps only"
-                                                                                        : "runs plain-layout steps only");
+                snprintf(why, sizeof why, "%s",
+                         !(all[c]->flags & TC__TACTIC_BLOCKED)  ? "runs plain-layout steps only"
+                         : (all[c]->flags & TC__TACTIC_BLOCK8) ? "runs NCHW8c steps only"
+                                                               : "runs NCHW16c steps only");
             for (int p = 0; p < n_profiles && ok; p++) {
                 ds[p].d.why = why, ds[p].d.why_size = sizeof why;
                 ok = all[c]->supports(&ds[p].d);
@@ -435,7 +439,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
                           node->op_type, be->name, why);
             break;
         } else if (n == 0 && blocked) {
-            st = tc__fail(err, TC_STATUS_INTERNAL, "node '%s' (%s): the layout pass made it NCHW16c but no tactic runs it",
+            st = tc__fail(err, TC_STATUS_INTERNAL, "node '%s' (%s): the layout pass made it blocked (NCHW16c or NCHW8c) but no tactic runs it",
                           node->name, node->op_type);
             break;
         } else if (n == 0) {

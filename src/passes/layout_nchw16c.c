@@ -1,11 +1,12 @@
 /*
- * layout_nchw16c.c - the layout pass: keeps 4-D float activations in the blocked NCHW16c layout
- * (core/layout.h) between the nodes that have blocked kernels, and inserts a reorder back to NCHW
- * only where a value leaves that region (a consumer without a blocked kernel, or a graph output).
+ * layout_nchw16c.c - the layout pass: keeps 4-D float activations in a blocked layout, NCHW16c or
+ * NCHW8c (core/layout.h; the block is the backend's choice for the target, a parameter here),
+ * between the nodes that have blocked kernels, and inserts a reorder back to NCHW only where a
+ * value leaves that region (a consumer without a blocked kernel, or a graph output).
  *
- * A value can be blocked when its channel count is static and a multiple of 16 and its producer
- * is one of:
- *   - Conv with one group and C_out % 16 == 0 (its input may be either layout: the direct kernel
+ * A value can be blocked when its channel count is static and a multiple of the block B and its
+ * producer is one of:
+ *   - Conv with one group and C_out % B == 0 (its input may be either layout: the direct kernel
  *     reads NCHW too, so a network's first convolution needs no reorder in front of it);
  *   - depthwise Conv, MaxPool, AveragePool, GlobalAveragePool (input blocked);
  *   - elementwise activations (input blocked), and Add/Sub/Mul/Div of two blocked values that
@@ -14,7 +15,8 @@
  * value whose producer would need a blocked input (or a blocked residual) that is not blocked.
  * Then it drops blocked outputs that nothing blocked reads when their producer read only NCHW
  * (the reorder would cost more than it saves). It records the result on the nodes in the
- * attributes tc.layout_in / tc.layout_out, and reorders are Identity nodes marked blocked-in.
+ * attributes tc.layout_in / tc.layout_out (and tc.layout_block when B is not 16), and reorders are
+ * Identity nodes marked blocked-in.
  *
  * It runs once, after the fixpoint passes, and only when the target has the blocked kernels; the
  * engine rejects a build whose blocked node no blocked tactic supports.
@@ -39,12 +41,12 @@ static const char *const kActivations[] = {"Relu", "Sigmoid", "Tanh", "HardSwish
 
 static int64_t static_dim(const tc__shape *s, int d) { return s->rank > d ? s->dims[d].value : -1; }
 
-/* True when v is a 4-D float32 value whose channel count is static and a multiple of 16. */
-static bool blockable_value(const tc__graph *g, int32_t v) {
+/* True when v is a 4-D float32 value whose channel count is static and a multiple of block. */
+static bool blockable_value(const tc__graph *g, int32_t v, int64_t block) {
     if (v < 0) return false;
     const tc__vinfo *vi = &g->values[v].info;
     int64_t c = static_dim(&vi->shape, 1);
-    return vi->dtype == TC_DTYPE_FLOAT32 && vi->shape.rank == 4 && c > 0 && c % TC__LAYOUT_BLOCK == 0;
+    return vi->dtype == TC_DTYPE_FLOAT32 && vi->shape.rank == 4 && c > 0 && c % block == 0;
 }
 
 static bool is_activation(const tc__node *n) {
@@ -64,23 +66,23 @@ static bool node_blocked(const tc__node *n, const bool *blocked) {
     return !n->removed && n->n_out > 0 && n->out[0] >= 0 && blocked[n->out[0]];
 }
 
-static lk_kind conv_kind(const tc__graph *g, const tc__node *n) {
+static lk_kind conv_kind(const tc__graph *g, const tc__node *n, int64_t block) {
     int32_t x = n->in[0], w = n->n_op_in > 1 ? n->in[1] : -1;
     if (w < 0 || g->values[w].init == NULL || g->values[w].init->rank != 4) return LK_NONE;
     const int64_t group = tc__attr_int(&n->attrs, "group", 1), *wd = g->values[w].init->dims;
     if (group == 1) return LK_CONV;
-    if (blockable_value(g, x) && group == static_dim(&g->values[x].info.shape, 1) && wd[0] == group && wd[1] == 1)
+    if (blockable_value(g, x, block) && group == static_dim(&g->values[x].info.shape, 1) && wd[0] == group && wd[1] == 1)
         return LK_BLOCKED_IN;
     return LK_NONE;
 }
 
 /* What a node could do in the blocked layout, from its type and static shapes. */
-static lk_kind node_kind(const tc__graph *g, const tc__node *n) {
-    if (n->removed || n->n_out < 1 || !blockable_value(g, n->out[0]) || n->n_op_in < 1 || n->in[0] < 0) return LK_NONE;
+static lk_kind node_kind(const tc__graph *g, const tc__node *n, int64_t block) {
+    if (n->removed || n->n_out < 1 || !blockable_value(g, n->out[0], block) || n->n_op_in < 1 || n->in[0] < 0) return LK_NONE;
     if (n->epi.bias_input >= 0) return LK_NONE; /* a bias over W would be applied in the wrong order */
     for (int o = 1; o < n->n_out; o++)
         if (n->out[o] >= 0) return LK_NONE;
-    if (tc__pat_is(n, "Conv")) return conv_kind(g, n);
+    if (tc__pat_is(n, "Conv")) return conv_kind(g, n, block);
     if (tc__pat_is(n, "MaxPool") || tc__pat_is(n, "AveragePool") || tc__pat_is(n, "GlobalAveragePool") ||
         is_activation(n))
         return LK_BLOCKED_IN;
@@ -159,11 +161,12 @@ static tc_status set_int_attr(tc__graph *g, int32_t n, const char *name, int64_t
 
 /* Inserts `plain = Identity(v)` (a reorder to NCHW) and points every NCHW reader of v at it. When v is
  * a graph output, the producer writes a new blocked value instead and the reorder writes v. */
-static tc_status insert_reorder(tc__pass_ctx *ctx, int32_t v, bool **blocked) {
+static tc_status insert_reorder(tc__pass_ctx *ctx, int32_t v, bool **blocked, int64_t block) {
     tc__graph *g = ctx->g;
     char name[320];
-    snprintf(name, sizeof name, "%.200s/nchw16c", g->values[v].name);
-    for (int k = 1; tc__graph_find_value(g, name) >= 0; k++) snprintf(name, sizeof name, "%.200s/nchw16c_%d", g->values[v].name, k);
+    snprintf(name, sizeof name, "%.200s/nchw%dc", g->values[v].name, (int)block);
+    for (int k = 1; tc__graph_find_value(g, name) >= 0; k++)
+        snprintf(name, sizeof name, "%.200s/nchw%dc_%d", g->values[v].name, (int)block, k);
     int32_t nv, node;
     tc_status st = tc__graph_add_value(g, name, &nv, ctx->err);
     if (st) return st;
@@ -194,7 +197,9 @@ static tc_status insert_reorder(tc__pass_ctx *ctx, int32_t v, bool **blocked) {
     g->nodes[node].n_op_in = 1;
     tc__pat_set_output(g, node, 0, plain);
     ctx->changes++;
-    return set_int_attr(g, node, TC__ATTR_LAYOUT_IN, 1, ctx->err);
+    st = set_int_attr(g, node, TC__ATTR_LAYOUT_IN, 1, ctx->err);
+    if (st == TC_STATUS_OK && block != TC__LAYOUT_BLOCK) st = set_int_attr(g, node, TC__ATTR_LAYOUT_BLOCK, block, ctx->err);
+    return st;
 }
 
 /* True when a live node that is not blocked reads v, or v is a graph output. */
@@ -209,8 +214,8 @@ static bool needs_nchw_copy(const tc__graph *g, int32_t v, const bool *blocked) 
     return false;
 }
 
-/* Records the decision on the blocked nodes: tc.layout_out and the tc.layout_in bits. */
-static tc_status mark_nodes(tc__pass_ctx *ctx, const bool *blocked, int32_t n_nodes) {
+/* Records the decision on the blocked nodes: tc.layout_out, the tc.layout_in bits and tc.layout_block. */
+static tc_status mark_nodes(tc__pass_ctx *ctx, const bool *blocked, int32_t n_nodes, int64_t block) {
     tc__graph *g = ctx->g;
     for (int32_t n = 0; n < n_nodes; n++) {
         const tc__node *node = &g->nodes[n];
@@ -220,13 +225,16 @@ static tc_status mark_nodes(tc__pass_ctx *ctx, const bool *blocked, int32_t n_no
             if (node->in[i] >= 0 && blocked[node->in[i]]) bits |= (int64_t)1 << i;
         tc_status st = set_int_attr(g, n, TC__ATTR_LAYOUT_OUT, 1, ctx->err);
         if (st == TC_STATUS_OK && bits) st = set_int_attr(g, n, TC__ATTR_LAYOUT_IN, bits, ctx->err);
+        if (st == TC_STATUS_OK && block != TC__LAYOUT_BLOCK) st = set_int_attr(g, n, TC__ATTR_LAYOUT_BLOCK, block, ctx->err);
         if (st) return st;
         ctx->changes++;
     }
     return TC_STATUS_OK;
 }
 
-tc_status tc__pass_layout_nchw16c(tc__pass_ctx *ctx) {
+tc_status tc__pass_layout_nchwc(tc__pass_ctx *ctx, int64_t block) {
+    if (block != TC__LAYOUT_BLOCK && block != TC__LAYOUT_BLOCK_AVX2)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "layout pass: block %lld is not 16 or 8", (long long)block);
     tc__graph *g = ctx->g;
     const int32_t n_nodes = g->n_nodes, n_values = g->n_values;
     lk_kind *kind = calloc((size_t)n_nodes + 1, sizeof *kind);
@@ -236,13 +244,15 @@ tc_status tc__pass_layout_nchw16c(tc__pass_ctx *ctx) {
         st = tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
         goto out;
     }
-    for (int32_t n = 0; n < n_nodes; n++) kind[n] = node_kind(g, &g->nodes[n]);
+    for (int32_t n = 0; n < n_nodes; n++) kind[n] = node_kind(g, &g->nodes[n], block);
     if (decide(g, kind, blocked) == 0) goto out;
-    st = mark_nodes(ctx, blocked, n_nodes);
+    st = mark_nodes(ctx, blocked, n_nodes, block);
     for (int32_t v = 0; v < n_values && st == TC_STATUS_OK; v++)
-        if (blocked[v] && needs_nchw_copy(g, v, blocked)) st = insert_reorder(ctx, v, &blocked);
+        if (blocked[v] && needs_nchw_copy(g, v, blocked)) st = insert_reorder(ctx, v, &blocked, block);
 out:
     free(kind);
     free(blocked);
     return st;
 }
+
+tc_status tc__pass_layout_nchw16c(tc__pass_ctx *ctx) { return tc__pass_layout_nchwc(ctx, TC__LAYOUT_BLOCK); }

@@ -39,6 +39,8 @@ tc_status tc__passes_run(tc__graph *g, uint32_t disabled, tc__eval_fn eval, void
  * them, when the target has the NCHW16c kernels, and re-sorts and re-infers the graph afterwards.
  */
 tc_status tc__pass_layout_nchw16c(tc__pass_ctx *ctx);
+/* The same pass with blocks of `block` channels (16: NCHW16c, as above; 8: NCHW8c, the AVX2 kernels). */
+tc_status tc__pass_layout_nchwc(tc__pass_ctx *ctx, int64_t block);
 /* Attention chains into one Attention node, for device backends (fuse_attention.c; not in passes.inc). */
 tc_status tc__pass_fuse_attention(tc__pass_ctx *ctx);
 

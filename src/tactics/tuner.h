@@ -15,7 +15,7 @@
 #include "backends/backend.h"
 #include "backends/tactic.h"
 
-#define TC__TUNE_MAX_CANDIDATES 32
+#define TC__TUNE_MAX_CANDIDATES 40
 
 typedef struct tc__tune_entry {
     char name[32];

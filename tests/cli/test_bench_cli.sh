@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_bench_cli.sh - smoke test of `tailcut bench` and bench/compare.py (that they run and write
+# test_bench_cli.sh - smoke test of `tailcut bench`, bench/compare.py and bench/fp32_matrix.py (that they run and write
 # well-formed output; not a timing test: no figure is checked against a bound).
 #
 # usage: tests/cli/test_bench_cli.sh [BUILD_DIR] [PYTHON]
@@ -115,6 +115,25 @@ assert e["max_abs_error"] <= 1e-3 * max(1.0, e["max_abs_ref"]), f"outputs differ
 EOF
 "$py" "$repo/bench/compare.py" "$work/b.onnx" --threads 1 --shapes input_ids:1x8,attention_mask:1x8 --iterations 10 \
   --warmup 1 --tailcut-lib "$lib" >/dev/null || fail "compare.py b.onnx (int64 inputs)"
+
+step "bench/fp32_matrix.py"
+mkdir -p "$work/matrix" && cp "$work/r.onnx" "$work/matrix/resnet50.onnx"
+"$py" "$repo/bench/fp32_matrix.py" "$work/matrix" --models resnet50,mobilenet_v2 --threads 1 --iterations 6 \
+  --warmup 1 --profile-iterations 3 --ghz 2.0 --tailcut "$tailcut" --tailcut-lib "$lib" --json "$work/matrix.json" \
+  >"$work/matrix.txt" 2>&1 || { cat "$work/matrix.txt"; fail "fp32_matrix.py"; }
+grep -q "^| CPU | ResNet-50 | MobileNetV2 |" "$work/matrix.txt" && grep -q "no mobilenet_v2.onnx" "$work/matrix.txt" ||
+  { cat "$work/matrix.txt"; fail "fp32_matrix.py: table or the absent model"; }
+"$py" - "$work/matrix.json" <<'EOF' || fail "fp32_matrix JSON"
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = j["models"]["resnet50"]
+assert r["ratio_p50"] > 0 and r["ratio_p99"] > 0
+assert j["peak_gflops"] == 1 * 2 * j["lanes"] * 2 * 2.0, j["peak_gflops"]
+conv = [f for t, f in r["families"].items() if "conv" in t]
+assert conv and all(f["gflop"] > 0 and f["ms"] > 0 and 0 < f["of_peak"] for f in conv), r["families"]
+EOF
+"$py" "$repo/bench/fp32_matrix.py" "$work/nowhere" >/dev/null 2>&1 && fail "fp32_matrix.py on a missing folder succeeded"
+"$py" "$repo/bench/fp32_matrix.py" "$work/matrix" --models vgg >/dev/null 2>&1 && fail "fp32_matrix.py --models vgg succeeded"
 
 step "bench/plan_ab.py"
 "$tailcut" build "$work/r.onnx" -o "$work/r_a.plan" --batch 1 --tactics-fixed >/dev/null || fail "build r_a.plan"

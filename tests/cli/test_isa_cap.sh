@@ -2,8 +2,9 @@
 # test_isa_cap.sh - the ISA paths end to end: a plan built with AVX-512 tactics is refused with a
 # clear error when TAILCUT_MAX_ISA caps the machine below it, and plans built under the caps
 # avx2 and ref (portable kernels) run and agree with the uncapped plan. The layout pass: an AVX-512
-# plan built with --tactics-fixed keeps blocked NCHW16c steps and `inspect` counts its reorders;
-# capped plans and --disable-pass layout have none; all three agree with the uncapped plan.
+# plan built with --tactics-fixed keeps blocked NCHW16c steps and `inspect` counts its reorders; one
+# capped to avx2 keeps NCHW8c steps instead, one capped to ref and --disable-pass layout have none;
+# all agree with the uncapped plan.
 #
 # usage: tests/cli/test_isa_cap.sh [BUILD_DIR] [PYTHON]
 set -euo pipefail
@@ -50,7 +51,7 @@ layout_case() { # $1 = name, $2 = cap, then build options; prints the plan's reo
   TAILCUT_MAX_ISA=$cap "$tailcut" build "$work/r16.onnx" -o "$work/l_$name.plan" --batch 1 "$@" >/dev/null
   TAILCUT_MAX_ISA=$cap "$tailcut" run "$work/l_$name.plan" --input "$work/x.npy" -o "$work/l_$name" >/dev/null
   TAILCUT_MAX_ISA=$cap "$tailcut" inspect "$work/l_$name.plan" --json |
-    "$py" -c 'import json,sys; j=json.load(sys.stdin); print(j["reorders"], sum(s["layout"]=="nchw16c" for s in j["steps"]))'
+    "$py" -c 'import json,sys; j=json.load(sys.stdin); print(j["reorders"], sum(s["layout"] in ("nchw16c", "nchw8c") for s in j["steps"]))'
 }
 read -r reorders blocked < <(layout_case fixed "" --tactics-fixed) || fail "layout: fixed build"
 if grep -q avx512 <("$tailcut" inspect "$work/r_full.plan"); then
@@ -60,12 +61,19 @@ fi
 read -r reorders blocked < <(layout_case off "" --tactics-fixed --disable-pass layout) || fail "layout: off"
 [ "$reorders$blocked" = "00" ] || fail "--disable-pass layout left $reorders reorders, $blocked blocked steps"
 read -r reorders blocked < <(layout_case capped avx2 --tactics-fixed) || fail "layout: capped"
-[ "$reorders$blocked" = "00" ] || fail "the avx2-capped plan has $reorders reorders, $blocked blocked steps"
+if grep -q "ISA.*avx2" <("$tailcut" inspect "$work/r_avx2.plan"); then
+  [ "$reorders" -ge 1 ] && [ "$blocked" -ge 8 ] || fail "layout capped to avx2: $reorders reorders, $blocked NCHW8c steps"
+  if grep -q nchw16c <(TAILCUT_MAX_ISA=avx2 "$tailcut" inspect "$work/l_capped.plan"); then
+    fail "the avx2-capped plan has NCHW16c steps"
+  fi
+fi
+read -r reorders blocked < <(layout_case ref ref --tactics-fixed) || fail "layout: ref"
+[ "$reorders$blocked" = "00" ] || fail "the ref-capped plan has $reorders reorders, $blocked blocked steps"
 "$py" - "$work" <<'PY' || fail "layout: outputs differ"
 import sys, numpy as np
 w = sys.argv[1]
 ref = np.load(f"{w}/l_off/logits.npy")
-for name in ("fixed", "capped"):
+for name in ("fixed", "capped", "ref"):
     got = np.load(f"{w}/l_{name}/logits.npy")
     err = float(np.max(np.abs(got - ref))); tol = 1e-3 * max(1.0, float(np.max(np.abs(ref))))
     print(f"test_isa_cap: layout {name} vs NCHW: max abs err {err:.3g} (tol {tol:.3g})")

@@ -1,5 +1,6 @@
 /*
- * test_cpu_conv_nchw16c.c - the direct NCHW16c convolution tactic (conv_nchw16c_f32_avx512) against
+ * test_cpu_conv_nchw16c.c - the direct NCHW16c convolution tactic (conv_nchw16c_f32_avx512), and,
+ * compiled again by test_cpu_conv_nchw8c.c with TC_TEST_BLOCK 8, the NCHW8c one (conv_nchw8c_f32_avx2), against
  * the reference Conv plus the reference epilogue: the reference's NCHW input and residual are
  * reordered to NCHW16c for the tactic (the input stays NCHW when the case says plain), and the
  * tactic's NCHW16c output back. Cases: the ResNet-50 stem (plain input) and 3x3 / 1x1 layers,
@@ -22,7 +23,18 @@
 #include "core/layout.h"
 #include "cpu_vec_test_util.h"
 
+/* The block under test: 16 unless test_cpu_conv_nchw8c.c set 8; CBAD a channel count it does not divide. */
+#ifndef TC_TEST_BLOCK
+#define TC_TEST_BLOCK 16
+#endif
+#define BLK TC_TEST_BLOCK
+#if BLK == 16
 static const tc__tactic *const kConv = &tc__tactic_conv_nchw16c_f32_avx512;
+#define CBAD 24
+#else
+static const tc__tactic *const kConv = &tc__tactic_conv_nchw8c_f32_avx2;
+#define CBAD 20
+#endif
 
 /* Relative tolerance per square root of the reduction length K = C_in * KH * KW. */
 #define CV_TOL_PER_SQRT_K 1e-5
@@ -39,13 +51,13 @@ typedef struct cv_case {
 /* A case with a k x k kernel, stride s, pads k / 2, blocked input when C_in allows it, a bias. */
 static cv_case cv_plain_case(int64_t cin, int64_t cout, int64_t h, int64_t w, int64_t k, int64_t s) {
     cv_case c = {1, cin, cout, h, w, k, k, s, s, 1, 1, {k / 2, k / 2, k / 2, k / 2}, NULL,
-                 cin % 16 == 0, true, false, tc__epilogue_none()};
+                 cin % BLK == 0, true, false, tc__epilogue_none()};
     return c;
 }
 
 /* ---- layout conversions ------------------------------------------------------------------- */
 
-/* A copy of the NCHW tensor t stored NCHW16c (C % 16 == 0). */
+/* A copy of the NCHW tensor t stored blocked (C % BLK == 0). */
 static tc__tensor to_blocked(const tc__tensor *t) {
     tc__tensor b = dtu_tensor(t->dtype, t->rank, t->dims);
     const size_t n = (size_t)t->dims[0], c = (size_t)t->dims[1], h = (size_t)t->dims[2], w = (size_t)t->dims[3];
@@ -54,11 +66,11 @@ static tc__tensor to_blocked(const tc__tensor *t) {
     for (size_t in = 0; in < n; in++)
         for (size_t ic = 0; ic < c; ic++)
             for (size_t ih = 0; ih < h; ih++)
-                for (size_t iw = 0; iw < w; iw++) d[tc__nchw16c_offset(c, h, w, in, ic, ih, iw)] = *s++;
+                for (size_t iw = 0; iw < w; iw++) d[tc__nchwc_offset(BLK, c, h, w, in, ic, ih, iw)] = *s++;
     return b;
 }
 
-/* A copy of the NCHW16c tensor t stored NCHW. */
+/* A copy of the blocked tensor t stored NCHW. */
 static tc__tensor from_blocked(const tc__tensor *t) {
     tc__tensor p = dtu_tensor(t->dtype, t->rank, t->dims);
     const size_t n = (size_t)t->dims[0], c = (size_t)t->dims[1], h = (size_t)t->dims[2], w = (size_t)t->dims[3];
@@ -67,7 +79,7 @@ static tc__tensor from_blocked(const tc__tensor *t) {
     for (size_t in = 0; in < n; in++)
         for (size_t ic = 0; ic < c; ic++)
             for (size_t ih = 0; ih < h; ih++)
-                for (size_t iw = 0; iw < w; iw++) *d++ = s[tc__nchw16c_offset(c, h, w, in, ic, ih, iw)];
+                for (size_t iw = 0; iw < w; iw++) *d++ = s[tc__nchwc_offset(BLK, c, h, w, in, ic, ih, iw)];
     return p;
 }
 
@@ -146,6 +158,7 @@ static void check_case(uint64_t seed, const cv_case *c, const char *what) {
     const int64_t in_mask = (c->blocked_in ? 1 : 0) | (c->residual ? (int64_t)1 << n_in : 0);
     attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_IN, in_mask);
     attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
+    if (BLK != 16) attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, BLK);
     const tc__attrs as = {na, attrs};
     tc__tensor xb = c->blocked_in ? to_blocked(&x) : x, wp = dtu_tensor(w.dtype, w.rank, w.dims);
     const tc__tensor *tin[3] = {&xb, &w, in[2]}, *outs[1] = {&ref};
@@ -254,7 +267,7 @@ static void test_edge_sizes(void **state) {
     (void)state;
     SKIP_WITHOUT_AVX512();
     const int64_t sizes[] = {1, 2, 3, 5, 7, 13, 17};
-    const int64_t couts[] = {16, 32, 48, 64, 80, 96};
+    const int64_t couts[] = {BLK, 2 * BLK, 3 * BLK, 4 * BLK, 5 * BLK, 6 * BLK};
     uint64_t seed = 100;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
@@ -367,8 +380,8 @@ static void test_random(void **state) {
     for (int t = 0; t < 60; t++) {
         cv_case c = cv_plain_case(16, 16, 1, 1, 1, 1);
         c.blocked_in = dtu_next(&r) % 3 != 0;
-        c.cin = c.blocked_in ? 16 * (1 + (int64_t)(dtu_next(&r) % 3)) : 1 + (int64_t)(dtu_next(&r) % 20);
-        c.cout = 16 * (1 + (int64_t)(dtu_next(&r) % 6));
+        c.cin = c.blocked_in ? BLK * (1 + (int64_t)(dtu_next(&r) % 3)) : 1 + (int64_t)(dtu_next(&r) % 20);
+        c.cout = BLK * (1 + (int64_t)(dtu_next(&r) % 6));
         c.n = 1 + (int64_t)(dtu_next(&r) % 2);
         c.kh = 1 + (int64_t)(dtu_next(&r) % 5);
         c.kw = 1 + (int64_t)(dtu_next(&r) % 5);
@@ -397,7 +410,7 @@ static void test_random(void **state) {
 /* supports() on a blocked Conv X [1, cin, 8, 8] -> Y [1, cout, 8, 8], W [cout, cin, 3, 3], pads 1. */
 typedef struct sup_step {
     tc__tensor x, w, y, b, res;
-    tc__attr attrs[4];
+    tc__attr attrs[6];
     int64_t pads[4];
     int na;
     tc__epilogue epi;
@@ -419,6 +432,7 @@ static void sup_init(sup_step *s, int64_t cin, int64_t cout) {
     s->attrs[1] = dtu_attr_int(TC__ATTR_LAYOUT_IN, 1);
     s->attrs[2] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
     s->na = 3;
+    if (BLK != 16) s->attrs[s->na++] = dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, BLK);
     s->epi = tc__epilogue_none();
     s->in_const[1] = s->in_const[2] = true;
     s->n_in = 3;
@@ -440,9 +454,9 @@ static void test_rejects(void **state) {
     s.attrs[s.na++] = dtu_attr_int("group", 2); /* grouped */
     s.w.dims[1] = 16;
     assert_false(sup(&s));
-    sup_init(&s, 32, 24); /* C_out % 16 != 0 */
+    sup_init(&s, 32, CBAD); /* C_out % BLK != 0 */
     assert_false(sup(&s));
-    sup_init(&s, 24, 32); /* blocked input with C_in % 16 != 0 */
+    sup_init(&s, CBAD, 32); /* blocked input with C_in % BLK != 0 */
     assert_false(sup(&s));
     s.attrs[1].i = 0; /* the same input plain is fine */
     assert_true(sup(&s));
@@ -459,6 +473,10 @@ static void test_rejects(void **state) {
     assert_false(sup(&s));
     sup_init(&s, 32, 32); /* output not blocked */
     s.na = 2;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32); /* the other block */
+    if (BLK != 16) s.na--;
+    s.attrs[s.na++] = dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, BLK == 16 ? 8 : 16);
     assert_false(sup(&s));
     sup_init(&s, 32, 32);
     s.attrs[2].i = 0;
@@ -502,19 +520,19 @@ static void test_run_rejects(void **state) {
     (void)state;
     SKIP_WITHOUT_AVX512();
     dtu_rng r = {9};
-    const int64_t xd[4] = {1, 16, 6, 6}, wd[4] = {24, 16, 3, 3}, yd[4] = {1, 24, 6, 6};
+    const int64_t xd[4] = {1, 16, 6, 6}, wd[4] = {CBAD, 16, 3, 3}, yd[4] = {1, CBAD, 6, 6};
     tc__tensor x = vtu_random(&r, 4, xd, -1.0, 1.0), w = vtu_random(&r, 4, wd, -1.0, 1.0);
     tc__tensor y = vtu_random(&r, 4, yd, -1.0, 1.0);
     const int64_t pads[4] = {1, 1, 1, 1};
-    tc__attr attrs[3] = {dtu_attr_ints("pads", pads, 4), dtu_attr_int(TC__ATTR_LAYOUT_IN, 1),
-                         dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1)};
-    const tc__attrs as = {3, attrs};
+    tc__attr attrs[4] = {dtu_attr_ints("pads", pads, 4), dtu_attr_int(TC__ATTR_LAYOUT_IN, 1),
+                         dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1), dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, BLK)};
+    const tc__attrs as = {BLK != 16 ? 4 : 3, attrs};
     const tc__tensor *in[2] = {&x, &w};
     tc__tensor *out[1] = {&y};
     tc__err err = {0};
     tc__epilogue none = tc__epilogue_none();
     tc__kernel_ctx kc = {"test", "Conv", 13, &as, 2, in, 1, out, &err, NULL, &none, NULL, NULL, NULL, NULL, NULL, NULL};
-    assert_int_not_equal(kConv->run(&kc), TC_STATUS_OK); /* C_out 24 */
+    assert_int_not_equal(kConv->run(&kc), TC_STATUS_OK); /* C_out CBAD */
     assert_true(strlen(err.msg) > 0);
     tc__tensor_free(&y);
     tc__tensor_free(&w);

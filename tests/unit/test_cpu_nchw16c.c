@@ -1,14 +1,16 @@
 /*
  * test_cpu_nchw16c.c - the AVX-512 tactics that read and write NCHW16c activations (the
- * *nchw16c* files of src/backends/cpu) against the reference kernels: every case draws random
- * NCHW data, computes the reference on it, converts the inputs to NCHW16c (tc__nchw16c_offset)
+ * *nchw16c* files of src/backends/cpu), and, compiled again by test_cpu_nchw8c.c with
+ * TC_TEST_BLOCK 8, the AVX2 tactics on NCHW8c, against the reference kernels: every case draws random
+ * NCHW data, computes the reference on it, converts the inputs to the blocked layout (tc__nchwc_offset)
  * and checks the tactic's output, converted the same way, without and with a 2-thread pool
  * (bit-identical). Reorder to NCHW, MaxPool / AveragePool (ResNet 3x3 s2 p1, 2x2 s2, ceil_mode,
  * count_include_pad, asymmetric and automatic padding, dilation, NaN inputs), GlobalAveragePool,
  * depthwise Conv (3x3/5x5/7x7, strides 1 and 2, every activation, residual, bias) and
  * Add / Sub / Mul / Div (same shape and per-channel broadcasts on either side), over C 16 to 144,
- * H and W 1 to 112 and batches 1 and 2; then the steps supports() must reject and run() refuses.
- * Skips when the CPU lacks AVX-512.
+ * H and W 1 to 112 and batches 1 and 2 (NCHW8c: C 8, 24 and 40 too); then the steps supports() must
+ * reject (a channel count that is no multiple of the block, the other block's tc.layout_block) and
+ * run() refuses. Skips when the CPU lacks the tactics' ISA (AVX-512; AVX2 for NCHW8c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +27,39 @@
 
 #include "core/layout.h"
 
+/* The block under test: 16 (NCHW16c, the AVX-512 tactics) unless test_cpu_nchw8c.c set 8 (NCHW8c, AVX2). */
+#ifndef TC_TEST_BLOCK
+#define TC_TEST_BLOCK 16
+#endif
+#define BLK TC_TEST_BLOCK
+#if BLK == 16
+#define T_REORDER tc__tactic_reorder_nchw16c_to_nchw
+#define T_MAXPOOL tc__tactic_maxpool_nchw16c_f32_avx512
+#define T_AVGPOOL tc__tactic_avgpool_nchw16c_f32_avx512
+#define T_GAVGPOOL tc__tactic_gavgpool_nchw16c_f32_avx512
+#define T_DWCONV tc__tactic_dwconv_nchw16c_f32_avx512
+#define T_ADD tc__tactic_add_nchw16c_f32_avx512
+#define T_SUB tc__tactic_sub_nchw16c_f32_avx512
+#define T_MUL tc__tactic_mul_nchw16c_f32_avx512
+#define T_DIV tc__tactic_div_nchw16c_f32_avx512
+#define T_FLAGS TC__TACTIC_BLOCKED
+#define CBAD 24 /* a channel count the block does not divide */
+#define OTHER_BLOCK 8
+#else
+#define T_REORDER tc__tactic_reorder_nchw8c_to_nchw
+#define T_MAXPOOL tc__tactic_maxpool_nchw8c_f32_avx2
+#define T_AVGPOOL tc__tactic_avgpool_nchw8c_f32_avx2
+#define T_GAVGPOOL tc__tactic_gavgpool_nchw8c_f32_avx2
+#define T_DWCONV tc__tactic_dwconv_nchw8c_f32_avx2
+#define T_ADD tc__tactic_add_nchw8c_f32_avx2
+#define T_SUB tc__tactic_sub_nchw8c_f32_avx2
+#define T_MUL tc__tactic_mul_nchw8c_f32_avx2
+#define T_DIV tc__tactic_div_nchw8c_f32_avx2
+#define T_FLAGS (TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8)
+#define CBAD 20
+#define OTHER_BLOCK 16
+#endif
+
 #define POOL_TOL 2e-6
 #define GAP_TOL 1e-6
 #define DW_TOL 3e-5
@@ -35,17 +70,20 @@ static const int64_t kShapes[][4] = {
     {1, 16, 1, 1},    {2, 16, 2, 3},   {1, 32, 3, 2},    {2, 32, 5, 7},   {1, 48, 7, 5},    {2, 48, 13, 17},
     {1, 96, 17, 13},  {2, 96, 1, 17},  {1, 144, 7, 7},   {2, 144, 13, 3}, {1, 16, 112, 112}, {2, 32, 56, 56},
     {1, 144, 56, 56}, {1, 96, 3, 112}, {2, 16, 112, 2},  {1, 48, 56, 1},  {2, 144, 2, 5},   {1, 32, 17, 56},
+#if BLK == 8
+    {1, 8, 1, 1},     {2, 8, 5, 3},    {1, 24, 56, 56},  {2, 24, 7, 1},   {1, 40, 13, 11},  {1, 40, 1, 9},
+#endif
 };
 #define N_SHAPES ((int)(sizeof kShapes / sizeof kShapes[0]))
 
-static bool have_avx512(void) { return vtu_isa_ok(&tc__tactic_reorder_nchw16c_to_nchw); }
+static bool have_avx512(void) { return vtu_isa_ok(&T_REORDER); }
 
 /* ---- layout conversion and attributes -------------------------------------------------- */
 
-/* The NCHW16c copy of an NCHW float32 tensor [N, C, H, W] (C % 16 == 0). */
+/* The blocked copy of an NCHW float32 tensor [N, C, H, W] (C % BLK == 0). */
 static tc__tensor to_blocked(const tc__tensor *x) {
     assert_int_equal(x->rank, 4);
-    assert_int_equal(x->dims[1] % 16, 0);
+    assert_int_equal(x->dims[1] % BLK, 0);
     tc__tensor b = dtu_tensor(TC_DTYPE_FLOAT32, 4, x->dims);
     const int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
     const float *s = x->data;
@@ -54,14 +92,14 @@ static tc__tensor to_blocked(const tc__tensor *x) {
         for (int64_t c = 0; c < C; c++)
             for (int64_t h = 0; h < H; h++)
                 for (int64_t w = 0; w < W; w++)
-                    d[tc__nchw16c_offset((size_t)C, (size_t)H, (size_t)W, (size_t)n, (size_t)c, (size_t)h, (size_t)w)] =
+                    d[tc__nchwc_offset(BLK, (size_t)C, (size_t)H, (size_t)W, (size_t)n, (size_t)c, (size_t)h, (size_t)w)] =
                         s[((n * C + c) * H + h) * W + w];
     return b;
 }
 
 /* Attributes of a step: the op's own, then tc.layout_in / tc.layout_out (when not negative). */
 typedef struct blk_attrs {
-    tc__attr a[12];
+    tc__attr a[14];
     int n_op, n;
 } blk_attrs;
 
@@ -72,11 +110,12 @@ static void attrs_add(blk_attrs *b, tc__attr a) {
     b->n = b->n_op;
 }
 
-/* Appends the layout attributes (a negative value leaves the attribute out). */
+/* Appends the layout attributes (a negative value leaves the attribute out), and tc.layout_block unless BLK is 16. */
 static void attrs_layout(blk_attrs *b, int64_t in_mask, int64_t out) {
     b->n = b->n_op;
     if (in_mask >= 0) b->a[b->n++] = dtu_attr_int(TC__ATTR_LAYOUT_IN, in_mask);
     if (out >= 0) b->a[b->n++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, out);
+    if (BLK != 16 && (in_mask >= 0 || out >= 0)) b->a[b->n++] = dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, BLK);
 }
 
 /* Checks tactic t on step s (blocked inputs) against the NCHW reference ref (blocked first when out_blocked). */
@@ -119,7 +158,7 @@ static void test_reorder(void **state) {
         char msg[96];
         snprintf(msg, sizeof msg, "reorder %lldx%lldx%lldx%lld", (long long)x.dims[0], (long long)x.dims[1],
                  (long long)x.dims[2], (long long)x.dims[3]);
-        blk_check(&tc__tactic_reorder_nchw16c_to_nchw, &s, &x, false, 0.0, msg);
+        blk_check(&T_REORDER, &s, &x, false, 0.0, msg);
         tc__tensor_free(&xb);
         tc__tensor_free(&x);
     }
@@ -184,7 +223,7 @@ static void check_pool(uint64_t seed, const int64_t *shape, const pool_cfg *p, b
     snprintf(msg, sizeof msg, "%s %s%s dil %lld nan %g: %lldx%lldx%lldx%lld", s.op, p->name, cip ? " cip" : "",
              (long long)dil, nan_rate, (long long)shape[0], (long long)shape[1], (long long)shape[2],
              (long long)shape[3]);
-    blk_check(max ? &tc__tactic_maxpool_nchw16c_f32_avx512 : &tc__tactic_avgpool_nchw16c_f32_avx512, &s, &ref, true,
+    blk_check(max ? &T_MAXPOOL : &T_AVGPOOL, &s, &ref, true,
               POOL_TOL, msg);
     tc__tensor_free(&ref);
     tc__tensor_free(&xb);
@@ -243,7 +282,7 @@ static void test_gavgpool(void **state) {
         char msg[96];
         snprintf(msg, sizeof msg, "gavgpool %lldx%lldx%lldx%lld", (long long)x.dims[0], (long long)x.dims[1],
                  (long long)x.dims[2], (long long)x.dims[3]);
-        blk_check(&tc__tactic_gavgpool_nchw16c_f32_avx512, &s, &ref, true, GAP_TOL, msg);
+        blk_check(&T_GAVGPOOL, &s, &ref, true, GAP_TOL, msg);
         tc__tensor_free(&ref);
         tc__tensor_free(&xb);
         tc__tensor_free(&x);
@@ -269,7 +308,7 @@ static tc__tensor dw_pack(const vtu_step *s, const tc__tensor *y) {
     tc__attrs as = {s->n_attrs, s->attrs};
     tc__step_desc d = {s->op, s->opset, &as, s->n_in, s->in, in_const, 1, out, &s->epi, NULL, s->residual, NULL, 0};
     tc__err err = {0};
-    const tc__tactic *t = &tc__tactic_dwconv_nchw16c_f32_avx512;
+    const tc__tactic *t = &T_DWCONV;
     assert_true(t->packs_input(&d, 1));
     assert_false(t->packs_input(&d, 0));
     if (t->pack(&d, 1, w->data, p.data, &err) != TC_STATUS_OK) fail_msg("pack: %s", err.msg);
@@ -322,7 +361,7 @@ static void check_dw(uint64_t seed, const int64_t *shape, const dw_case *c) {
              (long long)c->s, (long long)c->dil, (long long)c->pads[0], (long long)c->pads[1], (long long)c->pads[2],
              (long long)c->pads[3], c->auto_pad ? c->auto_pad : "", c->bias ? " bias" : "", (int)c->epi.act,
              c->residual ? " +res" : "");
-    blk_check(&tc__tactic_dwconv_nchw16c_f32_avx512, &s, &ref, true, DW_TOL, msg);
+    blk_check(&T_DWCONV, &s, &ref, true, DW_TOL, msg);
     tc__tensor_free(&wp);
     if (c->residual) {
         tc__tensor_free(&resb);
@@ -443,7 +482,7 @@ static void test_dwconv_residual_in_bias_slot(void **state) {
     s.in[0] = &xb;
     s.in[1] = &wp;
     const tc__tensor *in3[3] = {&xb, &wp, &resb};
-    tc__tensor y = vtu_run_tactic(&tc__tactic_dwconv_nchw16c_f32_avx512, &s, &want, NULL, 3, in3);
+    tc__tensor y = vtu_run_tactic(&T_DWCONV, &s, &want, NULL, 3, in3);
     vtu_assert_close(&y, &want, DW_TOL, "residual as input 2");
     tc__tensor_free(&y);
     tc__tensor_free(&want);
@@ -465,10 +504,10 @@ typedef struct bin_op {
 } bin_op;
 
 static const bin_op kBinOps[] = {
-    {"Add", DTU_OP(Add), &tc__tactic_add_nchw16c_f32_avx512},
-    {"Sub", DTU_OP(Sub), &tc__tactic_sub_nchw16c_f32_avx512},
-    {"Mul", DTU_OP(Mul), &tc__tactic_mul_nchw16c_f32_avx512},
-    {"Div", DTU_OP(Div), &tc__tactic_div_nchw16c_f32_avx512},
+    {"Add", DTU_OP(Add), &T_ADD},
+    {"Sub", DTU_OP(Sub), &T_SUB},
+    {"Mul", DTU_OP(Mul), &T_MUL},
+    {"Div", DTU_OP(Div), &T_DIV},
 };
 
 /* Operand forms: the output's shape, [N, C, 1, 1], [1, C, 1, 1]. */
@@ -581,14 +620,14 @@ static tc__tensor shape_of(tc_dtype dt, int32_t rank, int64_t d0, int64_t d1, in
 static void test_rejects_reorder_pool(void **state) {
     (void)state;
     const bool cst[3] = {false, true, true};
-    tc__tensor x = shape_of(TC_DTYPE_FLOAT32, 4, 1, 32, 8, 8), x24 = shape_of(TC_DTYPE_FLOAT32, 4, 1, 24, 8, 8);
+    tc__tensor x = shape_of(TC_DTYPE_FLOAT32, 4, 1, 32, 8, 8), x24 = shape_of(TC_DTYPE_FLOAT32, 4, 1, CBAD, 8, 8);
     tc__tensor x64 = shape_of(TC_DTYPE_FLOAT64, 4, 1, 32, 8, 8), y = shape_of(TC_DTYPE_FLOAT32, 4, 1, 32, 4, 4);
-    tc__tensor y24 = shape_of(TC_DTYPE_FLOAT32, 4, 1, 24, 4, 4), y64 = shape_of(TC_DTYPE_FLOAT64, 4, 1, 32, 4, 4);
+    tc__tensor y24 = shape_of(TC_DTYPE_FLOAT32, 4, 1, CBAD, 4, 4), y64 = shape_of(TC_DTYPE_FLOAT64, 4, 1, 32, 4, 4);
     tc__tensor ind = shape_of(TC_DTYPE_INT64, 4, 1, 32, 4, 4), g = shape_of(TC_DTYPE_FLOAT32, 4, 1, 32, 1, 1);
     const tc__tensor *in[1] = {&x}, *in24[1] = {&x24}, *in64[1] = {&x64};
     const tc__tensor *out_x[1] = {&x}, *out_x24[1] = {&x24}, *out_x64[1] = {&x64};
     /* reorder: exactly tc.layout_in = 1 and no tc.layout_out */
-    const tc__tactic *ro = &tc__tactic_reorder_nchw16c_to_nchw;
+    const tc__tactic *ro = &T_REORDER;
     blk_attrs at = {0};
     attrs_layout(&at, 1, -1);
     assert_true(supports(ro, "Identity", at.a, at.n, 1, in, cst, 1, out_x, NULL, NULL));
@@ -605,7 +644,7 @@ static void test_rejects_reorder_pool(void **state) {
     blk_attrs pa = {0};
     attrs_add(&pa, dtu_attr_ints("kernel_shape", ks, 2));
     attrs_add(&pa, dtu_attr_ints("strides", st, 2));
-    const tc__tactic *mp = &tc__tactic_maxpool_nchw16c_f32_avx512, *ap = &tc__tactic_avgpool_nchw16c_f32_avx512;
+    const tc__tactic *mp = &T_MAXPOOL, *ap = &T_AVGPOOL;
     const tc__tensor *out_y[2] = {&y, NULL}, *out_yi[2] = {&y, &ind}, *out_y24[1] = {&y24}, *out_y64[1] = {&y64};
     attrs_layout(&pa, 1, 1);
     assert_true(supports(mp, "MaxPool", pa.a, pa.n, 1, in, cst, 1, out_y, NULL, NULL));
@@ -626,8 +665,8 @@ static void test_rejects_reorder_pool(void **state) {
     attrs_layout(&pa, 1, 1);
     assert_false(supports(ap, "AveragePool", pa.a, pa.n, 1, in, cst, 1, out_y, NULL, NULL));
     /* GlobalAveragePool */
-    const tc__tactic *gp = &tc__tactic_gavgpool_nchw16c_f32_avx512;
-    tc__tensor g24 = shape_of(TC_DTYPE_FLOAT32, 4, 1, 24, 1, 1), g64 = shape_of(TC_DTYPE_FLOAT64, 4, 1, 32, 1, 1);
+    const tc__tactic *gp = &T_GAVGPOOL;
+    tc__tensor g24 = shape_of(TC_DTYPE_FLOAT32, 4, 1, CBAD, 1, 1), g64 = shape_of(TC_DTYPE_FLOAT64, 4, 1, 32, 1, 1);
     const tc__tensor *out_g[1] = {&g}, *out_g24[1] = {&g24}, *out_g64[1] = {&g64};
     attrs_layout(&at, 1, 1);
     assert_true(supports(gp, "GlobalAveragePool", at.a, at.n, 1, in, cst, 1, out_g, NULL, NULL));
@@ -640,17 +679,17 @@ static void test_rejects_reorder_pool(void **state) {
 
 static void test_rejects_dwconv(void **state) {
     (void)state;
-    const tc__tactic *dw = &tc__tactic_dwconv_nchw16c_f32_avx512;
+    const tc__tactic *dw = &T_DWCONV;
     tc__tensor x = shape_of(TC_DTYPE_FLOAT32, 4, 1, 32, 8, 8), w = shape_of(TC_DTYPE_FLOAT32, 4, 32, 1, 3, 3);
     tc__tensor b = shape_of(TC_DTYPE_FLOAT32, 1, 32, 0, 0, 0), y = x;
-    tc__tensor x24 = shape_of(TC_DTYPE_FLOAT32, 4, 1, 24, 8, 8), w24 = shape_of(TC_DTYPE_FLOAT32, 4, 24, 1, 3, 3);
+    tc__tensor x24 = shape_of(TC_DTYPE_FLOAT32, 4, 1, CBAD, 8, 8), w24 = shape_of(TC_DTYPE_FLOAT32, 4, CBAD, 1, 3, 3);
     tc__tensor x64 = shape_of(TC_DTYPE_FLOAT64, 4, 1, 32, 8, 8), w64 = shape_of(TC_DTYPE_FLOAT64, 4, 32, 1, 3, 3);
     tc__tensor wfull = shape_of(TC_DTYPE_FLOAT32, 4, 32, 32, 3, 3);
     int64_t pads[4] = {1, 1, 1, 1};
     blk_attrs at = {0}, a24 = {0}, a1 = {0};
     attrs_add(&at, dtu_attr_int("group", 32));
     attrs_add(&at, dtu_attr_ints("pads", pads, 4));
-    attrs_add(&a24, dtu_attr_int("group", 24));
+    attrs_add(&a24, dtu_attr_int("group", CBAD));
     attrs_add(&a24, dtu_attr_ints("pads", pads, 4));
     attrs_add(&a1, dtu_attr_ints("pads", pads, 4));
     const bool cst[3] = {false, true, true}, var[3] = {false, false, true};
@@ -684,14 +723,14 @@ static void test_rejects_dwconv(void **state) {
 
 static void test_rejects_binary(void **state) {
     (void)state;
-    const tc__tactic *mul = &tc__tactic_mul_nchw16c_f32_avx512;
+    const tc__tactic *mul = &T_MUL;
     const bool cst[2] = {false, false};
     tc__tensor a = shape_of(TC_DTYPE_FLOAT32, 4, 2, 32, 7, 7), y = a;
     tc__tensor se = shape_of(TC_DTYPE_FLOAT32, 4, 2, 32, 1, 1), se1 = shape_of(TC_DTYPE_FLOAT32, 4, 1, 32, 1, 1);
     tc__tensor row = shape_of(TC_DTYPE_FLOAT32, 4, 1, 1, 7, 7), col = shape_of(TC_DTYPE_FLOAT32, 4, 2, 32, 7, 1);
     tc__tensor se3 = shape_of(TC_DTYPE_FLOAT32, 3, 32, 1, 1, 0), sc = shape_of(TC_DTYPE_FLOAT32, 4, 1, 1, 1, 1);
     tc__tensor img1 = shape_of(TC_DTYPE_FLOAT32, 4, 1, 32, 7, 7);
-    tc__tensor a24 = shape_of(TC_DTYPE_FLOAT32, 4, 2, 24, 7, 7), a64 = shape_of(TC_DTYPE_FLOAT64, 4, 2, 32, 7, 7);
+    tc__tensor a24 = shape_of(TC_DTYPE_FLOAT32, 4, 2, CBAD, 7, 7), a64 = shape_of(TC_DTYPE_FLOAT64, 4, 2, 32, 7, 7);
     tc__tensor ai = shape_of(TC_DTYPE_INT32, 4, 2, 32, 7, 7);
     blk_attrs at = {0};
     attrs_layout(&at, 3, 1);
@@ -724,6 +763,59 @@ static void test_rejects_binary(void **state) {
     assert_false(mul->supports(&d));
 }
 
+/* Every tactic refuses a step whose tc.layout_block names the other block (or, for NCHW8c, none). */
+static void test_rejects_other_block(void **state) {
+    (void)state;
+    const bool cst[3] = {false, true, true};
+    tc__tensor x = shape_of(TC_DTYPE_FLOAT32, 4, 1, 32, 8, 8), w = shape_of(TC_DTYPE_FLOAT32, 4, 32, 1, 3, 3);
+    tc__tensor g = shape_of(TC_DTYPE_FLOAT32, 4, 1, 32, 1, 1);
+    const tc__tensor *in[1] = {&x}, *in2[2] = {&x, &x}, *dwin[2] = {&x, &w}, *out[1] = {&x}, *out_g[1] = {&g};
+    int64_t pads[4] = {1, 1, 1, 1}, ks[2] = {1, 1};
+    for (int other = 0; other < 2; other++) {
+        blk_attrs at = {0}, dw = {0}, pa = {0};
+        attrs_add(&dw, dtu_attr_int("group", 32));
+        attrs_add(&dw, dtu_attr_ints("pads", pads, 4));
+        attrs_add(&pa, dtu_attr_ints("kernel_shape", ks, 2));
+        attrs_layout(&at, 1, -1);
+        attrs_layout(&dw, 1, 1);
+        attrs_layout(&pa, 1, 1);
+        /* the right block is taken */
+        const bool want = other == 0;
+        if (other) { /* replace (or, for 16, add) tc.layout_block with the other block */
+            blk_attrs *all[3] = {&at, &dw, &pa};
+            for (int k = 0; k < 3; k++) {
+                if (BLK != 16) all[k]->n--;
+                all[k]->a[all[k]->n++] = dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, OTHER_BLOCK);
+            }
+        }
+        assert_int_equal(supports(&T_REORDER, "Identity", at.a, at.n, 1, in, cst, 1, out, NULL, NULL), want);
+        assert_int_equal(supports(&T_DWCONV, "Conv", dw.a, dw.n, 2, dwin, cst, 1, out, NULL, NULL), want);
+        assert_int_equal(supports(&T_MAXPOOL, "MaxPool", pa.a, pa.n, 1, in, cst, 1, out, NULL, NULL), want);
+        assert_int_equal(supports(&T_AVGPOOL, "AveragePool", pa.a, pa.n, 1, in, cst, 1, out, NULL, NULL), want);
+        blk_attrs ga = {0};
+        attrs_layout(&ga, 1, 1);
+        if (other) {
+            if (BLK != 16) ga.n--;
+            ga.a[ga.n++] = dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, OTHER_BLOCK);
+        }
+        assert_int_equal(supports(&T_GAVGPOOL, "GlobalAveragePool", ga.a, ga.n, 1, in, cst, 1, out_g, NULL, NULL), want);
+        blk_attrs ba = {0};
+        attrs_layout(&ba, 3, 1);
+        if (other) {
+            if (BLK != 16) ba.n--;
+            ba.a[ba.n++] = dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, OTHER_BLOCK);
+        }
+        assert_int_equal(supports(&T_ADD, "Add", ba.a, ba.n, 2, in2, cst, 1, out, NULL, NULL), want);
+    }
+#if BLK == 8
+    /* no tc.layout_block: NCHW16c, not this block */
+    blk_attrs plain = {0};
+    attrs_layout(&plain, 1, -1);
+    plain.n--;
+    assert_false(supports(&T_REORDER, "Identity", plain.a, plain.n, 1, in, cst, 1, out, NULL, NULL));
+#endif
+}
+
 /* run() checks the shapes and layouts again and fails (without writing) on a step it does not compute. */
 static tc_status run_status(const tc__tactic *t, const char *op, const blk_attrs *at, int n_in,
                             const tc__tensor *const *in, int n_out, tc__tensor *const *out) {
@@ -736,7 +828,7 @@ static tc_status run_status(const tc__tactic *t, const char *op, const blk_attrs
 static void test_run_rejects(void **state) {
     (void)state;
     if (!have_avx512()) skip();
-    const int64_t xd[4] = {1, 32, 8, 8}, x24d[4] = {1, 24, 8, 8}, yd[4] = {1, 32, 4, 4}, sed[4] = {1, 32, 1, 8};
+    const int64_t xd[4] = {1, 32, 8, 8}, x24d[4] = {1, CBAD, 8, 8}, yd[4] = {1, 32, 4, 4}, sed[4] = {1, 32, 1, 8};
     tc__tensor x = dtu_tensor(TC_DTYPE_FLOAT32, 4, xd), x24 = dtu_tensor(TC_DTYPE_FLOAT32, 4, x24d);
     tc__tensor y = dtu_tensor(TC_DTYPE_FLOAT32, 4, yd), ind = dtu_tensor(TC_DTYPE_INT64, 4, yd);
     tc__tensor se = dtu_tensor(TC_DTYPE_FLOAT32, 4, sed), y8 = dtu_tensor(TC_DTYPE_FLOAT32, 4, xd);
@@ -745,29 +837,29 @@ static void test_run_rejects(void **state) {
     tc__tensor *out[2] = {&y, &ind}, *out8[1] = {&y8};
     /* reorder: C % 16 != 0, output blocked */
     attrs_layout(&at, 1, -1);
-    assert_int_not_equal(run_status(&tc__tactic_reorder_nchw16c_to_nchw, "Identity", &at, 1, in24, 1, out8), 0);
+    assert_int_not_equal(run_status(&T_REORDER, "Identity", &at, 1, in24, 1, out8), 0);
     attrs_layout(&at, 1, 1);
-    assert_int_not_equal(run_status(&tc__tactic_reorder_nchw16c_to_nchw, "Identity", &at, 1, in, 1, out8), 0);
+    assert_int_not_equal(run_status(&T_REORDER, "Identity", &at, 1, in, 1, out8), 0);
     /* MaxPool with Indices, and without its layout attributes */
     int64_t ks[2] = {2, 2}, st[2] = {2, 2};
     blk_attrs pa = {0};
     attrs_add(&pa, dtu_attr_ints("kernel_shape", ks, 2));
     attrs_add(&pa, dtu_attr_ints("strides", st, 2));
     attrs_layout(&pa, 1, 1);
-    assert_int_equal(run_status(&tc__tactic_maxpool_nchw16c_f32_avx512, "MaxPool", &pa, 1, in, 1, out), 0);
-    assert_int_not_equal(run_status(&tc__tactic_maxpool_nchw16c_f32_avx512, "MaxPool", &pa, 1, in, 2, out), 0);
+    assert_int_equal(run_status(&T_MAXPOOL, "MaxPool", &pa, 1, in, 1, out), 0);
+    assert_int_not_equal(run_status(&T_MAXPOOL, "MaxPool", &pa, 1, in, 2, out), 0);
     attrs_layout(&pa, -1, -1);
-    assert_int_not_equal(run_status(&tc__tactic_avgpool_nchw16c_f32_avx512, "AveragePool", &pa, 1, in, 1, out), 0);
+    assert_int_not_equal(run_status(&T_AVGPOOL, "AveragePool", &pa, 1, in, 1, out), 0);
     /* GlobalAveragePool into a 4x4 output */
     attrs_layout(&at, 1, 1);
-    assert_int_not_equal(run_status(&tc__tactic_gavgpool_nchw16c_f32_avx512, "GlobalAveragePool", &at, 1, in, 1, out),
+    assert_int_not_equal(run_status(&T_GAVGPOOL, "GlobalAveragePool", &at, 1, in, 1, out),
                          0);
     /* Mul with a [1, C, 1, W] operand */
     attrs_layout(&at, 3, 1);
-    assert_int_equal(run_status(&tc__tactic_mul_nchw16c_f32_avx512, "Mul", &at, 2, in, 1, out8), 0);
-    assert_int_not_equal(run_status(&tc__tactic_mul_nchw16c_f32_avx512, "Mul", &at, 2, inse, 1, out8), 0);
+    assert_int_equal(run_status(&T_MUL, "Mul", &at, 2, in, 1, out8), 0);
+    assert_int_not_equal(run_status(&T_MUL, "Mul", &at, 2, inse, 1, out8), 0);
     attrs_layout(&at, 1, 1);
-    assert_int_not_equal(run_status(&tc__tactic_mul_nchw16c_f32_avx512, "Mul", &at, 2, in, 1, out8), 0);
+    assert_int_not_equal(run_status(&T_MUL, "Mul", &at, 2, in, 1, out8), 0);
     tc__tensor_free(&y8);
     tc__tensor_free(&se);
     tc__tensor_free(&ind);
@@ -779,13 +871,13 @@ static void test_run_rejects(void **state) {
 /* The tactics' declared flags: all blocked; the epilogue fused where the NCHW tactics fuse it. */
 static void test_flags(void **state) {
     (void)state;
-    const tc__tactic *plain[] = {&tc__tactic_reorder_nchw16c_to_nchw, &tc__tactic_maxpool_nchw16c_f32_avx512,
-                                 &tc__tactic_avgpool_nchw16c_f32_avx512, &tc__tactic_gavgpool_nchw16c_f32_avx512};
-    const tc__tactic *fused[] = {&tc__tactic_dwconv_nchw16c_f32_avx512, &tc__tactic_add_nchw16c_f32_avx512,
-                                 &tc__tactic_sub_nchw16c_f32_avx512, &tc__tactic_mul_nchw16c_f32_avx512,
-                                 &tc__tactic_div_nchw16c_f32_avx512};
-    for (int i = 0; i < 4; i++) assert_int_equal(plain[i]->flags, TC__TACTIC_BLOCKED);
-    for (int i = 0; i < 5; i++) assert_int_equal(fused[i]->flags, TC__TACTIC_BLOCKED | TC__TACTIC_FUSES_EPILOGUE);
+    const tc__tactic *plain[] = {&T_REORDER, &T_MAXPOOL,
+                                 &T_AVGPOOL, &T_GAVGPOOL};
+    const tc__tactic *fused[] = {&T_DWCONV, &T_ADD,
+                                 &T_SUB, &T_MUL,
+                                 &T_DIV};
+    for (int i = 0; i < 4; i++) assert_int_equal(plain[i]->flags, T_FLAGS);
+    for (int i = 0; i < 5; i++) assert_int_equal(fused[i]->flags, T_FLAGS | TC__TACTIC_FUSES_EPILOGUE);
     for (int i = 0; i < 4; i++) assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, plain[i]->name, plain[i]->op_type), plain[i]);
     for (int i = 0; i < 5; i++) assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, fused[i]->name, fused[i]->op_type), fused[i]);
 }
@@ -805,6 +897,7 @@ int main(void) {
         cmocka_unit_test(test_rejects_reorder_pool),
         cmocka_unit_test(test_rejects_dwconv),
         cmocka_unit_test(test_rejects_binary),
+        cmocka_unit_test(test_rejects_other_block),
         cmocka_unit_test(test_run_rejects),
         cmocka_unit_test(test_flags),
     };

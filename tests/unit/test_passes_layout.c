@@ -1,10 +1,12 @@
 /*
- * test_passes_layout.c - the NCHW16c layout pass on small graphs: which nodes it marks blocked
+ * test_passes_layout.c - the NCHW16c layout pass (and its NCHW8c form) on small graphs: which nodes it marks blocked
  * (tc.layout_in bits, tc.layout_out), where it puts reorders (Identity marked blocked-in) and
  * where it must leave NCHW alone: channel counts not multiple of 16, a convolution that nothing
  * blocked reads, a residual from an NCHW value, broadcasts other than per-channel vectors,
  * constant operands, graph outputs (which keep their names and stay NCHW). Numerical agreement
- * of blocked engines with the reference is tested in test_engine_layout.c.
+ * of blocked engines with the reference is tested in test_engine_layout.c. NCHW8c: 24 channels are
+ * blocked, every blocked node and reorder says tc.layout_block 8 (NCHW16c graphs carry no such
+ * attribute), and a block other than 16 or 8 is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,11 +175,58 @@ static void test_constraints(void **state) {
     tc__graph_destroy(g);
 }
 
+static tc_status pass_nchw8c(tc__pass_ctx *ctx) { return tc__pass_layout_nchwc(ctx, TC__LAYOUT_BLOCK_AVX2); }
+
+/* The graph of test_left_alone in blocks of 8: 24 channels are blocked now, and every marked node says so. */
+static void test_block8(void **state) {
+    (void)state;
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x8x5x5");
+    ptu_init(g, "w1", "24x8x3x3", 1);
+    ptu_init(g, "w2", "16x24x1x1", 2);
+    conv3x3(g, "x,w1", "c1");
+    ptu_node(g, "Conv", "c1,w2", "c2");
+    ptu_node(g, "Flatten", "c2", "y");
+    ptu_output(g, "y");
+    ptu_finish(g);
+    assert_true(ptu_apply(g, pass_nchw8c) > 0);
+    const char *blocked[] = {"c1", "c2"};
+    for (size_t i = 0; i < 2; i++) {
+        const tc__node *n = ptu_producer(g, blocked[i]);
+        assert_int_equal(attr_of(n, TC__ATTR_LAYOUT_OUT), 1);
+        assert_int_equal(tc__layout_block(&n->attrs), 8);
+    }
+    assert_int_equal(attr_of(ptu_producer(g, "c1"), TC__ATTR_LAYOUT_IN), 0);
+    assert_int_equal(attr_of(ptu_producer(g, "c2"), TC__ATTR_LAYOUT_IN), 1);
+    assert_int_equal(reorders(g), 1);
+    const tc__node *reorder = ptu_producer(g, ptu_in_name(g, ptu_producer(g, "y"), 0));
+    assert_string_equal(reorder->op_type, "Identity");
+    assert_int_equal(tc__layout_block(&reorder->attrs), 8);
+    tc__graph_destroy(g);
+    /* NCHW16c marks carry no tc.layout_block (plans keep their bytes) */
+    g = ptu_graph(17);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x3x7x7");
+    ptu_init(g, "w1", "16x3x3x3", 1);
+    ptu_init(g, "w2", "16x16x3x3", 2);
+    conv3x3(g, "x,w1", "c1");
+    conv3x3(g, "c1,w2", "y");
+    ptu_output(g, "y");
+    ptu_finish(g);
+    assert_true(ptu_apply(g, tc__pass_layout_nchw16c) > 0);
+    for (int n = 0; n < g->n_nodes; n++) assert_false(tc__attr_has(&g->nodes[n].attrs, TC__ATTR_LAYOUT_BLOCK));
+    /* a block the backend has no kernels for is refused */
+    tc__err err = {0};
+    tc__pass_ctx pc = {.g = g, .err = &err};
+    assert_int_not_equal(tc__pass_layout_nchwc(&pc, 4), TC_STATUS_OK);
+    assert_true(strlen(err.msg) > 0);
+    tc__graph_destroy(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resnet_chain),   cmocka_unit_test(test_left_alone),
         cmocka_unit_test(test_graph_output),   cmocka_unit_test(test_squeeze_excite),
-        cmocka_unit_test(test_constraints),
+        cmocka_unit_test(test_constraints),    cmocka_unit_test(test_block8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

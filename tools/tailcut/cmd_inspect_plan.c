@@ -146,7 +146,7 @@ int tc_cli_inspect_plan(const char *path, int json, int verbose) {
         }
         computed += !si.runs_at_reshape && strcmp(si.tactic, "view") != 0;
     }
-    printf("%d steps run per inference (%d at reshape or views); %d layout reorders (NCHW16c -> NCHW)\n", computed,
+    printf("%d steps run per inference (%d at reshape or views); %d layout reorders (blocked -> NCHW)\n", computed,
            ns - computed, reorders);
     tc_engine_destroy(e);
     return 0;

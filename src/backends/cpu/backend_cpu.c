@@ -125,13 +125,16 @@ static tc_status cpu_check_target(const void *rec, size_t size, uint64_t require
     return tc__cpu_check_target(tc__cpu_get(), rec, size, required, err);
 }
 
-/* Blocked NCHW16c only where the AVX-512 kernels run; without timing, not for INT8 layers on an AVX-512 CPU without
+/* Blocked NCHW16c only where the AVX-512 kernels run, NCHW8c where AVX2 is the widest; without timing, not for INT8 layers on an AVX-512 CPU without
  * VNNI (Skylake-SP, or TAILCUT_MAX_ISA=avx512): its INT8 kernels, the AVX2 ones, take plain layouts only, so in
  * NCHW16c hardly a layer could be INT8. */
 static uint32_t cpu_layouts(bool int8_layers, bool fixed) {
     const uint64_t isa = tc__cpu_get()->isa;
     const bool int8_plain_only = int8_layers && !(isa & TC__ISA_AVX512VNNI);
     if ((isa & TC__ISA_AVX512F) && !(fixed && int8_plain_only)) return TC__LAYOUT_PLAIN | TC__LAYOUT_NCHW16C;
+    /* AVX2 without AVX-512: the NCHW8c kernels, FP32 only (the INT8 AVX2 kernels take plain layouts). */
+    const uint64_t avx2 = TC__ISA_AVX | TC__ISA_AVX2 | TC__ISA_FMA;
+    if ((isa & avx2) == avx2 && !(isa & TC__ISA_AVX512F) && !int8_layers) return TC__LAYOUT_PLAIN | TC__LAYOUT_NCHW8C;
     return TC__LAYOUT_PLAIN;
 }
 

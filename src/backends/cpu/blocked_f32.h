@@ -1,14 +1,16 @@
 /*
- * blocked_f32.h - the float32 operators that read and write activations in the blocked layout
- * NCHW16c (core/layout.h), so that a chain of convolutions, pools and elementwise ops keeps its
- * tensors blocked between reorders: the reorder back to NCHW, MaxPool / AveragePool,
- * GlobalAveragePool, depthwise Conv, and Add / Sub / Mul / Div.
+ * blocked_f32.h - the float32 operators that read and write activations in a blocked layout,
+ * NCHW16c (AVX-512) or NCHW8c (AVX2) (core/layout.h), so that a chain of convolutions, pools and
+ * elementwise ops keeps its tensors blocked between reorders: the reorder back to NCHW, MaxPool /
+ * AveragePool, GlobalAveragePool, depthwise Conv, and Add / Sub / Mul / Div.
  *
- * One 16-lane vector holds the 16 channels of one pixel, so every kernel works pixel by pixel
- * on whole vectors and no kernel needs a tail over channels. Each operator has a baseline-C
- * part (its tactic file: supports(), geometry, the threaded driver) and an AVX-512 part (the
- * *_nchw16c_*avx512.c file: the microkernels declared here). The tactics run only nodes whose
- * layout attributes (tc.layout_in, tc.layout_out) are exactly the ones the operator expects.
+ * One vector holds the B channels of one pixel (B = 16 or 8, the block), so every kernel works
+ * pixel by pixel on whole vectors and no kernel needs a tail over channels. Each operator has a
+ * baseline-C part (its tactic file: supports(), geometry, the threaded driver, all for any block)
+ * and per ISA the microkernels declared here (*_nchw16c_*avx512.c, *_nchw8c_*avx2.c; most are one
+ * body, *_nchwc_f32_kernel.h, compiled for each), reached through tc__blk_kernels_for(block). The
+ * tactics run only nodes whose layout attributes (tc.layout_in, tc.layout_out, tc.layout_block)
+ * are exactly the ones the operator expects.
  */
 #ifndef TC_BACKENDS_CPU_BLOCKED_F32_H
 #define TC_BACKENDS_CPU_BLOCKED_F32_H
@@ -35,9 +37,12 @@ static inline uint64_t tc__blk_with_residual(uint64_t in_mask, const tc__epilogu
     return in_mask | (uint64_t)1 << e->residual_input;
 }
 
-/* True when t is a float32 [N, C, H, W] tensor that NCHW16c can hold (C % 16 == 0). */
-static inline bool tc__blk_is_blockable(const tc__tensor *t) {
-    return t != NULL && t->dtype == TC_DTYPE_FLOAT32 && t->rank == 4 && t->dims[1] % TC__LAYOUT_BLOCK == 0 &&
+/* True when the node's blocked tensors are in blocks of `block` channels (tc.layout_block). */
+static inline bool tc__blk_block_is(const tc__attrs *a, int64_t block) { return tc__layout_block(a) == block; }
+
+/* True when t is a float32 [N, C, H, W] tensor that NCHW<block>c can hold (C % block == 0). */
+static inline bool tc__blk_is_blockable(const tc__tensor *t, int64_t block) {
+    return t != NULL && t->dtype == TC_DTYPE_FLOAT32 && t->rank == 4 && block > 0 && t->dims[1] % block == 0 &&
            t->dims[0] >= 0 && t->dims[1] >= 0 && t->dims[2] >= 0 && t->dims[3] >= 0;
 }
 
@@ -85,47 +90,73 @@ static inline void tc__blk_window_interior(const tc__blk_window *g, int64_t *lo,
     if (*hi <= *lo) *lo = *hi = g->OW;
 }
 
-/* ---- microkernels (AVX-512, one file each) -------------------------------------------- */
+/* ---- microkernels (per ISA: *_avx512 for NCHW16c, *_avx2 for NCHW8c) ---------------------- */
 
 /*
  * Reorders pixels [p0, p1) of channel block cb of one image from NCHW16c to NCHW: xb is the
  * image's C/16 blocked planes of hw pixels, y the image's C planes of hw pixels.
  */
 void tc__reorder_nchw16c_to_nchw_avx512(const float *xb, float *y, int64_t hw, int64_t cb, int64_t p0, int64_t p1);
+void tc__reorder_nchw8c_to_nchw_avx2(const float *xb, float *y, int64_t hw, int64_t cb, int64_t p0, int64_t p1);
 
 /* Output rows [oy0, oy1) of one blocked plane (x: H x W x 16, y: OH x OW x 16). */
 void tc__maxpool_nchw16c_f32_rows_avx512(const tc__blk_window *g, const float *x, float *y, int64_t oy0, int64_t oy1);
 void tc__avgpool_nchw16c_f32_rows_avx512(const tc__blk_window *g, bool count_include_pad, const float *x, float *y,
                                          int64_t oy0, int64_t oy1);
+void tc__maxpool_nchw8c_f32_rows_avx2(const tc__blk_window *g, const float *x, float *y, int64_t oy0, int64_t oy1);
+void tc__avgpool_nchw8c_f32_rows_avx2(const tc__blk_window *g, bool count_include_pad, const float *x, float *y,
+                                      int64_t oy0, int64_t oy1);
 
 /* y[p * 16 + l] = mean over the hw pixels of plane p, lane l, for planes [0, planes) (sums in double). */
 void tc__gavgpool_nchw16c_f32_avx512(const float *x, float *y, int64_t hw, int64_t planes);
+void tc__gavgpool_nchw8c_f32_avx2(const float *x, float *y, int64_t hw, int64_t planes);
 
-/* One blocked plane of a depthwise convolution. */
+/* One blocked plane of a depthwise convolution (B: the block). */
 typedef struct tc__dwconv_nchw16c_plane {
-    const float *x;    /* input H x W x 16 */
-    const float *w;    /* packed taps kh x kw x 16 of this channel block */
-    const float *bias; /* 16 values, or NULL */
-    const float *res;  /* residual OH x OW x 16, or NULL */
-    float *y;          /* output OH x OW x 16 */
+    const float *x;    /* input H x W x B */
+    const float *w;    /* packed taps kh x kw x B of this channel block */
+    const float *bias; /* B values, or NULL */
+    const float *res;  /* residual OH x OW x B, or NULL */
+    float *y;          /* output OH x OW x B */
 } tc__dwconv_nchw16c_plane;
 
 /* Output rows [oy0, oy1) of one plane: y = act(conv(x) + bias + res). */
 void tc__dwconv_nchw16c_f32_rows_avx512(const tc__blk_window *g, const tc__vact *act,
                                         const tc__dwconv_nchw16c_plane *p, int64_t oy0, int64_t oy1);
+void tc__dwconv_nchw8c_f32_rows_avx2(const tc__blk_window *g, const tc__vact *act, const tc__dwconv_nchw16c_plane *p,
+                                     int64_t oy0, int64_t oy1);
 
 /*
- * One operand of a blocked binary op over a run of pixels: pixel i reads 16 floats at
- * p + i * stride, with stride 16 (an operand of the output's shape) or 0 (a per-channel vector).
+ * One operand of a blocked binary op over a run of pixels: pixel i reads B floats at
+ * p + i * stride, with stride B (an operand of the output's shape) or 0 (a per-channel vector).
  */
 typedef struct tc__vbinary_nchw16c_operand {
     const float *p;
     int64_t stride;
 } tc__vbinary_nchw16c_operand;
 
-/* y[i] = act(op(a[i], b[i]) + res[i]) for the n pixels i (res, 16 floats per pixel, may be NULL). */
+/* y[i] = act(op(a[i], b[i]) + res[i]) for the n pixels i (res, B floats per pixel, may be NULL). */
 void tc__vbinary_nchw16c_f32_avx512(tc__vbinary_op op, tc__vbinary_nchw16c_operand a, tc__vbinary_nchw16c_operand b,
                                     const float *res, float *y, int64_t n, const tc__vact *act);
+void tc__vbinary_nchw8c_f32_avx2(tc__vbinary_op op, tc__vbinary_nchw16c_operand a, tc__vbinary_nchw16c_operand b,
+                                 const float *res, float *y, int64_t n, const tc__vact *act);
+
+/* The microkernels of one block size (and so one ISA). */
+typedef struct tc__blk_kernels {
+    int64_t block; /* channels per block = floats per pixel of a plane */
+    void (*reorder_to_nchw)(const float *xb, float *y, int64_t hw, int64_t cb, int64_t p0, int64_t p1);
+    void (*maxpool_rows)(const tc__blk_window *g, const float *x, float *y, int64_t oy0, int64_t oy1);
+    void (*avgpool_rows)(const tc__blk_window *g, bool count_include_pad, const float *x, float *y, int64_t oy0,
+                         int64_t oy1);
+    void (*gavgpool)(const float *x, float *y, int64_t hw, int64_t planes);
+    void (*dwconv_rows)(const tc__blk_window *g, const tc__vact *act, const tc__dwconv_nchw16c_plane *p, int64_t oy0,
+                        int64_t oy1);
+    void (*vbinary)(tc__vbinary_op op, tc__vbinary_nchw16c_operand a, tc__vbinary_nchw16c_operand b, const float *res,
+                    float *y, int64_t n, const tc__vact *act);
+} tc__blk_kernels;
+
+/* The microkernels for blocks of `block` channels (16: AVX-512, 8: AVX2); NULL for another block. */
+const tc__blk_kernels *tc__blk_kernels_for(int64_t block);
 
 /* ---- operators (baseline C, in the tactic files) --------------------------------------- */
 

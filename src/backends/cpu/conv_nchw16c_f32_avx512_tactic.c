@@ -1,9 +1,10 @@
 /*
- * conv_nchw16c_f32_avx512_tactic.c - tactic conv_nchw16c_f32_avx512: direct Conv (2-D, one group,
- * any strides, pads, dilations and auto_pad) from an NCHW16c or plain NCHW input to an NCHW16c
- * output, with the conv bias, the residual and the activation fused (conv_nchw16c_f32.h). This
- * file is the baseline-ISA part: the geometry, which steps the tactic takes, and the weight
- * packing done at build; the AVX-512 microkernels and run() are in conv_nchw16c_f32_avx512.c.
+ * conv_nchw16c_f32_avx512_tactic.c - tactics conv_nchw16c_f32_avx512 and conv_nchw8c_f32_avx2: direct
+ * Conv (2-D, one group, any strides, pads, dilations and auto_pad) from a blocked (NCHW16c / NCHW8c)
+ * or plain NCHW input to a blocked output, with the conv bias, the residual and the activation fused
+ * (conv_nchw16c_f32.h). This file is the baseline-ISA part: the geometry, which steps the tactics
+ * take, and the weight packing done at build; the microkernels and run() are in
+ * conv_nchwc_f32_kernel.h (conv_nchw16c_f32_avx512.c, conv_nchw8c_f32_avx2.c).
  */
 #include <string.h>
 
@@ -24,11 +25,12 @@ static bool cv_numel_below(const tc__tensor *t, int64_t limit) {
 }
 
 bool tc__conv_nchw16c_f32_geometry(const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *w,
-                                   const tc__tensor *y, bool blocked_in, tc__conv16_geom *g) {
+                                   const tc__tensor *y, bool blocked_in, size_t block, tc__conv16_geom *g) {
     memset(g, 0, sizeof *g);
     tc__ref_window rw;
+    if (block != TC__LAYOUT_BLOCK && block != TC__LAYOUT_BLOCK_AVX2) return false;
     if (!tc__conv2d_window(attrs, x, w, y, CV_MAX_EXTENT, &rw)) return false;
-    if (w->dims[0] % TC__CONV16_BLOCK != 0 || (blocked_in && x->dims[1] % TC__CONV16_BLOCK != 0)) return false;
+    if (w->dims[0] % (int64_t)block != 0 || (blocked_in && x->dims[1] % (int64_t)block != 0)) return false;
     /* The weight and the images stay below 2^40 floats. */
     if (!cv_numel_below(w, (int64_t)1 << 40) || !cv_numel_below(x, (int64_t)1 << 40) ||
         !cv_numel_below(y, (int64_t)1 << 40))
@@ -48,17 +50,18 @@ bool tc__conv_nchw16c_f32_geometry(const tc__attrs *attrs, const tc__tensor *x, 
                            .dw = (size_t)rw.dilation[1],
                            .pt = rw.pad_begin[0],
                            .pl = rw.pad_begin[1],
-                           .group = blocked_in ? TC__CONV16_BLOCK : 1,
+                           .block = block,
+                           .group = blocked_in ? block : 1,
                            .blocked_in = blocked_in};
     return true;
 }
 
-/* The geometry of step d, X blocked as its tc.layout_in says. */
+/* The geometry of step d, X blocked as its tc.layout_in says, in blocks of its tc.layout_block. */
 static bool cv_desc_geometry(const tc__step_desc *d, tc__conv16_geom *g) {
     if (d->n_in < 2 || d->n_in > 3 || d->n_out < 1 || d->in[0] == NULL || d->in[1] == NULL || d->out[0] == NULL)
         return false;
-    return tc__conv_nchw16c_f32_geometry(d->attrs, d->in[0], d->in[1], d->out[0],
-                                         tc__layout_in_blocked(d->attrs, 0), g);
+    return tc__conv_nchw16c_f32_geometry(d->attrs, d->in[0], d->in[1], d->out[0], tc__layout_in_blocked(d->attrs, 0),
+                                         (size_t)tc__layout_block(d->attrs), g);
 }
 
 /*
@@ -71,8 +74,9 @@ static bool cv_epilogue_ok(const tc__step_desc *d) {
     return tc__blk_layout_is(d->attrs, tc__blk_with_residual(x_bit, d->epi), true);
 }
 
-bool tc__conv_nchw16c_f32_supports(const tc__step_desc *d) {
-    if (strcmp(d->op_type, "Conv") != 0) return false;
+/* The step's Conv in blocks of `block` channels. */
+static bool cv_supports(const tc__step_desc *d, int64_t block) {
+    if (strcmp(d->op_type, "Conv") != 0 || tc__layout_block(d->attrs) != block) return false;
     tc__conv16_geom g;
     if (!cv_desc_geometry(d, &g)) return false;
     if (d->in_const == NULL || !d->in_const[1] || d->in[1]->data == NULL) return false;
@@ -80,6 +84,9 @@ bool tc__conv_nchw16c_f32_supports(const tc__step_desc *d) {
     if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || b->rank != 1 || b->dims[0] != (int64_t)g.cout)) return false;
     return cv_epilogue_ok(d);
 }
+
+bool tc__conv_nchw16c_f32_supports(const tc__step_desc *d) { return cv_supports(d, TC__LAYOUT_BLOCK); }
+bool tc__conv_nchw8c_f32_supports(const tc__step_desc *d) { return cv_supports(d, TC__LAYOUT_BLOCK_AVX2); }
 
 bool tc__conv_nchw16c_f32_packs_input(const tc__step_desc *d, int index) { return index == 1; }
 
@@ -108,4 +115,16 @@ const tc__tactic tc__tactic_conv_nchw16c_f32_avx512 = {
     .pack = tc__conv_nchw16c_f32_pack,
     .scratch_bytes = NULL,
     .run = tc__conv_nchw16c_f32_run_avx512,
+};
+
+const tc__tactic tc__tactic_conv_nchw8c_f32_avx2 = {
+    .name = "conv_nchw8c_f32_avx2",
+    .op_type = "Conv",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_FUSES_EPILOGUE | TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8,
+    .supports = tc__conv_nchw8c_f32_supports,
+    .packs_input = tc__conv_nchw16c_f32_packs_input,
+    .pack = tc__conv_nchw16c_f32_pack,
+    .scratch_bytes = NULL,
+    .run = tc__conv_nchw8c_f32_run_avx2,
 };

@@ -1,10 +1,10 @@
 /*
- * dwconv_nchw16c_f32_avx512_tactic.c - tactic dwconv_nchw16c_f32_avx512: depthwise Conv
- * (group == C_in == C_out, any kernel size, strides, dilations and padding, optional bias B)
- * from an NCHW16c input to an NCHW16c output, with the fused epilogue (activation, and a
- * residual that is NCHW16c too). Which steps it takes, the packing of W to [C/16][KH][KW][16]
- * at build time, and the driver that splits planes and rows over the thread pool; the
- * microkernel is in dwconv_nchw16c_f32_avx512.c.
+ * dwconv_nchw16c_f32_avx512_tactic.c - tactics dwconv_nchw16c_f32_avx512 and dwconv_nchw8c_f32_avx2:
+ * depthwise Conv (group == C_in == C_out, any kernel size, strides, dilations and padding, optional
+ * bias B) from a blocked input to a blocked output (NCHW16c / NCHW8c: blocks of B channels), with
+ * the fused epilogue (activation, and a residual that is blocked too). Which steps they take, the
+ * packing of W to [C/B][KH][KW][B] at build time, and the driver that splits planes and rows over
+ * the thread pool; the microkernel is dwconv_nchwc_f32_kernel.h (per ISA).
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -21,14 +21,16 @@ static bool dw_weight_ok(const tc__tensor *w, int64_t c) {
 /* Fills g from the Conv attributes and the shapes of x, w and y; false when this tactic cannot compute the step. */
 static bool dw_geom(const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *w, const tc__tensor *y,
                     tc__blk_window *g) {
-    if (!tc__blk_is_blockable(x) || !tc__blk_is_blockable(y)) return false;
+    const int64_t block = tc__layout_block(attrs);
+    if (!tc__blk_is_blockable(x, block) || !tc__blk_is_blockable(y, block)) return false;
     const int64_t c = x->dims[1];
     if (tc__attr_int(attrs, "group", 1) != c || !dw_weight_ok(w, c)) return false;
     return tc__blk_window_of("Conv", attrs, x, y, w->dims + 2, g);
 }
 
-bool tc__dwconv_nchw16c_f32_supports(const tc__step_desc *d) {
-    if (strcmp(d->op_type, "Conv") != 0 || d->n_in < 2 || d->n_in > 3 || d->in[0] == NULL || d->in[1] == NULL ||
+/* The step's depthwise Conv in blocks of `block` channels. */
+static bool dw_supports(const tc__step_desc *d, int64_t block) {
+    if (strcmp(d->op_type, "Conv") != 0 || !tc__blk_block_is(d->attrs, block) || d->n_in < 2 || d->n_in > 3 || d->in[0] == NULL || d->in[1] == NULL ||
         d->n_out != 1 || d->out[0] == NULL)
         return false;
     if (d->in_const == NULL || !d->in_const[1]) return false; /* W is packed at build time */
@@ -40,24 +42,30 @@ bool tc__dwconv_nchw16c_f32_supports(const tc__step_desc *d) {
     return dw_geom(d->attrs, d->in[0], d->in[1], d->out[0], &g);
 }
 
+bool tc__dwconv_nchw16c_f32_supports(const tc__step_desc *d) { return dw_supports(d, TC__LAYOUT_BLOCK); }
+static bool dwconv_nchw8c_supports(const tc__step_desc *d) { return dw_supports(d, TC__LAYOUT_BLOCK_AVX2); }
+
 bool tc__dwconv_nchw16c_f32_packs_input(const tc__step_desc *d, int index) { return index == 1; }
 
 tc_status tc__dwconv_nchw16c_f32_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
     const tc__tensor *w = d->in[1];
-    if (index != 1 || !dw_weight_ok(w, w->dims[0]) || w->dims[0] % 16 != 0)
+    const int64_t B = tc__layout_block(d->attrs);
+    if (index != 1 || !dw_weight_ok(w, w->dims[0]) || tc__blk_kernels_for(B) == NULL || w->dims[0] % B != 0)
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
-                        "blocked depthwise Conv packs only a float32 W [C, 1, KH, KW] with C %% 16 == 0");
-    const int64_t cb_count = w->dims[0] / 16, taps = w->dims[2] * w->dims[3];
+                        "blocked depthwise Conv packs only a float32 W [C, 1, KH, KW] with C %% %lld == 0",
+                        (long long)B);
+    const int64_t cb_count = w->dims[0] / B, taps = w->dims[2] * w->dims[3];
     const float *s = src;
     float *o = dst;
     for (int64_t cb = 0; cb < cb_count; cb++)
         for (int64_t t = 0; t < taps; t++)
-            for (int64_t l = 0; l < 16; l++) o[(cb * taps + t) * 16 + l] = s[(cb * 16 + l) * taps + t];
+            for (int64_t l = 0; l < B; l++) o[(cb * taps + t) * B + l] = s[(cb * B + l) * taps + t];
     return TC_STATUS_OK;
 }
 
 typedef struct dw_job {
     const tc__blk_window *g;
+    const tc__blk_kernels *k;
     tc__vact act;
     const float *x, *w, *b, *res;
     float *y;
@@ -67,15 +75,15 @@ typedef struct dw_job {
 static void dw_task(void *arg, size_t plane, size_t oy0, size_t rows) {
     const dw_job *j = arg;
     const tc__blk_window *g = j->g;
-    const int64_t cb = (int64_t)plane % j->cb, isp = g->H * g->W * 16, osp = g->OH * g->OW * 16;
+    const int64_t B = j->k->block, cb = (int64_t)plane % j->cb, isp = g->H * g->W * B, osp = g->OH * g->OW * B;
     tc__dwconv_nchw16c_plane p = {
         .x = j->x + (int64_t)plane * isp,
-        .w = j->w + cb * g->kh * g->kw * 16,
-        .bias = j->b ? j->b + cb * 16 : NULL,
+        .w = j->w + cb * g->kh * g->kw * B,
+        .bias = j->b ? j->b + cb * B : NULL,
         .res = j->res ? j->res + (int64_t)plane * osp : NULL,
         .y = j->y + (int64_t)plane * osp,
     };
-    tc__dwconv_nchw16c_f32_rows_avx512(g, &j->act, &p, (int64_t)oy0, (int64_t)(oy0 + rows));
+    j->k->dwconv_rows(g, &j->act, &p, (int64_t)oy0, (int64_t)(oy0 + rows));
 }
 
 /* Splits the planes, and their rows when there are few planes, over the pool. */
@@ -97,8 +105,9 @@ static void dw_parallel(pthreadpool_t pool, dw_job *j, int64_t planes) {
 tc_status tc__dwconv_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
     if (ctx->n_in < 2 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects inputs X, W (and optional B) and output Y");
-    if (!tc__layout_in_blocked(ctx->attrs, 0) || !tc__layout_out_blocked(ctx->attrs))
-        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked depthwise Conv needs X and Y in NCHW16c");
+    const tc__blk_kernels *k = tc__blk_kernels_for(tc__layout_block(ctx->attrs));
+    if (!tc__layout_in_blocked(ctx->attrs, 0) || !tc__layout_out_blocked(ctx->attrs) || k == NULL)
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked depthwise Conv needs X and Y in NCHW16c or NCHW8c");
     const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
     /* B is input 2 unless that slot is the epilogue's residual. */
     const tc__tensor *b = ctx->n_in > 2 && ctx->in[2] != NULL && ctx->in[2] != ctx->residual ? ctx->in[2] : NULL;
@@ -108,7 +117,8 @@ tc_status tc__dwconv_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "Conv is not a blocked depthwise convolution");
     if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || tc__tensor_numel(b) != w->dims[0]))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "bias B must be float32 [%lld]", (long long)w->dims[0]);
-    dw_job j = {&g, {TC__VACT_NONE, 0.0f, 0.0f, 0.0f}, x->data, w->data, b ? b->data : NULL, NULL, y->data, y->dims[1] / 16};
+    dw_job j = {&g, k, {TC__VACT_NONE, 0.0f, 0.0f, 0.0f}, x->data, w->data, b ? b->data : NULL, NULL, y->data,
+                y->dims[1] / k->block};
     if (ctx->epi != NULL) {
         if (ctx->epi->bias_input >= 0 || ctx->bias != NULL)
             return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "depthwise Conv does not fuse an epilogue bias");
@@ -128,6 +138,17 @@ const tc__tactic tc__tactic_dwconv_nchw16c_f32_avx512 = {
     .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED | TC__TACTIC_FUSES_EPILOGUE,
     .supports = tc__dwconv_nchw16c_f32_supports,
+    .packs_input = tc__dwconv_nchw16c_f32_packs_input,
+    .pack = tc__dwconv_nchw16c_f32_pack,
+    .run = tc__dwconv_nchw16c_f32_run,
+};
+
+const tc__tactic tc__tactic_dwconv_nchw8c_f32_avx2 = {
+    .name = "dwconv_nchw8c_f32_avx2",
+    .op_type = "Conv",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8 | TC__TACTIC_FUSES_EPILOGUE,
+    .supports = dwconv_nchw8c_supports,
     .packs_input = tc__dwconv_nchw16c_f32_packs_input,
     .pack = tc__dwconv_nchw16c_f32_pack,
     .run = tc__dwconv_nchw16c_f32_run,

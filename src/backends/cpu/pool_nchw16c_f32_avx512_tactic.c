@@ -1,10 +1,11 @@
 /*
- * pool_nchw16c_f32_avx512_tactic.c - tactics maxpool_nchw16c_f32_avx512,
- * avgpool_nchw16c_f32_avx512 and gavgpool_nchw16c_f32_avx512: 2-D MaxPool (without Indices),
- * AveragePool and GlobalAveragePool from an NCHW16c input to an NCHW16c output (tc.layout_in = 1,
- * tc.layout_out = 1). Which steps they take, their geometry (the reference window resolution)
- * and the drivers that split planes and rows over the thread pool; the microkernels are in
- * pool_nchw16c_f32_avx512.c. None fuses an epilogue (as the NCHW pooling tactics).
+ * pool_nchw16c_f32_avx512_tactic.c - tactics maxpool_/avgpool_/gavgpool_nchw16c_f32_avx512 and
+ * their NCHW8c twins maxpool_/avgpool_/gavgpool_nchw8c_f32_avx2: 2-D MaxPool (without Indices),
+ * AveragePool and GlobalAveragePool from a blocked input to a blocked output (tc.layout_in = 1,
+ * tc.layout_out = 1, tc.layout_block the block). Which steps they take, their geometry (the
+ * reference window resolution) and the drivers that split planes and rows over the thread pool;
+ * the microkernels are in pool_nchw16c_f32_avx512.c and pool_nchw8c_f32_avx2.c. None fuses an
+ * epilogue (as the NCHW pooling tactics).
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -16,7 +17,8 @@
 /* Fills g for a MaxPool / AveragePool node with input x and output y; false when these tactics cannot compute it. */
 static bool pool_geom(const char *op_type, const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *y,
                       tc__blk_window *g) {
-    if (!tc__blk_is_blockable(x) || !tc__blk_is_blockable(y)) return false;
+    const int64_t block = tc__layout_block(attrs);
+    if (!tc__blk_is_blockable(x, block) || !tc__blk_is_blockable(y, block)) return false;
     if (strcmp(op_type, "MaxPool") == 0) {
         int64_t so = tc__attr_int(attrs, "storage_order", 0);
         if (so != 0 && so != 1) return false;
@@ -27,8 +29,8 @@ static bool pool_geom(const char *op_type, const tc__attrs *attrs, const tc__ten
     return tc__blk_window_of(op_type, attrs, x, y, NULL, g);
 }
 
-static bool pool_supports(const tc__step_desc *d, const char *op_type) {
-    if (strcmp(d->op_type, op_type) != 0) return false;
+static bool pool_supports(const tc__step_desc *d, const char *op_type, int64_t block) {
+    if (strcmp(d->op_type, op_type) != 0 || !tc__blk_block_is(d->attrs, block)) return false;
     if (d->n_in != 1 || d->in[0] == NULL || d->n_out < 1 || d->out[0] == NULL) return false;
     for (int i = 1; i < d->n_out; i++)
         if (d->out[i] != NULL) return false; /* MaxPool's Indices */
@@ -37,11 +39,16 @@ static bool pool_supports(const tc__step_desc *d, const char *op_type) {
     return pool_geom(op_type, d->attrs, d->in[0], d->out[0], &g);
 }
 
-bool tc__maxpool_nchw16c_f32_supports(const tc__step_desc *d) { return pool_supports(d, "MaxPool"); }
-bool tc__avgpool_nchw16c_f32_supports(const tc__step_desc *d) { return pool_supports(d, "AveragePool"); }
+bool tc__maxpool_nchw16c_f32_supports(const tc__step_desc *d) { return pool_supports(d, "MaxPool", TC__LAYOUT_BLOCK); }
+bool tc__avgpool_nchw16c_f32_supports(const tc__step_desc *d) {
+    return pool_supports(d, "AveragePool", TC__LAYOUT_BLOCK);
+}
+static bool maxpool8_supports(const tc__step_desc *d) { return pool_supports(d, "MaxPool", TC__LAYOUT_BLOCK_AVX2); }
+static bool avgpool8_supports(const tc__step_desc *d) { return pool_supports(d, "AveragePool", TC__LAYOUT_BLOCK_AVX2); }
 
 typedef struct pool_job {
     const tc__blk_window *g;
+    const tc__blk_kernels *k;
     bool max, cip;
     const float *x;
     float *y;
@@ -50,10 +57,10 @@ typedef struct pool_job {
 static void pool_task(void *arg, size_t plane, size_t oy0, size_t rows) {
     const pool_job *j = arg;
     const tc__blk_window *g = j->g;
-    const float *x = j->x + (int64_t)plane * g->H * g->W * 16;
-    float *y = j->y + (int64_t)plane * g->OH * g->OW * 16;
-    if (j->max) tc__maxpool_nchw16c_f32_rows_avx512(g, x, y, (int64_t)oy0, (int64_t)(oy0 + rows));
-    else tc__avgpool_nchw16c_f32_rows_avx512(g, j->cip, x, y, (int64_t)oy0, (int64_t)(oy0 + rows));
+    const float *x = j->x + (int64_t)plane * g->H * g->W * j->k->block;
+    float *y = j->y + (int64_t)plane * g->OH * g->OW * j->k->block;
+    if (j->max) j->k->maxpool_rows(g, x, y, (int64_t)oy0, (int64_t)(oy0 + rows));
+    else j->k->avgpool_rows(g, j->cip, x, y, (int64_t)oy0, (int64_t)(oy0 + rows));
 }
 
 /* Runs a MaxPool (max) or AveragePool step over ctx->exec: tasks are rows of (image, channel block) planes. */
@@ -62,17 +69,18 @@ static tc_status pool_run(const tc__kernel_ctx *ctx, bool max) {
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects input X and output Y");
     if (ctx->n_out > 1 && ctx->out[1] != NULL)
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "this pooling kernel does not produce Indices");
-    if (!tc__layout_in_blocked(ctx->attrs, 0) || !tc__layout_out_blocked(ctx->attrs))
-        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked %s needs X and Y in NCHW16c", ctx->op_type);
+    const tc__blk_kernels *k = tc__blk_kernels_for(tc__layout_block(ctx->attrs));
+    if (!tc__layout_in_blocked(ctx->attrs, 0) || !tc__layout_out_blocked(ctx->attrs) || k == NULL)
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked %s needs X and Y in NCHW16c or NCHW8c", ctx->op_type);
     const tc__tensor *x = ctx->in[0];
     tc__tensor *y = ctx->out[0];
     const char *op_type = max ? "MaxPool" : "AveragePool";
     tc__blk_window g;
     if (!pool_geom(op_type, ctx->attrs, x, y, &g))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s is not a blocked pooling this kernel computes", op_type);
-    const int64_t planes = y->dims[0] * (y->dims[1] / 16);
+    const int64_t planes = y->dims[0] * (y->dims[1] / k->block);
     if (planes == 0 || g.OH == 0 || g.OW == 0) return TC_STATUS_OK;
-    pool_job j = {&g, max, tc__attr_int(ctx->attrs, "count_include_pad", 0) == 1, x->data, y->data};
+    pool_job j = {&g, k, max, tc__attr_int(ctx->attrs, "count_include_pad", 0) == 1, x->data, y->data};
     tc__pool_parallelize_planes(ctx->exec, pool_task, &j, (size_t)planes, (size_t)g.OH);
     return TC_STATUS_OK;
 }
@@ -80,19 +88,23 @@ static tc_status pool_run(const tc__kernel_ctx *ctx, bool max) {
 tc_status tc__maxpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) { return pool_run(ctx, true); }
 tc_status tc__avgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) { return pool_run(ctx, false); }
 
-/* x [N, C, H, W] and y [N, C, 1, 1], float32, C % 16 == 0. */
-static bool gap_shapes(const tc__tensor *x, const tc__tensor *y) {
-    return tc__blk_is_blockable(x) && tc__blk_is_blockable(y) && y->dims[0] == x->dims[0] &&
+/* x [N, C, H, W] and y [N, C, 1, 1], float32, C % block == 0. */
+static bool gap_shapes(const tc__tensor *x, const tc__tensor *y, int64_t block) {
+    return tc__blk_is_blockable(x, block) && tc__blk_is_blockable(y, block) && y->dims[0] == x->dims[0] &&
            y->dims[1] == x->dims[1] && y->dims[2] == 1 && y->dims[3] == 1;
 }
 
-bool tc__gavgpool_nchw16c_f32_supports(const tc__step_desc *d) {
-    if (strcmp(d->op_type, "GlobalAveragePool") != 0) return false;
+static bool gap_supports(const tc__step_desc *d, int64_t block) {
+    if (strcmp(d->op_type, "GlobalAveragePool") != 0 || !tc__blk_block_is(d->attrs, block)) return false;
     if (d->n_in != 1 || d->in[0] == NULL || d->n_out != 1 || d->out[0] == NULL) return false;
-    return tc__blk_layout_is(d->attrs, 1, true) && gap_shapes(d->in[0], d->out[0]);
+    return tc__blk_layout_is(d->attrs, 1, true) && gap_shapes(d->in[0], d->out[0], block);
 }
 
+bool tc__gavgpool_nchw16c_f32_supports(const tc__step_desc *d) { return gap_supports(d, TC__LAYOUT_BLOCK); }
+static bool gavgpool8_supports(const tc__step_desc *d) { return gap_supports(d, TC__LAYOUT_BLOCK_AVX2); }
+
 typedef struct gap_job {
+    const tc__blk_kernels *k;
     const float *x;
     float *y;
     int64_t hw;
@@ -100,20 +112,22 @@ typedef struct gap_job {
 
 static void gap_task(void *arg, size_t p0, size_t count) {
     const gap_job *j = arg;
-    tc__gavgpool_nchw16c_f32_avx512(j->x + (int64_t)p0 * j->hw * 16, j->y + (int64_t)p0 * 16, j->hw, (int64_t)count);
+    const int64_t B = j->k->block;
+    j->k->gavgpool(j->x + (int64_t)p0 * j->hw * B, j->y + (int64_t)p0 * B, j->hw, (int64_t)count);
 }
 
 tc_status tc__gavgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
     if (ctx->n_in < 1 || ctx->in[0] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects input X and output Y");
-    if (!tc__layout_in_blocked(ctx->attrs, 0) || !tc__layout_out_blocked(ctx->attrs))
-        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked %s needs X and Y in NCHW16c", ctx->op_type);
-    if (!gap_shapes(ctx->in[0], ctx->out[0]))
+    const tc__blk_kernels *k = tc__blk_kernels_for(tc__layout_block(ctx->attrs));
+    if (!tc__layout_in_blocked(ctx->attrs, 0) || !tc__layout_out_blocked(ctx->attrs) || k == NULL)
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked %s needs X and Y in NCHW16c or NCHW8c", ctx->op_type);
+    if (!gap_shapes(ctx->in[0], ctx->out[0], k->block))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED,
                         "GlobalAveragePool shapes this blocked kernel does not compute");
     const tc__tensor *x = ctx->in[0];
-    const int64_t planes = x->dims[0] * (x->dims[1] / 16);
-    gap_job j = {x->data, ctx->out[0]->data, x->dims[2] * x->dims[3]};
+    const int64_t planes = x->dims[0] * (x->dims[1] / k->block);
+    gap_job j = {k, x->data, ctx->out[0]->data, x->dims[2] * x->dims[3]};
     if (planes == 0) return TC_STATUS_OK;
     pthreadpool_t pool = ctx->exec;
     size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
@@ -152,5 +166,32 @@ const tc__tactic tc__tactic_gavgpool_nchw16c_f32_avx512 = {
     .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED,
     .supports = tc__gavgpool_nchw16c_f32_supports,
+    .run = tc__gavgpool_nchw16c_f32_run,
+};
+
+const tc__tactic tc__tactic_maxpool_nchw8c_f32_avx2 = {
+    .name = "maxpool_nchw8c_f32_avx2",
+    .op_type = "MaxPool",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8,
+    .supports = maxpool8_supports,
+    .run = tc__maxpool_nchw16c_f32_run,
+};
+
+const tc__tactic tc__tactic_avgpool_nchw8c_f32_avx2 = {
+    .name = "avgpool_nchw8c_f32_avx2",
+    .op_type = "AveragePool",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8,
+    .supports = avgpool8_supports,
+    .run = tc__avgpool_nchw16c_f32_run,
+};
+
+const tc__tactic tc__tactic_gavgpool_nchw8c_f32_avx2 = {
+    .name = "gavgpool_nchw8c_f32_avx2",
+    .op_type = "GlobalAveragePool",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8,
+    .supports = gavgpool8_supports,
     .run = tc__gavgpool_nchw16c_f32_run,
 };

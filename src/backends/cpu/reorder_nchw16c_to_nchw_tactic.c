@@ -1,8 +1,9 @@
 /*
- * reorder_nchw16c_to_nchw_tactic.c - tactic reorder_nchw16c_to_nchw: the Identity node the
- * layout pass inserts where a blocked tensor meets a consumer that reads NCHW (tc.layout_in = 1,
- * no tc.layout_out). Which steps it takes and the driver that splits (image, channel block,
- * pixel run) over the thread pool; the transposes are in reorder_nchw16c_avx512.c.
+ * reorder_nchw16c_to_nchw_tactic.c - tactics reorder_nchw16c_to_nchw (AVX-512) and
+ * reorder_nchw8c_to_nchw (AVX2): the Identity node the layout pass inserts where a blocked tensor
+ * meets a consumer that reads NCHW (tc.layout_in = 1, no tc.layout_out; tc.layout_block 8 for
+ * NCHW8c). Which steps they take and the driver that splits (image, channel block, pixel run) over
+ * the thread pool; the transposes are in reorder_nchw16c_avx512.c and reorder_nchw8c_avx2.c.
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -13,18 +14,23 @@
 /* Pixels per task when the planes alone do not give every thread several tasks (a multiple of 16). */
 #define RO_MIN_TILE 256
 
-/* x [N, C, H, W] blocked and y of the same float32 shape. */
-static bool ro_shapes(const tc__tensor *x, const tc__tensor *y) {
-    return tc__blk_is_blockable(x) && tc__vact_same_f32_shape(y, x);
+/* x [N, C, H, W] blocked in blocks of `block` and y of the same float32 shape. */
+static bool ro_shapes(const tc__tensor *x, const tc__tensor *y, int64_t block) {
+    return tc__blk_is_blockable(x, block) && tc__vact_same_f32_shape(y, x);
 }
 
-bool tc__reorder_nchw16c_supports(const tc__step_desc *d) {
+static bool ro_supports(const tc__step_desc *d, int64_t block) {
     if (strcmp(d->op_type, "Identity") != 0 || d->n_in != 1 || d->in[0] == NULL || d->n_out != 1 || d->out[0] == NULL)
         return false;
-    return tc__blk_layout_is(d->attrs, 1, false) && ro_shapes(d->in[0], d->out[0]);
+    return tc__blk_block_is(d->attrs, block) && tc__blk_layout_is(d->attrs, 1, false) &&
+           ro_shapes(d->in[0], d->out[0], block);
 }
 
+bool tc__reorder_nchw16c_supports(const tc__step_desc *d) { return ro_supports(d, TC__LAYOUT_BLOCK); }
+static bool reorder_nchw8c_supports(const tc__step_desc *d) { return ro_supports(d, TC__LAYOUT_BLOCK_AVX2); }
+
 typedef struct ro_job {
+    const tc__blk_kernels *k;
     const float *x;
     float *y;
     int64_t cb, hw; /* channel blocks per image, pixels per plane */
@@ -32,21 +38,23 @@ typedef struct ro_job {
 
 static void ro_task(void *arg, size_t plane, size_t p0, size_t count) {
     const ro_job *j = arg;
-    const int64_t n = (int64_t)plane / j->cb, cb = (int64_t)plane % j->cb, img = j->cb * 16 * j->hw;
-    tc__reorder_nchw16c_to_nchw_avx512(j->x + n * img, j->y + n * img, j->hw, cb, (int64_t)p0,
+    const int64_t n = (int64_t)plane / j->cb, cb = (int64_t)plane % j->cb, img = j->cb * j->k->block * j->hw;
+    j->k->reorder_to_nchw(j->x + n * img, j->y + n * img, j->hw, cb, (int64_t)p0,
                                        (int64_t)(p0 + count));
 }
 
 tc_status tc__reorder_nchw16c_run(const tc__kernel_ctx *ctx) {
     if (ctx->n_in < 1 || ctx->in[0] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects input X and output Y");
-    if (!tc__layout_in_blocked(ctx->attrs, 0) || tc__layout_out_blocked(ctx->attrs))
-        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "reorder needs X in NCHW16c and Y in NCHW");
+    const tc__blk_kernels *k = tc__blk_kernels_for(tc__layout_block(ctx->attrs));
+    if (!tc__layout_in_blocked(ctx->attrs, 0) || tc__layout_out_blocked(ctx->attrs) || k == NULL)
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "reorder needs X in NCHW16c or NCHW8c and Y in NCHW");
     const tc__tensor *x = ctx->in[0];
     tc__tensor *y = ctx->out[0];
-    if (!ro_shapes(x, y))
-        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "reorder expects float32 [N, C, H, W] with C %% 16 == 0");
-    ro_job j = {x->data, y->data, x->dims[1] / 16, x->dims[2] * x->dims[3]};
+    if (!ro_shapes(x, y, k->block))
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "reorder expects float32 [N, C, H, W] with C %% %lld == 0",
+                        (long long)k->block);
+    ro_job j = {k, x->data, y->data, x->dims[1] / k->block, x->dims[2] * x->dims[3]};
     const int64_t planes = x->dims[0] * j.cb;
     if (planes == 0 || j.hw == 0) return TC_STATUS_OK;
     pthreadpool_t pool = ctx->exec;
@@ -72,5 +80,14 @@ const tc__tactic tc__tactic_reorder_nchw16c_to_nchw = {
     .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED,
     .supports = tc__reorder_nchw16c_supports,
+    .run = tc__reorder_nchw16c_run,
+};
+
+const tc__tactic tc__tactic_reorder_nchw8c_to_nchw = {
+    .name = "reorder_nchw8c_to_nchw",
+    .op_type = "Identity",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8,
+    .supports = reorder_nchw8c_supports,
     .run = tc__reorder_nchw16c_run,
 };

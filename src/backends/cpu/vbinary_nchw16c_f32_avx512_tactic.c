@@ -1,11 +1,12 @@
 /*
- * vbinary_nchw16c_f32_avx512_tactic.c - tactics add_/sub_/mul_/div_nchw16c_f32_avx512: Add, Sub,
- * Mul and Div whose inputs and output are NCHW16c (tc.layout_in bits 0 and 1, plus the fused
- * residual's bit; tc.layout_out = 1), each input either of the output's shape [N, C, H, W] or
+ * vbinary_nchw16c_f32_avx512_tactic.c - tactics add_/sub_/mul_/div_nchw16c_f32_avx512 and their
+ * NCHW8c twins add_/sub_/mul_/div_nchw8c_f32_avx2: Add, Sub, Mul and Div whose inputs and output
+ * are blocked (tc.layout_in bits 0 and 1, plus the fused residual's bit; tc.layout_out = 1;
+ * tc.layout_block the block), each input either of the output's shape [N, C, H, W] or
  * a per-channel vector [N, C, 1, 1] / [1, C, 1, 1] broadcast over the pixels (the
  * squeeze-excite multiply), with the fused epilogue (activation, residual) as the NCHW
  * tactics. Which steps they take and the driver that splits (image, channel block, pixel
- * run) over the thread pool; the microkernel is in vbinary_nchw16c_f32_avx512.c.
+ * run) over the thread pool; the microkernel is vbinary_nchwc_f32_kernel.h (per ISA).
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "backends/cpu/blocked_f32.h"
 #include "backends/cpu/vec_isa.h"
 
-/* Pixels per task (16K floats): large enough to amortise dispatch, small enough to share the work. */
+/* Pixels per task (16K floats in NCHW16c): large enough to amortise dispatch, small enough to share the work. */
 #define VBIN_TILE_PIXELS 1024
 
 /* How an input is read: as the output's shape, as a per-channel vector of each image or of image 0. */
@@ -28,25 +29,30 @@ static vbin_form vbin_form_of(const tc__tensor *t, const tc__tensor *y) {
 }
 
 /* The forms of a and b for output y; false unless y is blocked-able and one input has its shape. */
-static bool vbin_forms(const tc__tensor *a, const tc__tensor *b, const tc__tensor *y, vbin_form f[2]) {
-    if (!tc__blk_is_blockable(y)) return false;
+static bool vbin_forms(const tc__tensor *a, const tc__tensor *b, const tc__tensor *y, int64_t block, vbin_form f[2]) {
+    if (!tc__blk_is_blockable(y, block)) return false;
     f[0] = vbin_form_of(a, y);
     f[1] = vbin_form_of(b, y);
     return f[0] != VBIN_NONE && f[1] != VBIN_NONE && (f[0] == VBIN_FULL || f[1] == VBIN_FULL);
 }
 
-bool tc__vbinary_nchw16c_f32_supports(const tc__step_desc *d) {
+static bool vbin_supports(const tc__step_desc *d, int64_t block) {
     const char *op = d->op_type;
+    if (!tc__blk_block_is(d->attrs, block)) return false;
     if (strcmp(op, "Add") != 0 && strcmp(op, "Sub") != 0 && strcmp(op, "Mul") != 0 && strcmp(op, "Div") != 0)
         return false;
     if (d->n_in != 2 || d->in[0] == NULL || d->in[1] == NULL || d->n_out != 1 || d->out[0] == NULL) return false;
     if (!tc__vact_epilogue_supported(d)) return false;
     if (!tc__blk_layout_is(d->attrs, tc__blk_with_residual(3, d->epi), true)) return false;
     vbin_form f[2];
-    return vbin_forms(d->in[0], d->in[1], d->out[0], f);
+    return vbin_forms(d->in[0], d->in[1], d->out[0], block, f);
 }
 
+bool tc__vbinary_nchw16c_f32_supports(const tc__step_desc *d) { return vbin_supports(d, TC__LAYOUT_BLOCK); }
+static bool vbin8_supports(const tc__step_desc *d) { return vbin_supports(d, TC__LAYOUT_BLOCK_AVX2); }
+
 typedef struct vbin_job {
+    const tc__blk_kernels *k;
     tc__vbinary_op op;
     vbin_form form[2];
     const float *in[2], *res;
@@ -57,17 +63,18 @@ typedef struct vbin_job {
 
 /* Input i of the job at pixel p0 of plane (image, channel block). */
 static tc__vbinary_nchw16c_operand vbin_operand(const vbin_job *j, int i, int64_t plane, int64_t p0) {
+    const int64_t B = j->k->block;
     switch (j->form[i]) {
-    case VBIN_FULL: return (tc__vbinary_nchw16c_operand){j->in[i] + (plane * j->hw + p0) * 16, 16};
-    case VBIN_PER_IMAGE: return (tc__vbinary_nchw16c_operand){j->in[i] + plane * 16, 0};
-    default: return (tc__vbinary_nchw16c_operand){j->in[i] + plane % j->cb * 16, 0};
+    case VBIN_FULL: return (tc__vbinary_nchw16c_operand){j->in[i] + (plane * j->hw + p0) * B, B};
+    case VBIN_PER_IMAGE: return (tc__vbinary_nchw16c_operand){j->in[i] + plane * B, 0};
+    default: return (tc__vbinary_nchw16c_operand){j->in[i] + plane % j->cb * B, 0};
     }
 }
 
 static void vbin_task(void *arg, size_t plane, size_t p0, size_t count) {
     const vbin_job *j = arg;
-    const int64_t at = ((int64_t)plane * j->hw + (int64_t)p0) * 16;
-    tc__vbinary_nchw16c_f32_avx512(j->op, vbin_operand(j, 0, (int64_t)plane, (int64_t)p0),
+    const int64_t at = ((int64_t)plane * j->hw + (int64_t)p0) * j->k->block;
+    j->k->vbinary(j->op, vbin_operand(j, 0, (int64_t)plane, (int64_t)p0),
                                    vbin_operand(j, 1, (int64_t)plane, (int64_t)p0), j->res ? j->res + at : NULL,
                                    j->y + at, (int64_t)count, &j->act);
 }
@@ -75,16 +82,18 @@ static void vbin_task(void *arg, size_t plane, size_t p0, size_t count) {
 tc_status tc__vbinary_nchw16c_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op op) {
     if (ctx->n_in < 2 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->n_out < 1 || ctx->out[0] == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "expects 2 inputs and an output");
+    const tc__blk_kernels *k = tc__blk_kernels_for(tc__layout_block(ctx->attrs));
     if (!tc__layout_in_blocked(ctx->attrs, 0) || !tc__layout_in_blocked(ctx->attrs, 1) ||
-        !tc__layout_out_blocked(ctx->attrs))
-        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked %s needs A, B and C in NCHW16c", ctx->op_type);
+        !tc__layout_out_blocked(ctx->attrs) || k == NULL)
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "blocked %s needs A, B and C in NCHW16c or NCHW8c",
+                        ctx->op_type);
     const tc__tensor *y = ctx->out[0];
-    vbin_job j = {.op = op, .in = {ctx->in[0]->data, ctx->in[1]->data}, .y = ctx->out[0]->data,
+    vbin_job j = {.k = k, .op = op, .in = {ctx->in[0]->data, ctx->in[1]->data}, .y = ctx->out[0]->data,
                   .act = {TC__VACT_NONE, 0.0f, 0.0f, 0.0f}};
-    if (!vbin_forms(ctx->in[0], ctx->in[1], y, j.form))
+    if (!vbin_forms(ctx->in[0], ctx->in[1], y, k->block, j.form))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s with a broadcast this blocked kernel does not compute",
                         ctx->op_type);
-    j.cb = y->dims[1] / 16;
+    j.cb = y->dims[1] / k->block;
     j.hw = y->dims[2] * y->dims[3];
     if (ctx->epi != NULL) {
         if (ctx->epi->bias_input >= 0 || ctx->bias != NULL)
@@ -142,5 +151,41 @@ const tc__tactic tc__tactic_div_nchw16c_f32_avx512 = {
     .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX512,
     .flags = TC__TACTIC_BLOCKED | TC__TACTIC_FUSES_EPILOGUE,
     .supports = tc__vbinary_nchw16c_f32_supports,
+    .run = run_div,
+};
+
+const tc__tactic tc__tactic_add_nchw8c_f32_avx2 = {
+    .name = "add_nchw8c_f32_avx2",
+    .op_type = "Add",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8 | TC__TACTIC_FUSES_EPILOGUE,
+    .supports = vbin8_supports,
+    .run = run_add,
+};
+
+const tc__tactic tc__tactic_sub_nchw8c_f32_avx2 = {
+    .name = "sub_nchw8c_f32_avx2",
+    .op_type = "Sub",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8 | TC__TACTIC_FUSES_EPILOGUE,
+    .supports = vbin8_supports,
+    .run = run_sub,
+};
+
+const tc__tactic tc__tactic_mul_nchw8c_f32_avx2 = {
+    .name = "mul_nchw8c_f32_avx2",
+    .op_type = "Mul",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8 | TC__TACTIC_FUSES_EPILOGUE,
+    .supports = vbin8_supports,
+    .run = run_mul,
+};
+
+const tc__tactic tc__tactic_div_nchw8c_f32_avx2 = {
+    .name = "div_nchw8c_f32_avx2",
+    .op_type = "Div",
+    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+    .flags = TC__TACTIC_BLOCKED | TC__TACTIC_BLOCK8 | TC__TACTIC_FUSES_EPILOGUE,
+    .supports = vbin8_supports,
     .run = run_div,
 };
