@@ -1,6 +1,7 @@
 /*
  * attention_fp16.cu - fused attention on FP16 Tensor Cores (attention_fp16.h): one warp per 16 query rows of one head
- * (grid: row blocks x batch*heads), keys in tiles of 64 staged as FP16 in shared memory (K row-major, V transposed),
+ * (grid: row blocks x batch*heads), keys in tiles of 64 staged as FP16 in shared memory (K row-major, V transposed;
+ * 16-byte loads of 8 elements, several in flight per lane, where the rows are aligned),
  * S = Q.K^T and O += P.V by mma.sync m16n8k16 (FP16 operands, FP32 sums), the softmax online over the tiles (running
  * row maximum and sum in float, as flash attention does). Q, K, V are FP32 (rounded to FP16 when staged) or FP16 row
  * images; Y is FP32 or an FP16 image. Scale, float or boolean masks through broadcast strides, a mask shorter than
@@ -41,6 +42,63 @@ __device__ __forceinline__ __half elem(const void *base, bool is16, int64_t si, 
     return is16 ? __ldg((const __half *)base + row * si + e) : tc_half_sat(__ldg((const float *)base + row * si + e));
 }
 
+/* Eight elements (row, e .. e + 7) of a head with row stride si at base as FP16 (zeros past `rows`); vec: the eight
+ * are one aligned 16-byte (FP16) or two 16-byte (float) loads. */
+__device__ __forceinline__ uint4 elem8(const void *base, bool is16, int64_t si, int64_t row, int64_t rows, int e,
+                                       bool vec) {
+    if (row >= rows) return make_uint4(0u, 0u, 0u, 0u);
+    if (vec && is16) return __ldg((const uint4 *)((const __half *)base + row * si + e));
+    union {
+        uint4 u;
+        __half h[8];
+    } x;
+    if (vec) {
+        const float4 *f = (const float4 *)((const float *)base + row * si + e);
+        const float4 p = __ldg(f), q = __ldg(f + 1);
+        x.h[0] = tc_half_sat(p.x), x.h[1] = tc_half_sat(p.y), x.h[2] = tc_half_sat(p.z), x.h[3] = tc_half_sat(p.w);
+        x.h[4] = tc_half_sat(q.x), x.h[5] = tc_half_sat(q.y), x.h[6] = tc_half_sat(q.z), x.h[7] = tc_half_sat(q.w);
+    } else {
+#pragma unroll
+        for (int k = 0; k < 8; k++) x.h[k] = elem(base, is16, si, row, rows, e + k);
+    }
+    return x.u;
+}
+
+/* True when every row of a head (row, head and batch strides si, sh, sb elements) at p takes elem8's vector loads. */
+__device__ __forceinline__ bool vec8_ok(const void *p, bool is16, int64_t si, int64_t sh, int64_t sb) {
+    return ((uintptr_t)p & (is16 ? 15u : 31u)) == 0 && si % 8 == 0 && sh % 8 == 0 && sb % 8 == 0;
+}
+
+/* Stages rows j0 .. j0 + R - 1 of a head (W elements each) into dst as FP16, row-major with pitch P halves, or
+ * transposed (dst[e][row], pitch P) when T; every lane issues up to 8 loads of 8 elements before it stores any. */
+template <int R, int W, int P, bool T>
+__device__ __forceinline__ void stage16(__half *dst, const void *base, bool is16, int64_t si, int64_t j0, int64_t rows,
+                                        bool vec, int lane) {
+    constexpr int C8 = W / 8, N = R * C8 / 32; /* chunks per row, chunks per lane */
+#pragma unroll
+    for (int u0 = 0; u0 < N; u0 += 8) {
+        uint4 r[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            if (u0 + u >= N) break;
+            const int t = lane + 32 * (u0 + u), row = t / C8, c = t - row * C8;
+            r[u] = elem8(base, is16, si, j0 + row, rows, c * 8, vec);
+        }
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            if (u0 + u >= N) break;
+            const int t = lane + 32 * (u0 + u), row = t / C8, c = t - row * C8;
+            if (T) {
+                const __half *hv = (const __half *)&r[u];
+#pragma unroll
+                for (int k = 0; k < 8; k++) dst[(c * 8 + k) * P + row] = hv[k];
+            } else {
+                *(uint4 *)(dst + row * P + c * 8) = r[u];
+            }
+        }
+    }
+}
+
 /* The two query rows of a thread from its O fragments (columns n * 8 + qc, + 1), normalised. */
 template <int DV, typename T>
 __device__ __forceinline__ void store(T *yb, const tc__attn_geom &g, const float (&o)[DV / 8][4], int64_t i0, int64_t i1,
@@ -73,10 +131,9 @@ __global__ void __launch_bounds__(32) attention16_kernel(const tc__cuda_attn_arg
     const void *qb = a.q16 ? (const void *)((const __half *)a.q + q_at) : (const void *)((const float *)a.q + q_at);
     const void *kb = a.k16 ? (const void *)((const __half *)a.k + k_at) : (const void *)((const float *)a.k + k_at);
     const void *vb = a.v16 ? (const void *)((const __half *)a.v + v_at) : (const void *)((const float *)a.v + v_at);
-    for (int t = lane; t < 16 * D; t += 32) {
-        const int r = t / D, e = t - r * D;
-        qs[r][e] = elem(qb, a.q16, g.q_si, r0 + r, g.s, e);
-    }
+    const bool vq = vec8_ok(a.q, a.q16, g.q_si, g.q_sh, g.q_sb), vk = vec8_ok(a.k, a.k16, g.k_si, g.k_sh, g.k_sb),
+               vv = vec8_ok(a.v, a.v16, g.v_si, g.v_sh, g.v_sb);
+    stage16<16, D, D + kPad, false>(&qs[0][0], qb, a.q16, g.q_si, r0, g.s, vq, lane);
     __syncwarp();
     /* Q's A fragments: rows lane/4 and lane/4 + 8, dims (lane%4)*2 + {0,1} (+8) of each 16-dim step */
     const int qr = lane >> 2, qc = (lane & 3) * 2;
@@ -97,14 +154,8 @@ __global__ void __launch_bounds__(32) attention16_kernel(const tc__cuda_attn_arg
     const int64_t m_base = b * g.m_sb + h * g.m_sh;
     for (int64_t j0 = 0; j0 < g.l; j0 += kKt) {
         __syncwarp();
-        for (int t = lane; t < kKt * D; t += 32) {
-            const int r = t / D, e = t - r * D;
-            ks[r][e] = elem(kb, a.k16, g.k_si, j0 + r, g.l, e);
-        }
-        for (int t = lane; t < kKt * DV; t += 32) {
-            const int r = t / DV, e = t - r * DV;
-            vt[e][r] = elem(vb, a.v16, g.v_si, j0 + r, g.l, e);
-        }
+        stage16<kKt, D, D + kPad, false>(&ks[0][0], kb, a.k16, g.k_si, j0, g.l, vk, lane);
+        stage16<kKt, DV, kKt + kPad, true>(&vt[0][0], vb, a.v16, g.v_si, j0, g.l, vv, lane);
         __syncwarp();
         /* S = Q.K^T for 8 key groups of 8 */
         float s[kKt / 8][4];
