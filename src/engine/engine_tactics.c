@@ -518,3 +518,16 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     for (int p = 0; p < n_profiles; p++) tc__shapes_free(&s[p]);
     return st;
 }
+
+int tc__step_chain_family(const tc__graph *g, const tc__step *st) {
+    if (st->kind != TC__STEP_COMPUTE) return TC__CHAIN_NONE;
+    const tc__tactic *t = tc__step_tactic(st, g->nodes[st->node].op_type);
+    return t != NULL ? t->chain : TC__CHAIN_NONE;
+}
+
+bool tc__step_still_supported(const tc__graph *g, const tc__step *st, const tc__shapes *s) {
+    const tc__tactic *t = tc__step_tactic(st, g->nodes[st->node].op_type);
+    tc__desc_store ds;
+    tc__desc_build_packed(g, &g->nodes[st->node], s, &ds);
+    return t != NULL && t->supports(&ds.d);
+}

@@ -85,6 +85,11 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
  * the image depends on no shape. *chained receives the number of such values. */
 tc_status tc__nhwc16_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
 
+/* For the chain passes (nhwc16_chain.c, row16_chain.c): the chain family of step st's tactic (TC__CHAIN_NONE for
+ * non-compute steps), and whether that tactic still takes its node with the node's current attributes. */
+int tc__step_chain_family(const tc__graph *g, const tc__step *st);
+bool tc__step_still_supported(const tc__graph *g, const tc__step *st, const tc__shapes *s);
+
 /* FP16 row images between device dense layers, LayerNorms and attention (row16_chain.c): values whose producer and
  * readers are all TC__CHAIN_FP16_ROWS tactics that accept it are kept as FP16 (tc.row16_out / tc.row16_in). Any
  * profiles. *chained counts the values. */

@@ -15,21 +15,6 @@
 #include "engine/engine_tactics.h"
 #include "passes/pattern.h"
 
-/* The family of step st: its tactic's chain descriptor (TC__CHAIN_NONE for non-compute steps). */
-static int family(const tc__graph *g, const tc__step *st) {
-    if (st->kind != TC__STEP_COMPUTE) return TC__CHAIN_NONE;
-    const tc__tactic *t = tc__step_tactic(st, g->nodes[st->node].op_type);
-    return t != NULL ? t->chain : TC__CHAIN_NONE;
-}
-
-/* True when the tactic of step st still takes its node with the new attributes. */
-static bool still_supported(const tc__graph *g, const tc__step *st, const tc__shapes *s) {
-    const tc__tactic *t = tc__step_tactic(st, g->nodes[st->node].op_type);
-    tc__desc_store ds;
-    tc__desc_build_packed(g, &g->nodes[st->node], s, &ds);
-    return t != NULL && t->supports(&ds.d);
-}
-
 /* Marks value v of node p when all its readers qualify (see the top); false when they do not. */
 static bool qualifies(const tc__graph *g, const tc__step *steps, const int32_t *step_of, int32_t v, int *n_readers) {
     *n_readers = 0;
@@ -46,7 +31,7 @@ static bool qualifies(const tc__graph *g, const tc__step *steps, const int32_t *
                 uses = true;
             }
         if (!uses) continue;
-        if (step_of[r] < 0 || family(g, &steps[step_of[r]]) != TC__CHAIN_FP16_NHWC) return false;
+        if (step_of[r] < 0 || tc__step_chain_family(g, &steps[step_of[r]]) != TC__CHAIN_FP16_NHWC) return false;
         ++*n_readers;
     }
     return *n_readers > 0;
@@ -65,7 +50,7 @@ tc_status tc__nhwc16_chain(tc__graph *g, const tc__step *steps, const tc__shapes
     tc_status st = TC_STATUS_OK;
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
         const tc__step *ps = &steps[k];
-        if (family(g, ps) != TC__CHAIN_FP16_NHWC || g->nodes[ps->node].n_out < 1) continue;
+        if (tc__step_chain_family(g, ps) != TC__CHAIN_FP16_NHWC || g->nodes[ps->node].n_out < 1) continue;
         const int32_t p = ps->node, v = g->nodes[p].out[0];
         int n_readers = 0;
         if (v < 0 || !qualifies(g, steps, step_of, v, &n_readers)) continue;
@@ -76,10 +61,10 @@ tc_status tc__nhwc16_chain(tc__graph *g, const tc__step *steps, const tc__shapes
             for (int i = 0; i < rn->n_in && st == TC_STATUS_OK; i++)
                 if (rn->in[i] == v) st = tc__pat_set_attr(g, r, i == 0 ? &in : &res, err);
         }
-        bool ok = st == TC_STATUS_OK && still_supported(g, ps, s);
+        bool ok = st == TC_STATUS_OK && tc__step_still_supported(g, ps, s);
         for (int32_t r = 0; r < g->n_nodes && ok; r++)
             for (int i = 0; i < g->nodes[r].n_in && ok; i++)
-                if (!g->nodes[r].removed && g->nodes[r].in[i] == v) ok = still_supported(g, &steps[step_of[r]], s);
+                if (!g->nodes[r].removed && g->nodes[r].in[i] == v) ok = tc__step_still_supported(g, &steps[step_of[r]], s);
         if (st == TC_STATUS_OK && !ok)
             st = tc__fail(err, TC_STATUS_INTERNAL, "FP16 NHWC chain from %s to %d reader(s): a tactic refuses the "
                           "chained step", g->nodes[p].name, n_readers);

@@ -17,21 +17,6 @@
 #include "engine/engine_tactics.h"
 #include "passes/pattern.h"
 
-/* The family of step st: its tactic's chain descriptor (TC__CHAIN_NONE for non-compute steps). */
-static int family(const tc__graph *g, const tc__step *st) {
-    if (st->kind != TC__STEP_COMPUTE) return TC__CHAIN_NONE;
-    const tc__tactic *t = tc__step_tactic(st, g->nodes[st->node].op_type);
-    return t != NULL ? t->chain : TC__CHAIN_NONE;
-}
-
-/* True when the tactic of step st still takes its node with its current attributes. */
-static bool still_supported(const tc__graph *g, const tc__step *st, const tc__shapes *s) {
-    const tc__tactic *t = tc__step_tactic(st, g->nodes[st->node].op_type);
-    tc__desc_store ds;
-    tc__desc_build_packed(g, &g->nodes[st->node], s, &ds);
-    return t != NULL && t->supports(&ds.d);
-}
-
 /* The bit mask of node n's inputs that are value v. */
 static int64_t inputs_of(const tc__node *n, int32_t v) {
     int64_t m = 0;
@@ -56,7 +41,7 @@ static bool candidates(const tc__graph *g, const tc__step *steps, const int32_t 
                 uses = true;
             }
         if (!uses) continue;
-        if (step_of[r] < 0 || family(g, &steps[step_of[r]]) != TC__CHAIN_FP16_ROWS) return false;
+        if (step_of[r] < 0 || tc__step_chain_family(g, &steps[step_of[r]]) != TC__CHAIN_FP16_ROWS) return false;
         ++*n_readers;
     }
     return *n_readers > 0;
@@ -79,9 +64,9 @@ static tc_status try_chain(tc__graph *g, const tc__step *steps, const int32_t *s
         if (m != 0) st = set_int(g, r, TC__ATTR_ROW16_IN, tc__attr_int(&g->nodes[r].attrs, TC__ATTR_ROW16_IN, 0) | m, err);
     }
     if (st != TC_STATUS_OK) return st;
-    bool ok = still_supported(g, &steps[step_of[p]], s);
+    bool ok = tc__step_still_supported(g, &steps[step_of[p]], s);
     for (int32_t r = 0; r < g->n_nodes && ok; r++)
-        if (!g->nodes[r].removed && inputs_of(&g->nodes[r], v) != 0) ok = still_supported(g, &steps[step_of[r]], s);
+        if (!g->nodes[r].removed && inputs_of(&g->nodes[r], v) != 0) ok = tc__step_still_supported(g, &steps[step_of[r]], s);
     if (ok) {
         *done = true;
         return TC_STATUS_OK;
@@ -105,7 +90,7 @@ tc_status tc__row16_chain(tc__graph *g, const tc__step *steps, const tc__shapes 
     tc_status st = TC_STATUS_OK;
     for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
         const tc__step *ps = &steps[k];
-        if (family(g, ps) != TC__CHAIN_FP16_ROWS || g->nodes[ps->node].n_out < 1) continue;
+        if (tc__step_chain_family(g, ps) != TC__CHAIN_FP16_ROWS || g->nodes[ps->node].n_out < 1) continue;
         const int32_t p = ps->node;
         int32_t v = g->nodes[p].out[0];
         for (int o = 1; o < g->nodes[p].n_out; o++)
