@@ -1,9 +1,9 @@
 /* test_cuda_row16_chain.c - FP16 row images between the CUDA FP16 dense layers, LayerNorms and attention
- * (engine/row16_chain.c): a transformer encoder layer (LayerNorm, Q/K/V projections, ONNX Attention, output projection
- * with the residual, LayerNorm, a GELU feed-forward with the residual, LayerNorm) built with --fp16 on the CUDA backend
- * keeps its inner values as FP16 images (the graph output stays FP32) and matches the reference within FP16's accuracy
- * at several batch sizes of one dynamic profile, on plain launches, the captured graph and its replays. Skipped where
- * there is no CUDA device. */
+ * (engine/row16_chain.c): a transformer encoder layer (LayerNorm, Q/K/V projections, ONNX Attention (causal), output
+ * projection with the residual, LayerNorm, a GELU feed-forward with the residual, LayerNorm) built with --fp16 on the
+ * CUDA backend keeps its inner values as FP16 images (the graph output stays FP32) and matches the reference within
+ * FP16's accuracy at several batch sizes of one dynamic profile, on plain launches, the captured graph and its replays.
+ * Skipped where there is no CUDA device. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +16,8 @@
 #include "backends/backend.h"
 #include "engine_test_model.h"
 
-enum { S = 16, E = 64, F = 128, HEADS = 4 };
+/* S = 72: the attention kernels' partial query-row blocks and a second, partial key tile */
+enum { S = 72, E = 64, F = 128, HEADS = 4 };
 
 static void dense(B *b, const char *name, const char *in, const char *w, int64_t k, int64_t n, const char *out) {
     char wn[64], bn[64], mm[64], mo[64], io[128];
@@ -48,8 +49,8 @@ static void layernorm(B *b, const char *name, const char *in, const char *out) {
 static tc_model *layer_model(void) {
     etm_rng = 0x9E3779B97F4A7C15ull;
     B *b = b_new(23);
-    b_input(b, b_vi(b, "x", 1, 3, (const char *[]){"batch", "16", "64"}));
-    b_output(b, b_vi(b, "y", 1, 3, (const char *[]){"batch", "16", "64"}));
+    b_input(b, b_vi(b, "x", 1, 3, (const char *[]){"batch", "72", "64"}));
+    b_output(b, b_vi(b, "y", 1, 3, (const char *[]){"batch", "72", "64"}));
     layernorm(b, "ln0", "x", "h0");
     dense(b, "q", "h0", NULL, E, E, "q");
     dense(b, "k", "h0", NULL, E, E, "k");
@@ -61,6 +62,9 @@ static tc_model *layer_model(void) {
     Onnx__AttributeProto *kh = b_attr(b, at, "kv_num_heads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
     kh->has_i = 1;
     kh->i = HEADS;
+    Onnx__AttributeProto *causal = b_attr(b, at, "is_causal", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    causal->has_i = 1;
+    causal->i = 1;
     dense(b, "o", "att", NULL, E, E, "o");
     b_node(b, "res1", "Add", "o,h0", "r1");
     layernorm(b, "ln1", "r1", "h1");
