@@ -324,7 +324,10 @@ TC_API double tc_compare_sqnr_db(const tc_compare_stats *stats);
     X(FUSE_SOFTMAX_MASK, 18, "fuse_softmax_mask", "Add(x, broadcast mask) -> Softmax over the last axis (attention) " \
       "-> Softmax adding the mask's rows as it loads x's")                                                          \
     X(FUSE_ATTENTION, 19, "fuse_attention", "on device backends: Reshape heads -> MatMul(Q, K^T) -> Softmax [+ mask] " \
-      "-> MatMul(P, V) -> Reshape -> one Attention node (a fused attention kernel)")
+      "-> MatMul(P, V) -> Reshape -> one Attention node (a fused attention kernel)")                                 \
+    X(MERGE_QKV, 20, "merge_qkv", "on device backends, after fuse_attention: the Q, K and V projections of an "      \
+      "Attention node (MatMuls of one input by constant weights) -> one MatMul, its weights side by side, whose "     \
+      "output the Attention node reads as packed Q|K|V")
 
 enum {
 #define TC_PASS_ENUM_(sym, bit, name, text) TC_PASS_##sym = 1u << (bit),

@@ -44,7 +44,23 @@ tc_status tc__attn_geometry(const tc__attrs *attrs, int32_t q_rank, const int64_
     if (causal != 0 && causal != 1) return bad(err, "Attention: is_causal must be 0 or 1");
     g->causal = causal == 1;
     int64_t kb, vb, l2;
-    if (q_rank == 3) {
+    g->packed = tc__attr_int(attrs, TC__ATTR_QKV_PACKED, 0) == 1;
+    if (g->packed) {
+        /* one [B, S, (Hq + 2 Hk) * D] tensor given as Q, K and V */
+        if (q_rank != 3 || memcmp(q, k, 3 * sizeof *q) != 0 || memcmp(q, v, 3 * sizeof *q) != 0)
+            return bad(err, "Attention: packed Q|K|V must be one 3-D tensor");
+        g->rank3 = true;
+        g->hq = tc__attr_int(attrs, "q_num_heads", 0);
+        g->hk = tc__attr_int(attrs, "kv_num_heads", 0);
+        if (g->hq < 1 || g->hk < 1 || g->hq > LIMIT || g->hk > LIMIT)
+            return bad(err, "Attention: packed Q|K|V needs q_num_heads and kv_num_heads >= 1");
+        const int64_t heads = g->hq + 2 * g->hk;
+        if (q[2] % heads != 0) return bad(err, "Attention: the packed width is not (q + 2 kv heads) x head size");
+        g->b = kb = vb = q[0], g->s = g->l = l2 = q[1], g->d = g->dv = q[2] / heads;
+        g->q_sb = g->k_sb = g->v_sb = g->s * q[2], g->q_sh = g->k_sh = g->v_sh = g->d, g->q_si = g->k_si = g->v_si = q[2];
+        g->k_off = g->hq * g->d, g->v_off = (g->hq + g->hk) * g->d;
+        g->y_sb = g->s * g->hq * g->dv, g->y_sh = g->dv, g->y_si = g->hq * g->dv;
+    } else if (q_rank == 3) {
         g->rank3 = true;
         g->hq = tc__attr_int(attrs, "q_num_heads", 0);
         g->hk = tc__attr_int(attrs, "kv_num_heads", 0);

@@ -9,6 +9,8 @@
  * Element (b, h, i, d) of Q is at b * q_sb + h * q_sh + i * q_si + d (likewise K, V with the kv head, Y with Dv);
  * the mask's element (b, h, i, j) at b * m_sb + h * m_sh + i * m_si + j (stride 0 along broadcast dims), for
  * j < mask_len (j >= mask_len: masked out, the spec's -inf padding).
+ * With TC__ATTR_QKV_PACKED (merge_qkv) the three inputs are one packed [B, S, (Hq + 2 Hk) * D] tensor: K's and V's
+ * elements are at k_off and v_off past the start of that tensor (0 otherwise), with its row stride.
  */
 #ifndef TC_CORE_ATTENTION_GEOM_H
 #define TC_CORE_ATTENTION_GEOM_H
@@ -23,6 +25,8 @@
 typedef struct tc__attn_geom {
     int64_t b, hq, hk, s, l, d, dv;
     bool rank3;
+    bool packed;          /* TC__ATTR_QKV_PACKED: K and V inside Q's tensor, at k_off and v_off (elements) */
+    int64_t k_off, v_off;
     int64_t q_sb, q_sh, q_si, k_sb, k_sh, k_si, v_sb, v_sh, v_si, y_sb, y_sh, y_si;
     bool has_mask, mask_bool;
     int64_t m_sb, m_sh, m_si, mask_len;

@@ -20,6 +20,10 @@
  * one way) to input 0's shape: the attention's additive mask, Softmax(scores + mask), in one step. */
 #define TC__ATTR_SOFTMAX_ADD "tc.softmax_add"
 
+/* Int attribute (1) of an Attention node (merge_qkv): Q, K and V are one 3-D tensor [B, S, (Hq + 2 Hk) * D], each
+ * row Q's heads, then K's, then V's (the three inputs name that one value); K and V have Q's length S and head size. */
+#define TC__ATTR_QKV_PACKED "tc.qkv_packed"
+
 /* True when a Softmax step adds its input 1 first (TC__ATTR_SOFTMAX_ADD = 1). */
 static inline bool tc__softmax_adds(const tc__attrs *a) { return tc__attr_int(a, TC__ATTR_SOFTMAX_ADD, 0) == 1; }
 

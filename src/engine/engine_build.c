@@ -286,15 +286,25 @@ static tc_status apply_half(tc__graph *g, const tc_build_options *o, const char 
     return tc__pass_precision_half(&pc, attr, (const char *const *)o->fp32_layers, o->num_fp32_layers);
 }
 
-/* Device backends: attention chains become Attention nodes (fuse_attention), the Reshapes they left go. */
-static tc_status apply_attention(tc__graph *g, tc__err *err) {
+/* Drops what a device pass left unread, re-sorts and re-infers the graph. */
+static tc_status settle(tc__pass_ctx *pc) {
+    tc_status st = tc__pass_eliminate_dead(pc);
+    tc__graph_compact(pc->g);
+    if (st == TC_STATUS_OK) st = tc__graph_toposort(pc->g, pc->err);
+    if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(pc->g, false, tc__ref_eval, &pc->g->opset, pc->err);
+    return st;
+}
+
+/* Device backends: attention chains become Attention nodes (fuse_attention), the Reshapes they left go; then their Q,
+ * K and V projections become one MatMul (merge_qkv), the weights they left go. */
+static tc_status apply_attention(tc__graph *g, uint32_t disabled, tc__err *err) {
     tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
-    tc_status st = tc__pass_fuse_attention(&pc);
-    if (st != TC_STATUS_OK || pc.changes == 0) return st;
-    st = tc__pass_eliminate_dead(&pc);
-    tc__graph_compact(g);
-    if (st == TC_STATUS_OK) st = tc__graph_toposort(g, err);
-    if (st == TC_STATUS_OK) st = tc__graph_infer_shapes(g, false, tc__ref_eval, &g->opset, err);
+    tc_status st = disabled & TC_PASS_FUSE_ATTENTION ? TC_STATUS_OK : tc__pass_fuse_attention(&pc);
+    if (st == TC_STATUS_OK && pc.changes > 0) st = settle(&pc);
+    if (st != TC_STATUS_OK || (disabled & TC_PASS_MERGE_QKV)) return st;
+    pc.changes = 0;
+    st = tc__pass_merge_qkv(&pc);
+    if (st == TC_STATUS_OK && pc.changes > 0) st = settle(&pc);
     return st;
 }
 
@@ -413,8 +423,7 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_INT8)) st = apply_int8(model_graph, g, o, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_FP16)) st = apply_half(g, o, TC__ATTR_FP16, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_BF16)) st = apply_half(g, o, TC__ATTR_BF16, err);
-    if (st == TC_STATUS_OK && be->mem == TC__MEM_DEVICE && !(o && (o->disabled_passes & TC_PASS_FUSE_ATTENTION)))
-        st = apply_attention(g, err);
+    if (st == TC_STATUS_OK && be->mem == TC__MEM_DEVICE) st = apply_attention(g, o ? o->disabled_passes : 0, err);
     if (st == TC_STATUS_OK && be->mem == TC__MEM_DEVICE && o && (o->flags & TC_BUILD_FP16)) {
         /* the fused (or the model's own) attention may run on FP16 Tensor Cores: the tuner decides */
         tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};

@@ -1,8 +1,10 @@
 /*
  * infer_attention.c - shape inference for Attention (opset 23; the subset core/attention_geom.h describes):
  * Y is [B, Hq, S, Dv] for 4-D inputs, [B, S, Hq*Dv] for 3-D ones (Dv = V's last dim / kv_num_heads), of Q's float
- * type. The optional outputs (present key/value, qk_matmul_output) and a KV cache are refused (TC_STATUS_UNSUPPORTED).
+ * type; with tc.qkv_packed (merge_qkv) Q, K and V are one [B, S, (Hq + 2 Hk) * D] tensor and Y is [B, S, Hq*D]. The
+ * optional outputs (present key/value, qk_matmul_output) and a KV cache are refused (TC_STATUS_UNSUPPORTED).
  */
+#include "core/fused_attr.h"
 #include "graph/op_schema.h"
 
 static tc_status bad(tc__infer_ctx *ctx, tc_status st, const char *what) { return tc__fail(ctx->err, st, "%s", what); }
@@ -46,6 +48,17 @@ tc_status tc__infer_Attention(tc__infer_ctx *ctx) {
     y->shape.dims[0] = q->shape.dims[0];
     y->shape.dims[1] = q->shape.dims[1];
     y->shape.dims[2] = tc__dim_unknown();
+    if (tc__attr_int(ctx->attrs, TC__ATTR_QKV_PACKED, 0) == 1) {
+        if (hq > ((int64_t)1 << 40) || hk > ((int64_t)1 << 40))
+            return bad(ctx, TC_STATUS_INVALID_GRAPH, "q_num_heads or kv_num_heads is too large");
+        if (tc__dim_is_known(q->shape.dims[2])) {
+            const int64_t w = q->shape.dims[2].value, heads = hq + 2 * hk;
+            if (w % heads != 0)
+                return bad(ctx, TC_STATUS_INVALID_GRAPH, "the packed Q|K|V width is not (q + 2 kv heads) x head size");
+            y->shape.dims[2] = tc__dim_known(w / heads * hq);
+        }
+        return TC_STATUS_OK;
+    }
     if (vk && tc__dim_is_known(v->shape.dims[2])) {
         const int64_t hv = v->shape.dims[2].value;
         if (hv % hk != 0) return bad(ctx, TC_STATUS_INVALID_GRAPH, "kv_num_heads does not divide V's last dim");

@@ -43,6 +43,8 @@ tc_status tc__pass_layout_nchw16c(tc__pass_ctx *ctx);
 tc_status tc__pass_layout_nchwc(tc__pass_ctx *ctx, int64_t block);
 /* Attention chains into one Attention node, for device backends (fuse_attention.c; not in passes.inc). */
 tc_status tc__pass_fuse_attention(tc__pass_ctx *ctx);
+/* After it: an Attention node's Q, K and V projections into one MatMul read as packed Q|K|V (merge_qkv.c). */
+tc_status tc__pass_merge_qkv(tc__pass_ctx *ctx);
 
 /*
  * The INT8 precision pass (precision_int8.c): gives quantizable nodes (one-group Conv, MatMul, Gemm with

@@ -1,8 +1,9 @@
 /* test_cuda_row16_chain.c - FP16 row images between the CUDA FP16 dense layers, LayerNorms and attention
- * (engine/row16_chain.c): a transformer encoder layer (LayerNorm, Q/K/V projections, ONNX Attention (causal), output
- * projection with the residual, LayerNorm, a GELU feed-forward with the residual, LayerNorm) built with --fp16 on the
- * CUDA backend keeps its inner values as FP16 images (the graph output stays FP32) and matches the reference within
- * FP16's accuracy at several batch sizes of one dynamic profile, on plain launches, the captured graph and its replays.
+ * (engine/row16_chain.c): a transformer encoder layer (LayerNorm, Q/K/V projections (one step: merge_qkv), ONNX
+ * Attention (causal), output projection with the residual, LayerNorm, a GELU feed-forward with the residual,
+ * LayerNorm) built with --fp16 on the CUDA backend keeps its inner values as FP16 images (the graph output stays
+ * FP32) and matches the reference within FP16's accuracy at several batch sizes of one dynamic profile, on plain
+ * launches, the captured graph and its replays.
  * Skipped where there is no CUDA device. */
 #include <math.h>
 #include <setjmp.h>
@@ -128,7 +129,7 @@ static void test_chained_encoder_layer(void **state) {
     tc_engine *e = NULL;
     tc_error err;
     if (tc_engine_build(m, &o, &e, &err)) fail_msg("cuda --fp16 build: %s", err.message);
-    int chained = 0, ln_chained = 0, attn_chained = 0;
+    int chained = 0, ln_chained = 0, attn_chained = 0, qkv_merged = 0;
     for (int k = 0; k < tc_engine_num_steps(e); k++) {
         tc_step_info si;
         assert_int_equal(tc_engine_step_info(e, k, &si), TC_STATUS_OK);
@@ -137,11 +138,13 @@ static void test_chained_encoder_layer(void **state) {
         chained += row16;
         if (strstr(si.ops, "LayerNormalization") != NULL) ln_chained += row16;
         if (strstr(si.ops, "Attention") != NULL) attn_chained += row16;
+        if (strstr(si.ops, "MatMul+Add+MatMul+Add+MatMul+Add") != NULL) qkv_merged += row16; /* merge_qkv */
         if (strcmp(si.output, "y") == 0) assert_false(row16); /* a graph output stays FP32 */
     }
     assert_int_equal(ln_chained, 2);   /* ln0, ln1 (ln2 writes the graph output) */
     assert_int_equal(attn_chained, 1); /* read by the output projection */
-    assert_true(chained >= 8);         /* + q, k, v, o, ff2 at least (ff1's GELU may be a step of its own) */
+    assert_int_equal(qkv_merged, 1);   /* q, k and v in one step, read by the attention as packed Q|K|V */
+    assert_true(chained >= 6);         /* + qkv, o, ff2 at least (ff1's GELU may be a step of its own) */
     tc_context *c = NULL;
     assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
     run_batch(c, m, 2);

@@ -6,6 +6,7 @@
  * cuda_attention_f32. It chains (TC__CHAIN_FP16_ROWS, engine/row16_chain.c): Q, K, V and Y may be FP16 row images.
  */
 #include "backends/cuda/attention_fp16.h"
+#include "backends/cuda/attention_step.h"
 #include "backends/cuda/dn_common.h"
 #include "backends/cuda/row16.h"
 #include "core/quant_attr.h"
@@ -14,23 +15,13 @@
  * take it. */
 static bool geometry(const tc__step_desc *d, const tc__attrs *attrs, int n_in, const tc__tensor *const *in, int n_out,
                      const tc__tensor *const *out, tc__attn_geom *g) {
-    if (n_in < 3 || n_in > 4 || n_out != 1 || out[0] == NULL || in[0] == NULL || in[1] == NULL || in[2] == NULL)
-        return d ? tc__refuse(d, "expects Q, K, V, an optional mask and the one output Y") : false;
-    const tc__tensor *q = in[0], *k = in[1], *v = in[2], *m = n_in > 3 ? in[3] : NULL, *y = out[0];
-    if (q->dtype != TC_DTYPE_FLOAT32 || k->dtype != TC_DTYPE_FLOAT32 || v->dtype != TC_DTYPE_FLOAT32 ||
-        y->dtype != TC_DTYPE_FLOAT32 || (m != NULL && m->dtype != TC_DTYPE_FLOAT32 && m->dtype != TC_DTYPE_BOOL))
-        return d ? tc__refuse(d, "float32 Q, K, V and Y, a float32 or boolean mask") : false;
-    tc__err err = {0};
-    if (tc__attn_geometry(attrs, q->rank, q->dims, k->rank, k->dims, v->rank, v->dims, m ? m->rank : 0,
-                          m ? m->dims : NULL, m != NULL && m->dtype == TC_DTYPE_BOOL, g, &err) != TC_STATUS_OK)
-        return d ? tc__refuse(d, "%s", err.msg) : false;
+    if (!tc__cuda_attn_step_geometry(d, attrs, n_in, in, n_out, out, g)) return false;
     if (!tc__cuda_attn16_shape_ok(g->d, g->dv))
         return d ? tc__refuse(d, "head sizes %lld / %lld: equal, 16..%d in steps of 16 only", (long long)g->d,
                               (long long)g->dv, TC__ATTN16_MAX_D)
                  : false;
     if (g->softcap > 0.0f || (g->nan_guard && g->nan_to != 0.0f))
         return d ? tc__refuse(d, "no softcap, no NaN guard other than to 0") : false;
-    if (g->b * g->hq > 65535) return d ? tc__refuse(d, "more than 65535 batch x heads") : false;
     return true;
 }
 
@@ -44,18 +35,11 @@ static bool supports(const tc__step_desc *d) {
 }
 
 static tc_status run(const tc__kernel_ctx *ctx) {
-    tc__cuda_attn_args a = {0};
+    tc__cuda_attn_args a;
+    tc_status st = tc__cuda_attn_step_args(ctx, "cuda_attention_fp16_mma", &a);
+    if (st != TC_STATUS_OK) return st;
     if (!geometry(NULL, ctx->attrs, ctx->n_in, ctx->in, ctx->n_out, (const tc__tensor *const *)ctx->out, &a.g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "cuda_attention_fp16_mma: a step it does not take");
-    a.q = ctx->in[0]->data;
-    a.k = ctx->in[1]->data;
-    a.v = ctx->in[2]->data;
-    a.mask = ctx->n_in > 3 && ctx->in[3] != NULL ? ctx->in[3]->data : NULL;
-    a.y = ctx->out[0]->data;
-    a.q16 = tc__row16_in(ctx->attrs, 0);
-    a.k16 = tc__row16_in(ctx->attrs, 1);
-    a.v16 = tc__row16_in(ctx->attrs, 2);
-    a.y16 = tc__row16_out(ctx->attrs);
     const cudaError_t e = tc__cuda_attention_fp16(&a, tc__cuda_stream(ctx));
     return e == cudaSuccess ? TC_STATUS_OK : tc__cuda_fail(e, ctx->err, "FP16 attention launch");
 }

@@ -73,7 +73,7 @@ tc_status tc__ref_Attention(const tc__kernel_ctx *ctx) {
                 const int64_t hk = h / group;
                 const row r = {.g = &g, .q = q, .k = k, .m = m, .i = i,
                                .q_at = b * g.q_sb + h * g.q_sh + i * g.q_si,
-                               .k_at = b * g.k_sb + hk * g.k_sh,
+                               .k_at = g.k_off + b * g.k_sb + hk * g.k_sh,
                                .m_at = b * g.m_sb + h * g.m_sh + i * g.m_si};
                 double mx = -INFINITY, sum = 0.0;
                 for (int64_t j = 0; j < g.l; j++) {
@@ -81,7 +81,7 @@ tc_status tc__ref_Attention(const tc__kernel_ctx *ctx) {
                     mx = s > mx || isnan(s) ? s : mx;
                 }
                 for (int64_t j = 0; j < g.l; j++) sum += exp(score(&r, j) - mx);
-                const int64_t y_at = b * g.y_sb + h * g.y_sh + i * g.y_si, v_at = b * g.v_sb + hk * g.v_sh;
+                const int64_t y_at = b * g.y_sb + h * g.y_sh + i * g.y_si, v_at = g.v_off + b * g.v_sb + hk * g.v_sh;
                 float *yr = (float *)y->data + y_at;
                 for (int64_t e = 0; e < g.dv; e++) yr[e] = 0.0f;
                 for (int64_t j = 0; j < g.l; j++) {
