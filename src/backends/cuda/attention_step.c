@@ -16,13 +16,12 @@ bool tc__cuda_attn_step_geometry(const tc__step_desc *d, const tc__attrs *attrs,
     if (tc__attn_geometry(attrs, q->rank, q->dims, k->rank, k->dims, v->rank, v->dims, m ? m->rank : 0,
                           m ? m->dims : NULL, m != NULL && m->dtype == TC_DTYPE_BOOL, g, &err) != TC_STATUS_OK)
         return d ? tc__refuse(d, "%s", err.msg) : false;
-    if (g->packed && (q->data != k->data || q->data != v->data) && d == NULL)
-        return false; /* (at run time: packed Q|K|V is one tensor read three times) */
     if (g->b * g->hq > 65535) return d ? tc__refuse(d, "more than 65535 batch x heads") : false;
     return true;
 }
 
-/* The start of K or V: `off` elements past the packed tensor's start (0 unpacked), FP16 or float. */
+/* The start of K or V: `off` elements past the packed tensor's start (0 unpacked), FP16 or float. (Each input is a
+ * whole packed tensor: in an engine the same one three times, in the tuner three.) */
 static const void *at(const tc__tensor *t, bool is16, int64_t off) {
     return (const unsigned char *)t->data + (size_t)off * (is16 ? 2u : 4u);
 }
