@@ -348,8 +348,9 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
     }
     if (strcmp(url, "/v2/health/ready") == 0) {
         if (!is_get) return send_405(c, "GET, HEAD");
+        /* KServe v2: "a 200 status code indicates true and a 4xx status code indicates false"; Triton answers 400. */
         const bool ready = atomic_load(&s->ready) && srv_repo_ready(&s->repo, !s->relaxed_readiness);
-        return ready ? send_literal(c, 200, "{\"ready\":true}") : send_literal(c, 503, "{\"ready\":false}");
+        return ready ? send_literal(c, 200, "{\"ready\":true}") : send_literal(c, 400, "{\"ready\":false}");
     }
     if (strncmp(url, "/v2/repository/", 15) == 0) {
         if (!is_post) return send_405(c, "POST");
