@@ -34,7 +34,7 @@ typedef struct srv_state {
     atomic_size_t buffered; /* held now (the sum of the connections' body allocations) */
     atomic_int inflight; /* requests whose connection has not completed */
     atomic_int ready;
-    atomic_int open;     /* connections libmicrohttpd holds (its connection notifications) */
+    atomic_int open;     /* connections handed to libmicrohttpd (http_front.c) and not closed yet */
     bool relaxed_readiness; /* ready when one model is, not all that should be */
 } srv_state;
 
@@ -580,12 +580,13 @@ static size_t unescape_no_nul(void *cls, struct MHD_Connection *c, char *s) {
     return (size_t)(w - s);
 }
 
-/* Counts libmicrohttpd's connections for the front stage (MHD_OPTION_NOTIFY_CONNECTION). */
+/* The front stage counts a connection in s->open when it hands it over; libmicrohttpd says when it is closed
+ * (MHD_OPTION_NOTIFY_CONNECTION; it notifies the close of every connection whose start it notified). */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code) {
     (void)c, (void)socket_context;
     srv_state *s = cls;
-    atomic_fetch_add(&s->open, code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) atomic_fetch_sub(&s->open, 1);
 }
 
 static void wait_idle(srv_state *s, int ticks) {
@@ -640,7 +641,9 @@ int tc_server_main(const tc_server_options *o) {
     const int n_models = s->repo.n; /* before any HTTP thread can add slots */
     unsigned threads = o->threads > 0 ? (unsigned)o->threads : 2;
     /* The server listens and accepts itself (http_front.c: a malformed first request head gets a JSON error there);
-     * libmicrohttpd serves the connections it is handed. */
+     * libmicrohttpd serves the connections it is handed. The front stage keeps them to SRV_MAX_CONNECTIONS (a JSON
+     * 503 past it); libmicrohttpd's own limit, split evenly over its threads, lets any one thread take them all, so
+     * that it never closes a handed connection without an answer. */
     const int lfd = srv_front_listen(&addr);
     if (lfd < 0) {
         fprintf(stderr, "tailcut serve: cannot listen on %s:%d: %s\n", host, o->http_port, strerror(errno));
@@ -653,7 +656,7 @@ int tc_server_main(const tc_server_options *o) {
     unsigned timeout_s = o->connection_timeout_s > 0 ? (unsigned)o->connection_timeout_s : 30u;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
-        timeout_s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)SRV_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        timeout_s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)SRV_MAX_CONNECTIONS * threads, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         SRV_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_no_nul, NULL, MHD_OPTION_END);
     srv_front_options fo = {lfd, d, timeout_s, SRV_MAX_PENDING, &s->open, SRV_MAX_CONNECTIONS};

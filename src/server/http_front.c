@@ -78,11 +78,17 @@ static void list_remove(conn_list *l, front_conn *c) {
     c->prev = c->next = NULL;
 }
 
-/* Forgets c (removed from epoll by close); closes its socket unless keep_fd. */
+/* Forgets c (removed from epoll by close); closes its socket unless keep_fd, after reading what is left in it (a
+ * socket closed with unread bytes sends a reset, and the client may lose what it was sent or see an error). */
 static void drop(srv_front *f, front_conn *c, bool keep_fd) {
     list_remove(c->linger ? &f->lingering : &f->pending, c);
     f->count--;
-    if (!keep_fd) close(c->fd);
+    if (!keep_fd) {
+        ssize_t got;
+        for (size_t n = 0; n < LINGER_BYTES && (got = recv(c->fd, f->buf, sizeof f->buf, MSG_DONTWAIT)) > 0;)
+            n += (size_t)got;
+        close(c->fd);
+    }
     free(c);
 }
 
@@ -95,8 +101,7 @@ static void set_lowat(front_conn *c, int v) {
  * shut down for writing and drained a little longer (see the top of the file). */
 static void refuse(srv_front *f, front_conn *c, int status, const char *msg) {
     ssize_t got;
-    for (size_t drained = 0; drained < LINGER_BYTES && (got = recv(c->fd, f->buf, sizeof f->buf, MSG_DONTWAIT)) > 0;)
-        drained += (size_t)got;
+    for (size_t n = 0; n < LINGER_BYTES && (got = recv(c->fd, f->buf, sizeof f->buf, MSG_DONTWAIT)) > 0;) n += (size_t)got;
     char *body = srv_error_json(msg);
     const char *text = body ? body : "{\"error\":\"malformed request\"}";
     const char *phrase = MHD_get_reason_phrase_for((unsigned)status);
@@ -130,7 +135,9 @@ static void hand_over(srv_front *f, front_conn *c) {
     struct sockaddr_storage addr = c->addr;
     const socklen_t len = c->addr_len;
     drop(f, c, true);
-    MHD_add_connection(f->o.daemon, fd, (const struct sockaddr *)&addr, len); /* it closes fd when it fails */
+    atomic_fetch_add(f->o.open, 1); /* until libmicrohttpd notifies its close */
+    if (MHD_add_connection(f->o.daemon, fd, (const struct sockaddr *)&addr, len) != MHD_YES)
+        atomic_fetch_sub(f->o.open, 1); /* it closed fd */
 }
 
 /* Looks at what has arrived on a connection that has not sent a whole head. */

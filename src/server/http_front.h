@@ -14,8 +14,9 @@ typedef struct srv_front_options {
     struct MHD_Daemon *daemon;   /* started with MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC */
     unsigned timeout_s;          /* a connection whose head is not complete by then is closed (as --http-timeout) */
     size_t max_pending;          /* connections waiting for their head at once; past it the oldest is closed */
-    const atomic_int *open;      /* connections libmicrohttpd holds now (its connection notifications count them) */
-    int max_open;                /* the daemon's connection limit: a connection past it gets a JSON 503 */
+    atomic_int *open;            /* connections libmicrohttpd holds: the front stage adds one per connection it hands
+                                    over, the server takes it off when libmicrohttpd notifies the close */
+    int max_open;                /* past it a connection gets a JSON 503 instead */
 } srv_front_options;
 
 /* Starts the thread. Returns NULL (and closes listen_fd) when it cannot. */
