@@ -1,4 +1,5 @@
-/* http.c - the HTTP side of `tailcut serve`: libmicrohttpd daemon, KServe v2 routing (health,
+/* http.c - the HTTP side of `tailcut serve`: libmicrohttpd daemon fed by the front stage (http_front.c: accepts, and
+ * answers malformed first request heads in JSON), KServe v2 routing (health,
  * server/model metadata and config, infer; Triton's repository index / load / unload via control.c; a model
  * that is in the repository but not ready answers 400 with its reason), request body limits, Prometheus /metrics
  * and graceful shutdown on SIGTERM/SIGINT (stop accepting, drain queued and in-flight requests, exit 0).

@@ -159,9 +159,12 @@ def slow_checks(check, port, timeout_s=2):
             s.close()
 
 
-def many_connections_checks(check, port, n=2000):
+def many_connections_checks(check, tailcut, repo, n=2000):
     """n connections opened one after the other, each sending one request and staying open: every one is answered,
     200 or (past libmicrohttpd's connection limit, 1020) a JSON 503; none is closed without an answer."""
+    from server_fixture import free_port, start_server, stop_server
+    port = free_port()
+    server, _ = start_server(tailcut, repo, port)  # the default --http-timeout (30 s): however slow the machine
     sel = selectors.DefaultSelector()
     socks = []
     try:
@@ -180,12 +183,13 @@ def many_connections_checks(check, port, n=2000):
                 except (BlockingIOError, InterruptedError):
                     continue
                 except ConnectionResetError:
-                    chunk = b""
-                buf[0] += chunk
+                    chunk = None
+                buf[0] += chunk or b""
                 st, hdrs, body = _parse(buf[0])
                 done = st is not None and len(body) >= int(hdrs.get("content-length", "0"))
                 if done or not chunk:
-                    answers[key.fileobj.fileno()] = (st, hdrs, body) if done else (None, {}, buf[0])
+                    answers[key.fileobj.fileno()] = ((st, hdrs, body) if done else
+                                                     ("reset" if chunk is None else "closed", {}, buf[0]))
                     sel.unregister(key.fileobj)
         ok200 = sum(1 for st, _, _ in answers.values() if st == 200)
         busy = sum(1 for st, h, b in answers.values() if st == 503 and _is_json_error(h, b))
@@ -196,3 +200,4 @@ def many_connections_checks(check, port, n=2000):
         sel.close()
         for s in socks:
             s.close()
+        stop_server(server)

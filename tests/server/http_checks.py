@@ -134,7 +134,7 @@ def transfer_encoding_checks(check, port):
 
 def header_limit_checks(check, port):
     """Request headers over the server's limit (64 KiB) -> JSON 431 and the connection closed; headers under it are
-    served. (Past libmicrohttpd's connection memory, 256 KiB, the library answers 431 itself, in HTML: docs/reference/http.md.)"""
+    served. (Heads past libmicrohttpd's connection memory, 256 KiB: head_checks.py; the front stage answers them.)"""
     for tag, size in (("100 KB header", 100_000), ("70 KB URL query", 70_000)):
         if "header" in tag:
             req = b"GET /v2 HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * size + b"\r\n\r\n"

@@ -453,7 +453,7 @@ def main():
         malformed_checks(check, port)
         keepalive_checks(check, port)
         slow_checks(check, port, timeout_s=2)
-        many_connections_checks(check, port)
+        many_connections_checks(check, tailcut, os.path.join(tmp, "repo"))
 
         # SIGTERM: a request in flight still completes, then exit 0.
         import threading
