@@ -9,6 +9,8 @@ import selectors
 import socket
 import time
 
+from server_fixture import free_port, parse_raw_response, start_server, stop_server
+
 # (tag, request bytes, status): each one before the front stage was answered by libmicrohttpd with an HTML page (or, for
 # a request line without a space, by closing the connection without an answer).
 MALFORMED = (
@@ -57,18 +59,6 @@ def _exchange(port, data, timeout=5.0):
     return out, closed
 
 
-def _parse(out):
-    """(status, lower-case header dict, body) of the first response in out, or (None, {}, out)."""
-    head, sep, body = out.partition(b"\r\n\r\n")
-    lines = head.split(b"\r\n")
-    try:
-        status = int(lines[0].split()[1])
-    except (IndexError, ValueError):
-        return None, {}, out
-    hdrs = {k.strip().lower(): v.strip() for k, _, v in (ln.decode(errors="replace").partition(":") for ln in lines[1:])}
-    return status, hdrs, body
-
-
 def _is_json_error(hdrs, body):
     try:
         return "application/json" in hdrs.get("content-type", "") and isinstance(json.loads(body)["error"], str)
@@ -79,7 +69,7 @@ def _is_json_error(hdrs, body):
 def malformed_checks(check, port):
     for tag, data, want in MALFORMED:
         out, closed = _exchange(port, data)
-        st, hdrs, body = _parse(out)
+        st, hdrs, body = parse_raw_response(out)
         ok = (st == want and _is_json_error(hdrs, body) and hdrs.get("connection", "").lower() == "close" and closed
               and out.count(b"HTTP/1.1 ") == 1 and b"<html" not in out.lower())
         check(f"malformed head: {tag} -> JSON {want}, connection closed", ok, repr(out[:300]))
@@ -108,7 +98,7 @@ def keepalive_checks(check, port):
     body = b'{"inputs": []}'
     chunked = (b"POST /v2/models/rn/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
                + b"%x\r\n" % 5 + body[:5] + b"\r\n" + b"%x;ext=1\r\n" % (len(body) - 5) + body[5:] + b"\r\n0\r\n\r\n")
-    st, hdrs, rbody = _parse(_exchange(port, chunked)[0])
+    st, hdrs, rbody = parse_raw_response(_exchange(port, chunked)[0])
     check("a chunked upload reaches the server (400: no inputs, as JSON)", st == 400 and b"input" in rbody,
           f"{st} {rbody[:200]!r}")
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
@@ -162,7 +152,6 @@ def slow_checks(check, port, timeout_s=2):
 def many_connections_checks(check, tailcut, repo, n=2000):
     """n connections opened one after the other, each sending one request and staying open: every one is answered,
     200 or (past libmicrohttpd's connection limit, 1020) a JSON 503; none is closed without an answer."""
-    from server_fixture import free_port, start_server, stop_server
     port = free_port()
     server, _ = start_server(tailcut, repo, port)  # the default --http-timeout (30 s): however slow the machine
     sel = selectors.DefaultSelector()
@@ -185,7 +174,7 @@ def many_connections_checks(check, tailcut, repo, n=2000):
                 except ConnectionResetError:
                     chunk = None
                 buf[0] += chunk or b""
-                st, hdrs, body = _parse(buf[0])
+                st, hdrs, body = parse_raw_response(buf[0])
                 done = st is not None and len(body) >= int(hdrs.get("content-length", "0"))
                 if done or not chunk:
                     answers[key.fileobj.fileno()] = ((st, hdrs, body) if done else

@@ -11,7 +11,8 @@ import zlib
 
 import numpy as np
 
-from server_fixture import binary_infer_body, free_port, http_raw, parse_infer_response, start_server, stop_server
+from server_fixture import (binary_infer_body, free_port, http_raw, parse_infer_response, parse_raw_response,
+                            start_server, stop_server)
 
 
 def _strict_json(raw):
@@ -54,14 +55,7 @@ def _raw(port, data, timeout=3.0):
                     break
     finally:
         sock.close()
-    head, _, body = out.partition(b"\r\n\r\n")
-    lines = head.split(b"\r\n")
-    try:
-        status = int(lines[0].split()[1])
-    except (IndexError, ValueError):
-        return None, {}, out
-    hdrs = {k.strip().lower(): v.strip() for k, _, v in (ln.decode(errors="replace").partition(":") for ln in lines[1:])}
-    return status, hdrs, body
+    return parse_raw_response(out)
 
 
 def encoding_checks(check, port, x):
