@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """serve_ab.py - two `tailcut serve` binaries (A: before a change, B: after) on the same model repository, interleaved.
 
-Both servers run at once on loopback ports; only one is under load at a time. Per round: `tailcut loadgen
---concurrency C --duration S` (keep-alive connections: the steady path) against A then B (the order flips every
-round), and --fresh requests each on a new connection (connect, GET /v2/health/live, read, close: what accepting a
-connection costs), alternating A and B request by request. Prints per server the medians over rounds of loadgen's P50
+One server runs at a time (two idle servers beside each other disturbed each other's P99 up to 8x with the same
+binary): per round A then B (the order flips every round), each started, warmed up (1 s of loadgen), measured with
+`tailcut loadgen --concurrency C --duration S` (keep-alive connections: the steady path) and --fresh requests each on
+a new connection (connect, GET /v2/health/live, read, close: what accepting a connection costs), then stopped. Prints per server the medians over rounds of loadgen's P50
 and P99, the fresh-connection P50 and P99, and the ratios B/A.
 
 usage: serve_ab.py --a OLD/tailcut --b NEW/tailcut --repo DIR --model M [--rounds 6] [--duration 3] [--concurrency 2]
@@ -68,38 +68,31 @@ def main():
     ap.add_argument("--fresh", type=int, default=1000)
     args = ap.parse_args()
     bins = {"A": os.path.abspath(args.a), "B": os.path.abspath(args.b)}
-    servers, ports = {}, {}
-    try:
-        for k, b in bins.items():
-            ports[k] = free_port()
-            servers[k], _ = start_server(b, args.repo, ports[k])
-            loadgen(b, ports[k], args.model, args.concurrency, 1, 0)  # warm-up
-        res = {k: {"p50": [], "p99": [], "fresh50": [], "fresh99": []} for k in bins}
-        for r in range(args.rounds):
-            for k in (("A", "B") if r % 2 == 0 else ("B", "A")):
-                p50, p99 = loadgen(bins[k], ports[k], args.model, args.concurrency, args.duration, r)
-                res[k]["p50"].append(p50)
-                res[k]["p99"].append(p99)
-            fresh = {"A": [], "B": []}
-            for i in range(args.fresh):
-                for k in (("A", "B") if i % 2 == 0 else ("B", "A")):
-                    fresh[k].append(fresh_ms(ports[k]))
-            for k in bins:
-                res[k]["fresh50"].append(pct(fresh[k], 0.5))
-                res[k]["fresh99"].append(pct(fresh[k], 0.99))
-        med = {k: {m: statistics.median(v) for m, v in res[k].items()} for k in bins}
-        print(f"{args.rounds} rounds; loadgen --concurrency {args.concurrency} --duration {args.duration}; "
-              f"{args.fresh} fresh-connection requests per server per round (medians over rounds, ms)")
-        print(f"{'':4} {'loadgen P50':>12} {'loadgen P99':>12} {'fresh P50':>10} {'fresh P99':>10}")
-        for k in bins:
-            m = med[k]
-            print(f"{k:4} {m['p50']:12.3f} {m['p99']:12.3f} {m['fresh50']:10.3f} {m['fresh99']:10.3f}")
-        m, n = med["A"], med["B"]
-        print(f"B/A  {n['p50'] / m['p50']:12.3f} {n['p99'] / m['p99']:12.3f} {n['fresh50'] / m['fresh50']:10.3f} "
-              f"{n['fresh99'] / m['fresh99']:10.3f}")
-    finally:
-        for s in servers.values():
-            stop_server(s)
+    res = {k: {"p50": [], "p99": [], "fresh50": [], "fresh99": []} for k in bins}
+    for r in range(args.rounds):
+        for k in (("A", "B") if r % 2 == 0 else ("B", "A")):
+            port = free_port()
+            server, _ = start_server(bins[k], args.repo, port)
+            try:
+                loadgen(bins[k], port, args.model, args.concurrency, 1, r)  # warm-up
+                p50, p99 = loadgen(bins[k], port, args.model, args.concurrency, args.duration, r)
+                fresh = [fresh_ms(port) for _ in range(args.fresh)]
+            finally:
+                stop_server(server)
+            res[k]["p50"].append(p50)
+            res[k]["p99"].append(p99)
+            res[k]["fresh50"].append(pct(fresh, 0.5))
+            res[k]["fresh99"].append(pct(fresh, 0.99))
+    med = {k: {m: statistics.median(v) for m, v in res[k].items()} for k in bins}
+    print(f"{args.rounds} rounds; loadgen --concurrency {args.concurrency} --duration {args.duration}; "
+          f"{args.fresh} fresh-connection requests per server per round (medians over rounds, ms)")
+    print(f"{'':4} {'loadgen P50':>12} {'loadgen P99':>12} {'fresh P50':>10} {'fresh P99':>10}")
+    for k in bins:
+        m = med[k]
+        print(f"{k:4} {m['p50']:12.3f} {m['p99']:12.3f} {m['fresh50']:10.3f} {m['fresh99']:10.3f}")
+    m, n = med["A"], med["B"]
+    print(f"B/A  {n['p50'] / m['p50']:12.3f} {n['p99'] / m['p99']:12.3f} {n['fresh50'] / m['fresh50']:10.3f} "
+          f"{n['fresh99'] / m['fresh99']:10.3f}")
 
 
 if __name__ == "__main__":
