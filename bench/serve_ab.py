@@ -4,7 +4,8 @@
 One server runs at a time (two idle servers beside each other disturbed each other's P99 up to 8x with the same
 binary): per round A then B (the order flips every round), each started, warmed up (1 s of loadgen), measured with
 `tailcut loadgen --concurrency C --duration S` (keep-alive connections: the steady path) and --fresh requests each on
-a new connection (connect, GET /v2/health/live, read, close: what accepting a connection costs), then stopped. Prints per server the medians over rounds of loadgen's P50
+a new connection (connect, GET /v2/health/live, read, close: what accepting a connection costs), then stopped.
+Prints per server the medians over rounds of loadgen's P50
 and P99, the fresh-connection P50 and P99, and the ratios B/A.
 
 usage: serve_ab.py --a OLD/tailcut --b NEW/tailcut --repo DIR --model M [--rounds 6] [--duration 3] [--concurrency 2]

@@ -657,9 +657,10 @@ int tc_server_main(const tc_server_options *o) {
     unsigned timeout_s = o->connection_timeout_s > 0 ? (unsigned)o->connection_timeout_s : 30u;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
-        timeout_s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)SRV_MAX_CONNECTIONS * threads, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        SRV_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
-        s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_no_nul, NULL, MHD_OPTION_END);
+        timeout_s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)SRV_MAX_CONNECTIONS * threads,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_no_nul, NULL,
+        MHD_OPTION_END);
     srv_front_options fo = {lfd, d, timeout_s, SRV_MAX_PENDING, &s->open, SRV_MAX_CONNECTIONS};
     srv_front *front = d ? srv_front_start(&fo) : NULL;
     if (!front) {

@@ -78,15 +78,19 @@ static void list_remove(conn_list *l, front_conn *c) {
     c->prev = c->next = NULL;
 }
 
+/* Reads and discards what has arrived on fd, at most LINGER_BYTES. */
+static void discard_input(srv_front *f, int fd) {
+    ssize_t got;
+    for (size_t n = 0; n < LINGER_BYTES && (got = recv(fd, f->buf, sizeof f->buf, MSG_DONTWAIT)) > 0;) n += (size_t)got;
+}
+
 /* Forgets c (removed from epoll by close); closes its socket unless keep_fd, after reading what is left in it (a
  * socket closed with unread bytes sends a reset, and the client may lose what it was sent or see an error). */
 static void drop(srv_front *f, front_conn *c, bool keep_fd) {
     list_remove(c->linger ? &f->lingering : &f->pending, c);
     f->count--;
     if (!keep_fd) {
-        ssize_t got;
-        for (size_t n = 0; n < LINGER_BYTES && (got = recv(c->fd, f->buf, sizeof f->buf, MSG_DONTWAIT)) > 0;)
-            n += (size_t)got;
+        discard_input(f, c->fd);
         close(c->fd);
     }
     free(c);
@@ -100,13 +104,13 @@ static void set_lowat(front_conn *c, int v) {
 /* Answers a refused head: the bytes that came are consumed, the JSON error sent with Connection: close, the socket
  * shut down for writing and drained a little longer (see the top of the file). */
 static void refuse(srv_front *f, front_conn *c, int status, const char *msg) {
-    ssize_t got;
-    for (size_t n = 0; n < LINGER_BYTES && (got = recv(c->fd, f->buf, sizeof f->buf, MSG_DONTWAIT)) > 0;) n += (size_t)got;
+    discard_input(f, c->fd);
     char *body = srv_error_json(msg);
     const char *text = body ? body : "{\"error\":\"malformed request\"}";
     const char *phrase = MHD_get_reason_phrase_for((unsigned)status);
     char head[256];
-    const int hn = snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+    const int hn = snprintf(head, sizeof head,
+                            "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
                             "Connection: close\r\n\r\n", status, phrase && *phrase ? phrase : "Error", strlen(text));
     struct iovec iov[2] = {{head, (size_t)hn}, {(void *)text, strlen(text)}};
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};

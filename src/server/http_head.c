@@ -134,7 +134,8 @@ static int check_chunks(const char *b, size_t len, char *msg, size_t n) {
     while (next_line(b, len, &pos, &s, &l) && l > 0) {
         const char *t = b + s;
         const bool folded = !first && (t[0] == ' ' || t[0] == '\t');
-        if (!folded && !memchr(t, ':', l)) return refuse(400, msg, n, "malformed chunked body: a trailer line without ':'");
+        if (!folded && !memchr(t, ':', l))
+            return refuse(400, msg, n, "malformed chunked body: a trailer line without ':'");
         first = false;
     }
     return 0;

@@ -96,8 +96,8 @@ def keepalive_checks(check, port):
     finally:
         sock.close()
     body = b'{"inputs": []}'
-    chunked = (b"POST /v2/models/rn/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-               + b"%x\r\n" % 5 + body[:5] + b"\r\n" + b"%x;ext=1\r\n" % (len(body) - 5) + body[5:] + b"\r\n0\r\n\r\n")
+    chunked = (b"POST /v2/models/rn/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+               b"Connection: close\r\n\r\n" + b"%x\r\n" % 5 + body[:5] + b"\r\n" + b"%x;ext=1\r\n" % (len(body) - 5) + body[5:] + b"\r\n0\r\n\r\n")
     st, hdrs, rbody = parse_raw_response(_exchange(port, chunked)[0])
     check("a chunked upload reaches the server (400: no inputs, as JSON)", st == 400 and b"input" in rbody,
           f"{st} {rbody[:200]!r}")
@@ -132,8 +132,8 @@ def slow_checks(check, port, timeout_s=2):
         t0 = time.monotonic()
         out, _ = _exchange(port, b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         dt = time.monotonic() - t0
-        check("200 slow-loris connections: another client is served at once", out.startswith(b"HTTP/1.1 200") and dt < 1.0,
-              f"{dt:.2f}s {out[:100]!r}")
+        check("200 slow-loris connections: another client is served at once",
+              out.startswith(b"HTTP/1.1 200") and dt < 1.0, f"{dt:.2f}s {out[:100]!r}")
         time.sleep(timeout_s + 1.5)
         closed = 0
         for s in slow:

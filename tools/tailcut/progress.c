@@ -128,7 +128,8 @@ static double progress_interval(void) {
     const double v = strtod(env, &e);
     if (e != env && *e == '\0' && v >= 0.0 && v <= 3600.0) return v;
     if (!atomic_flag_test_and_set(&warned))
-        fprintf(stderr, "tailcut: warning: TAILCUT_PROGRESS_INTERVAL='%.64s' is not a number of seconds from 0 to 3600; "
+        fprintf(stderr,
+                "tailcut: warning: TAILCUT_PROGRESS_INTERVAL='%.64s' is not a number of seconds from 0 to 3600; "
                 "using the default, 5\n", env);
     return 5.0;
 }
