@@ -11,7 +11,8 @@ ORT_ENABLE_ALL, inputs and preallocated outputs bound once with IOBinding (the s
 run many" path tailcut's context uses). Its worker threads do not spin after a run unless
 --ort-spin is given: spinning threads would steal the cores from the interleaved tailcut run.
 tailcut: driven through ctypes on libtailcut.so (tc_model_load -> tc_engine_build -> tc_engine_save
--> tc_engine_load -> tc_context_create -> bind the numpy inputs -> tc_context_run).
+-> tc_engine_load -> tc_context_create -> bind the numpy inputs (tc_context_set_input, C-contiguous)
+-> tc_context_run).
 
 Inputs are seeded random non-zero data, bit-identical to `tailcut bench --seed N`: floats ~N(0,1),
 integer ids in [1, 100) (names containing "mask", "token_type" or "segment": 1), bools true.
@@ -35,6 +36,7 @@ import numpy as np
 TC_MAX_RANK = 8
 TC_DTYPE_TO_NUMPY = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32,
                      7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
+NUMPY_TO_TC_DTYPE = {np.dtype(v).type: k for k, v in TC_DTYPE_TO_NUMPY.items()}
 ORT_TYPE_TO_NUMPY = {"tensor(float)": np.float32, "tensor(uint8)": np.uint8, "tensor(int8)": np.int8,
                      "tensor(uint16)": np.uint16, "tensor(int16)": np.int16, "tensor(int32)": np.int32,
                      "tensor(int64)": np.int64, "tensor(bool)": np.bool_, "tensor(float16)": np.float16,
@@ -99,6 +101,7 @@ def load_library(path):
         "tc_context_destroy": (None, [vp]),
         "tc_context_set_input_shape": (st, [vp, ctypes.c_char_p, ctypes.c_int32, P(ctypes.c_int64)]),
         "tc_context_set_tensor": (st, [vp, ctypes.c_char_p, vp, ctypes.c_size_t]),
+        "tc_context_set_input": (st, [vp, ctypes.c_char_p, P(TcTensor)]),
         "tc_context_tensor": (st, [vp, ctypes.c_char_p, P(TcTensor)]),
         "tc_context_run": (st, [vp]),
         "tc_context_error": (ctypes.c_char_p, [vp]),
@@ -278,12 +281,23 @@ class Tailcut:
         return ms_since(t0)
 
     def bind(self, arrays):
+        """Binds each numpy array as the input of its name (shape and data; the library checks the dtype). The
+        context reads the array's memory as packed row-major elements of the native byte order: any other array (a
+        slice, a transpose, Fortran order, a big-endian dtype) is bound through a C-contiguous native copy, which
+        this object keeps alive as long as the binding (the context keeps the pointer)."""
+        self._bound = {}
         for name, a in arrays.items():
-            dims = (ctypes.c_int64 * TC_MAX_RANK)(*a.shape)
-            self._check(self.lib.tc_context_set_input_shape(self.ctx, name.encode(), a.ndim, dims),
-                        "setting an input shape")  # the reason names the input
-            self._check(self.lib.tc_context_set_tensor(self.ctx, name.encode(), a.ctypes.data, a.nbytes),
-                        "binding an input")  # the reason names the input
+            a = np.asarray(a)
+            if a.ndim > TC_MAX_RANK:
+                raise CompareError(f"input '{name}' has rank {a.ndim}, above {TC_MAX_RANK}")
+            code = NUMPY_TO_TC_DTYPE.get(a.dtype.type)  # the element type, whatever the byte order
+            if code is None:
+                raise CompareError(f"input '{name}' has dtype {a.dtype}, which tailcut lacks")
+            c = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+            self._bound[name] = c
+            t = TcTensor(code, c.ndim, (ctypes.c_int64 * TC_MAX_RANK)(*c.shape), c.ctypes.data, c.nbytes)
+            self._check(self.lib.tc_context_set_input(self.ctx, name.encode(), ctypes.byref(t)),
+                        "binding an input")  # the reason names the input, both dtypes and the cast
 
     def run(self):
         self._check(self.lib.tc_context_run(self.ctx), "run")

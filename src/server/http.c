@@ -1,10 +1,12 @@
-/* http.c - the HTTP side of `tailcut serve`: libmicrohttpd daemon, KServe v2 routing (health,
+/* http.c - the HTTP side of `tailcut serve`: libmicrohttpd daemon fed by the front stage (http_front.c: accepts, and
+ * answers malformed first request heads in JSON), KServe v2 routing (health,
  * server/model metadata and config, infer; Triton's repository index / load / unload via control.c; a model
  * that is in the repository but not ready answers 400 with its reason), request body limits, Prometheus /metrics
  * and graceful shutdown on SIGTERM/SIGINT (stop accepting, drain queued and in-flight requests, exit 0).
  * An infer request is decoded on the HTTP thread, queued to the model's batcher and its connection
  * suspended; the instance that ran it resumes the connection, which then encodes the response. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <cjson/cJSON.h>
 #include <malloc.h>
 #include <microhttpd.h>
@@ -21,6 +23,7 @@
 #include "batcher.h"
 #include "codec.h"
 #include "control.h"
+#include "http_front.h"
 #include "http_guard.h"
 #include "repo.h"
 #include "server.h"
@@ -32,6 +35,7 @@ typedef struct srv_state {
     atomic_size_t buffered; /* held now (the sum of the connections' body allocations) */
     atomic_int inflight; /* requests whose connection has not completed */
     atomic_int ready;
+    atomic_int open;     /* connections handed to libmicrohttpd (http_front.c) and not closed yet */
     bool relaxed_readiness; /* ready when one model is, not all that should be */
 } srv_state;
 
@@ -348,8 +352,9 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
     }
     if (strcmp(url, "/v2/health/ready") == 0) {
         if (!is_get) return send_405(c, "GET, HEAD");
+        /* KServe v2: "a 200 status code indicates true and a 4xx status code indicates false"; Triton answers 400. */
         const bool ready = atomic_load(&s->ready) && srv_repo_ready(&s->repo, !s->relaxed_readiness);
-        return ready ? send_literal(c, 200, "{\"ready\":true}") : send_literal(c, 503, "{\"ready\":false}");
+        return ready ? send_literal(c, 200, "{\"ready\":true}") : send_literal(c, 400, "{\"ready\":false}");
     }
     if (strncmp(url, "/v2/repository/", 15) == 0) {
         if (!is_post) return send_405(c, "POST");
@@ -576,6 +581,15 @@ static size_t unescape_no_nul(void *cls, struct MHD_Connection *c, char *s) {
     return (size_t)(w - s);
 }
 
+/* The front stage counts a connection in s->open when it hands it over; libmicrohttpd says when it is closed
+ * (MHD_OPTION_NOTIFY_CONNECTION; it notifies the close of every connection whose start it notified). */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+    (void)c, (void)socket_context;
+    srv_state *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) atomic_fetch_sub(&s->open, 1);
+}
+
 static void wait_idle(srv_state *s, int ticks) {
     for (int i = 0; i < ticks && atomic_load(&s->inflight) > 0; i++) {
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -608,6 +622,7 @@ int tc_server_main(const tc_server_options *o) {
     atomic_init(&s->buffered, 0);
     atomic_init(&s->inflight, 0);
     atomic_init(&s->ready, 0);
+    atomic_init(&s->open, 0);
     s->relaxed_readiness = o->relaxed_readiness != 0;
     if (srv_repo_open(&s->repo, o->model_repository, o->engine_threads)) {
         free(s);
@@ -626,16 +641,32 @@ int tc_server_main(const tc_server_options *o) {
     }
     const int n_models = s->repo.n; /* before any HTTP thread can add slots */
     unsigned threads = o->threads > 0 ? (unsigned)o->threads : 2;
+    /* The server listens and accepts itself (http_front.c: a malformed first request head gets a JSON error there);
+     * libmicrohttpd serves the connections it is handed. The front stage keeps them to SRV_MAX_CONNECTIONS (a JSON
+     * 503 past it); libmicrohttpd's own limit, split evenly over its threads, lets any one thread take them all, so
+     * that it never closes a handed connection without an answer. */
+    const int lfd = srv_front_listen(&addr);
+    if (lfd < 0) {
+        fprintf(stderr, "tailcut serve: cannot listen on %s:%d: %s\n", host, o->http_port, strerror(errno));
+        srv_repo_free(&s->repo);
+        free(s);
+        return 1;
+    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
-                     MHD_ALLOW_SUSPEND_RESUME;
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_NO_LISTEN_SOCKET;
     unsigned timeout_s = o->connection_timeout_s > 0 ? (unsigned)o->connection_timeout_s : 30u;
     struct MHD_Daemon *d = MHD_start_daemon(
-        flags, (uint16_t)o->http_port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_no_nul, NULL, MHD_OPTION_END);
-    if (!d) {
-        fprintf(stderr, "tailcut serve: cannot listen on %s:%d\n", host, o->http_port);
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        timeout_s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)SRV_MAX_CONNECTIONS * threads,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_no_nul, NULL,
+        MHD_OPTION_END);
+    srv_front_options fo = {lfd, d, timeout_s, SRV_MAX_PENDING, &s->open, SRV_MAX_CONNECTIONS};
+    srv_front *front = d ? srv_front_start(&fo) : NULL;
+    if (!front) {
+        fprintf(stderr, "tailcut serve: cannot start the HTTP server on %s:%d\n", host, o->http_port);
+        if (d) MHD_stop_daemon(d);
+        else close(lfd);
         srv_repo_free(&s->repo);
         free(s);
         return 1;
@@ -648,7 +679,7 @@ int tc_server_main(const tc_server_options *o) {
     const int limit_s = o->shutdown_timeout_s > 0 ? o->shutdown_timeout_s : 25;
     fprintf(stderr, "tailcut serve: %s: draining (at most %d s)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT", limit_s);
     atomic_store(&s->ready, 0);
-    MHD_socket lfd = MHD_quiesce_daemon(d);
+    srv_front_stop(front); /* no new connection from now on */
     /* Finish in-flight requests (four fifths of the limit), then let the instances empty the queues (requests still
      * queued run now) and answer what they finished (the rest); then close what is left (a stalled upload), so that
      * the whole shutdown stays inside the limit (Kubernetes kills the pod at its grace period). */
@@ -660,7 +691,6 @@ int tc_server_main(const tc_server_options *o) {
         fprintf(stderr, "tailcut serve: closing %d connection(s) still open after %d s\n", atomic_load(&s->inflight),
                 limit_s);
     MHD_stop_daemon(d);
-    if (lfd != MHD_INVALID_SOCKET) close(lfd);
     srv_repo_free(&s->repo);
     free(s);
     fprintf(stderr, "tailcut serve: stopped\n");

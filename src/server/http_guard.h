@@ -9,6 +9,10 @@
  * memory pool (SRV_CONNECTION_MEMORY), where libmicrohttpd 0.9.75 would answer 431 itself with an HTML page. */
 #define SRV_MAX_HEADER_BYTES ((size_t)64 * 1024)
 #define SRV_CONNECTION_MEMORY ((size_t)256 * 1024)
+/* Connections libmicrohttpd serves at once (its own default, FD_SETSIZE - 4) and connections the front stage
+ * (http_front.c) holds while their first request head arrives. */
+#define SRV_MAX_CONNECTIONS 1020
+#define SRV_MAX_PENDING ((size_t)1024)
 
 /* The request's headers checked: returns 0 when they are acceptable, else the HTTP status (431 for headers over
  * SRV_MAX_HEADER_BYTES, 501 for a Transfer-Encoding other than "chunked", 415 for a Content-Encoding other than

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test_bench_cli.sh - smoke test of `tailcut bench`, bench/compare.py and bench/fp32_matrix.py (that they run and write
+# test_bench_cli.sh - smoke test of `tailcut bench`, bench/compare.py (and its binding of numpy arrays
+# that are not packed row-major: compare_bind.py) and bench/fp32_matrix.py (that they run and write
 # well-formed output; not a timing test: no figure is checked against a bound).
 #
 # usage: tests/cli/test_bench_cli.sh [BUILD_DIR] [PYTHON]
@@ -115,6 +116,8 @@ assert e["max_abs_error"] <= 1e-3 * max(1.0, e["max_abs_ref"]), f"outputs differ
 EOF
 "$py" "$repo/bench/compare.py" "$work/b.onnx" --threads 1 --shapes input_ids:1x8,attention_mask:1x8 --iterations 10 \
   --warmup 1 --tailcut-lib "$lib" >/dev/null || fail "compare.py b.onnx (int64 inputs)"
+
+"$py" "$repo/tests/cli/compare_bind.py" "$lib" "$work" || fail "compare.py binds arrays that are not packed row-major"
 
 step "bench/fp32_matrix.py"
 mkdir -p "$work/matrix" && cp "$work/r.onnx" "$work/matrix/resnet50.onnx"

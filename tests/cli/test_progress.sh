@@ -4,7 +4,7 @@
 # `--accuracy-threshold` (its builds' tuning steps and each round's agreement), no progress with --quiet, the bar on a terminal
 # (a pty: redrawn in place, cleared at the end); `calibrate --samples N` spreading its picks evenly over the folder
 # (the middle of each part, or a seeded random one in it: the same seed the same picks), --seed without --samples
-# refused, and calibration results unchanged by the subset code (all samples: the cache of no --samples) and by
+# refused, a malformed TAILCUT_PROGRESS_INTERVAL warned about once, and calibration results unchanged by the subset code (all samples: the cache of no --samples) and by
 # threaded histograms (two runs: the same cache).
 #
 # usage: tests/cli/test_progress.sh [BUILD_DIR] [PYTHON]
@@ -79,6 +79,25 @@ PY
 TAILCUT_PROGRESS_INTERVAL=0 "$tailcut" build "$work/r.onnx" -o "$work/r.plan" --batch 1 --quiet >/dev/null \
   2>"$work/bq.err" || fail "build --quiet"
 [ ! -s "$work/bq.err" ] || fail "build --quiet wrote to stderr: $(cat "$work/bq.err")"
+
+# a malformed TAILCUT_PROGRESS_INTERVAL: one warning naming it and the value, then the default (a line every 5 s, not
+# one per step as 0 gives); once per process (compare builds two engines); --quiet stays silent
+nsteps=$(grep -c "tuning step" "$work/b.err")
+for bad in abc 5x -1 1e9 nan; do
+  TAILCUT_PROGRESS_INTERVAL=$bad "$tailcut" build "$work/r.onnx" -o "$work/r.plan" --batch 1 >/dev/null \
+    2>"$work/bad.err" || fail "build with TAILCUT_PROGRESS_INTERVAL=$bad: $(cat "$work/bad.err")"
+  [ "$(grep -c "warning: TAILCUT_PROGRESS_INTERVAL='$bad'" "$work/bad.err")" = 1 ] ||
+    fail "TAILCUT_PROGRESS_INTERVAL=$bad: not one warning: $(cat "$work/bad.err")"
+  [ "$(grep -c "tuning step" "$work/bad.err")" -lt "$nsteps" ] ||
+    fail "TAILCUT_PROGRESS_INTERVAL=$bad: a line per step, not the default: $(cat "$work/bad.err")"
+done
+TAILCUT_PROGRESS_INTERVAL=abc "$tailcut" compare "$work/r.onnx" "$work/r.onnx" --data "$work/cal" >/dev/null \
+  2>"$work/cmp.err" || fail "compare: $(cat "$work/cmp.err")"
+[ "$(grep -c "TAILCUT_PROGRESS_INTERVAL" "$work/cmp.err")" = 1 ] ||
+  fail "compare (two builds): not one warning: $(cat "$work/cmp.err")"
+TAILCUT_PROGRESS_INTERVAL=abc "$tailcut" build "$work/r.onnx" -o "$work/r.plan" --batch 1 --quiet >/dev/null \
+  2>"$work/bq.err" || fail "build --quiet"
+[ ! -s "$work/bq.err" ] || fail "build --quiet with a bad TAILCUT_PROGRESS_INTERVAL wrote to stderr: $(cat "$work/bq.err")"
 
 # --accuracy-threshold: each round's build and samples, then its agreement
 if [ "$int8" = 1 ]; then

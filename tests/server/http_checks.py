@@ -11,7 +11,8 @@ import zlib
 
 import numpy as np
 
-from server_fixture import binary_infer_body, free_port, http_raw, parse_infer_response, start_server, stop_server
+from server_fixture import (binary_infer_body, free_port, http_raw, parse_infer_response, parse_raw_response,
+                            start_server, stop_server)
 
 
 def _strict_json(raw):
@@ -54,14 +55,7 @@ def _raw(port, data, timeout=3.0):
                     break
     finally:
         sock.close()
-    head, _, body = out.partition(b"\r\n\r\n")
-    lines = head.split(b"\r\n")
-    try:
-        status = int(lines[0].split()[1])
-    except (IndexError, ValueError):
-        return None, {}, out
-    hdrs = {k.strip().lower(): v.strip() for k, _, v in (ln.decode(errors="replace").partition(":") for ln in lines[1:])}
-    return status, hdrs, body
+    return parse_raw_response(out)
 
 
 def encoding_checks(check, port, x):
@@ -134,7 +128,7 @@ def transfer_encoding_checks(check, port):
 
 def header_limit_checks(check, port):
     """Request headers over the server's limit (64 KiB) -> JSON 431 and the connection closed; headers under it are
-    served. (Past libmicrohttpd's connection memory, 256 KiB, the library answers 431 itself, in HTML: docs/reference/http.md.)"""
+    served. (Heads past libmicrohttpd's connection memory, 256 KiB: head_checks.py; the front stage answers them.)"""
     for tag, size in (("100 KB header", 100_000), ("70 KB URL query", 70_000)):
         if "header" in tag:
             req = b"GET /v2 HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * size + b"\r\n\r\n"

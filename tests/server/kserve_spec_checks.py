@@ -4,9 +4,8 @@ schemas transcribed from the spec's $server_metadata_response, $metadata_tensor,
 $response_output and $inference_error_response; kserve/kserve docs/predict-api/v2/required_api.md, "HTTP/REST"),
 their status codes, the binary tensor data extension's headers, and the tensor data forms the spec allows (nested or
 flattened row-major). Used by test_clients.py; `expect(x)` computes the model's output with onnxruntime.
-Known deviation, left to a decision: a server that is not ready answers /v2/health/ready with 503 (as the README
-says; Kubernetes probes take any status >= 400), where the spec says "a 4xx status code indicates false"
-(Triton answers 400); not checked here."""
+A server that is not ready answers /v2/health/ready with 400, as the spec says ("a 4xx status code indicates false")
+and Triton does; repo_checks.py checks it (a repository with an UNAVAILABLE model)."""
 import json
 
 import jsonschema

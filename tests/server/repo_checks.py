@@ -134,8 +134,9 @@ def repository_checks(check, tailcut, tmp, onnx, plan, x, y):
         st, idx = _http(port, "/v2/repository/index", {"ready": True}, method="POST")
         ok = st == 200 and sorted(e["name"] for e in idx) == ["corrupt_cache", "good", "stale_cache"]
         check("index {\"ready\": true} lists only READY models", ok, f"{st} {idx}")
-        check("strict readiness: /v2/health/ready 503 while a model is UNAVAILABLE",
-              _http(port, "/v2/health/ready")[0] == 503)
+        st, body = _http(port, "/v2/health/ready")
+        check("strict readiness: /v2/health/ready 400 (KServe v2: 4xx, as Triton) while a model is UNAVAILABLE",
+              st == 400 and body == {"ready": False}, f"{st} {body}")
         check("GET /v2/repository/index -> 405", _http(port, "/v2/repository/index")[0] == 405)
         st, meta = _http(port, "/v2")
         check("server metadata lists the model_repository extension",
@@ -272,7 +273,7 @@ def bad_config_checks(check, tailcut, tmp, plan, cases):
         check("repository of broken models only: the server starts", False, str(e)[-1500:])
         return
     try:
-        check("repository of broken models only: starts, not ready", _http(port, "/v2/health/ready")[0] == 503)
+        check("repository of broken models only: starts, not ready", _http(port, "/v2/health/ready")[0] == 400)
         st, idx = _http(port, "/v2/repository/index", b"", method="POST")
         by = {e["name"]: e for e in idx} if isinstance(idx, list) else {}
         for i, (tag, _, words) in enumerate(cases):

@@ -84,6 +84,19 @@ def http_raw(port, path, body=None, headers=None, method=None, timeout=30):
         return e.code, e.headers, e.read()
 
 
+def parse_raw_response(out):
+    """(status, header dict with lower-case names, body) of the first HTTP response in the bytes out; (None, {}, out)
+    when out does not start with a status line."""
+    head, _, body = out.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    try:
+        status = int(lines[0].split()[1])
+    except (IndexError, ValueError):
+        return None, {}, out
+    hdrs = {k.strip().lower(): v.strip() for k, _, v in (ln.decode(errors="replace").partition(":") for ln in lines[1:])}
+    return status, hdrs, body
+
+
 KSERVE_DTYPES = {"FP32": "<f4", "FP64": "<f8", "INT32": "<i4", "INT64": "<i8", "UINT8": "u1", "INT8": "i1",
                  "BOOL": "u1", "FP16": "<f2"}
 

@@ -6,7 +6,8 @@ a free port and checks every endpoint (incl. Triton's /config), JSON and binary-
 `tailcut run` (and onnxruntime when importable), request validation (malformed JSON, dtype, shape, element
 count, binary byte counts and header length, unknown model, 413), INT64 values above 2^53 exact and out-of-range or
 non-integral values refused (an INT64 model), a long UTF-8 request id echoed whole, half-open and slow connections closed
-after --http-timeout, /metrics, a clean exit on SIGTERM, and (repo_checks.py) a repository with broken models:
+after --http-timeout, malformed request heads answered in JSON by the front stage while keep-alive, pipelining, 200
+slow-loris and 2,000 concurrent connections are handled (head_checks.py), /metrics, a clean exit on SIGTERM, and (repo_checks.py) a repository with broken models:
 each is UNAVAILABLE with its reason while the others serve, corrupt or stale cached plans are rebuilt, and Triton's
 model control (index, load, unload, reload under load).
 (Scheduler behaviour is in test_batching.py, the soak in test_soak.py.)
@@ -34,6 +35,7 @@ from server_fixture import (Checks, binary_infer_body, free_port, http_raw, make
 from repo_checks import bad_config_checks, repository_checks  # noqa: E402
 from http_checks import (config_number_checks, encoding_checks, error_shape_checks,  # noqa: E402
                          header_limit_checks, nonfinite_model_checks, transfer_encoding_checks)
+from head_checks import keepalive_checks, malformed_checks, many_connections_checks, slow_checks  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -447,6 +449,11 @@ def main():
         transfer_encoding_checks(check, port)
         header_limit_checks(check, port)
         config_number_checks(check, port)
+        # issue 27 defect 9 (the HTML answers of libmicrohttpd): malformed first heads -> JSON; what must keep working
+        malformed_checks(check, port)
+        keepalive_checks(check, port)
+        slow_checks(check, port, timeout_s=2)
+        many_connections_checks(check, tailcut, os.path.join(tmp, "repo"))
 
         # SIGTERM: a request in flight still completes, then exit 0.
         import threading

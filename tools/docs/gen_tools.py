@@ -19,7 +19,8 @@ ENV = {
     "TAILCUT_CGROUP_ROOT": "a folder that stands for the file system's root when the process's cgroup CPU quota is "
                            "looked up (tests use it to fake a container's limits).",
     "TAILCUT_PROGRESS_INTERVAL": "seconds between the plain progress lines of `build`, `calibrate` and the accuracy "
-                                 "rounds when stderr is not a terminal (default 5; 0: a line at every step).",
+                                 "rounds when stderr is not a terminal (default 5; 0: a line at every step; a value that is not "
+                                 "a number from 0 to 3600 is ignored with one warning).",
 }
 
 

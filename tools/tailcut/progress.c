@@ -2,6 +2,7 @@
 #include "progress.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,18 +118,28 @@ static void *ticker(void *arg) {
     return NULL;
 }
 
+/* Seconds between plain lines: TAILCUT_PROGRESS_INTERVAL (a number of seconds in [0, 3600]) or 5 (unset or empty).
+ * Any other value is ignored with a warning on stderr, printed once per process however many reports start. */
+static double progress_interval(void) {
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    const char *env = getenv("TAILCUT_PROGRESS_INTERVAL");
+    if (env == NULL || env[0] == '\0') return 5.0; /* unset or empty: the default */
+    char *e = NULL;
+    const double v = strtod(env, &e);
+    if (e != env && *e == '\0' && v >= 0.0 && v <= 3600.0) return v;
+    if (!atomic_flag_test_and_set(&warned))
+        fprintf(stderr,
+                "tailcut: warning: TAILCUT_PROGRESS_INTERVAL='%.64s' is not a number of seconds from 0 to 3600; "
+                "using the default, 5\n", env);
+    return 5.0;
+}
+
 cli_progress *cli_progress_start(const char *cmd, bool quiet) {
     if (quiet) return NULL;
     cli_progress *p = calloc(1, sizeof *p);
     if (p == NULL) return NULL;
     p->tty = isatty(STDERR_FILENO) == 1;
-    p->interval = 5.0;
-    const char *env = getenv("TAILCUT_PROGRESS_INTERVAL");
-    if (env != NULL && env[0] != '\0') {
-        char *e = NULL;
-        double v = strtod(env, &e);
-        if (e != env && *e == '\0' && v >= 0.0 && v <= 3600.0) p->interval = v;
-    }
+    p->interval = progress_interval();
     p->first_delay = p->interval < 1.0 ? p->interval : 1.0;
     snprintf(p->cmd, sizeof p->cmd, "%s", cmd ? cmd : "");
     p->t_start = p->t_stage = now_s();
