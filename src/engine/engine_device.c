@@ -7,8 +7,11 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/engine_tactics.h"
 
 tc_status tc__engine_device_check(const tc_engine *e, tc__err *err) {
+    tc_status st = tc__row16_check(e->g, err);
+    if (st != TC_STATUS_OK) return st;
     for (int k = 0; k < e->n_steps; k++) {
         const tc__step *s = &e->steps[k];
         if (e->g->nodes[s->node].guard >= 0)

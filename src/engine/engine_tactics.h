@@ -94,6 +94,10 @@ bool tc__step_still_supported(const tc__graph *g, const tc__step *st, const tc__
  * readers are all TC__CHAIN_FP16_ROWS tactics that accept it are kept as FP16 (tc.row16_out / tc.row16_in). Any
  * profiles. *chained counts the values. */
 tc_status tc__row16_chain(tc__graph *g, const tc__step *steps, const tc__shapes *s, int *chained, tc__err *err);
+/* Checks a loaded graph's FP16 row images (row16_chain.c): every reader of a value reads it as an image exactly when
+ * its producer writes one, graph outputs are never images, the attributes are well formed (a crafted plan could
+ * otherwise make a kernel read a buffer as the wrong type, past its end for float32 read from an FP16 image). */
+tc_status tc__row16_check(const tc__graph *g, tc__err *err);
 
 /* The reduced-precision chain's FP32 producers (lowp_chain.c, backends/cpu/qimage.h): a per-channel Mul of a
  * [N][C][H][W] tensor (EfficientNet's squeeze-and-excitation scale) whose readers are AVX2 INT8 Convs of one family that

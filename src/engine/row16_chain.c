@@ -104,3 +104,38 @@ tc_status tc__row16_chain(tc__graph *g, const tc__step *steps, const tc__shapes 
     free(step_of);
     return st;
 }
+
+/* True when node n writes output 0 as an FP16 row image (engine/row16_chain.c). */
+static bool writes_row16(const tc__node *n) { return tc__attr_int(&n->attrs, TC__ATTR_ROW16_OUT, 0) == 1; }
+
+tc_status tc__row16_check(const tc__graph *g, tc__err *err) {
+    for (int r = 0; r < g->n_nodes; r++) {
+        const tc__node *n = &g->nodes[r];
+        const int64_t bits = tc__attr_int(&n->attrs, TC__ATTR_ROW16_IN, 0);
+        const int64_t out = tc__attr_int(&n->attrs, TC__ATTR_ROW16_OUT, 0);
+        if (bits < 0 || bits > (int64_t)UINT32_MAX || (bits >> (n->n_in < 32 ? n->n_in : 32)) != 0 || out < 0 || out > 1)
+            return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' has malformed FP16 row image attributes",
+                            n->name);
+        for (int i = 0; i < n->n_in && i < 32; i++) {
+            const int32_t v = n->in[i];
+            const bool reads = (bits >> i & 1) != 0;
+            if (v < 0) {
+                if (reads) return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' reads an absent input as an FP16 "
+                                           "row image", n->name);
+                continue;
+            }
+            const int32_t p = g->values[v].producer;
+            const bool writes = p >= 0 && g->nodes[p].n_out > 0 && g->nodes[p].out[0] == v && writes_row16(&g->nodes[p]);
+            if (reads != writes)
+                return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' reads '%s' as %s, but its producer writes "
+                                "%s", n->name, g->values[v].name, reads ? "an FP16 row image" : "float32",
+                                writes ? "an FP16 row image" : "float32");
+        }
+        if (out == 1)
+            for (int o = 0; o < g->n_outputs; o++)
+                if (n->n_out > 0 && g->outputs[o] == n->out[0])
+                    return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' writes graph output '%s' as an FP16 "
+                                    "row image", n->name, g->values[n->out[0]].name);
+    }
+    return TC_STATUS_OK;
+}
