@@ -105,9 +105,10 @@ typedef struct tc__backend {
      * or NULL. On failure *failed is the step's index and kc->err holds the kernel's message. Allocates
      * nothing, takes no lock, never logs. */
     tc_status (*run)(void *exec, const tc__launch *steps, int n, uint64_t *step_ns, int *failed);
-    /* Optional: the launch list given to run on exec has changed (shapes, buffers), so whatever the backend keeps
-     * of an earlier run (a captured graph) is stale. */
-    void (*invalidate)(void *exec);
+    /* Optional: the launch list given to run on exec from now on is the one the context calls `key` (a hash of its
+     * input shapes: the same key, the same kernels and arguments); what the backend keeps of an earlier run of it (a
+     * captured graph) serves again, and that of other keys may be kept for when they come back (CUDA: up to 8). */
+    void (*select)(void *exec, uint64_t key);
 
     /* The tuner's clock around runs on exec. */
     void (*timer_start)(void *exec, tc__backend_timer *t);

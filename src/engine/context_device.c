@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "engine/context.h"
 
@@ -121,7 +122,15 @@ tc_status tc__ctx_device_sync(tc_context *c, tc__err *err) {
     }
     for (int k = 0; k < g->n_inputs; k++) d->in_copies[k].copy_bytes = c->tensors[g->inputs[k]].nbytes;
     for (int k = 0; k < g->n_outputs; k++) d->out_copies[k].copy_bytes = c->tensors[g->outputs[k]].nbytes;
-    if (e->backend->invalidate) e->backend->invalidate(c->exec);
+    if (e->backend->select) { /* the launch list's key: the input shapes (the rest of the list follows from them) */
+        uint64_t key = (uint64_t)g->n_inputs;
+        for (int k = 0; k < g->n_inputs; k++) {
+            const tc__tensor *t = &c->tensors[g->inputs[k]];
+            key = XXH3_64bits_withSeed(&t->rank, sizeof t->rank, key);
+            key = XXH3_64bits_withSeed(t->dims, sizeof t->dims[0] * (size_t)(t->rank > 0 ? t->rank : 0), key);
+        }
+        e->backend->select(c->exec, key);
+    }
     return TC_STATUS_OK;
 }
 

@@ -2,8 +2,9 @@
  * backend_cuda.c - the CUDA backend (backend.h): device 0 of this process (CUDA_VISIBLE_DEVICES selects it) as the
  * target, the tactics of tactics.inc, device memory for activations and weights, pinned host memory for staging,
  * one non-blocking stream per context as the execution handle, and the run of a step list: plain launches on the
- * first run after a change, then the whole list (uploads, kernels, downloads) captured into one CUDA graph and
- * replayed (plain launches for good if capture fails). Kernels that find bad input data (an index out of range) report
+ * first run of a launch list (one input-shape tuple of the context: select), then the whole list (uploads, kernels,
+ * downloads) captured into one CUDA graph and replayed (plain launches for good if capture fails); a context keeps
+ * the graphs of its last 8 shape tuples, so that a dynamic batcher's batch sizes do not capture again. Kernels that find bad input data (an index out of range) report
  * it in a device word (cuda_exec.h) that each run downloads with its outputs: the run then fails naming the step.
  * Completion is awaited by spinning on the stream (the lowest
  * latency; TAILCUT_CUDA_WAIT=yield|block trades it for CPU time).
@@ -42,10 +43,22 @@ enum { TC__CUDA_SM80 = 1u << 0, TC__CUDA_SM90 = 1u << 1 };
 typedef enum wait_mode { WAIT_SPIN = 0, WAIT_YIELD = 1, WAIT_BLOCK = 2 } wait_mode;
 
 /* The part of a context's exec that only this file sees. */
-typedef struct cuda_priv {
+/* The captured graph of one launch list (one input-shape tuple of a context). */
+typedef struct graph_slot {
+    uint64_t key;          /* the context's key of the launch list (backend.h: select) */
     cudaGraphExec_t graph; /* the captured launch list, or NULL */
-    int runs_since_change; /* runs of the current launch list: 0 = warm up with plain launches, then capture */
-    bool no_capture;       /* capture failed for this launch list: plain launches until it changes */
+    int runs;              /* runs of this launch list: 0 = warm up with plain launches, then capture */
+    bool no_capture;       /* capture failed for this launch list: plain launches */
+    uint64_t used;         /* when it was last selected (the least recent one is replaced) */
+} graph_slot;
+
+/* Graphs kept per context: a dynamic batcher's few batch sizes each keep theirs. */
+#define GRAPH_SLOTS 8
+
+typedef struct cuda_priv {
+    graph_slot slots[GRAPH_SLOTS];
+    int cur;               /* the slot of the current launch list */
+    uint64_t clock;        /* selections so far */
     cudaEvent_t ev[2];     /* the tuner's timer */
     cudaEvent_t *step_ev;  /* profiling: an event after each step (grown outside run) */
     int n_step_ev;
@@ -269,9 +282,9 @@ static tc_status cuda_exec_create(int threads, void **out, tc__err *err) {
     return TC_STATUS_OK;
 }
 
-static void drop_graph(cuda_priv *p) {
-    if (p->graph) cudaGraphExecDestroy(p->graph);
-    p->graph = NULL;
+static void drop_graph(graph_slot *g) {
+    if (g->graph) cudaGraphExecDestroy(g->graph);
+    *g = (graph_slot){0};
 }
 
 static void cuda_exec_destroy(void *exec) {
@@ -280,7 +293,7 @@ static void cuda_exec_destroy(void *exec) {
     cuda_priv *p = x->priv;
     if (x->stream) cudaStreamSynchronize(x->stream);
     if (p) {
-        drop_graph(p);
+        for (int i = 0; i < GRAPH_SLOTS; i++) drop_graph(&p->slots[i]);
         if (p->ev[0]) cudaEventDestroy(p->ev[0]);
         if (p->ev[1]) cudaEventDestroy(p->ev[1]);
         for (int i = 0; i < p->n_step_ev; i++) cudaEventDestroy(p->step_ev[i]);
@@ -298,13 +311,24 @@ static int cuda_exec_threads(void *exec) {
     return 1;
 }
 
-static void cuda_invalidate(void *exec) {
+static void cuda_select(void *exec, uint64_t key) {
     tc__cuda_exec *x = exec;
     if (x == NULL) return;
     cuda_priv *p = x->priv;
-    drop_graph(p);
-    p->runs_since_change = 0;
-    p->no_capture = false;
+    p->clock++;
+    int lru = 0;
+    for (int i = 0; i < GRAPH_SLOTS; i++) {
+        if (p->slots[i].used != 0 && p->slots[i].key == key) {
+            p->cur = i;
+            p->slots[i].used = p->clock;
+            return;
+        }
+        if (p->slots[i].used < p->slots[lru].used) lru = i;
+    }
+    drop_graph(&p->slots[lru]);
+    p->slots[lru].key = key;
+    p->slots[lru].used = p->clock;
+    p->cur = lru;
 }
 
 /* Waits for the stream: spinning on cudaStreamQuery (or yielding between queries, or blocking). */
@@ -429,7 +453,8 @@ static tc_status cuda_run(void *exec, const tc__launch *steps, int n, uint64_t *
         }
         return TC_STATUS_OK;
     }
-    if (p->graph == NULL && p->runs_since_change >= 1 && !p->no_capture) {
+    graph_slot *gs = &p->slots[p->cur];
+    if (gs->graph == NULL && gs->runs >= 1 && !gs->no_capture) {
         /* capture the list once it has run plainly (lazy initialisation inside kernels and libraries is done) */
         cudaGraph_t g = NULL;
         cudaError_t e = cudaStreamBeginCapture(x->stream, cudaStreamCaptureModeThreadLocal);
@@ -443,17 +468,17 @@ static tc_status cuda_run(void *exec, const tc__launch *steps, int n, uint64_t *
             cudaGetLastError();
             return st;
         }
-        if (e == cudaSuccess && g != NULL) e = cudaGraphInstantiate(&p->graph, g, 0);
+        if (e == cudaSuccess && g != NULL) e = cudaGraphInstantiate(&gs->graph, g, 0);
         if (g) cudaGraphDestroy(g);
-        if (e != cudaSuccess || p->graph == NULL) {
-            p->graph = NULL;
-            p->no_capture = true;
+        if (e != cudaSuccess || gs->graph == NULL) {
+            gs->graph = NULL;
+            gs->no_capture = true;
             cudaGetLastError();
         }
     }
-    p->runs_since_change++;
-    if (p->graph != NULL) {
-        cudaError_t e = cudaGraphLaunch(p->graph, x->stream);
+    if (gs->runs < INT32_MAX) gs->runs++;
+    if (gs->graph != NULL) {
+        cudaError_t e = cudaGraphLaunch(gs->graph, x->stream);
         if (e == cudaSuccess) e = await(x);
         if (e != cudaSuccess) return device_fault(e, steps, n, failed);
         return data_error(x, steps, n, failed);
@@ -511,7 +536,7 @@ const tc__backend tc__backend_cuda = {
     .exec_destroy = cuda_exec_destroy,
     .exec_threads = cuda_exec_threads,
     .run = cuda_run,
-    .invalidate = cuda_invalidate,
+    .select = cuda_select,
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
 };
