@@ -70,6 +70,12 @@ if [ -f "$g" ]; then
             --batches 1,3,1,4,2 --reference-plan "$OUT/dyn_cpu.plan"
     grep -E "batch|dynamic" "$OUT/dynamic.log"
 fi
+# The FP16 kernels of a transformer layer (Tensor Core attention, FP16 row images, merged Q/K/V) under the sanitizers.
+if command -v compute-sanitizer >/dev/null 2>&1; then
+    for tool in memcheck racecheck; do
+        part "$tool-row16-chain" compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/test_cuda_row16_chain"
+    done
+fi
 for small in gen_resnet50_small gen_bert_small; do
     d=$OUT/models_work/$small
     command -v compute-sanitizer >/dev/null 2>&1 && [ -f "$d/model.plan" ] || continue
