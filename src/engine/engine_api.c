@@ -172,7 +172,7 @@ tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_
         for (int k = 0; k < e->n_steps && st == TC_STATUS_OK; k++) {
             const tc__step *s = &e->steps[k];
             const tc__node *n = &e->g->nodes[s->node];
-            if (s->kind == TC__STEP_COMPUTE && strcmp(s->tactic, "ref") != 0) {
+            if (s->kind == TC__STEP_COMPUTE) {
                 const tc__backend *be = tc__backend_get(s->backend);
                 if (be == NULL) {
                     st = tc__fail(err, TC_STATUS_UNSUPPORTED, "plan step '%s' runs on the %s backend, which this build "

@@ -19,7 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backends/ref/ref.h"
+#include "backends/epilogue.h"
+#include "backends/kernel.h"
 #include "core/cpu.h"
 
 /*
@@ -70,7 +71,7 @@ void tc__gemm_f32_avx512_8x48(const tc__gemm_tile *t);
 void tc__gemm_f32_avx2_6x16(const tc__gemm_tile *t);
 void tc__gemm_f32_scalar_4x8(const tc__gemm_tile *t);
 
-/* Activations (not the clamp ones) in place on rows [0, m) x columns [0, n) of c, as tc__ref_act. */
+/* Activations (not the clamp ones) in place on rows [0, m) x columns [0, n) of c, as tc__act_eval. */
 void tc__gemm_act_f32_avx512(float *c, size_t ldc, size_t m, size_t n, const tc__gemm_epi *e);
 void tc__gemm_act_f32_avx2(float *c, size_t ldc, size_t m, size_t n, const tc__gemm_epi *e);
 void tc__gemm_act_f32_scalar(float *c, size_t ldc, size_t m, size_t n, const tc__gemm_epi *e);
