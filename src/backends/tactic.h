@@ -98,6 +98,9 @@ typedef struct tc__chain_geom {
     uint8_t zero_point, lo, hi;
 } tc__chain_geom;
 
+#define TC__TACTIC_CONFIG_MAX 256u /* bytes of one configuration (tc__tactic.config_bytes) */
+#define TC__TACTIC_MAX_CONFIGS 8   /* configurations of one tactic the tuner times for a step */
+
 typedef struct tc__tactic {
     const char *name;              /* "conv_im2col_avx512", ...; stored in plans, <= 31 chars */
     const char *op_type;
@@ -141,9 +144,13 @@ typedef struct tc__tactic {
     float proof_tol;
     /*
      * Optional: configurations the tuner times as separate candidates (a library's algorithm list, tile sizes).
-     * Fills up to cap configurations of config_bytes each into out (cap * config_bytes bytes) and returns how many
-     * the step admits. The tuner keeps the fastest; the plan stores its bytes per (step, profile) and run() finds
-     * them in ctx->config. check_config validates such bytes read from a plan (a plan is input from outside).
+     * A configuration is config_bytes opaque bytes (at most TC__TACTIC_CONFIG_MAX). configs fills up to cap of them
+     * into out (cap * config_bytes bytes) and returns how many the step admits (0: none, the tactic then does not
+     * take the step), the default first (what an untimed choice, --tactics-fixed, takes). It reads the step's shapes
+     * and attributes only (its constant inputs may be packed already), per step and per profile's shapes. The tuner
+     * times each one (candidates "name#index"), keeps the fastest; the plan stores its bytes per (step, profile) and
+     * run() finds them in ctx->config. check_config validates such bytes read from a plan (a plan is input from
+     * outside). pack(), packed_bytes() and scratch_bytes() must not depend on the configuration.
      */
     uint32_t config_bytes;
     int (*configs)(const tc__step_desc *d, void *out, int cap);

@@ -473,11 +473,21 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
         st = plan_profile(g, steps, &profiles[p], err);
         if (st) tc__err_prefix(err, "profile %d: ", p);
     }
+    tc__step_configs configs = {0}; /* the parameter blobs: the chosen configurations */
+    if (st == TC_STATUS_OK) {
+        const tc__range **ranges = malloc(sizeof *ranges * (size_t)n_prof);
+        if (ranges == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int p = 0; p < n_prof && ranges != NULL; p++) ranges[p] = profiles[p].ranges;
+        if (st == TC_STATUS_OK) st = tc__engine_step_configs(g, steps, tuning, ranges, n_prof, &configs, err);
+        free(ranges);
+    }
     if (st == TC_STATUS_OK) {
         tc_engine e = {.g = g, .n_steps = g->n_nodes, .steps = steps, .n_profiles = n_prof, .profiles = profiles,
-                       .threads = o ? o->threads : 0, .tuning = tuning};
+                       .threads = o ? o->threads : 0, .tuning = tuning, .params = configs.params,
+                       .param_size = configs.sizes};
         st = tc__engine_blob_write(&e, &blob, &blob_size, err);
     }
+    tc__step_configs_free(&configs);
     if (st == TC_STATUS_OK) {
         unsigned char rec[TC__TARGET_RECORD_MAX];
         tc__plan_target_info target = {.backend = be->id, .required_caps = required_isa, .record = rec};

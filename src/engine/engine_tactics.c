@@ -154,13 +154,14 @@ static void reject_missing_caps(const tc__backend *be, const char *op, uint64_t 
     }
 }
 
-/* Adds the times of `add` (another profile) to `sum` by candidate name; a candidate missing in `add` becomes
+/* Adds the times of `add` (another profile) to `sum` by candidate (name and configuration); a candidate missing in `add` becomes
  * UINT64_MAX. Then picks the winner with the least total. */
 static void merge_profile(tc__tune_result *sum, const tc__tune_result *add) {
     for (int c = 0; c < sum->n; c++) {
         const tc__tune_entry *m = NULL;
         for (int j = 0; j < add->n; j++)
-            if (strcmp(add->cand[j].name, sum->cand[c].name) == 0) m = &add->cand[j];
+            if (strcmp(add->cand[j].name, sum->cand[c].name) == 0 && add->cand[j].config == sum->cand[c].config)
+                m = &add->cand[j];
         sum->cand[c].min_ns = tc__add_sat_u64(sum->cand[c].min_ns, m ? m->min_ns : UINT64_MAX);
         sum->cand[c].median_ns = tc__add_sat_u64(sum->cand[c].median_ns, m ? m->median_ns : UINT64_MAX);
         uint64_t mx = m ? m->max_ns : UINT64_MAX;
@@ -234,7 +235,8 @@ static tc_status time_chained(const tc__graph *g, const tc__step *step, const tc
     *ns = UINT64_MAX;
     if (t->supports(&ds.d)) {
         st = tune_at(&ds.d, &t, 1, tc__backend_get(t->backend), pool, cache, cache_dirty, &r, err);
-        if (st == TC_STATUS_OK) *ns = r.cand[0].min_ns;
+        for (int j = 0; st == TC_STATUS_OK && j < r.n; j++) /* (its fastest configuration) */
+            if (r.cand[j].min_ns < *ns) *ns = r.cand[j].min_ns;
     }
     free(items);
     return st;
@@ -434,6 +436,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             res->n = n;
             for (int c = 0; c < res->n; c++) {
                 snprintf(res->cand[c].name, sizeof res->cand[c].name, "%s", cands[c]->name);
+                res->cand[c].config = cands[c]->configs != NULL && cands[c]->config_bytes > 0 ? 0 : -1; /* default */
                 res->cand[c].min_ns = res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
             }
         } else {
@@ -500,6 +503,66 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     tc__timing_cache_free(cache);
     for (int p = 0; p < n_profiles; p++) tc__shapes_free(&s[p]);
     return st;
+}
+
+tc_status tc__engine_step_configs(const tc__graph *g, const tc__step *steps, const tc__tune_result *results,
+                                  const tc__range *const *ranges, int n_profiles, tc__step_configs *out, tc__err *err) {
+    const int ns = g->n_nodes;
+    const size_t n = (size_t)n_profiles * (size_t)(ns > 0 ? ns : 1);
+    memset(out, 0, sizeof *out);
+    out->params = calloc(n, sizeof *out->params);
+    out->sizes = calloc(n, sizeof *out->sizes);
+    int n_conf = 0; /* steps whose tactic has configurations */
+    for (int k = 0; k < ns; k++) {
+        const tc__tactic *t = steps[k].kind == TC__STEP_COMPUTE ? tc__step_tactic(&steps[k], g->nodes[steps[k].node].op_type) : NULL;
+        n_conf += t != NULL && t->configs != NULL && t->config_bytes > 0;
+    }
+    out->bytes = calloc((size_t)n_profiles * (size_t)(n_conf ? n_conf : 1), TC__TACTIC_CONFIG_MAX);
+    unsigned char *some = malloc((size_t)TC__TACTIC_MAX_CONFIGS * TC__TACTIC_CONFIG_MAX);
+    tc_status st = out->params && out->sizes && out->bytes && some ? TC_STATUS_OK
+                                                                    : tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    size_t used = 0;
+    for (int p = 0; p < n_profiles && st == TC_STATUS_OK && n_conf > 0; p++) {
+        tc__shapes s;
+        st = tc__shapes_at(g, steps, ranges[p], 1, &s, err);
+        for (int k = 0; k < ns && st == TC_STATUS_OK; k++) {
+            const tc__step *step = &steps[k];
+            if (step->kind != TC__STEP_COMPUTE) continue;
+            const tc__node *node = &g->nodes[step->node];
+            const tc__tactic *t = tc__step_tactic(step, node->op_type);
+            if (t == NULL || t->configs == NULL || t->config_bytes == 0) continue;
+            /* the tuner's winner when it is this tactic's configuration (else, as untimed: the default) */
+            const tc__tune_result *r = &results[k];
+            const tc__tune_entry *w = r->n > 0 && r->winner >= 0 && r->winner < r->n ? &r->cand[r->winner] : NULL;
+            int j = w != NULL && strcmp(w->name, t->name) == 0 && w->config >= 0 ? w->config : 0;
+            tc__desc_store ds;
+            tc__desc_build_packed(g, node, &s, &ds);
+            const int m = t->config_bytes <= TC__TACTIC_CONFIG_MAX ? t->configs(&ds.d, some, TC__TACTIC_MAX_CONFIGS) : 0;
+            if (m < 1) {
+                st = tc__fail(err, TC_STATUS_INTERNAL, "step '%s': tactic %s offers no configuration at profile %d",
+                              node->name, t->name, p);
+                break;
+            }
+            if (j >= m || j >= TC__TACTIC_MAX_CONFIGS) j = 0; /* (fewer at this profile's shapes) */
+            unsigned char *dst = out->bytes + used;
+            memcpy(dst, some + (size_t)j * t->config_bytes, t->config_bytes);
+            used += TC__TACTIC_CONFIG_MAX;
+            const size_t i = (size_t)p * (size_t)ns + (size_t)k;
+            out->params[i] = dst;
+            out->sizes[i] = t->config_bytes;
+        }
+        tc__shapes_free(&s);
+    }
+    free(some);
+    if (st != TC_STATUS_OK) tc__step_configs_free(out);
+    return st;
+}
+
+void tc__step_configs_free(tc__step_configs *c) {
+    free(c->params);
+    free(c->sizes);
+    free(c->bytes);
+    memset(c, 0, sizeof *c);
 }
 
 int tc__step_chain_family(const tc__graph *g, const tc__step *st) {

@@ -120,6 +120,19 @@ const char *tc__lowp_chain_label(const tc__attrs *attrs, const char *tactic);
  * build does not have. */
 const tc__tactic *tc__step_tactic(const tc__step *step, const char *op_type);
 
+/* The configuration of every compute step at every profile (tc__tactic.configs): the plan's parameter blobs. */
+typedef struct tc__step_configs {
+    const unsigned char **params; /* [profile * n_steps + step]: config_bytes bytes, or NULL (none) */
+    uint32_t *sizes;              /* the same, their sizes */
+    unsigned char *bytes;         /* (what params point into) */
+} tc__step_configs;
+/* Fills out for the steps' tactics: per profile (its opt shapes, ranges[p]), the configuration the tuner chose
+ * (results[k]: the winner's index into the tactic's list; the first when the winner is untimed or another tactic, or
+ * when the profile's list is shorter). */
+tc_status tc__engine_step_configs(const tc__graph *g, const tc__step *steps, const tc__tune_result *results,
+                                  const tc__range *const *ranges, int n_profiles, tc__step_configs *out, tc__err *err);
+void tc__step_configs_free(tc__step_configs *c);
+
 /* Scratch bytes a step needs at the shapes in s (its tactic's own figure plus 4096). */
 uint64_t tc__step_scratch_bytes(const tc__graph *g, const tc__step *step, const tc__shapes *s);
 

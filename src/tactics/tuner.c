@@ -429,14 +429,39 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
                 return tc__fail(err, TC_STATUS_INTERNAL, "tuning %s: tactic %s is not the %s backend's", d->op_type,
                                 cands[k]->name, dev->name);
     }
-    int total = n;
-    if (total > TC__TUNE_MAX_CANDIDATES) total = TC__TUNE_MAX_CANDIDATES;
-    cand_run *c = calloc(total > 0 ? (size_t)total : 1, sizeof *c);
-    if (c == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
+    /* The candidates: each tactic, or each of its configurations (tactic.h; the default first) */
+    const tc__tactic *ct[TC__TUNE_MAX_CANDIDATES];
+    int cfg_of[TC__TUNE_MAX_CANDIDATES];
+    /* (the candidates' configurations, then room for one tactic's list) */
+    unsigned char *cfg = calloc(TC__TUNE_MAX_CANDIDATES + TC__TACTIC_MAX_CONFIGS, TC__TACTIC_CONFIG_MAX);
+    unsigned char *some = cfg ? cfg + (size_t)TC__TUNE_MAX_CANDIDATES * TC__TACTIC_CONFIG_MAX : NULL;
+    cand_run *c = calloc(TC__TUNE_MAX_CANDIDATES, sizeof *c);
+    if (c == NULL || cfg == NULL) {
+        free(c), free(cfg);
+        return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
+    }
     tc_status st = TC_STATUS_OK;
+    int total = 0;
+    for (int k = 0; k < n && total < TC__TUNE_MAX_CANDIDATES && st == TC_STATUS_OK; k++) {
+        const tc__tactic *t = cands[k];
+        if (t->configs == NULL || t->config_bytes == 0) {
+            ct[total] = t, cfg_of[total++] = -1;
+            continue;
+        }
+        const int m = t->config_bytes <= TC__TACTIC_CONFIG_MAX ? t->configs(d, some, TC__TACTIC_MAX_CONFIGS) : -1;
+        if (m < 0)
+            st = tc__fail(err, TC_STATUS_INTERNAL, "tactic %s: %u-byte configurations (at most %u)", t->name,
+                          t->config_bytes, TC__TACTIC_CONFIG_MAX);
+        for (int j = 0; j < m && j < TC__TACTIC_MAX_CONFIGS && total < TC__TUNE_MAX_CANDIDATES; j++) {
+            memcpy(cfg + (size_t)total * TC__TACTIC_CONFIG_MAX, some + (size_t)j * t->config_bytes, t->config_bytes);
+            ct[total] = t, cfg_of[total++] = j;
+        }
+    }
     int set = 0;
-    for (; set < total && st == TC_STATUS_OK; set++)
-        st = cand_setup(d, cands[set], runs, pool, dev, set > 0 ? &c[0] : NULL, &c[set], err);
+    for (; set < total && st == TC_STATUS_OK; set++) {
+        st = cand_setup(d, ct[set], runs, pool, dev, set > 0 ? &c[0] : NULL, &c[set], err);
+        if (cfg_of[set] >= 0) c[set].kc.config = cfg + (size_t)set * TC__TACTIC_CONFIG_MAX;
+    }
     /* Rounds of one run of each candidate (a warm-up round first), not each candidate's runs in a row: a slow spell of
      * the host (another process on a core) then slows every candidate alike, instead of all the runs of whichever it
      * fell on; it once made a build choose the single-threaded reference over a 2-thread tactic. The candidates share
@@ -455,13 +480,15 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
     uint64_t best = UINT64_MAX;
     for (int k = set - 1; k >= 0; k--) { /* (candidate 0 last: the others borrow its tensors) */
         tc__tune_entry *e = &out->cand[k];
-        snprintf(e->name, sizeof e->name, "%s", cands[k]->name);
+        snprintf(e->name, sizeof e->name, "%s", ct[k]->name);
+        e->config = cfg_of[k];
         cand_result(&c[k], e);
         if (e->min_ns <= best) best = e->min_ns, out->winner = k;
         cand_free(d, &c[k]);
     }
     out->n = set;
     free(c);
+    free(cfg);
     if (st != TC_STATUS_OK) return st;
     if (out->winner < 0) return tc__fail(err, TC_STATUS_INTERNAL, "no candidate of %s ran", d->op_type);
     return TC_STATUS_OK;

@@ -23,6 +23,7 @@ typedef struct tc__tune_entry {
                            or heuristic choice) */
     uint64_t median_ns; /* UINT64_MAX as min_ns */
     uint64_t max_ns;
+    int32_t config;     /* which of the tactic's configurations for the step (tc__tactic.configs), -1: none */
 } tc__tune_entry;
 
 /* A tactic of the step's op that was not a candidate, and why (for inspect --verbose, as oneDNN's verbose mode). */
@@ -43,7 +44,8 @@ typedef struct tc__tune_result {
 uint64_t tc__step_signature(const tc__step_desc *d);
 
 /*
- * Times candidates (in the backend list's order: the fallback ones, the reference kernels, last) on random non-zero inputs at the desc's shapes; constant inputs use the desc's
+ * Times candidates (a tactic with configurations, tactic.h, is one candidate per configuration: entries of its name
+ * with config 0, 1, ...; in the backend list's order: the fallback ones, the reference kernels, last) on random non-zero inputs at the desc's shapes; constant inputs use the desc's
  * data (packed per tactic). Fills out with the min, median and max per candidate and the winner
  * (least min). `runs` rounds of one timed run of each candidate after a warm-up round; a candidate
  * twice slower than 4x another's best so far runs no more.
