@@ -295,7 +295,8 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
         for (int k = 0; k < n; k++) {
             step_choice *ch = &choice[k];
             const tc__tactic *t = lowp[k] == TC__CHAIN_LOWP ? ch->int8 : lowp[k] == TC__CHAIN_SOLO ? ch->solo : ch->other;
-            if (t == NULL || ch->win == NULL) continue;
+            /* (a step its last resort won, the reference kernel, keeps it: the others are chosen among) */
+            if (t == NULL || ch->win == NULL || (ch->win->flags & TC__TACTIC_FALLBACK)) continue;
             ch->win = t;
             results[k].winner = lowp[k] == TC__CHAIN_LOWP ? ch->i_int8 : lowp[k] == TC__CHAIN_SOLO ? ch->i_solo : ch->i_other;
         }
