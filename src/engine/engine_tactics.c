@@ -352,7 +352,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     for (int p = 0; p < n_profiles && st == TC_STATUS_OK; p++) st = tc__shapes_at(g, steps, ranges[p], 1, &s[p], err);
     if (st == TC_STATUS_OK && o->cache_path) st = tc__timing_cache_load(o->cache_path, be->fingerprint(), &cache, err);
     if (st == TC_STATUS_OK && !o->fixed) st = be->exec_create(o->threads, &pool, err);
-    const bool device = be->mem == TC__MEM_DEVICE; /* no reference kernel runs on device memory, no proof is checked */
+    const bool device = be->mem == TC__MEM_DEVICE; /* (no proof is checked on device memory) */
     const uint64_t isa = be->caps();
     bool cache_dirty = false;
     step_choice *choice = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *choice);
@@ -366,7 +366,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         res->winner = 0;
         if (step->kind != TC__STEP_COMPUTE) continue;
         const tc__node *node = &g->nodes[step->node];
-        /* a step of an If branch that cannot run at a profile's opt shapes keeps the reference kernel */
+        /* a step of an If branch that cannot run at a profile's opt shapes takes its backend's fallback (below) */
         bool unavail = false;
         for (int p = 0; p < n_profiles; p++)
             for (int j = 0; j < node->n_out; j++) unavail = unavail || (node->out[j] >= 0 && s[p].unavail[node->out[j]]);

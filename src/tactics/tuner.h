@@ -44,9 +44,9 @@ typedef struct tc__tune_result {
 uint64_t tc__step_signature(const tc__step_desc *d);
 
 /*
- * Times candidates (a tactic with configurations, tactic.h, is one candidate per configuration: entries of its name
- * with config 0, 1, ...; in the backend list's order: the fallback ones, the reference kernels, last) on random non-zero inputs at the desc's shapes; constant inputs use the desc's
- * data (packed per tactic). Fills out with the min, median and max per candidate and the winner
+ * Times candidates, in the backend list's order (the fallback ones, the reference kernels, last; a tactic with
+ * configurations, tactic.h, is one candidate per configuration: entries of its name with config 0, 1, ...), on random
+ * non-zero inputs at the desc's shapes; constant inputs use the desc's data (packed per tactic). Fills out with the min, median and max per candidate and the winner
  * (least min). `runs` rounds of one timed run of each candidate after a warm-up round; a candidate
  * twice slower than 4x another's best so far runs no more.
  *
