@@ -1,8 +1,10 @@
 /*
  * timing_cache.c - the timing cache file: a text file, one line per step signature,
- *   tailcut-timing-cache 1 <fingerprint hex>
+ *   tailcut-timing-cache 3 <fingerprint hex>
  *   <signature hex> <winner index> <n> <name> <min ns> <median ns> <max ns> ... (n times)
- * where a tactic's configuration is the candidate "<name>#<index>" (tactic.h configs).
+ * where a tactic's configuration is the candidate "<name>#<index>" (tactic.h configs). Version 3 added those; version 2
+ * files (no configurations) are read too, and builds that know only version 2 ignore a version 3 file (they would
+ * take "<name>#<index>" for a tactic they do not have).
  * Parsed defensively: a malformed line makes the whole file count as empty (with no error, a
  * cache only saves time), another fingerprint's file likewise.
  */
@@ -78,7 +80,7 @@ tc_status tc__timing_cache_load(const char *path, uint64_t fingerprint, tc__timi
     unsigned long long fp = 0;
     int version = 0;
     bool ok = fgets(line, sizeof line, f) != NULL && sscanf(line, "tailcut-timing-cache %d %llx", &version, &fp) == 2 &&
-              version == 2 && fp == fingerprint;
+              (version == 2 || version == 3) && fp == fingerprint;
     while (ok && fgets(line, sizeof line, f) != NULL) {
         entry e;
         if (strchr(line, '\n') == NULL || parse_line(line, &e) != 0) {
@@ -125,7 +127,7 @@ tc_status tc__timing_cache_save(const tc__timing_cache *c, const char *path, tc_
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (f == NULL) return tc__fail(err, TC_STATUS_IO_ERROR, "cannot write timing cache '%s': %s", path, strerror(errno));
-    fprintf(f, "tailcut-timing-cache 2 %016" PRIx64 "\n", c->fingerprint);
+    fprintf(f, "tailcut-timing-cache 3 %016" PRIx64 "\n", c->fingerprint);
     for (int i = 0; i < c->n; i++) {
         const tc__tune_result *r = &c->e[i].r;
         fprintf(f, "%016" PRIx64 " %d %d", c->e[i].signature, r->winner, r->n);
