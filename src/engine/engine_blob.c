@@ -69,8 +69,10 @@ tc_status tc__engine_blob_write(const tc_engine *e, void **out, size_t *size, tc
         put_u32(&w, r ? (uint32_t)r->winner : 0);
         for (int c = 0; r && c < r->n; c++) {
             char name[32] = {0}; /* (a configuration's candidate: "name#index", for inspect) */
-            if (r->cand[c].config >= 0) snprintf(name, sizeof name, "%.26s#%d", r->cand[c].name, (int)(r->cand[c].config % 100));
-            else memcpy(name, r->cand[c].name, strnlen(r->cand[c].name, 31));
+            if (r->cand[c].config >= 0)
+                snprintf(name, sizeof name, "%.26s#%d", r->cand[c].name, (int)(r->cand[c].config % 100));
+            else
+                memcpy(name, r->cand[c].name, strnlen(r->cand[c].name, 31));
             put(&w, name, sizeof name);
             put_u64(&w, r->cand[c].median_ns);
             put_u64(&w, r->cand[c].max_ns);

@@ -116,7 +116,8 @@ static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t,
 
 
 /* Times the candidates of one step at one profile's shapes, or takes them from the cache. */
-static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands, int n, const tc__backend *be, void *pool, tc__timing_cache *cache, bool *cache_dirty,
+static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands, int n, const tc__backend *be,
+                         void *pool, tc__timing_cache *cache, bool *cache_dirty,
                          tc__tune_result *res, tc__err *err) {
     uint64_t sig = tc__step_signature(d);
     const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
@@ -154,8 +155,8 @@ static void reject_missing_caps(const tc__backend *be, const char *op, uint64_t 
     }
 }
 
-/* Adds the times of `add` (another profile) to `sum` by candidate (name and configuration); a candidate missing in `add` becomes
- * UINT64_MAX. Then picks the winner with the least total. */
+/* Adds the times of `add` (another profile) to `sum` by candidate (name and configuration); a candidate missing in
+ * `add` becomes UINT64_MAX. Then picks the winner with the least total. */
 static void merge_profile(tc__tune_result *sum, const tc__tune_result *add) {
     for (int c = 0; c < sum->n; c++) {
         const tc__tune_entry *m = NULL;
@@ -515,13 +516,15 @@ tc_status tc__engine_step_configs(const tc__graph *g, const tc__step *steps, con
     out->sizes = calloc(n, sizeof *out->sizes);
     int n_conf = 0; /* steps whose tactic has configurations */
     for (int k = 0; k < ns; k++) {
-        const tc__tactic *t = steps[k].kind == TC__STEP_COMPUTE ? tc__step_tactic(&steps[k], g->nodes[steps[k].node].op_type) : NULL;
+        const tc__tactic *t =
+            steps[k].kind == TC__STEP_COMPUTE ? tc__step_tactic(&steps[k], g->nodes[steps[k].node].op_type) : NULL;
         n_conf += t != NULL && t->configs != NULL && t->config_bytes > 0;
     }
     out->bytes = calloc((size_t)n_profiles * (size_t)(n_conf ? n_conf : 1), TC__TACTIC_CONFIG_MAX);
     unsigned char *some = malloc((size_t)TC__TACTIC_MAX_CONFIGS * TC__TACTIC_CONFIG_MAX);
-    tc_status st = out->params && out->sizes && out->bytes && some ? TC_STATUS_OK
-                                                                    : tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    tc_status st = out->params && out->sizes && out->bytes && some
+                       ? TC_STATUS_OK
+                       : tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
     size_t used = 0;
     for (int p = 0; p < n_profiles && st == TC_STATUS_OK && n_conf > 0; p++) {
         tc__shapes s;
@@ -538,7 +541,8 @@ tc_status tc__engine_step_configs(const tc__graph *g, const tc__step *steps, con
             int j = w != NULL && strcmp(w->name, t->name) == 0 && w->config >= 0 ? w->config : 0;
             tc__desc_store ds;
             tc__desc_build_packed(g, node, &s, &ds);
-            const int m = t->config_bytes <= TC__TACTIC_CONFIG_MAX ? t->configs(&ds.d, some, TC__TACTIC_MAX_CONFIGS) : 0;
+            const int m =
+                t->config_bytes <= TC__TACTIC_CONFIG_MAX ? t->configs(&ds.d, some, TC__TACTIC_MAX_CONFIGS) : 0;
             if (m < 1) {
                 st = tc__fail(err, TC_STATUS_INTERNAL, "step '%s': tactic %s offers no configuration at profile %d",
                               node->name, t->name, p);

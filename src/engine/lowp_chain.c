@@ -262,7 +262,8 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
             return TC_STATUS_OK;
         fam = f, q0 = q;
     }
-    if ((n_data == 1 && n_res == 0) || !geometry(g, p, ps->tactic, s, &qp)) return TC_STATUS_OK; /* (one input reader: the chain) */
+    if ((n_data == 1 && n_res == 0) || !geometry(g, p, ps->tactic, s, &qp))
+        return TC_STATUS_OK; /* (one input reader: the chain) */
     if (n_data == 0) { /* residual readers only: an unpadded image of (AVX2: 16-bit) codes of the output's own scale */
         const float ys = tc__attr_float(&g->nodes[p].attrs, TC__ATTR_INT8_Y_SCALE, 0.0f);
         if (!(ys > 0.0f)) return TC_STATUS_OK;
