@@ -62,7 +62,7 @@ static tc__tensor make(int32_t rank, const int64_t *dims, unsigned seed, float l
 static tc_status ref_then_epilogue(const tc__kernel_ctx *kc) {
     tc_status st = tc__ref_find(kc->op_type)(kc);
     if (st == TC_STATUS_OK && kc->epi != NULL)
-        st = tc__ref_apply_epilogue(kc->epi, kc->out[0], NULL, kc->residual, kc->err);
+        st = tc__epilogue_apply(kc->epi, kc->out[0], NULL, kc->residual, kc->err);
     return st;
 }
 

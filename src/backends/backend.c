@@ -54,9 +54,16 @@ int tc__tactics_for(const tc__backend *be, const char *op_type, uint64_t caps, c
     int n = 0;
     for (size_t i = 0; be->tactics[i] != NULL; i++) {
         const tc__tactic *t = be->tactics[i];
-        if (strcmp(t->op_type, op_type) == 0 && (t->caps & ~caps) == 0 && n < cap - 1) out[n++] = t;
+        if (strcmp(t->op_type, op_type) == 0 && (t->caps & ~caps) == 0 && n < cap) out[n++] = t;
     }
     return n;
+}
+
+const tc__tactic *tc__tactic_fallback(const tc__backend *be, const char *op_type) {
+    for (size_t i = 0; be != NULL && be->tactics[i] != NULL; i++)
+        if ((be->tactics[i]->flags & TC__TACTIC_FALLBACK) && strcmp(be->tactics[i]->op_type, op_type) == 0)
+            return be->tactics[i];
+    return NULL;
 }
 
 const tc__tactic *tc__tactic_find(const tc__backend *be, const char *name, const char *op_type) {

@@ -129,10 +129,13 @@ const tc__backend *tc__backend_find(const char *name, tc__err *err);
 const char *tc__backend_name(uint32_t id);
 
 /*
- * The fast candidates of backend be for op_type usable with capability bits caps, best first (the
- * engine adds the reference kernel, "ref", as the last candidate). Fills out[0..cap) and returns the count.
+ * The tactics of backend be for op_type usable with capability bits caps, in list order (best first, the fallback
+ * ones, TC__TACTIC_FALLBACK, last). Fills out[0..cap) and returns the count.
  */
 int tc__tactics_for(const tc__backend *be, const char *op_type, uint64_t caps, const tc__tactic **out, int cap);
+/* The first TC__TACTIC_FALLBACK tactic of be for op_type (the CPU's reference kernel), or NULL (a device backend has
+ * none): what runs a step whose shapes are unknown at build, and the host's shape arithmetic. */
+const tc__tactic *tc__tactic_fallback(const tc__backend *be, const char *op_type);
 /* The tactic of that name on any backend's list (tactic names are unique across backends), or NULL. */
 const tc__tactic *tc__tactic_named(const char *name);
 /* Looks a tactic of backend be up by name (plans store names); NULL when this build has none. */

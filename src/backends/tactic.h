@@ -57,6 +57,14 @@ enum {
     TC__TACTIC_CHAIN_FIRST = 1u << 3,
     /* With TC__TACTIC_BLOCKED: its blocked tensors are NCHW8c (tc.layout_block 8), not NCHW16c. */
     TC__TACTIC_BLOCK8 = 1u << 4,
+    /* The op's last resort (the CPU's reference kernels): a candidate like the others where others support the step,
+     * taken untimed where none does, and never the rival of a reduced-precision tactic in the chain choice
+     * (engine_tactics.c). Also what a step runs whose shapes are unknown at build (an If branch's). */
+    TC__TACTIC_FALLBACK = 1u << 5,
+    /* The reduced-precision chain pass (engine/lowp_chain.c) may give it a step whose readers read an INT8 image, which
+     * it then writes (chain_geometry gives the step's output); its supports() takes only such steps, so it is never
+     * a tuning candidate. */
+    TC__TACTIC_IMAGE_WRITER = 1u << 6,
 };
 
 /* Reduced-precision chain families (tc__tactic.chain): a step whose tactic has one writes, for a reader of the same
@@ -76,6 +84,23 @@ enum {
     TC__CHAIN_COUNT_
 };
 
+/*
+ * What the reduced-precision chain pass (engine/lowp_chain.c) needs to know of a step that a chaining tactic runs: the
+ * layer's input and output (a MatMul/Gemm is one image of one row: its pixels are the rows), the padded input image the
+ * tactic reads (its own conversion of X), and for INT8 the codes of that image. Filled by tc__tactic.chain_geometry.
+ */
+typedef struct tc__chain_geom {
+    size_t batch, cin, cout, ih, iw, oh, ow;
+    size_t hp, wp, cp, pt, pl;   /* the padded input image: rows, columns, channels per pixel, top and left padding */
+    bool x_nchw;                 /* X is a plain NCHW tensor (not blocked, not rows) */
+    bool in_image, out_image;    /* the step already reads / writes an image (its chain attributes) */
+    float x_scale;               /* INT8: the input's scale, zero point and lowest and highest codes */
+    uint8_t zero_point, lo, hi;
+} tc__chain_geom;
+
+#define TC__TACTIC_CONFIG_MAX 256u /* bytes of one configuration (tc__tactic.config_bytes) */
+#define TC__TACTIC_MAX_CONFIGS 8   /* configurations of one tactic the tuner times for a step */
+
 typedef struct tc__tactic {
     const char *name;              /* "conv_im2col_avx512", ...; stored in plans, <= 31 chars */
     const char *op_type;
@@ -83,6 +108,8 @@ typedef struct tc__tactic {
     uint64_t caps;                 /* capability bits of its backend it needs (CPU: TC__ISA_* bits; 0 = baseline) */
     uint32_t flags;                /* TC__TACTIC_* */
     uint8_t chain;                 /* TC__CHAIN_*: the reduced-precision chain family of its images, or none */
+    /* With chain (or TC__TACTIC_IMAGE_WRITER): the geometry of a step it supports; false when it does not take it. */
+    bool (*chain_geometry)(const struct tc__step_desc *d, tc__chain_geom *g);
     const char *precision;         /* arithmetic it computes in: "int8", "bf16"; NULL: "fp32" */
     /* True when the tactic computes this step exactly (dtype, attributes, shapes, epilogue). */
     bool (*supports)(const tc__step_desc *d);
@@ -117,9 +144,13 @@ typedef struct tc__tactic {
     float proof_tol;
     /*
      * Optional: configurations the tuner times as separate candidates (a library's algorithm list, tile sizes).
-     * Fills up to cap configurations of config_bytes each into out (cap * config_bytes bytes) and returns how many
-     * the step admits. The tuner keeps the fastest; the plan stores its bytes per (step, profile) and run() finds
-     * them in ctx->config. check_config validates such bytes read from a plan (a plan is input from outside).
+     * A configuration is config_bytes opaque bytes (at most TC__TACTIC_CONFIG_MAX). configs fills up to cap of them
+     * into out (cap * config_bytes bytes) and returns how many the step admits (0: none, the tactic then does not
+     * take the step), the default first (what an untimed choice, --tactics-fixed, takes). It reads the step's shapes
+     * and attributes only (its constant inputs may be packed already), per step and per profile's shapes. The tuner
+     * times each one (candidates "name#index"), keeps the fastest; the plan stores its bytes per (step, profile) and
+     * run() finds them in ctx->config. check_config validates such bytes read from a plan (a plan is input from
+     * outside). pack(), packed_bytes() and scratch_bytes() must not depend on the configuration.
      */
     uint32_t config_bytes;
     int (*configs)(const tc__step_desc *d, void *out, int cap);

@@ -18,7 +18,7 @@
 #include "quant/calib.h"
 #include "quant/calib_cache.h"
 #include "quant/model_fingerprint.h"
-#include "quant/quantizable.h"
+#include "graph/quantizable.h"
 #include "tailcut/tailcut.h"
 
 #define CAL_BINS 2048

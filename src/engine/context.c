@@ -135,12 +135,7 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
         const tc__tensor **hin = c->device ? &c->dev.hins[(size_t)k * TC__CTX_MAX_IN] : NULL;
         for (int i = 0; hin && i < node->n_in; i++) hin[i] = node->in[i] >= 0 ? &c->dev.hview[node->in[i]] : NULL;
         const tc__tactic *t = e->tactics ? e->tactics[k] : NULL;
-        const tc__kernel_fn fn = t ? t->run : tc__ref_find(node->op_type);
         const bool fused = t && (t->flags & TC__TACTIC_FUSES_EPILOGUE);
-        if (fn == NULL) {
-            tc__fail(&err, TC_STATUS_UNSUPPORTED, "step '%s': no kernel for %s", node->name, node->op_type);
-            goto fail;
-        }
         c->kctx[k] = (tc__kernel_ctx){.node_name = node->name,
                                       .op_type = node->op_type,
                                       .opset = g->opset,
@@ -158,6 +153,11 @@ tc_status tc_context_create(const tc_engine *e, int profile, tc_context **out, t
                                       .host_in = hin,
                                       .config = e->params ? e->params[(size_t)profile * (size_t)ns + (size_t)k] : NULL};
         if (e->steps[k].kind != TC__STEP_COMPUTE) continue;
+        if (t == NULL) { /* (the load resolves every compute step's tactic) */
+            tc__fail(&err, TC_STATUS_UNSUPPORTED, "step '%s': no kernel for %s", node->name, node->op_type);
+            goto fail;
+        }
+        const tc__kernel_fn fn = t->run;
         const bool post = !fused && !tc__epilogue_is_none(&node->epi);
         if (node->guard >= 0 && c->tensors[node->in[node->guard]].dtype != TC_DTYPE_BOOL) {
             tc__fail(&err, TC_STATUS_CORRUPT_FILE, "step '%s': its guard '%s' is not a bool", node->name,

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "backends/backend.h"
-#include "backends/ref/ref.h"
+#include "backends/epilogue.h"
 #include "graph/graph.h"
 #include "tactics/tuner.h"
 
@@ -60,7 +60,8 @@ struct tc_engine {
     const char **node_branch; /* per node: the If branch it runs under (tc__branch_labels), "" for none */
     int *node_depth;          /* per node: how many If branches deep */
     tc__tune_result *tuning;            /* per step: candidates and their times */
-    const tc__tactic **tactics;         /* per step: the chosen fast tactic, NULL for ref */
+    const tc__tactic **tactics;         /* per compute step: its tactic (by the plan's name; "ref": the CPU's reference
+                                           kernel, a fallback tactic like any other); NULL for the other steps */
     const tc__backend *backend;         /* the backend the engine was built for (its contexts' memory and runs) */
     uint64_t required_caps;             /* the backend's capability bits the steps' tactics need */
     uint32_t target_size;               /* the target record of the build machine (plan TARGET section) */

@@ -63,7 +63,8 @@ static char *describe_ops(const tc__node *n) {
 }
 
 /* The parameter blobs of step k (one per profile): a tactic's configuration of exactly its config_bytes, which its
- * check_config accepts; nothing for tactics without configurations (the reference kernels included). */
+ * check_config accepts; nothing for tactics without configurations (the reference kernels included). An empty blob
+ * for a tactic with configurations is its default (ctx->config NULL): plans built before it had configurations. */
 static tc_status check_params(const tc_engine *e, int k, tc__err *err) {
     const tc__tactic *t = e->tactics[k];
     const uint32_t want = t ? t->config_bytes : 0;
@@ -71,10 +72,10 @@ static tc_status check_params(const tc_engine *e, int k, tc__err *err) {
     for (int p = 0; p < e->n_profiles; p++) {
         const size_t i = (size_t)p * (size_t)e->n_steps + (size_t)k;
         const uint32_t got = e->param_size ? e->param_size[i] : 0;
-        if (got != want)
+        if (got != want && got != 0)
             return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' (tactic %s) has a %u-byte configuration for "
                             "profile %d, the tactic takes %u", n->name, e->steps[k].tactic, got, p, want);
-        if (want > 0 && t->check_config != NULL) {
+        if (got > 0 && t->check_config != NULL) {
             tc__err cerr = {0};
             if (!t->check_config(e->params[i], &cerr))
                 return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' (tactic %s), profile %d: bad configuration: "
@@ -172,7 +173,7 @@ tc_status tc__engine_from_plan(void *bytes, size_t n_bytes, bool mapped, uint32_
         for (int k = 0; k < e->n_steps && st == TC_STATUS_OK; k++) {
             const tc__step *s = &e->steps[k];
             const tc__node *n = &e->g->nodes[s->node];
-            if (s->kind == TC__STEP_COMPUTE && strcmp(s->tactic, "ref") != 0) {
+            if (s->kind == TC__STEP_COMPUTE) {
                 const tc__backend *be = tc__backend_get(s->backend);
                 if (be == NULL) {
                     st = tc__fail(err, TC_STATUS_UNSUPPORTED, "plan step '%s' runs on the %s backend, which this build "

@@ -3,13 +3,15 @@
  * profiles (input ranges, arena/scratch sizes, per-value offsets and capacities).
  * Layout, all little-endian: "TCEN" u32 version | u32 threads | u32 n_steps | steps (48 bytes
  * each: u32 node, u8 kind, u8 backend (TC__BACKEND_*), 2 pad, char tactic[32], char precision[8]) | per step the tuner's
- * candidates: u32 n, u32 winner, n x (char name[32], u64 median_ns, u64 max_ns) | u32 n_profiles |
+ * candidates: u32 n, u32 winner, n x (char name[32]: a configuration's "name#index", u64 median_ns, u64 max_ns) |
+ * u32 n_profiles |
  * per profile: u32 n_ranges, per range (u32 value, u32 rank, i64 min[8], opt[8], max[8]),
  * u64 arena, naive, scratch, u32 n_values, u64 offset[n_values], u64 capacity[n_values] | per profile, per step
  * the parameter blob (the tactic's configuration): u32 size, size bytes, zeros to a multiple of 4 | per step the
  * tactics that were no candidate: u32 n, n x (char name[32], char why[96]).
  * Version 3 added the step's backend and the parameter blobs, version 4 the rejected tactics.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,8 +68,11 @@ tc_status tc__engine_blob_write(const tc_engine *e, void **out, size_t *size, tc
         put_u32(&w, r ? (uint32_t)r->n : 0);
         put_u32(&w, r ? (uint32_t)r->winner : 0);
         for (int c = 0; r && c < r->n; c++) {
-            char name[32] = {0};
-            memcpy(name, r->cand[c].name, strnlen(r->cand[c].name, 31));
+            char name[32] = {0}; /* (a configuration's candidate: "name#index", for inspect) */
+            if (r->cand[c].config >= 0)
+                snprintf(name, sizeof name, "%.26s#%d", r->cand[c].name, (int)(r->cand[c].config % 100));
+            else
+                memcpy(name, r->cand[c].name, strnlen(r->cand[c].name, 31));
             put(&w, name, sizeof name);
             put_u64(&w, r->cand[c].median_ns);
             put_u64(&w, r->cand[c].max_ns);
@@ -200,6 +205,7 @@ tc_status tc__engine_blob_read(tc_engine *e, const void *data, size_t size, tc__
             res->cand[c].name[sizeof res->cand[c].name - 1] = '\0';
             res->cand[c].median_ns = get_u64(&r);
             res->cand[c].max_ns = get_u64(&r);
+            res->cand[c].config = -1; /* (shown as named) */
         }
     }
     uint32_t n_profiles = get_u32(&r);

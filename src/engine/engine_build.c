@@ -3,6 +3,7 @@
  * optimisation passes, cut the graph into steps, plan each profile's memory at its max shapes,
  * then serialize everything as a plan and load that plan back as the engine.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,7 +100,10 @@ static tc_status make_steps(const tc__graph *g, tc__step **out, tc__err *err) {
         const tc__node *node = &g->nodes[n];
         tc__step *s = &steps[n];
         s->node = n;
-        strcpy(s->tactic, "ref");
+        /* until a tactic is chosen (and for the steps that are no compute step: shape arithmetic, evaluated on the
+         * host by the reference kernels): the CPU's fallback tactic, "ref" */
+        const tc__tactic *host = tc__tactic_fallback(tc__backend_get(TC__BACKEND_CPU), node->op_type);
+        snprintf(s->tactic, sizeof s->tactic, "%s", host != NULL ? host->name : "");
         strcpy(s->precision, "fp32");
         s->backend = TC__BACKEND_CPU;
         bool inputs_known = true, small_ints = true, small_any = true;
@@ -258,6 +262,11 @@ static tc_status check_fp32_layers(const tc__graph *model_graph, const tc_build_
     return st;
 }
 
+/* The precision pass's lookup of a calibrated scale (passes.h tc__scale_lookup) in a calibration cache. */
+static bool cache_scale(const void *cache, const char *name, float *scale) {
+    return tc__calib_cache_find(cache, name, scale);
+}
+
 /* --int8: the calibration cache's scales on the quantizable nodes (precision pass), minus the FP32 layers. */
 static tc_status apply_int8(const tc__graph *model_graph, tc__graph *g, const tc_build_options *o, tc__err *err) {
     if (o->calib_cache == NULL)
@@ -273,7 +282,7 @@ static tc_status apply_int8(const tc__graph *model_graph, tc__graph *g, const tc
     if (st == TC_STATUS_OK) {
         tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
         const tc__int8_lists lists = {ex, n_ex, o->int8_w8_layers, o->num_int8_w8_layers};
-        st = tc__pass_precision_int8(&pc, cache, &lists, (o->flags & TC_BUILD_INT8_REDUCE_RANGE) != 0);
+        st = tc__pass_precision_int8(&pc, cache_scale, cache, &lists, (o->flags & TC_BUILD_INT8_REDUCE_RANGE) != 0);
     }
     tc__calib_cache_free(cache);
     free(ex);
@@ -473,11 +482,21 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
         st = plan_profile(g, steps, &profiles[p], err);
         if (st) tc__err_prefix(err, "profile %d: ", p);
     }
+    tc__step_configs configs = {0}; /* the parameter blobs: the chosen configurations */
+    if (st == TC_STATUS_OK) {
+        const tc__range **ranges = malloc(sizeof *ranges * (size_t)n_prof);
+        if (ranges == NULL) st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int p = 0; p < n_prof && ranges != NULL; p++) ranges[p] = profiles[p].ranges;
+        if (st == TC_STATUS_OK) st = tc__engine_step_configs(g, steps, tuning, ranges, n_prof, &configs, err);
+        free(ranges);
+    }
     if (st == TC_STATUS_OK) {
         tc_engine e = {.g = g, .n_steps = g->n_nodes, .steps = steps, .n_profiles = n_prof, .profiles = profiles,
-                       .threads = o ? o->threads : 0, .tuning = tuning};
+                       .threads = o ? o->threads : 0, .tuning = tuning, .params = configs.params,
+                       .param_size = configs.sizes};
         st = tc__engine_blob_write(&e, &blob, &blob_size, err);
     }
+    tc__step_configs_free(&configs);
     if (st == TC_STATUS_OK) {
         unsigned char rec[TC__TARGET_RECORD_MAX];
         tc__plan_target_info target = {.backend = be->id, .required_caps = required_isa, .record = rec};

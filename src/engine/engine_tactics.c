@@ -79,31 +79,15 @@ void tc__desc_build_packed(const tc__graph *g, const tc__node *node, const tc__s
         if (node->in[i] >= 0 && g->values[node->in[i]].init != NULL) ds->in[i] = g->values[node->in[i]].init;
 }
 
-/* The ref kernels' scratch bound: double copies of all inputs and the output, plus index tables. */
-static uint64_t ref_scratch(const tc__node *node, const tc__shapes *s) {
-    if (!tc__ref_uses_scratch(node->op_type)) return 0;
-    uint64_t in = 0, o0 = 0, dims = 0;
-    for (int i = 0; i < node->n_in; i++)
-        if (node->in[i] >= 0) in += (uint64_t)tc__tensor_numel(&s->t[node->in[i]]);
-    if (node->n_out > 0 && node->out[0] >= 0) {
-        const tc__tensor *t = &s->t[node->out[0]];
-        o0 = (uint64_t)tc__tensor_numel(t);
-        for (int32_t d = 0; d < t->rank; d++) dims += (uint64_t)t->dims[d];
-    }
-    return 16 * (in + o0) + 64 * dims + 4096;
-}
-
 const tc__tactic *tc__step_tactic(const tc__step *step, const char *op_type) {
     const tc__backend *be = tc__backend_get(step->backend);
-    if (be == NULL || strcmp(step->tactic, "ref") == 0) return NULL;
-    return tc__tactic_find(be, step->tactic, op_type);
+    return be != NULL ? tc__tactic_find(be, step->tactic, op_type) : NULL;
 }
 
 uint64_t tc__step_scratch_bytes(const tc__graph *g, const tc__step *step, const tc__shapes *s) {
     const tc__node *node = &g->nodes[step->node];
     const tc__tactic *t = tc__step_tactic(step, node->op_type);
-    if (t == NULL) return ref_scratch(node, s);
-    if (t->scratch_bytes == NULL) return 0;
+    if (t == NULL || t->scratch_bytes == NULL) return 0;
     tc__desc_store ds;
     tc__desc_build(g, node, s, &ds);
     return (uint64_t)t->scratch_bytes(&ds.d) + 4096;
@@ -132,8 +116,8 @@ static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t,
 
 
 /* Times the candidates of one step at one profile's shapes, or takes them from the cache. */
-static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__ref_fn ref,
-                         const tc__backend *be, void *pool, tc__timing_cache *cache, bool *cache_dirty,
+static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands, int n, const tc__backend *be,
+                         void *pool, tc__timing_cache *cache, bool *cache_dirty,
                          tc__tune_result *res, tc__err *err) {
     uint64_t sig = tc__step_signature(d);
     const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
@@ -141,7 +125,7 @@ static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands,
         *res = *hit;
         return TC_STATUS_OK;
     }
-    tc_status st = tc__tune_step(d, cands, n, ref, 5, be, pool, res, err);
+    tc_status st = tc__tune_step(d, cands, n, 5, be, pool, res, err);
     if (st == TC_STATUS_OK && cache) {
         st = tc__timing_cache_put(cache, sig, res, err);
         *cache_dirty = true;
@@ -171,13 +155,14 @@ static void reject_missing_caps(const tc__backend *be, const char *op, uint64_t 
     }
 }
 
-/* Adds the times of `add` (another profile) to `sum` by candidate name; a candidate missing in `add` becomes
- * UINT64_MAX. Then picks the winner with the least total. */
+/* Adds the times of `add` (another profile) to `sum` by candidate (name and configuration); a candidate missing in
+ * `add` becomes UINT64_MAX. Then picks the winner with the least total. */
 static void merge_profile(tc__tune_result *sum, const tc__tune_result *add) {
     for (int c = 0; c < sum->n; c++) {
         const tc__tune_entry *m = NULL;
         for (int j = 0; j < add->n; j++)
-            if (strcmp(add->cand[j].name, sum->cand[c].name) == 0) m = &add->cand[j];
+            if (strcmp(add->cand[j].name, sum->cand[c].name) == 0 && add->cand[j].config == sum->cand[c].config)
+                m = &add->cand[j];
         sum->cand[c].min_ns = tc__add_sat_u64(sum->cand[c].min_ns, m ? m->min_ns : UINT64_MAX);
         sum->cand[c].median_ns = tc__add_sat_u64(sum->cand[c].median_ns, m ? m->median_ns : UINT64_MAX);
         uint64_t mx = m ? m->max_ns : UINT64_MAX;
@@ -224,7 +209,7 @@ static void best_of(const tc__tactic *const *cands, int n, const tc__tune_result
         const tc__tactic *t = NULL;
         for (int i = 0; i < n; i++)
             if (strcmp(cands[i]->name, res->cand[j].name) == 0) t = cands[i];
-        if (t == NULL) continue; /* ref */
+        if (t == NULL || (t->flags & TC__TACTIC_FALLBACK)) continue; /* (a last resort is no rival) */
         const bool q = is_int8(t), chains = q && tc__lowp_tactic_chains(t->name);
         uint64_t *best = chains ? &c->t_int8 : q ? &c->t_solo : &c->t_other;
         const tc__tactic **who = chains ? &c->int8 : q ? &c->solo : &c->other;
@@ -250,8 +235,9 @@ static tc_status time_chained(const tc__graph *g, const tc__step *step, const tc
     tc_status st = TC_STATUS_OK;
     *ns = UINT64_MAX;
     if (t->supports(&ds.d)) {
-        st = tune_at(&ds.d, &t, 1, NULL, tc__backend_get(t->backend), pool, cache, cache_dirty, &r, err);
-        if (st == TC_STATUS_OK) *ns = r.cand[0].min_ns;
+        st = tune_at(&ds.d, &t, 1, tc__backend_get(t->backend), pool, cache, cache_dirty, &r, err);
+        for (int j = 0; st == TC_STATUS_OK && j < r.n; j++) /* (its fastest configuration) */
+            if (r.cand[j].min_ns < *ns) *ns = r.cand[j].min_ns;
     }
     free(items);
     return st;
@@ -310,7 +296,8 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
         for (int k = 0; k < n; k++) {
             step_choice *ch = &choice[k];
             const tc__tactic *t = lowp[k] == TC__CHAIN_LOWP ? ch->int8 : lowp[k] == TC__CHAIN_SOLO ? ch->solo : ch->other;
-            if (t == NULL || ch->win == NULL) continue;
+            /* (a step its last resort won, the reference kernel, keeps it: the others are chosen among) */
+            if (t == NULL || ch->win == NULL || (ch->win->flags & TC__TACTIC_FALLBACK)) continue;
             ch->win = t;
             results[k].winner = lowp[k] == TC__CHAIN_LOWP ? ch->i_int8 : lowp[k] == TC__CHAIN_SOLO ? ch->i_solo : ch->i_other;
         }
@@ -366,7 +353,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     for (int p = 0; p < n_profiles && st == TC_STATUS_OK; p++) st = tc__shapes_at(g, steps, ranges[p], 1, &s[p], err);
     if (st == TC_STATUS_OK && o->cache_path) st = tc__timing_cache_load(o->cache_path, be->fingerprint(), &cache, err);
     if (st == TC_STATUS_OK && !o->fixed) st = be->exec_create(o->threads, &pool, err);
-    const bool device = be->mem == TC__MEM_DEVICE; /* no reference kernel runs on device memory, no proof is checked */
+    const bool device = be->mem == TC__MEM_DEVICE; /* (no proof is checked on device memory) */
     const uint64_t isa = be->caps();
     bool cache_dirty = false;
     step_choice *choice = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *choice);
@@ -380,7 +367,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         res->winner = 0;
         if (step->kind != TC__STEP_COMPUTE) continue;
         const tc__node *node = &g->nodes[step->node];
-        /* a step of an If branch that cannot run at a profile's opt shapes keeps the reference kernel */
+        /* a step of an If branch that cannot run at a profile's opt shapes takes its backend's fallback (below) */
         bool unavail = false;
         for (int p = 0; p < n_profiles; p++)
             for (int j = 0; j < node->n_out; j++) unavail = unavail || (node->out[j] >= 0 && s[p].unavail[node->out[j]]);
@@ -429,7 +416,13 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             break;
         }
         const tc__tactic *win = NULL;
-        if (n == 0 && device) {
+        bool last_resort = n > 0; /* every candidate a fallback (the reference kernel alone): nothing to time */
+        for (int c = 0; c < n; c++) last_resort = last_resort && (cands[c]->flags & TC__TACTIC_FALLBACK);
+        if (n == 0 && blocked) {
+            st = tc__fail(err, TC_STATUS_INTERNAL, "node '%s' (%s): the layout pass made it blocked (NCHW16c or NCHW8c) but no tactic runs it",
+                          node->name, node->op_type);
+            break;
+        } else if (n == 0) {
             char why[512];
             int len = snprintf(why, sizeof why, "%s", n_rejected ? "" : "the backend has no kernel for this op");
             for (int r = 0; r < n_rejected && len >= 0 && (size_t)len < sizeof why; r++)
@@ -438,30 +431,21 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             st = tc__fail(err, TC_STATUS_UNSUPPORTED, "node '%s' (%s) cannot run on the %s backend (%s)", node->name,
                           node->op_type, be->name, why);
             break;
-        } else if (n == 0 && blocked) {
-            st = tc__fail(err, TC_STATUS_INTERNAL, "node '%s' (%s): the layout pass made it blocked (NCHW16c or NCHW8c) but no tactic runs it",
-                          node->name, node->op_type);
-            break;
-        } else if (n == 0) {
-            res->n = 1;
-            snprintf(res->cand[0].name, sizeof res->cand[0].name, "ref");
-            res->cand[0].min_ns = res->cand[0].median_ns = res->cand[0].max_ns = UINT64_MAX;
-        } else if (o->fixed || (device && (n == 1 || (cands[0]->flags & TC__TACTIC_CHAIN_FIRST)))) {
-            /* untimed: the first supporting tactic runs the step (a device backend's only candidate: nothing to time
-             * it against, the reference kernel being none; or one that chains images from step to step) */
+        } else if (o->fixed || last_resort || (device && (n == 1 || (cands[0]->flags & TC__TACTIC_CHAIN_FIRST)))) {
+            /* untimed: the first supporting tactic runs the step (the op's last resort alone; a device backend's only
+             * candidate: nothing to time it against; or one that chains images from step to step) */
             win = cands[0];
-            res->n = n + (!blocked && !device);
+            res->n = n;
             for (int c = 0; c < res->n; c++) {
-                snprintf(res->cand[c].name, sizeof res->cand[c].name, "%s", c < n ? cands[c]->name : "ref");
+                snprintf(res->cand[c].name, sizeof res->cand[c].name, "%s", cands[c]->name);
+                res->cand[c].config = cands[c]->configs != NULL && cands[c]->config_bytes > 0 ? 0 : -1; /* default */
                 res->cand[c].min_ns = res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
             }
         } else {
-            /* ref knows only NCHW, and host memory */
-            tc__ref_fn ref = blocked || device ? NULL : tc__ref_find(node->op_type);
-            st = tune_at(&ds[0].d, cands, n, ref, be, pool, cache, &cache_dirty, res, err);
+            st = tune_at(&ds[0].d, cands, n, be, pool, cache, &cache_dirty, res, err);
             for (int p = 1; p < n_profiles && st == TC_STATUS_OK; p++) {
                 tc__tune_result other;
-                st = tune_at(&ds[p].d, cands, n, ref, be, pool, cache, &cache_dirty, &other, err);
+                st = tune_at(&ds[p].d, cands, n, be, pool, cache, &cache_dirty, &other, err);
                 if (st == TC_STATUS_OK) merge_profile(res, &other);
             }
             if (st) {
@@ -485,10 +469,14 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         tc__step *step = &steps[k];
         const tc__tactic *win = choice[k].win;
         if (step->kind != TC__STEP_COMPUTE) continue;
-        if (win == NULL) {
-            snprintf(step->tactic, sizeof step->tactic, "ref");
-            step->backend = TC__BACKEND_CPU;
-            continue;
+        if (win == NULL) { /* shapes unknown at build (an If branch's): the op's last resort */
+            win = tc__tactic_fallback(be, g->nodes[step->node].op_type);
+            if (win == NULL) {
+                st = tc__fail(err, TC_STATUS_UNSUPPORTED, "node '%s' (%s): its shapes are unknown at build (an If "
+                              "branch's) and the %s backend has no fallback tactic for it", g->nodes[step->node].name,
+                              g->nodes[step->node].op_type, be->name);
+                break;
+            }
         }
         tc__desc_store ds;
         tc__desc_build(g, &g->nodes[step->node], &s[0], &ds);
@@ -517,6 +505,69 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
     tc__timing_cache_free(cache);
     for (int p = 0; p < n_profiles; p++) tc__shapes_free(&s[p]);
     return st;
+}
+
+tc_status tc__engine_step_configs(const tc__graph *g, const tc__step *steps, const tc__tune_result *results,
+                                  const tc__range *const *ranges, int n_profiles, tc__step_configs *out, tc__err *err) {
+    const int ns = g->n_nodes;
+    const size_t n = (size_t)n_profiles * (size_t)(ns > 0 ? ns : 1);
+    memset(out, 0, sizeof *out);
+    out->params = calloc(n, sizeof *out->params);
+    out->sizes = calloc(n, sizeof *out->sizes);
+    int n_conf = 0; /* steps whose tactic has configurations */
+    for (int k = 0; k < ns; k++) {
+        const tc__tactic *t =
+            steps[k].kind == TC__STEP_COMPUTE ? tc__step_tactic(&steps[k], g->nodes[steps[k].node].op_type) : NULL;
+        n_conf += t != NULL && t->configs != NULL && t->config_bytes > 0;
+    }
+    out->bytes = calloc((size_t)n_profiles * (size_t)(n_conf ? n_conf : 1), TC__TACTIC_CONFIG_MAX);
+    unsigned char *some = malloc((size_t)TC__TACTIC_MAX_CONFIGS * TC__TACTIC_CONFIG_MAX);
+    tc_status st = out->params && out->sizes && out->bytes && some
+                       ? TC_STATUS_OK
+                       : tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    size_t used = 0;
+    for (int p = 0; p < n_profiles && st == TC_STATUS_OK && n_conf > 0; p++) {
+        tc__shapes s;
+        st = tc__shapes_at(g, steps, ranges[p], 1, &s, err);
+        for (int k = 0; k < ns && st == TC_STATUS_OK; k++) {
+            const tc__step *step = &steps[k];
+            if (step->kind != TC__STEP_COMPUTE) continue;
+            const tc__node *node = &g->nodes[step->node];
+            const tc__tactic *t = tc__step_tactic(step, node->op_type);
+            if (t == NULL || t->configs == NULL || t->config_bytes == 0) continue;
+            /* the tuner's winner when it is this tactic's configuration (else, as untimed: the default) */
+            const tc__tune_result *r = &results[k];
+            const tc__tune_entry *w = r->n > 0 && r->winner >= 0 && r->winner < r->n ? &r->cand[r->winner] : NULL;
+            int j = w != NULL && strcmp(w->name, t->name) == 0 && w->config >= 0 ? w->config : 0;
+            tc__desc_store ds;
+            tc__desc_build_packed(g, node, &s, &ds);
+            const int m =
+                t->config_bytes <= TC__TACTIC_CONFIG_MAX ? t->configs(&ds.d, some, TC__TACTIC_MAX_CONFIGS) : 0;
+            if (m < 1) {
+                st = tc__fail(err, TC_STATUS_INTERNAL, "step '%s': tactic %s offers no configuration at profile %d",
+                              node->name, t->name, p);
+                break;
+            }
+            if (j >= m || j >= TC__TACTIC_MAX_CONFIGS) j = 0; /* (fewer at this profile's shapes) */
+            unsigned char *dst = out->bytes + used;
+            memcpy(dst, some + (size_t)j * t->config_bytes, t->config_bytes);
+            used += TC__TACTIC_CONFIG_MAX;
+            const size_t i = (size_t)p * (size_t)ns + (size_t)k;
+            out->params[i] = dst;
+            out->sizes[i] = t->config_bytes;
+        }
+        tc__shapes_free(&s);
+    }
+    free(some);
+    if (st != TC_STATUS_OK) tc__step_configs_free(out);
+    return st;
+}
+
+void tc__step_configs_free(tc__step_configs *c) {
+    free(c->params);
+    free(c->sizes);
+    free(c->bytes);
+    memset(c, 0, sizeof *c);
 }
 
 int tc__step_chain_family(const tc__graph *g, const tc__step *st) {

@@ -120,11 +120,24 @@ size_t tc__lowp_link_out_image(const tc__graph *g, int32_t p, const char *p_tact
  * "s16-chain", "u7-chain", "f16-chain", "bf16-chain"; "" when the tactic does not chain). */
 const char *tc__lowp_chain_label(const tc__attrs *attrs, const char *tactic);
 
-/* The fast tactic of a compute step (its backend's, by name), or NULL for the reference kernel ("ref") or a name
- * this build does not have. */
+/* The tactic of a step (its backend's, by name: "ref" is the CPU's reference kernel of the op), or NULL for a name this
+ * build does not have. */
 const tc__tactic *tc__step_tactic(const tc__step *step, const char *op_type);
 
-/* Scratch bytes a step needs at the shapes in s (the tactic's own figure, or a bound for `ref`). */
+/* The configuration of every compute step at every profile (tc__tactic.configs): the plan's parameter blobs. */
+typedef struct tc__step_configs {
+    const unsigned char **params; /* [profile * n_steps + step]: config_bytes bytes, or NULL (none) */
+    uint32_t *sizes;              /* the same, their sizes */
+    unsigned char *bytes;         /* (what params point into) */
+} tc__step_configs;
+/* Fills out for the steps' tactics: per profile (its opt shapes, ranges[p]), the configuration the tuner chose
+ * (results[k]: the winner's index into the tactic's list; the first when the winner is untimed or another tactic, or
+ * when the profile's list is shorter). */
+tc_status tc__engine_step_configs(const tc__graph *g, const tc__step *steps, const tc__tune_result *results,
+                                  const tc__range *const *ranges, int n_profiles, tc__step_configs *out, tc__err *err);
+void tc__step_configs_free(tc__step_configs *c);
+
+/* Scratch bytes a step needs at the shapes in s (its tactic's own figure plus 4096). */
 uint64_t tc__step_scratch_bytes(const tc__graph *g, const tc__step *step, const tc__shapes *s);
 
 #endif

@@ -19,10 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cpu/hconv.h"
-#include "backends/cpu/tactics.h"
-#include "backends/cpu/qconv_u8s8.h"
-#include "backends/cpu/qimage.h"
+#include "backends/backend.h"
+#include "core/quant_attr.h"
 #include "engine/engine_tactics.h"
 #include "passes/pattern.h"
 
@@ -116,23 +114,20 @@ static void desc_of(const tc__graph *g, int32_t k, const tc__shapes *s, tc__desc
     tc__desc_build_packed(g, &g->nodes[k], s, ds);
 }
 
-/* The geometry of node k's INT8 / FP16 / BF16 step at shapes s. */
-static bool geometry(const tc__graph *g, int32_t k, const tc__shapes *s, tc__qconv_geom *q) {
+/* The geometry of node k's INT8 / FP16 / BF16 step at shapes s, as its tactic (named) gives it (tactic.h). */
+static bool geometry(const tc__graph *g, int32_t k, const char *tactic, const tc__shapes *s, tc__chain_geom *q) {
+    const tc__tactic *t = tactic != NULL ? tc__tactic_named(tactic) : NULL;
+    if (t == NULL || t->chain_geometry == NULL) return false;
     tc__desc_store ds;
     desc_of(g, k, s, &ds);
-    return tc__qconv_geometry(&ds.d, q);
-}
-static bool half_geometry(const tc__graph *g, int32_t k, const tc__shapes *s, bool bf16, tc__hconv_geom *h) {
-    tc__desc_store ds;
-    desc_of(g, k, s, &ds);
-    return tc__hconv_geometry(&ds.d, bf16, h);
+    return t->chain_geometry(&ds.d, q);
 }
 
 /* The attributes of an INT8 pair (producer p, reader c; codes of elem bytes), or false when they do not chain. */
-static bool int8_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes *s, const tc__tensor *vt, size_t elem,
-                      int64_t img[9], float *scale) {
-    tc__qconv_geom qc, qp;
-    if (!geometry(g, c, s, &qc) || !geometry(g, p, s, &qp)) return false;
+static bool int8_pair(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic,
+                      const tc__shapes *s, const tc__tensor *vt, size_t elem, int64_t img[9], float *scale) {
+    tc__chain_geom qc, qp;
+    if (!geometry(g, c, c_tactic, s, &qc) || !geometry(g, p, p_tactic, s, &qp)) return false;
     /* (a MatMul/Gemm is one image of one row: its pixels are the rows) */
     if (qp.cout != qc.cin || qp.oh != qc.ih || qp.ow != qc.iw || qp.batch != qc.batch || qc.in_image) return false;
     if (qc.batch * qc.hp * qc.wp * qc.cp * elem > (size_t)tc__tensor_numel(vt) * 4) return false;
@@ -152,20 +147,19 @@ size_t tc__lowp_link_out_image(const tc__graph *g, int32_t p, const char *p_tact
                                const tc__shapes *s, int64_t img[9], float *scale) {
     const int fc = tactic_family(c_tactic) % FAM_DENSE;
     if (!tc__lowp_may_link(g, p, p_tactic, c, c_tactic) || !kFam[fc].int8) return 0;
-    if (!int8_pair(g, p, c, s, &s->t[g->nodes[c].in[0]], kFam[fc].elem, img, scale)) return 0;
+    if (!int8_pair(g, p, p_tactic, c, c_tactic, s, &s->t[g->nodes[c].in[0]], kFam[fc].elem, img, scale)) return 0;
     img[7] = kFam[fc].fmt;
     return int8_image_ints(img, true);
 }
 
 /* The same for an FP16 or BF16 pair. */
-static bool half_pair(const tc__graph *g, int32_t p, int32_t c, const tc__shapes *s, const tc__tensor *vt, bool bf16,
-                      int64_t img[5]) {
-    tc__hconv_geom hc, hp;
-    if (!half_geometry(g, c, s, bf16, &hc) || !half_geometry(g, p, s, bf16, &hp)) return false;
-    if (hp.s.cout != hc.s.cin || hp.s.oh != hc.s.ih || hp.s.ow != hc.s.iw || hp.s.batch != hc.s.batch || hc.in_image)
-        return false;
-    if (hc.s.batch * hc.s.hp * hc.s.wp * hc.cp * 2 > (size_t)tc__tensor_numel(vt) * 4) return false;
-    const int64_t v[5] = {(int64_t)hc.s.hp, (int64_t)hc.s.wp, (int64_t)hc.cp, (int64_t)hc.s.pt, (int64_t)hc.s.pl};
+static bool half_pair(const tc__graph *g, int32_t p, const char *p_tactic, int32_t c, const char *c_tactic,
+                      const tc__shapes *s, const tc__tensor *vt, int64_t img[5]) {
+    tc__chain_geom hc, hp;
+    if (!geometry(g, c, c_tactic, s, &hc) || !geometry(g, p, p_tactic, s, &hp)) return false;
+    if (hp.cout != hc.cin || hp.oh != hc.ih || hp.ow != hc.iw || hp.batch != hc.batch || hc.in_image) return false;
+    if (hc.batch * hc.hp * hc.wp * hc.cp * 2 > (size_t)tc__tensor_numel(vt) * 4) return false;
+    const int64_t v[5] = {(int64_t)hc.hp, (int64_t)hc.wp, (int64_t)hc.cp, (int64_t)hc.pt, (int64_t)hc.pl};
     memcpy(img, v, sizeof v);
     return true;
 }
@@ -256,22 +250,24 @@ static tc_status multi_reader_chain(tc__graph *g, const tc__step *steps, const i
     if (!split_readers(g, v, data, &n_data, res, &n_res)) return TC_STATUS_OK;
     for (int i = 0; i < n_res; i++)
         if (!res_image_family(pf, node_family(steps, step_of, res[i]))) return TC_STATUS_OK;
-    tc__qconv_geom q0 = {0}, qp = {0};
+    tc__chain_geom q0 = {0}, qp = {0};
     for (int i = 0; i < n_data; i++) {
         const int f = node_family(steps, step_of, data[i]);
-        tc__qconv_geom q;
-        if (!res_image_family(pf, f) || !geometry(g, data[i], s, &q) || q.in_image || (fam != FAM_NONE && f != fam))
+        tc__chain_geom q;
+        if (!res_image_family(pf, f) || !geometry(g, data[i], steps[step_of[data[i]]].tactic, s, &q) || q.in_image ||
+            (fam != FAM_NONE && f != fam))
             return TC_STATUS_OK;
         if (i > 0 && (q.hp != q0.hp || q.wp != q0.wp || q.cp != q0.cp || q.pt != q0.pt || q.pl != q0.pl ||
                       q.zero_point != q0.zero_point || q.lo != q0.lo || q.x_scale != q0.x_scale))
             return TC_STATUS_OK;
         fam = f, q0 = q;
     }
-    if ((n_data == 1 && n_res == 0) || !geometry(g, p, s, &qp)) return TC_STATUS_OK; /* (one input reader: the chain) */
+    if ((n_data == 1 && n_res == 0) || !geometry(g, p, ps->tactic, s, &qp))
+        return TC_STATUS_OK; /* (one input reader: the chain) */
     if (n_data == 0) { /* residual readers only: an unpadded image of (AVX2: 16-bit) codes of the output's own scale */
         const float ys = tc__attr_float(&g->nodes[p].attrs, TC__ATTR_INT8_Y_SCALE, 0.0f);
         if (!(ys > 0.0f)) return TC_STATUS_OK;
-        q0 = (tc__qconv_geom){.batch = qp.batch, .cin = qp.cout, .ih = qp.oh, .iw = qp.ow, .hp = qp.oh, .wp = qp.ow,
+        q0 = (tc__chain_geom){.batch = qp.batch, .cin = qp.cout, .ih = qp.oh, .iw = qp.ow, .hp = qp.oh, .wp = qp.ow,
                               .cp = (qp.cout + 3) / 4 * 4, .zero_point = 128, .lo = 1, .hi = 255, .x_scale = ys};
         fam = pf == FAM_INT8 ? FAM_INT8 : FAM_INT8_S16;
     }
@@ -306,7 +302,6 @@ static tc_status half_multi_reader_chain(tc__graph *g, const tc__step *steps, co
     const int32_t p = ps->node;
     const int pf = family(ps);
     if ((pf != FAM_BF16 && pf != FAM_FP16) || p < 0 || g->nodes[p].n_out < 1) return TC_STATUS_OK;
-    const bool bf16 = pf == FAM_BF16;
     const int32_t v = g->nodes[p].out[0];
     if (v < 0 || tc__attr_has(&g->nodes[p].attrs, TC__ATTR_HALF_OUT_IMAGE) || readers(g, v) < 1) return TC_STATUS_OK;
     int32_t data[16], res[16];
@@ -314,26 +309,25 @@ static tc_status half_multi_reader_chain(tc__graph *g, const tc__step *steps, co
     if (!split_readers(g, v, data, &n_data, res, &n_res)) return TC_STATUS_OK;
     for (int i = 0; i < n_res; i++)
         if (node_family(steps, step_of, res[i]) != pf) return TC_STATUS_OK;
-    tc__hconv_geom h0 = {0}, hp = {0};
+    tc__chain_geom h0 = {0}, hp = {0};
     for (int i = 0; i < n_data; i++) {
-        tc__hconv_geom h;
-        if (node_family(steps, step_of, data[i]) != pf || !half_geometry(g, data[i], s, bf16, &h) || h.in_image)
+        tc__chain_geom h;
+        if (node_family(steps, step_of, data[i]) != pf || !geometry(g, data[i], steps[step_of[data[i]]].tactic, s, &h) ||
+            h.in_image)
             return TC_STATUS_OK;
-        if (i > 0 && (h.s.hp != h0.s.hp || h.s.wp != h0.s.wp || h.cp != h0.cp || h.s.pt != h0.s.pt || h.s.pl != h0.s.pl))
+        if (i > 0 && (h.hp != h0.hp || h.wp != h0.wp || h.cp != h0.cp || h.pt != h0.pt || h.pl != h0.pl))
             return TC_STATUS_OK;
         h0 = h;
     }
-    if ((n_data == 1 && n_res == 0) || !half_geometry(g, p, s, bf16, &hp) || hp.out_image)
+    if ((n_data == 1 && n_res == 0) || !geometry(g, p, ps->tactic, s, &hp) || hp.out_image)
         return TC_STATUS_OK; /* (one input reader: the chain) */
-    if (n_data == 0) { /* residual readers only: an unpadded image of the output */
-        h0 = (tc__hconv_geom){.cp = (hp.s.cout + 1) / 2 * 2};
-        h0.s = (tc__lowp_shape){.batch = hp.s.batch, .cin = hp.s.cout, .ih = hp.s.oh, .iw = hp.s.ow, .hp = hp.s.oh,
-                                .wp = hp.s.ow};
-    }
-    if (hp.s.cout != h0.s.cin || hp.s.oh != h0.s.ih || hp.s.ow != h0.s.iw || hp.s.batch != h0.s.batch ||
-        h0.s.batch * h0.s.hp * h0.s.wp * h0.cp * 2 > (size_t)tc__tensor_numel(&s->t[v]) * 4)
+    if (n_data == 0) /* residual readers only: an unpadded image of the output */
+        h0 = (tc__chain_geom){.cp = (hp.cout + 1) / 2 * 2, .batch = hp.batch, .cin = hp.cout, .ih = hp.oh, .iw = hp.ow,
+                              .hp = hp.oh, .wp = hp.ow};
+    if (hp.cout != h0.cin || hp.oh != h0.ih || hp.ow != h0.iw || hp.batch != h0.batch ||
+        h0.batch * h0.hp * h0.wp * h0.cp * 2 > (size_t)tc__tensor_numel(&s->t[v]) * 4)
         return TC_STATUS_OK;
-    const int64_t img[5] = {(int64_t)h0.s.hp, (int64_t)h0.s.wp, (int64_t)h0.cp, (int64_t)h0.s.pt, (int64_t)h0.s.pl};
+    const int64_t img[5] = {(int64_t)h0.hp, (int64_t)h0.wp, (int64_t)h0.cp, (int64_t)h0.pt, (int64_t)h0.pl};
     const tc__attr out_img = {.name = TC__ATTR_HALF_OUT_IMAGE, .kind = TC__ATTR_INTS, .n = 5, .ints = img};
     const tc__attr in_img = {.name = TC__ATTR_HALF_IN_IMAGE, .kind = TC__ATTR_INT, .i = 1};
     const tc__attr res_img = {.name = TC__ATTR_HALF_RES_IMAGE, .kind = TC__ATTR_INTS, .n = 5, .ints = img};
@@ -372,8 +366,9 @@ tc_status tc__lowp_chain(tc__graph *g, const tc__step *steps, const tc__shapes *
         int64_t img[9];
         float scale = 0.0f;
         const bool int8 = kFam[fam].int8;
-        if (int8 ? !int8_pair(g, p, c, s, &s->t[v], kFam[fam].elem, img, &scale)
-                 : !half_pair(g, p, c, s, &s->t[v], fam == FAM_BF16, img))
+        const char *pt = steps[step_of[p]].tactic;
+        if (int8 ? !int8_pair(g, p, pt, c, cs->tactic, s, &s->t[v], kFam[fam].elem, img, &scale)
+                 : !half_pair(g, p, pt, c, cs->tactic, s, &s->t[v], img))
             continue;
         img[7] = kFam[fam].fmt;
         const tc__attr out_img = {.name = int8 ? TC__ATTR_INT8_OUT_IMAGE : TC__ATTR_HALF_OUT_IMAGE, .kind = TC__ATTR_INTS,
@@ -419,7 +414,7 @@ static bool input_readers(const tc__graph *g, int32_t v, int32_t *r, int cap, in
 }
 
 /* The same image: every field a reader's input image depends on. */
-static bool same_image(const tc__qconv_geom *a, const tc__qconv_geom *b) {
+static bool same_image(const tc__chain_geom *a, const tc__chain_geom *b) {
     return a->hp == b->hp && a->wp == b->wp && a->cp == b->cp && a->pt == b->pt && a->pl == b->pl &&
            a->zero_point == b->zero_point && a->lo == b->lo && a->hi == b->hi && a->x_scale == b->x_scale &&
            a->batch == b->batch && a->cin == b->cin && a->ih == b->ih && a->iw == b->iw;
@@ -434,23 +429,31 @@ tc_status tc__lowp_chain_images(tc__graph *g, tc__step *steps, const tc__shapes 
         tc__step *ms = &steps[k];
         const int32_t m = ms->node;
         if (ms->kind != TC__STEP_COMPUTE || g->nodes[m].n_out < 1) continue;
-        if (strcmp(g->nodes[m].op_type, "Mul") != 0) continue;
-        const tc__tactic *t = &tc__tactic_mul_int8_image_avx2;
+        /* a tactic of the step's backend that may write the image (TC__TACTIC_IMAGE_WRITER), and the step's output */
+        const tc__tactic *t = NULL;
         tc__desc_store ds;
         desc_of(g, m, s, &ds);
-        tc__qimage_mul mm;
-        if (!tc__qimage_mul_shape(&ds.d, &mm)) continue;
-        const size_t batch = mm.batch, c = mm.c, h = mm.h, w = mm.w; /* the Mul's output */
+        tc__chain_geom mg;
+        const tc__backend *be = tc__backend_get(ms->backend);
+        for (size_t i = 0; be != NULL && t == NULL && be->tactics[i] != NULL; i++) {
+            const tc__tactic *w = be->tactics[i];
+            if ((w->flags & TC__TACTIC_IMAGE_WRITER) && w->chain_geometry != NULL && (w->caps & ~be->caps()) == 0 &&
+                strcmp(w->op_type, g->nodes[m].op_type) == 0 && w->chain_geometry(&ds.d, &mg))
+                t = w;
+        }
+        if (t == NULL) continue;
+        const size_t batch = mg.batch, c = mg.cout, h = mg.oh, w = mg.ow; /* the step's output */
         /* readers: AVX2 INT8 Convs (MatMul/Gemm read rows) of one family, each converting NCHW X into the same image */
         const int32_t v = g->nodes[m].out[0];
         int32_t r[8];
         int nr = 0, fam = FAM_NONE;
         bool ok = v >= 0 && input_readers(g, v, r, 8, &nr);
-        tc__qconv_geom q0 = {0}, q = {0};
+        tc__chain_geom q0 = {0}, q = {0};
         for (int i = 0; i < nr && ok; i++) {
             const int f = step_of[r[i]] >= 0 ? family(&steps[step_of[r[i]]]) : FAM_NONE;
-            ok = avx2_int8(f) && f < FAM_DENSE && (i == 0 || f == fam) && geometry(g, r[i], s, &q) && !q.in_image &&
-                 q.in_layout == TC__Q_NCHW && (i == 0 || same_image(&q, &q0));
+            ok = avx2_int8(f) && f < FAM_DENSE && (i == 0 || f == fam) &&
+                 geometry(g, r[i], steps[step_of[r[i]]].tactic, s, &q) && !q.in_image && q.x_nchw &&
+                 (i == 0 || same_image(&q, &q0));
             fam = f, q0 = i == 0 ? q : q0;
         }
         if (!ok || q0.batch != batch || q0.cin != c || q0.ih != h || q0.iw != w ||

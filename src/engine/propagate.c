@@ -13,7 +13,7 @@ static tc_status run_shape_step(const tc__graph *g, const tc__node *node, tc__sh
     tc__tensor *out[16];
     for (int i = 0; i < node->n_in; i++) in[i] = node->in[i] >= 0 ? &s->tensors[node->in[i]] : NULL;
     for (int o = 0; o < node->n_out; o++) out[o] = node->out[o] >= 0 ? &s->tensors[node->out[o]] : NULL;
-    tc__ref_fn kernel = tc__ref_find(node->op_type);
+    tc__kernel_fn kernel = tc__ref_kernel(node->op_type);
     if (kernel == NULL) return tc__fail(err, TC_STATUS_UNSUPPORTED, "no kernel for %s", node->op_type);
     if (s->scratch) s->scratch->used = 0;
     tc__kernel_ctx kc = {.node_name = node->name,
@@ -28,7 +28,7 @@ static tc_status run_shape_step(const tc__graph *g, const tc__node *node, tc__sh
                          .scratch = s->scratch};
     tc_status st = kernel(&kc);
     if (st == TC_STATUS_OK && !tc__epilogue_is_none(&node->epi) && out[0] != NULL)
-        st = tc__ref_apply_epilogue(&node->epi, out[0], node->epi.bias_input >= 0 ? in[node->epi.bias_input] : NULL,
+        st = tc__epilogue_apply(&node->epi, out[0], node->epi.bias_input >= 0 ? in[node->epi.bias_input] : NULL,
                                     node->epi.residual_input >= 0 ? in[node->epi.residual_input] : NULL, err);
     return st;
 }

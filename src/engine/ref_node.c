@@ -3,7 +3,8 @@
 
 #include <string.h>
 
-#include "backends/ref/ref.h"
+#include "backends/backend.h"
+#include "backends/epilogue.h"
 
 #define TC__NODE_MAX_IN 64
 #define TC__NODE_MAX_OUT 16
@@ -24,12 +25,17 @@ void tc__vinfo_from_tensor(const tc__tensor *t, bool with_value, tc__vinfo *v) {
     }
 }
 
+tc__kernel_fn tc__ref_kernel(const char *op_type) {
+    const tc__tactic *t = tc__tactic_fallback(tc__backend_get(TC__BACKEND_CPU), op_type);
+    return t != NULL ? t->run : NULL;
+}
+
 static tc_status run_node(const tc__node *node, int64_t opset, const tc__tensor *const *in, tc__tensor *outs,
                           tc__err *err) {
     if (node->schema == NULL)
         return tc__fail(err, TC_STATUS_UNSUPPORTED, "op %s of domain '%s' is not supported", node->op_type,
                         node->domain);
-    tc__ref_fn kernel = tc__ref_find(node->op_type);
+    tc__kernel_fn kernel = tc__ref_kernel(node->op_type);
     if (kernel == NULL) return tc__fail(err, TC_STATUS_UNSUPPORTED, "op %s has no reference kernel", node->op_type);
     const int n_in = node->n_op_in;
     if (node->n_in > TC__NODE_MAX_IN || node->n_out > TC__NODE_MAX_OUT)
@@ -86,7 +92,7 @@ static tc_status run_node(const tc__node *node, int64_t opset, const tc__tensor 
     if (st != TC_STATUS_OK || tc__epilogue_is_none(&node->epi)) return st;
     const tc__epilogue *e = &node->epi;
     if (pout[0] == NULL) return tc__fail(err, TC_STATUS_INTERNAL, "fused epilogue without an output");
-    return tc__ref_apply_epilogue(e, pout[0], e->bias_input >= 0 ? in[e->bias_input] : NULL,
+    return tc__epilogue_apply(e, pout[0], e->bias_input >= 0 ? in[e->bias_input] : NULL,
                                   e->residual_input >= 0 ? in[e->residual_input] : NULL, err);
 }
 

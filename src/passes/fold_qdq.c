@@ -15,7 +15,7 @@
 #include "core/quant_attr.h"
 #include "passes/passes.h"
 #include "passes/pattern.h"
-#include "quant/quantizable.h"
+#include "graph/quantizable.h"
 
 /* The per-tensor (one element) float32 scale and the zero point of a Q or DQ node, if constant; *lo is the
  * lowest code of its type (0 for uint8, -128 for int8). */

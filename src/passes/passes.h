@@ -50,17 +50,19 @@ tc_status tc__pass_merge_qkv(tc__pass_ctx *ctx);
  * The INT8 precision pass (precision_int8.c): gives quantizable nodes (one-group Conv, MatMul, Gemm with
  * a constant weight) whose data input the cache calibrated the attribute tc.int8_scale, except the nodes
  * named in exclude; with w7 (reduce range) every INT8 node also gets tc.int8_w7 = 1, except the nodes named
- * in w8 (they keep 8-bit weights). Run once after the rounds, before the layout pass.
+ * in w8 (they keep 8-bit weights). Run once after the rounds, before the layout pass. The scales come from
+ * scale_of (the engine looks them up in its calibration cache, quant/calib_cache.h, which passes do not include):
+ * true and *scale when the value named name was calibrated.
  */
-struct tc__calib_cache;
+typedef bool (*tc__scale_lookup)(const void *user, const char *name, float *scale);
 typedef struct tc__int8_lists {
     const char *const *exclude; /* stay FP32 */
     int n_exclude;
     const char *const *w8; /* with w7: keep 8-bit weights */
     int n_w8;
 } tc__int8_lists;
-tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const struct tc__calib_cache *cache, const tc__int8_lists *lists,
-                                  bool w7);
+tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, tc__scale_lookup scale_of, const void *user,
+                                  const tc__int8_lists *lists, bool w7);
 
 /*
  * The asymmetric codes the precision pass gives a layer reading value v of graph g (an optimized graph: v's producer

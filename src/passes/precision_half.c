@@ -13,7 +13,7 @@
 #include "core/quant_attr.h"
 #include "passes/passes.h"
 #include "passes/pattern.h"
-#include "quant/quantizable.h"
+#include "graph/quantizable.h"
 
 /* A MatMul of two float32 values computed at run time (attention's Q.K^T and P.V): BF16 has a tactic for it. */
 static bool dynamic_matmul(const tc__graph *g, const tc__node *n) {

@@ -16,8 +16,7 @@
 #include "core/quant_attr.h"
 #include "passes/passes.h"
 #include "passes/pattern.h"
-#include "quant/calib_cache.h"
-#include "quant/quantizable.h"
+#include "graph/quantizable.h"
 
 /* True when value v cannot be negative (NaN aside): its producer's epilogue ends in an activation with
  * non-negative outputs, or it is a Relu, or pooling/reshaping of such a value (depth: levels left to follow). */
@@ -71,8 +70,8 @@ bool tc__int8_floor_codes(const tc__graph *g, int32_t v, float scale, double cod
     return floor_codes(scale, act_floor(g, v), code_max, s, z);
 }
 
-tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cache, const tc__int8_lists *lists,
-                                  bool w7) {
+tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, tc__scale_lookup scale_of, const void *user,
+                                  const tc__int8_lists *lists, bool w7) {
     tc__graph *g = ctx->g;
     for (int32_t k = 0; k < g->n_nodes; k++) {
         const tc__node *n = &g->nodes[k];
@@ -80,7 +79,7 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
         tc__qlayer q;
         if (!tc__quantizable_layer(g, n, false, &q) || tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE)) continue;
         if (tc__layer_listed(n->name, lists->exclude, lists->n_exclude)) continue;
-        if (!tc__calib_cache_find(cache, g->values[n->in[0]].name, &scale)) continue;
+        if (!scale_of(user, g->values[n->in[0]].name, &scale)) continue;
         float s8 = scale;
         int64_t z = 0;
         /* 7-bit codes with the layer's 7-bit weights (reduce range), unless it keeps 8-bit weights */
@@ -101,7 +100,7 @@ tc_status tc__pass_precision_int8(tc__pass_ctx *ctx, const tc__calib_cache *cach
         }
         float y_scale;
         const int32_t y = g->nodes[k].n_out > 0 ? g->nodes[k].out[0] : -1;
-        if (y >= 0 && tc__calib_cache_find(cache, g->values[y].name, &y_scale)) {
+        if (y >= 0 && scale_of(user, g->values[y].name, &y_scale)) {
             const tc__attr ys = {.name = TC__ATTR_INT8_Y_SCALE, .kind = TC__ATTR_FLOAT, .f = y_scale};
             st = tc__pat_set_attr(g, k, &ys, ctx->err);
             if (st) return st;

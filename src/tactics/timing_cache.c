@@ -1,7 +1,10 @@
 /*
  * timing_cache.c - the timing cache file: a text file, one line per step signature,
- *   tailcut-timing-cache 1 <fingerprint hex>
- *   <signature hex> <winner index> <n> <name> <median ns> <max ns> ... (n times)
+ *   tailcut-timing-cache 3 <fingerprint hex>
+ *   <signature hex> <winner index> <n> <name> <min ns> <median ns> <max ns> ... (n times)
+ * where a tactic's configuration is the candidate "<name>#<index>" (tactic.h configs). Version 3 added those; version 2
+ * files (no configurations) are read too, and builds that know only version 2 ignore a version 3 file (they would
+ * take "<name>#<index>" for a tactic they do not have).
  * Parsed defensively: a malformed line makes the whole file count as empty (with no error, a
  * cache only saves time), another fingerprint's file likewise.
  */
@@ -42,10 +45,16 @@ static int parse_line(char *line, entry *out) {
     for (long k = 0; k < n; k++) {
         tc__tune_entry *c = &out->r.cand[k];
         while (*p == ' ') p++;
-        size_t len = strcspn(p, " \n");
-        if (len == 0 || len >= sizeof c->name) return -1;
-        memcpy(c->name, p, len);
-        c->name[len] = '\0';
+        size_t len = strcspn(p, " \n"), name_len = strcspn(p, " #\n");
+        if (name_len == 0 || name_len >= sizeof c->name) return -1;
+        memcpy(c->name, p, name_len);
+        c->name[name_len] = '\0';
+        c->config = -1;
+        if (name_len < len) { /* "#index" */
+            long j = strtol(p + name_len + 1, &end, 10);
+            if (end != p + len || j < 0 || j >= TC__TACTIC_MAX_CONFIGS) return -1;
+            c->config = (int32_t)j;
+        }
         p += len;
         c->min_ns = strtoull(p, &end, 10);
         if (end == p) return -1;
@@ -71,7 +80,7 @@ tc_status tc__timing_cache_load(const char *path, uint64_t fingerprint, tc__timi
     unsigned long long fp = 0;
     int version = 0;
     bool ok = fgets(line, sizeof line, f) != NULL && sscanf(line, "tailcut-timing-cache %d %llx", &version, &fp) == 2 &&
-              version == 2 && fp == fingerprint;
+              (version == 2 || version == 3) && fp == fingerprint;
     while (ok && fgets(line, sizeof line, f) != NULL) {
         entry e;
         if (strchr(line, '\n') == NULL || parse_line(line, &e) != 0) {
@@ -118,13 +127,15 @@ tc_status tc__timing_cache_save(const tc__timing_cache *c, const char *path, tc_
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (f == NULL) return tc__fail(err, TC_STATUS_IO_ERROR, "cannot write timing cache '%s': %s", path, strerror(errno));
-    fprintf(f, "tailcut-timing-cache 2 %016" PRIx64 "\n", c->fingerprint);
+    fprintf(f, "tailcut-timing-cache 3 %016" PRIx64 "\n", c->fingerprint);
     for (int i = 0; i < c->n; i++) {
         const tc__tune_result *r = &c->e[i].r;
         fprintf(f, "%016" PRIx64 " %d %d", c->e[i].signature, r->winner, r->n);
-        for (int k = 0; k < r->n; k++)
-            fprintf(f, " %s %" PRIu64 " %" PRIu64 " %" PRIu64, r->cand[k].name, r->cand[k].min_ns, r->cand[k].median_ns,
-                    r->cand[k].max_ns);
+        for (int k = 0; k < r->n; k++) {
+            fprintf(f, " %s", r->cand[k].name);
+            if (r->cand[k].config >= 0) fprintf(f, "#%d", (int)r->cand[k].config);
+            fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64, r->cand[k].min_ns, r->cand[k].median_ns, r->cand[k].max_ns);
+        }
         fputc('\n', f);
     }
     if (fclose(f) != 0 || rename(tmp, path) != 0)

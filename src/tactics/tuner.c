@@ -46,7 +46,7 @@ static void io_free(bench_io *b, int n_in, int n_out) {
     tc__tensor_free(&b->residual);
 }
 
-/* The inputs of step d for tactic t (or the reference, t NULL): random non-constant inputs and residual (the same
+/* The inputs of step d for tactic t: random non-constant inputs and residual (the same
  * values for every candidate), constant inputs packed for t (unless `packed`: d's are already), outputs allocated.
  * With `shared`, the non-constant inputs, residual and outputs are shared's (not freed with b). */
 static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool packed, const bench_io *shared, bench_io *b,
@@ -65,7 +65,7 @@ static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool pack
         }
         if (d->in_const[i]) {
             b->pin[i] = d->in[i];
-            if (!packed && t != NULL && t->packs_input != NULL && t->packs_input(d, i)) {
+            if (!packed && t->packs_input != NULL && t->packs_input(d, i)) {
                 b->in[i] = *d->in[i];
                 b->packed[i] = aligned_alloc(64, (d->in[i]->nbytes + 63) & ~(size_t)63);
                 if (b->packed[i] == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
@@ -93,10 +93,10 @@ static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool pack
     return st;
 }
 
-/* The kernel context that runs t (or the reference) on b's tensors. */
+/* The kernel context that runs t on b's tensors. */
 static tc__kernel_ctx io_ctx(const tc__step_desc *d, const tc__tactic *t, bench_io *b, void *pool, tc__scratch *scratch,
                              tc__err *kerr) {
-    const bool fused = t != NULL && (t->flags & TC__TACTIC_FUSES_EPILOGUE);
+    const bool fused = (t->flags & TC__TACTIC_FUSES_EPILOGUE) != 0;
     return (tc__kernel_ctx){.node_name = "tune",
                             .op_type = d->op_type,
                             .opset = d->opset,
@@ -110,12 +110,12 @@ static tc__kernel_ctx io_ctx(const tc__step_desc *d, const tc__tactic *t, bench_
                             .epi = fused ? d->epi : NULL,
                             .bias = fused ? d->bias : NULL,
                             .residual = fused ? b->pres : NULL,
-                            .exec = t != NULL ? pool : NULL};
+                            .exec = pool};
 }
 
-/* Scratch bytes for t (the reference: 64 MiB). */
+/* Scratch bytes for t, as the engine sizes them (tc__step_scratch_bytes). */
 static size_t scratch_for(const tc__step_desc *d, const tc__tactic *t) {
-    return t != NULL && t->scratch_bytes != NULL ? t->scratch_bytes(d) + 4096 : (size_t)64 << 20;
+    return t->scratch_bytes != NULL ? t->scratch_bytes(d) + 4096 : 4096;
 }
 
 /* A candidate of a device backend (tc__backend.mem == TC__MEM_DEVICE) runs on device copies of its bench_io's host
@@ -210,7 +210,7 @@ typedef struct cand_run {
     tc__err kerr;
     tc__kernel_ctx kc;
     tc__kernel_fn fn;
-    const tc__backend *be; /* whose clock times it: the tactic's backend (the reference kernels: the CPU's) */
+    const tc__backend *be; /* whose clock times it: the tactic's backend */
     dev_io *dev;           /* a device backend's: the device copies c runs on (NULL on the host) */
     int reps;              /* launches per sample (a device backend's: chosen in the warm-up; 1 on the host) */
     uint64_t *samples;
@@ -219,14 +219,13 @@ typedef struct cand_run {
     bool out; /* failed or cut off: not run again */
 } cand_run;
 
-/* Sets c up to time t (or the reference) on first's inputs, residual and outputs (NULL: c's own); c->out when it
+/* Sets c up to time t on first's inputs, residual and outputs (NULL: c's own); c->out when it
  * cannot run. dev: the candidates' backend when its memory is the device's (then c runs on device copies), else NULL. */
-static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, tc__kernel_fn ref, int runs, void *pool,
+static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, int runs, void *pool,
                             const tc__backend *dev, const cand_run *first, cand_run *c, tc__err *err) {
     memset(c, 0, sizeof *c);
     tc_status st = io_setup(d, t, false, first ? &first->b : NULL, &c->b, err);
-    const size_t scratch_bytes = dev != NULL ? (t->scratch_bytes != NULL ? t->scratch_bytes(d) + 4096 : 4096)
-                                             : scratch_for(d, t);
+    const size_t scratch_bytes = scratch_for(d, t);
     if (st == TC_STATUS_OK && dev == NULL &&
         (c->scratch_mem = aligned_alloc(64, (scratch_bytes + 63) & ~(size_t)63)) == NULL)
         st = tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory for %zu bytes of scratch", scratch_bytes);
@@ -246,8 +245,8 @@ static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, tc__ker
         c->kc.residual = fused ? c->dev->pres : NULL;
         c->kc.host_in = c->dev->phost;
     }
-    c->fn = t != NULL ? t->run : ref;
-    c->be = dev != NULL ? dev : tc__backend_get(t != NULL ? t->backend : TC__BACKEND_CPU);
+    c->fn = t->run;
+    c->be = dev != NULL ? dev : tc__backend_get(t->backend);
     if (st == TC_STATUS_OK && c->be == NULL)
         st = tc__fail(err, TC_STATUS_INTERNAL, "tactic %s: this build has no backend %u", t->name, t->backend);
     c->reps = 1;
@@ -415,29 +414,54 @@ tc_status tc__tactic_proven_packed(const tc__step_desc *d, const tc__tactic *t, 
     return proven(d, t, true, pool, same, err);
 }
 
-tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__kernel_fn ref, int runs,
-                        const tc__backend *be, void *pool, tc__tune_result *out, tc__err *err) {
+tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, int runs, const tc__backend *be,
+                        void *pool, tc__tune_result *out, tc__err *err) {
     memset(out, 0, sizeof *out);
     if (d->n_in > MAX_IO || d->n_out > MAX_IO) return tc__fail(err, TC_STATUS_UNSUPPORTED, "too many inputs to tune");
     out->winner = -1;
     const tc__backend *dev = be != NULL && be->mem == TC__MEM_DEVICE ? be : NULL;
-    if (dev != NULL) { /* device memory: no reference kernel, every candidate the backend's, run on its exec */
-        if (ref != NULL || pool == NULL)
-            return tc__fail(err, TC_STATUS_INTERNAL, "tuning %s on the %s backend: %s", d->op_type, dev->name,
-                            ref != NULL ? "a reference kernel cannot run on device memory" : "no execution handle");
+    if (dev != NULL) { /* device memory: every candidate the backend's, run on its exec */
+        if (pool == NULL)
+            return tc__fail(err, TC_STATUS_INTERNAL, "tuning %s on the %s backend: no execution handle", d->op_type,
+                            dev->name);
         for (int k = 0; k < n; k++)
             if (cands[k]->backend != dev->id)
                 return tc__fail(err, TC_STATUS_INTERNAL, "tuning %s: tactic %s is not the %s backend's", d->op_type,
                                 cands[k]->name, dev->name);
     }
-    int total = n + (ref != NULL);
-    if (total > TC__TUNE_MAX_CANDIDATES) total = TC__TUNE_MAX_CANDIDATES;
-    cand_run *c = calloc(total > 0 ? (size_t)total : 1, sizeof *c);
-    if (c == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
+    /* The candidates: each tactic, or each of its configurations (tactic.h; the default first) */
+    const tc__tactic *ct[TC__TUNE_MAX_CANDIDATES];
+    int cfg_of[TC__TUNE_MAX_CANDIDATES];
+    /* (the candidates' configurations, then room for one tactic's list) */
+    unsigned char *cfg = calloc(TC__TUNE_MAX_CANDIDATES + TC__TACTIC_MAX_CONFIGS, TC__TACTIC_CONFIG_MAX);
+    unsigned char *some = cfg ? cfg + (size_t)TC__TUNE_MAX_CANDIDATES * TC__TACTIC_CONFIG_MAX : NULL;
+    cand_run *c = calloc(TC__TUNE_MAX_CANDIDATES, sizeof *c);
+    if (c == NULL || cfg == NULL) {
+        free(c), free(cfg);
+        return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
+    }
     tc_status st = TC_STATUS_OK;
+    int total = 0;
+    for (int k = 0; k < n && total < TC__TUNE_MAX_CANDIDATES && st == TC_STATUS_OK; k++) {
+        const tc__tactic *t = cands[k];
+        if (t->configs == NULL || t->config_bytes == 0) {
+            ct[total] = t, cfg_of[total++] = -1;
+            continue;
+        }
+        const int m = t->config_bytes <= TC__TACTIC_CONFIG_MAX ? t->configs(d, some, TC__TACTIC_MAX_CONFIGS) : -1;
+        if (m < 0)
+            st = tc__fail(err, TC_STATUS_INTERNAL, "tactic %s: %u-byte configurations (at most %u)", t->name,
+                          t->config_bytes, TC__TACTIC_CONFIG_MAX);
+        for (int j = 0; j < m && j < TC__TACTIC_MAX_CONFIGS && total < TC__TUNE_MAX_CANDIDATES; j++) {
+            memcpy(cfg + (size_t)total * TC__TACTIC_CONFIG_MAX, some + (size_t)j * t->config_bytes, t->config_bytes);
+            ct[total] = t, cfg_of[total++] = j;
+        }
+    }
     int set = 0;
-    for (; set < total && st == TC_STATUS_OK; set++)
-        st = cand_setup(d, set < n ? cands[set] : NULL, ref, runs, pool, dev, set > 0 ? &c[0] : NULL, &c[set], err);
+    for (; set < total && st == TC_STATUS_OK; set++) {
+        st = cand_setup(d, ct[set], runs, pool, dev, set > 0 ? &c[0] : NULL, &c[set], err);
+        if (cfg_of[set] >= 0) c[set].kc.config = cfg + (size_t)set * TC__TACTIC_CONFIG_MAX;
+    }
     /* Rounds of one run of each candidate (a warm-up round first), not each candidate's runs in a row: a slow spell of
      * the host (another process on a core) then slows every candidate alike, instead of all the runs of whichever it
      * fell on; it once made a build choose the single-threaded reference over a 2-thread tactic. The candidates share
@@ -456,14 +480,15 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
     uint64_t best = UINT64_MAX;
     for (int k = set - 1; k >= 0; k--) { /* (candidate 0 last: the others borrow its tensors) */
         tc__tune_entry *e = &out->cand[k];
-        const tc__tactic *t = k < n ? cands[k] : NULL;
-        snprintf(e->name, sizeof e->name, "%s", t ? t->name : "ref");
+        snprintf(e->name, sizeof e->name, "%s", ct[k]->name);
+        e->config = cfg_of[k];
         cand_result(&c[k], e);
         if (e->min_ns <= best) best = e->min_ns, out->winner = k;
         cand_free(d, &c[k]);
     }
     out->n = set;
     free(c);
+    free(cfg);
     if (st != TC_STATUS_OK) return st;
     if (out->winner < 0) return tc__fail(err, TC_STATUS_INTERNAL, "no candidate of %s ran", d->op_type);
     return TC_STATUS_OK;

@@ -23,6 +23,7 @@ typedef struct tc__tune_entry {
                            or heuristic choice) */
     uint64_t median_ns; /* UINT64_MAX as min_ns */
     uint64_t max_ns;
+    int32_t config;     /* which of the tactic's configurations for the step (tc__tactic.configs), -1: none */
 } tc__tune_entry;
 
 /* A tactic of the step's op that was not a candidate, and why (for inspect --verbose, as oneDNN's verbose mode). */
@@ -43,21 +44,21 @@ typedef struct tc__tune_result {
 uint64_t tc__step_signature(const tc__step_desc *d);
 
 /*
- * Times candidates (fast tactics first; the reference kernel `ref` as the last one when
- * ref != NULL) on random non-zero inputs at the desc's shapes; constant inputs use the desc's
- * data (packed per tactic). Fills out with the min, median and max per candidate and the winner
+ * Times candidates, in the backend list's order (the fallback ones, the reference kernels, last; a tactic with
+ * configurations, tactic.h, is one candidate per configuration: entries of its name with config 0, 1, ...), on random
+ * non-zero inputs at the desc's shapes; constant inputs use the desc's data (packed per tactic). Fills out with the min, median and max per candidate and the winner
  * (least min). `runs` rounds of one timed run of each candidate after a warm-up round; a candidate
  * twice slower than 4x another's best so far runs no more.
  *
  * be: the candidates' backend, pool its execution handle. On a host backend (or be NULL) each candidate is timed by
- * its own backend's clock (the reference by the CPU's). On a device backend (be->mem == TC__MEM_DEVICE; every
- * candidate be's, ref NULL, pool an exec of be's) the candidates run on device copies of the inputs (uploaded once and
+ * its own backend's clock. On a device backend (be->mem == TC__MEM_DEVICE; every candidate be's, pool an exec of
+ * be's) the candidates run on device copies of the inputs (uploaded once and
  * shared; each candidate's packed constant inputs its own), with device outputs and scratch and ctx->host_in the
  * inputs' host view (constant ones with data); a sample is several launches between be's timer events (enough for
  * about 20 us, at most 64, chosen in the warm-up), its time the elapsed over the launches.
  */
-tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, tc__kernel_fn ref, int runs,
-                        const tc__backend *be, void *pool, tc__tune_result *out, tc__err *err);
+tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, int runs, const tc__backend *be,
+                        void *pool, tc__tune_result *out, tc__err *err);
 
 /*
  * Whether tactic t computes the same output bytes as its proof (tactic.h) on step d: both run once on the same

@@ -65,7 +65,7 @@ static inline bool vtu_isa_ok(const tc__tactic *t) {
 static inline void vtu_reference(dtu_op op, const vtu_step *s, tc__tensor *y) {
     dtu_run_ok(op, s->opset, s->attrs, s->n_attrs, s->n_in, s->in, 1, y);
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&s->epi, y, NULL, s->residual, &err) != TC_STATUS_OK)
+    if (tc__epilogue_apply(&s->epi, y, NULL, s->residual, &err) != TC_STATUS_OK)
         fail_msg("reference epilogue failed: %s", err.msg);
 }
 

@@ -184,7 +184,10 @@ static void run_case(tcase *c) {
     const uint64_t isa = tc__cpu_get()->isa;
     for (int k = 0; k < n_list; k++) {
         const tc__tactic *t = list[k];
-        if (strcmp(t->op_type, c->op) != 0 || (t->caps & ~isa) != 0 || !t->supports(&d)) continue;
+        /* (the fallback tactics are the reference kernels themselves) */
+        if (strcmp(t->op_type, c->op) != 0 || (t->caps & ~isa) != 0 || (t->flags & TC__TACTIC_FALLBACK) ||
+            !t->supports(&d))
+            continue;
         tc__tensor packed[MAX_CASE_IN];
         const tc__tensor *rin[MAX_CASE_IN];
         bool own[MAX_CASE_IN] = {false};
@@ -478,7 +481,8 @@ static void test_all_fp32_tactics(void **state) {
     int ran = 0, missing = 0;
     for (int k = 0; k < n_list; k++) {
         const tc__tactic *t = list[k];
-        if (t->precision != NULL || (t->flags & TC__TACTIC_BLOCKED) || (t->caps & ~isa) != 0) continue;
+        if (t->precision != NULL || (t->flags & (TC__TACTIC_BLOCKED | TC__TACTIC_FALLBACK)) || (t->caps & ~isa) != 0)
+            continue;
         if (runs[k] == 0) {
             print_message("tactic %s (%s) ran no generated case\n", t->name, t->op_type);
             missing++;

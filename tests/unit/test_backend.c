@@ -52,8 +52,23 @@ static void test_backend_list(void **state) {
         assert_ptr_equal(tc__tactic_find(&tc__backend_cpu, t->name, t->op_type), t);
         assert_true(strlen(t->name) <= 31);
         assert_true(t->config_bytes == 0 || t->check_config != NULL);
-        /* names are unique across the list (an op's tactics share none with another's): tc__tactic_named finds it */
-        assert_ptr_equal(tc__tactic_named(t->name), t);
+        /* names are unique across the list (an op's tactics share none with another's): tc__tactic_named finds it;
+         * but the reference kernels, every op's fallback, are all "ref" (the name plans have always stored) */
+        if (t->flags & TC__TACTIC_FALLBACK) {
+            assert_string_equal(t->name, "ref");
+            assert_ptr_equal(tc__tactic_fallback(&tc__backend_cpu, t->op_type), t);
+            for (size_t j = i + 1; tc__backend_cpu.tactics[j] != NULL; j++) /* last of its op */
+                assert_true(strcmp(tc__backend_cpu.tactics[j]->op_type, t->op_type) != 0);
+        } else {
+            assert_ptr_equal(tc__tactic_named(t->name), t);
+        }
+        /* a chaining or image-writing tactic tells the chain pass its geometry */
+        if ((t->chain != TC__CHAIN_NONE && t->chain != TC__CHAIN_FP16_NHWC && t->chain != TC__CHAIN_FP16_ROWS) ||
+            (t->flags & TC__TACTIC_IMAGE_WRITER))
+            assert_non_null(t->chain_geometry);
+        /* configurations fit the plan's blob and the tuner's buffers */
+        assert_true(t->config_bytes <= TC__TACTIC_CONFIG_MAX);
+        assert_true((t->config_bytes == 0) == (t->configs == NULL));
         /* a tactic in a reduced-precision chain computes in that precision and fuses its epilogue */
         if (t->chain != TC__CHAIN_NONE) {
             assert_true(t->chain < TC__CHAIN_COUNT_);
@@ -62,6 +77,12 @@ static void test_backend_list(void **state) {
         }
     }
     assert_true(n > 100);
+    /* every op has its reference kernel on the CPU list, and a device backend has none */
+#define TC_OP(op) assert_non_null(tc__tactic_fallback(&tc__backend_cpu, #op));
+#include "core/ops.inc"
+#undef TC_OP
+    for (const tc__backend *gpu = tc__backend_get(TC__BACKEND_CUDA); gpu != NULL; gpu = NULL)
+        for (size_t i = 0; gpu->tactics[i] != NULL; i++) assert_false(gpu->tactics[i]->flags & TC__TACTIC_FALLBACK);
 }
 
 static int calls;

@@ -152,7 +152,7 @@ static void check_case(uint64_t seed, const cv_case *c, const char *what) {
         epi.residual_input = (int8_t)n_in;
     }
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&epi, &ref, NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
+    if (tc__epilogue_apply(&epi, &ref, NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
         fail_msg("reference epilogue: %s", err.msg);
 
     const int64_t in_mask = (c->blocked_in ? 1 : 0) | (c->residual ? (int64_t)1 << n_in : 0);

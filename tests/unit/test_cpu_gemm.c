@@ -2,7 +2,7 @@
  * test_cpu_gemm.c - the FP32 GEMM microkernels (AVX-512 14x32 and 8x48, AVX2, scalar: each called
  * directly, skipped when this CPU lacks its ISA) and the GEMM operator (packing, blocking,
  * batching, threading) against the reference MatMul plus the epilogue computed in double with
- * tc__ref_act: every tile size and remainder, packed and strided operands, every activation, with
+ * tc__act_eval: every tile size and remainder, packed and strided operands, every activation, with
  * and without a 2-thread pool, and bit-identical results for any thread count.
  */
 #include <math.h>
@@ -100,7 +100,7 @@ static double ref_epilogue(const tc__gemm_epi *e, double sum, size_t i, size_t j
     if (e->res)
         v += (double)e->res_scale * e->res[i * e->ld_res + j], s += fabs(e->res_scale * e->res[i * e->ld_res + j]);
     *scale = s;
-    return tc__ref_act((tc__act)e->act, v, e->act_alpha, e->act_beta);
+    return tc__act_eval((tc__act)e->act, v, e->act_alpha, e->act_beta);
 }
 
 /* |got - want| within a float-accumulation bound that grows with sqrt(K). */

@@ -1,7 +1,7 @@
 /*
  * test_cpu_gemm_tactics.c - the GEMM-based tactics (MatMul, Gemm, Conv as GEMM; every ISA this CPU
  * has and, for AVX-512 MatMul and Gemm, both microkernel tiles, 14x32 and 8x48; called directly)
- * against the reference kernels plus tc__ref_apply_epilogue: batching and broadcasting, 1-D
+ * against the reference kernels plus tc__epilogue_apply: batching and broadcasting, 1-D
  * operands, transposes, alpha/beta and every C shape, MatMul views (permuted operands and output, alpha), convolutions with pads, strides, dilations,
  * groups and auto_pad, fused biases, residuals and activations; packing is a permutation of the
  * same size; scratch exactly as announced; 1 and 2 threads give identical bits; supports() rejects
@@ -126,7 +126,7 @@ static void check_tactic(const tc__tactic *t, const tcase *c, pthreadpool_t pool
     tc__tensor want[1];
     dtu_run_ok(op_of(c->op), 13, c->attrs, c->n_attrs, c->n_in, c->in, 1, want);
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&c->epi, &want[0], c->bias, c->residual, &err) != TC_STATUS_OK)
+    if (tc__epilogue_apply(&c->epi, &want[0], c->bias, c->residual, &err) != TC_STATUS_OK)
         fail_msg("reference epilogue: %s", err.msg);
 
     const tc__tensor *outs[1] = {&want[0]};

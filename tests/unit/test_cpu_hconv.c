@@ -110,7 +110,7 @@ static void check_case(uint64_t seed, const h_case *c, bool exact, bool bf16, co
         epi.residual_input = (int8_t)n_ctx++;
     }
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&epi, &ref, epi_bias ? &b : NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
+    if (tc__epilogue_apply(&epi, &ref, epi_bias ? &b : NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
         fail_msg("reference epilogue: %s", err.msg);
 
     const bool blk_out = conv && c->layout != H_PLAIN, blk_in = conv && c->layout == H_BLOCKED;

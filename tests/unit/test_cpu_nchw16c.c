@@ -347,7 +347,7 @@ static void check_dw(uint64_t seed, const int64_t *shape, const dw_case *c) {
         mask |= (int64_t)1 << s.n_in;
     }
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&s.epi, &ref, NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
+    if (tc__epilogue_apply(&s.epi, &ref, NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
         fail_msg("%s", err.msg);
     attrs_layout(&at, mask, 1);
     s.n_attrs = at.n;
@@ -474,7 +474,7 @@ static void test_dwconv_residual_in_bias_slot(void **state) {
     s.epi.residual_input = 2;
     s.epi.act = TC__ACT_RELU;
     tc__err err = {0};
-    assert_int_equal(tc__ref_apply_epilogue(&s.epi, &ref, NULL, &res, &err), TC_STATUS_OK);
+    assert_int_equal(tc__epilogue_apply(&s.epi, &ref, NULL, &res, &err), TC_STATUS_OK);
     attrs_layout(&at, 5, 1);
     s.n_attrs = at.n;
     s.residual = &resb;
@@ -546,7 +546,7 @@ static void check_bin(uint64_t seed, const bin_op *op, const int64_t *shape, int
         mask |= 4;
     }
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&s.epi, &ref, NULL, residual ? &res : NULL, &err) != TC_STATUS_OK)
+    if (tc__epilogue_apply(&s.epi, &ref, NULL, residual ? &res : NULL, &err) != TC_STATUS_OK)
         fail_msg("%s", err.msg);
     attrs_layout(&at, mask, 1);
     s.attrs = at.a;

@@ -133,7 +133,7 @@ static void check_case(uint64_t seed, const q_case *c, const char *what) {
         epi.residual_input = (int8_t)n_ctx++;
     }
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&epi, &ref, epi_bias ? &b : NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
+    if (tc__epilogue_apply(&epi, &ref, epi_bias ? &b : NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
         fail_msg("reference epilogue: %s", err.msg);
 
     /* The tactic's step: layouts, scale. */

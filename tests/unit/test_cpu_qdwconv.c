@@ -128,7 +128,7 @@ static void check_case(uint64_t seed, const dw_case *c, const char *what) {
         epi.residual_input = (int8_t)n_ctx++;
     }
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&epi, &ref, NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
+    if (tc__epilogue_apply(&epi, &ref, NULL, c->residual ? &res : NULL, &err) != TC_STATUS_OK)
         fail_msg("reference epilogue: %s", err.msg);
 
     const int na = dw_attrs(c, attrs, st, dl, pd, true);

@@ -95,7 +95,7 @@ static void check_case(uint64_t seed, const ri_case *c, const char *what) {
     dtu_run_ok(DTU_OP(Conv), 13, attrs, na, 3, rin, 1, &ref);
     tc__epilogue epi = {-1, 3, (uint8_t)c->act, 0, 0.0f, 6.0f};
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&epi, &ref, NULL, &rdq, &err) != TC_STATUS_OK) fail_msg("reference epilogue: %s", err.msg);
+    if (tc__epilogue_apply(&epi, &ref, NULL, &rdq, &err) != TC_STATUS_OK) fail_msg("reference epilogue: %s", err.msg);
 
     attrs[na++] = dtu_attr_float(TC__ATTR_INT8_SCALE, sx);
     if (c->u7) attrs[na++] = dtu_attr_int(TC__ATTR_INT8_NONNEG, 1);

@@ -62,7 +62,7 @@ static void check_dw(uint64_t seed, const dw_case *c, const char *what) {
         s.epi.residual_input = (int8_t)s.n_in;
     }
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&s.epi, &ref, NULL, s.residual, &err) != TC_STATUS_OK) fail_msg("%s", err.msg);
+    if (tc__epilogue_apply(&s.epi, &ref, NULL, s.residual, &err) != TC_STATUS_OK) fail_msg("%s", err.msg);
     char msg[200];
     snprintf(msg, sizeof msg, "%s: %lldx%lldx%lldx%lld k%lld s%lld,%lld pads %lld,%lld,%lld,%lld%s%s act %d%s", what,
              (long long)c->n, (long long)c->c, (long long)c->h, (long long)c->w, (long long)c->k, (long long)c->sh,
@@ -216,7 +216,7 @@ static void test_residual_in_bias_slot(void **state) {
     s.epi.residual_input = 2;
     s.epi.act = TC__ACT_RELU;
     tc__err err = {0};
-    assert_int_equal(tc__ref_apply_epilogue(&s.epi, &ref, NULL, &res, &err), TC_STATUS_OK);
+    assert_int_equal(tc__epilogue_apply(&s.epi, &ref, NULL, &res, &err), TC_STATUS_OK);
     const tc__tensor *in3[3] = {&x, &w, &res};
     for (int i = 0; i < N_DW; i++) {
         if (!vtu_isa_ok(kDw[i])) continue;

@@ -51,7 +51,7 @@ static void check_binary(uint64_t seed, const bin_op *op, int32_t ra, const int6
         s.epi.residual_input = 2;
     }
     tc__err err = {0};
-    if (tc__ref_apply_epilogue(&s.epi, &ref, NULL, s.residual, &err) != TC_STATUS_OK) fail_msg("%s", err.msg);
+    if (tc__epilogue_apply(&s.epi, &ref, NULL, s.residual, &err) != TC_STATUS_OK) fail_msg("%s", err.msg);
     char sa[64], sb[64], msg[200];
     snprintf(msg, sizeof msg, "%s %s %s act %d%s", op->name, tc__shape_str(ra, ad, sa, sizeof sa),
              tc__shape_str(rb, bd, sb, sizeof sb), (int)s.epi.act, residual ? " +res" : "");

@@ -1,6 +1,6 @@
 /*
  * test_cpu_winograd.c - the Winograd F(4x4, 3x3) Conv tactic (conv_winograd_f32_avx512, when this CPU
- * has AVX-512) against the reference Conv plus tc__ref_apply_epilogue: spatial sizes 1 to 56, odd
+ * has AVX-512) against the reference Conv plus tc__epilogue_apply: spatial sizes 1 to 56, odd
  * channel counts, pads 0, 1 and asymmetric (and auto_pad), batches, with and without the conv bias,
  * fused activations and residuals; 1 and 2 threads give identical bits; scratch as announced; the
  * error stays within 1e-4 of the output's magnitude (the maximum is printed); supports() rejects
@@ -156,7 +156,7 @@ static void check_case(const wcase *c, dtu_rng *r, pthreadpool_t pool) {
         tc__tensor want = dtu_tensor(TC_DTYPE_FLOAT32, ref[0].rank, ref[0].dims);
         memcpy(want.data, ref[0].data, ref[0].nbytes);
         tc__err err = {0};
-        if (tc__ref_apply_epilogue(&epi, &want, NULL, resp, &err) != TC_STATUS_OK)
+        if (tc__epilogue_apply(&epi, &want, NULL, resp, &err) != TC_STATUS_OK)
             fail_msg("reference epilogue: %s", err.msg);
         const tc__tensor *outs[1] = {&want};
         const tc__step_desc d = desc_of(&bt, &attrs, outs, &epi, NULL, resp);

@@ -42,6 +42,7 @@ static void test_round_trip_and_fingerprint(void **state) {
     assert_int_equal(tc__timing_cache_load(path, 42, &c, &err), TC_STATUS_OK); /* missing file: empty */
     assert_null(tc__timing_cache_find(c, 7));
     tc__tune_result r = sample(1);
+    r.cand[0].config = -1, r.cand[1].config = 3, r.cand[2].config = 0; /* a configuration's candidate: "name#3" */
     assert_int_equal(tc__timing_cache_put(c, 7, &r, &err), TC_STATUS_OK);
     r.winner = 2;
     assert_int_equal(tc__timing_cache_put(c, 0xdeadbeefcafeull, &r, &err), TC_STATUS_OK);
@@ -54,6 +55,10 @@ static void test_round_trip_and_fingerprint(void **state) {
     assert_int_equal(got->winner, 1);
     assert_int_equal(got->n, 3);
     assert_string_equal(got->cand[0].name, "conv_im2col_f32_avx512");
+    assert_int_equal(got->cand[0].config, -1);
+    assert_int_equal(got->cand[1].config, 3);
+    assert_int_equal(got->cand[2].config, 0);
+    assert_string_equal(got->cand[1].name, r.cand[1].name);
     assert_int_equal(got->cand[1].median_ns, 2000);
     assert_int_equal(got->cand[1].min_ns, 1800);
     assert_true(got->cand[2].max_ns == UINT64_MAX);
@@ -78,6 +83,10 @@ static void test_malformed_files_are_empty(void **state) {
         "tailcut-timing-cache 2 000000000000002a\n0000000000000007 0 1 a 1 1\n",              /* no min (version 1 line) */
         "tailcut-timing-cache 1 000000000000002a\n0000000000000007 0 1 a 1 1\n",              /* another version */
         "tailcut-timing-cache 2 000000000000002a\n0000000000000007 0 1 a 1 1 1",             /* no final newline */
+        "tailcut-timing-cache 3 000000000000002a\n0000000000000007 0 1 a#x 1 1 1\n",         /* bad configuration */
+        "tailcut-timing-cache 3 000000000000002a\n0000000000000007 0 1 a#99 1 1 1\n",        /* configuration index */
+        "tailcut-timing-cache 3 000000000000002a\n0000000000000007 0 1 #1 1 1 1\n",          /* no name */
+        "tailcut-timing-cache 3 000000000000002a\n0000000000000007 0 1 a#-1 1 1 1\n",        /* negative index */
     };
     char path[128];
     path_for(path, sizeof path, "bad");
@@ -92,6 +101,17 @@ static void test_malformed_files_are_empty(void **state) {
         assert_null(tc__timing_cache_find(c, 7));
         tc__timing_cache_free(c);
     }
+    /* a version 2 file (before configurations) is still read */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("tailcut-timing-cache 2 000000000000002a\n0000000000000007 0 1 ref 1 1 1\n", f);
+    fclose(f);
+    tc__err err = {0};
+    tc__timing_cache *c = NULL;
+    assert_int_equal(tc__timing_cache_load(path, 42, &c, &err), TC_STATUS_OK);
+    assert_non_null(tc__timing_cache_find(c, 7));
+    assert_int_equal(tc__timing_cache_find(c, 7)->cand[0].config, -1);
+    tc__timing_cache_free(c);
     unlink(path);
 }
 
@@ -112,9 +132,10 @@ static void test_tuner_times_candidates(void **state) {
     int n = tc__tactics_for(&tc__backend_cpu, "Relu", tc__cpu_get()->isa, cands, TC__TUNE_MAX_CANDIDATES);
     tc__tune_result r;
     tc__err err = {0};
-    assert_int_equal(tc__tune_step(&d, cands, n, tc__ref_Relu, 5, &tc__backend_cpu, NULL, &r, &err), TC_STATUS_OK);
-    assert_int_equal(r.n, n + 1);
-    assert_string_equal(r.cand[n].name, "ref");
+    assert_int_equal(tc__tune_step(&d, cands, n, 5, &tc__backend_cpu, NULL, &r, &err), TC_STATUS_OK);
+    assert_int_equal(r.n, n); /* the reference kernel last: a tactic of the list */
+    assert_string_equal(r.cand[n - 1].name, "ref");
+    assert_true(cands[n - 1]->flags & TC__TACTIC_FALLBACK);
     for (int i = 0; i < r.n; i++) { /* every candidate ran (on the inputs the candidates share), the slow ones once */
         assert_true(r.cand[i].min_ns != UINT64_MAX);
         assert_true(r.cand[r.winner].min_ns <= r.cand[i].min_ns); /* ranked by the fastest run */

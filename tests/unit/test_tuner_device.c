@@ -201,7 +201,7 @@ static void test_device_candidates(void **state) {
     tc__err err = {0};
     assert_int_equal(be.exec_create(1, &exec, &err), TC_STATUS_OK);
     tc__tune_result r;
-    assert_int_equal(tc__tune_step(&d, cands, 3, NULL, 5, &be, exec, &r, &err), TC_STATUS_OK);
+    assert_int_equal(tc__tune_step(&d, cands, 3, 5, &be, exec, &r, &err), TC_STATUS_OK);
     assert_int_equal(r.n, 3);
     assert_string_equal(r.cand[r.winner].name, "fake_clip_fast");
     /* a sample's time is per launch: the virtual clock gives exact times */
@@ -223,14 +223,16 @@ static void test_device_candidates(void **state) {
     /* a launch over 20 us is one per sample */
     reset();
     const tc__tactic *big[1] = {&kBig};
-    assert_int_equal(tc__tune_step(&d, big, 1, NULL, 3, &be, exec, &r, &err), TC_STATUS_OK);
+    assert_int_equal(tc__tune_step(&d, big, 1, 3, &be, exec, &r, &err), TC_STATUS_OK);
     assert_int_equal(r.cand[0].min_ns, 50000);
     assert_int_equal(g_launches[3], 2 + 3);
     assert_int_equal(g_dev.frees, g_dev.allocs);
 
-    /* no reference kernel on device memory, and no timing without an exec */
-    assert_int_not_equal(tc__tune_step(&d, cands, 3, (tc__kernel_fn)slow_run, 5, &be, exec, &r, &err), TC_STATUS_OK);
-    assert_int_not_equal(tc__tune_step(&d, cands, 3, NULL, 5, &be, NULL, &r, &err), TC_STATUS_OK);
+    /* no host tactic (the CPU's reference kernel) on device memory, and no timing without an exec */
+    const tc__tactic *host[1] = {tc__tactic_fallback(&tc__backend_cpu, "Clip")};
+    assert_non_null(host[0]);
+    assert_int_not_equal(tc__tune_step(&d, host, 1, 5, &be, exec, &r, &err), TC_STATUS_OK);
+    assert_int_not_equal(tc__tune_step(&d, cands, 3, 5, &be, NULL, &r, &err), TC_STATUS_OK);
     be.exec_destroy(exec);
 }
 
@@ -306,7 +308,7 @@ static void cuda_tune_twice(const tc__backend *be, void *exec, const tc__step_de
     const tc__tactic *cands[2] = {pick, pick};
     tc__tune_result r;
     tc__err err = {0};
-    tc_status st = tc__tune_step(d, cands, 2, NULL, 5, be, exec, &r, &err);
+    tc_status st = tc__tune_step(d, cands, 2, 5, be, exec, &r, &err);
     if (st != TC_STATUS_OK) fail_msg("tuning %s on the GPU: %s", d->op_type, err.msg);
     assert_int_equal(r.n, 2);
     for (int k = 0; k < 2; k++) {

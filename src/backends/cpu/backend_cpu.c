@@ -15,14 +15,19 @@
 #include "backends/backend.h"
 #include "backends/cpu/cpu_target.h"
 #include "backends/cpu/tactics.h"
-#include "backends/ref/ref.h"
+#include "backends/epilogue.h"
+#include "backends/kernel.h"
 #include "backends/cpu/pool_pin.h"
 #include "core/cpu_budget.h"
 
+/* tactics.inc, then the reference kernels (backends/ref/tactics.c): every op's last tactic. */
 static const tc__tactic *const kCpuTactics[] = {
 #define TC_TACTIC(op, name) &tc__tactic_##name,
 #include "backends/cpu/tactics.inc"
 #undef TC_TACTIC
+#define TC_OP(op) &tc__tactic_ref_##op,
+#include "core/ops.inc"
+#undef TC_OP
     NULL,
 };
 
@@ -209,7 +214,7 @@ static tc_status cpu_run(void *exec, const tc__launch *steps, int n, uint64_t *s
         }
         tc_status st = l->fn(kc);
         if (st == TC_STATUS_OK && l->post)
-            st = tc__ref_apply_epilogue(l->post, kc->out[0], l->post_bias, l->post_residual, kc->err);
+            st = tc__epilogue_apply(l->post, kc->out[0], l->post_bias, l->post_residual, kc->err);
         if (st != TC_STATUS_OK) {
             *failed = k;
             return st;

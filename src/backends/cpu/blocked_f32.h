@@ -20,7 +20,7 @@
 
 #include "backends/cpu/vact_f32.h"
 #include "backends/cpu/vbinary_f32.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 #include "core/layout.h"
 
 /* ---- layout checks shared by the tactics ------------------------------------------------ */
@@ -68,8 +68,8 @@ static inline bool tc__blk_window_of(const char *op_type, const tc__attrs *attrs
     if (x->rank != 4 || y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1]) return false;
     tc__err err = {0};
     tc__kernel_ctx kc = {.node_name = "", .op_type = op_type, .attrs = attrs, .err = &err};
-    tc__ref_window rw;
-    if (tc__ref_window_resolve(&kc, x, y, kernel, &rw) != TC_STATUS_OK) return false;
+    tc__window rw;
+    if (tc__window_resolve(&kc, x, y, kernel, &rw) != TC_STATUS_OK) return false;
     *g = (tc__blk_window){.H = rw.in[0], .W = rw.in[1], .OH = rw.out[0], .OW = rw.out[1], .kh = rw.kernel[0],
                           .kw = rw.kernel[1], .sh = rw.stride[0], .sw = rw.stride[1], .dh = rw.dilation[0],
                           .dw = rw.dilation[1], .pt = rw.pad_begin[0], .pl = rw.pad_begin[1], .pb = rw.pad_end[0],
@@ -83,8 +83,8 @@ static inline bool tc__blk_window_of(const char *op_type, const tc__attrs *attrs
  */
 static inline void tc__blk_window_interior(const tc__blk_window *g, int64_t *lo, int64_t *hi) {
     int64_t a0, a1, b0, b1;
-    tc__ref_window_outputs(-g->pl, g->sw, g->W, g->OW, &a0, &a1);
-    tc__ref_window_outputs(-g->pl + (g->kw - 1) * g->dw, g->sw, g->W, g->OW, &b0, &b1);
+    tc__window_outputs(-g->pl, g->sw, g->W, g->OW, &a0, &a1);
+    tc__window_outputs(-g->pl + (g->kw - 1) * g->dw, g->sw, g->W, g->OW, &b0, &b1);
     *lo = a0 > b0 ? a0 : b0;
     *hi = a1 < b1 ? a1 : b1;
     if (*hi <= *lo) *lo = *hi = g->OW;

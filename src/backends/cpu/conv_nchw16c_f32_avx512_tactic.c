@@ -27,7 +27,7 @@ static bool cv_numel_below(const tc__tensor *t, int64_t limit) {
 bool tc__conv_nchw16c_f32_geometry(const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *w,
                                    const tc__tensor *y, bool blocked_in, size_t block, tc__conv16_geom *g) {
     memset(g, 0, sizeof *g);
-    tc__ref_window rw;
+    tc__window rw;
     if (block != TC__LAYOUT_BLOCK && block != TC__LAYOUT_BLOCK_AVX2) return false;
     if (!tc__conv2d_window(attrs, x, w, y, CV_MAX_EXTENT, &rw)) return false;
     if (w->dims[0] % (int64_t)block != 0 || (blocked_in && x->dims[1] % (int64_t)block != 0)) return false;

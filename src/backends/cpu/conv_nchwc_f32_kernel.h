@@ -33,7 +33,7 @@
 #include <pthreadpool.h>
 
 #include "backends/cpu/conv_nchw16c_f32.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 #include "core/layout.h"
 
 #define CV_INLINE static inline __attribute__((always_inline))
@@ -249,8 +249,8 @@ static void cv_tile_run(const cv_pass *p, int64_t oh, int64_t ow, int np, bool d
     const tc__conv16_geom *g = &p->j->g;
     const int64_t ih0 = oh * (int64_t)g->sh - g->pt, iw0 = ow * (int64_t)g->sw - g->pl;
     int64_t kh0, kh1, kw0, kw1;
-    tc__ref_window_taps(ih0, (int64_t)g->dh, (int64_t)g->kh, 0, (int64_t)g->ih, &kh0, &kh1);
-    tc__ref_window_taps(iw0, (int64_t)g->dw, (int64_t)g->kw, 0, (int64_t)g->iw, &kw0, &kw1);
+    tc__window_taps(ih0, (int64_t)g->dh, (int64_t)g->kh, 0, (int64_t)g->ih, &kh0, &kh1);
+    tc__window_taps(iw0, (int64_t)g->dw, (int64_t)g->kw, 0, (int64_t)g->iw, &kw0, &kw1);
     const int unit_nb = p->nb > 2 ? 2 : p->nb;
     const ptrdiff_t pix = (ptrdiff_t)g->group, step = pix * unit_nb * BV_L; /* floats per tap */
     const ptrdiff_t y_at = (oh * (ptrdiff_t)g->ow + ow) * BV_L;
@@ -409,9 +409,9 @@ static void cv_job_init(cv_job *j, const tc__conv16_geom *g) {
         j->g.ih = j->g.oh = 1;
     }
     const tc__conv16_geom *v = &j->g;
-    tc__ref_window_outputs(-v->pt, (int64_t)v->sh, (int64_t)v->ih - (int64_t)((v->kh - 1) * v->dh), (int64_t)v->oh,
+    tc__window_outputs(-v->pt, (int64_t)v->sh, (int64_t)v->ih - (int64_t)((v->kh - 1) * v->dh), (int64_t)v->oh,
                            &j->row_lo, &j->row_hi);
-    tc__ref_window_outputs(-v->pl, (int64_t)v->sw, (int64_t)v->iw - (int64_t)((v->kw - 1) * v->dw), (int64_t)v->ow,
+    tc__window_outputs(-v->pl, (int64_t)v->sw, (int64_t)v->iw - (int64_t)((v->kw - 1) * v->dw), (int64_t)v->ow,
                            &j->col_lo, &j->col_hi);
     j->units = (g->cout + BV_L * TC__CONV16_UNIT_BLOCKS - 1) / (BV_L * TC__CONV16_UNIT_BLOCKS);
     j->groups = g->cin / g->group;

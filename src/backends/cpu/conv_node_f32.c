@@ -10,10 +10,10 @@
 
 #include "backends/cpu/gemm_tactics.h"
 #include "backends/cpu/im2col_f32.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 
 typedef struct cv_geom {
-    tc__ref_window w;
+    tc__window w;
     size_t batch, cin, cout, groups, cin_g, cout_g, isp, osp, ksp, k;
     bool pointwise; /* 1x1 kernel, stride 1, no padding */
 } cv_geom;
@@ -24,7 +24,7 @@ static bool cv_geometry(const tc__attrs *attrs, const tc__tensor *x, const tc__t
     if (x->rank < 3 || x->rank > 5 || wt->rank != x->rank || y->rank != x->rank) return false;
     tc__err err = {0};
     const tc__kernel_ctx kctx = {.attrs = attrs, .err = &err};
-    if (tc__ref_window_resolve(&kctx, x, y, wt->dims + 2, &g->w) != TC_STATUS_OK) return false;
+    if (tc__window_resolve(&kctx, x, y, wt->dims + 2, &g->w) != TC_STATUS_OK) return false;
     const int64_t group = tc__attr_int(attrs, "group", 1);
     if (group < 1 || x->dims[0] < 0 || x->dims[1] < 0 || wt->dims[0] < 0 || wt->dims[1] < 0) return false;
     if (x->dims[1] != wt->dims[1] * group || wt->dims[0] % group != 0 || y->dims[1] != wt->dims[0]) return false;

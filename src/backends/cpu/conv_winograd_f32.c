@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "backends/cpu/conv_winograd_f32.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 
 bool tc__conv_winograd_f32_geometry(const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *wt,
                                     const tc__tensor *y, tc__wino_geom *g) {
@@ -16,8 +16,8 @@ bool tc__conv_winograd_f32_geometry(const tc__attrs *attrs, const tc__tensor *x,
     if (tc__attr_int(attrs, "group", 1) != 1) return false;
     tc__err err = {0};
     const tc__kernel_ctx kctx = {.attrs = attrs, .err = &err};
-    tc__ref_window w;
-    if (tc__ref_window_resolve(&kctx, x, y, wt->dims + 2, &w) != TC_STATUS_OK) return false;
+    tc__window w;
+    if (tc__window_resolve(&kctx, x, y, wt->dims + 2, &w) != TC_STATUS_OK) return false;
     for (int d = 0; d < 2; d++) {
         if (w.stride[d] != 1 || w.dilation[d] != 1 || w.pad_begin[d] < 0 || w.pad_end[d] < 0) return false;
         if (w.in[d] < 0 || w.out[d] < 1 || w.out[d] != w.in[d] + w.pad_begin[d] + w.pad_end[d] - 2) return false;

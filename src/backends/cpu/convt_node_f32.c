@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "backends/cpu/gemm_tactics.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 #include "core/convt_geom.h"
 
 typedef struct ct_geom {
@@ -124,7 +124,7 @@ static void col2im(const ct_geom *g, const float *col, float *y) {
                 for (int a = 0; a < 3; a++) {
                     off[a] = k[a] * g->dilation[a] - g->pad[a];
                     /* inputs i with output i * stride + off inside [0, out) */
-                    tc__ref_window_outputs(off[a], g->stride[a], g->out[a], g->in[a], &i0[a], &i1[a]);
+                    tc__window_outputs(off[a], g->stride[a], g->out[a], g->in[a], &i0[a], &i1[a]);
                     any = any && i0[a] < i1[a];
                 }
                 if (!any) continue;

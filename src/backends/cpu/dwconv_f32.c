@@ -7,7 +7,7 @@
 
 #include <pthreadpool.h>
 
-#include "backends/ref/window.h"
+#include "backends/window.h"
 
 /* Bound on every spatial size and offset, so that int32 lane indices cannot overflow. */
 #define DW_MAX_EXTENT ((int64_t)1 << 28)
@@ -26,8 +26,8 @@ static bool dw_geom(const tc__attrs *attrs, const tc__tensor *x, const tc__tenso
         return false;
     if (w->dims[3] != k || (k != 3 && k != 5 && k != 7)) return false;
     tc__kernel_ctx kc = {.node_name = "", .op_type = "Conv", .attrs = attrs, .err = err};
-    tc__ref_window rw;
-    if (tc__ref_window_resolve(&kc, x, y, w->dims + 2, &rw) != TC_STATUS_OK) return false;
+    tc__window rw;
+    if (tc__window_resolve(&kc, x, y, w->dims + 2, &rw) != TC_STATUS_OK) return false;
     for (int d = 0; d < 2; d++) {
         if (rw.dilation[d] != 1 || (rw.stride[d] != 1 && rw.stride[d] != 2)) return false;
         if (rw.in[d] > DW_MAX_EXTENT || rw.out[d] > DW_MAX_EXTENT || rw.pad_begin[d] > DW_MAX_EXTENT) return false;

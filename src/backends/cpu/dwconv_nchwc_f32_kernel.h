@@ -51,7 +51,7 @@ DW_INLINE void pixels(const tc__blk_window *g, const tc__vact *act, const tc__dw
 static void edge_pixel(const tc__blk_window *g, const tc__vact *act, const tc__dwconv_nchw16c_plane *p, int64_t oy,
                        int64_t ox, int64_t ky0, int64_t ky1) {
     int64_t kx0, kx1;
-    tc__ref_window_taps(ox * g->sw - g->pl, g->dw, g->kw, 0, g->W, &kx0, &kx1);
+    tc__window_taps(ox * g->sw - g->pl, g->dw, g->kw, 0, g->W, &kx0, &kx1);
     pixels(g, act, p, oy, ox, ky0, ky1, kx0, kx1, 1);
 }
 
@@ -62,7 +62,7 @@ void DW_ROWS(const tc__blk_window *g, const tc__vact *act,
     tc__blk_window_interior(g, &lo, &hi);
     for (int64_t oy = oy0; oy < oy1; oy++) {
         int64_t ky0, ky1;
-        tc__ref_window_taps(oy * g->sh - g->pt, g->dh, g->kh, 0, g->H, &ky0, &ky1);
+        tc__window_taps(oy * g->sh - g->pt, g->dh, g->kh, 0, g->H, &ky0, &ky1);
         int64_t ox = 0;
         for (; ox < lo; ox++) edge_pixel(g, &a, p, oy, ox, ky0, ky1);
         for (; ox + 8 <= hi; ox += 8) pixels(g, &a, p, oy, ox, ky0, ky1, 0, g->kw, 8);

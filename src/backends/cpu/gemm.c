@@ -9,6 +9,8 @@
  * on K and the cache, never on S, and each element's K order is fixed, so results are the same for
  * any thread count. S is the pool's thread count, or fewer when the scratch has no room for more.
  */
+#include <string.h>
+
 #include <pthreadpool.h>
 
 #include "backends/cpu/gemm.h"
@@ -46,7 +48,8 @@ static size_t kc_max(const tc__gemm_config *cfg, cache_sizes c) {
     return kc0 < 32 ? 32 : (kc0 > 1024 ? 1024 : kc0 / 8 * 8);
 }
 
-/* KC, MC, NC for one thread from the cache sizes (before splitting the work over threads). */
+/* KC, MC, NC for one thread from the cache sizes (before splitting the work over threads); MC and NC capped further by
+ * the problem's shifts (a tuned blocking). */
 static blocking cache_blocks(const tc__gemm_f32_problem *p, const tc__gemm_config *cfg) {
     const cache_sizes cs = caches();
     const size_t kc0 = kc_max(cfg, cs);
@@ -59,9 +62,47 @@ static blocking cache_blocks(const tc__gemm_f32_problem *p, const tc__gemm_confi
     }
     const size_t kc_bytes = (b.kc ? b.kc : 1) * sizeof(float);
     /* The A block (MC x KC) fills half of L2, a runtime B tile (KC x NC) a quarter. */
-    b.mc = even_block(p->m ? p->m : 1, round_down_min(cs.l2 / 2 / kc_bytes, cfg->mr), cfg->mr);
-    b.nc = even_block(p->n ? p->n : 1, round_down_min(cs.l2 / 4 / kc_bytes, cfg->nr), cfg->nr);
+    b.mc = even_block(p->m ? p->m : 1, round_down_min((cs.l2 / 2 / kc_bytes) >> p->mc_shift, cfg->mr), cfg->mr);
+    b.nc = even_block(p->n ? p->n : 1, round_down_min((cs.l2 / 4 / kc_bytes) >> p->nc_shift, cfg->nr), cfg->nr);
     return b;
+}
+
+int tc__gemm_f32_blockings(const tc__gemm_f32_problem *p, const tc__gemm_config *cfg, tc__gemm_blocking *out, int cap) {
+    int n = 0;
+    blocking seen[(TC__GEMM_MAX_SHIFT + 1) * (TC__GEMM_MAX_SHIFT + 1)];
+    for (uint8_t s = 0; s <= 2 * TC__GEMM_MAX_SHIFT && n < cap; s++) /* fewer shifts first: the default leads */
+        for (uint8_t ms = 0; ms <= TC__GEMM_MAX_SHIFT && n < cap; ms++) {
+            if (s < ms || s - ms > TC__GEMM_MAX_SHIFT) continue;
+            tc__gemm_f32_problem q = *p;
+            q.mc_shift = ms;
+            q.nc_shift = (uint8_t)(s - ms);
+            const blocking b = cache_blocks(&q, cfg);
+            bool dup = false;
+            for (int i = 0; i < n && !dup; i++) dup = seen[i].mc == b.mc && seen[i].nc == b.nc;
+            if (dup) continue;
+            seen[n] = b;
+            out[n++] = (tc__gemm_blocking){.mc_shift = q.mc_shift, .nc_shift = q.nc_shift};
+        }
+    return n;
+}
+
+bool tc__gemm_blocking_check(const void *config, tc__err *err) {
+    tc__gemm_blocking b;
+    memcpy(&b, config, sizeof b);
+    if (b.mc_shift > TC__GEMM_MAX_SHIFT || b.nc_shift > TC__GEMM_MAX_SHIFT || b.reserved[0] || b.reserved[1]) {
+        tc__fail(err, TC_STATUS_CORRUPT_FILE, "GEMM blocking shifts %u and %u (at most %d), reserved bytes %u %u",
+                 b.mc_shift, b.nc_shift, TC__GEMM_MAX_SHIFT, b.reserved[0], b.reserved[1]);
+        return false;
+    }
+    return true;
+}
+
+void tc__gemm_blocking_apply(tc__gemm_f32_problem *p, const void *config) {
+    if (config == NULL) return;
+    tc__gemm_blocking b;
+    memcpy(&b, config, sizeof b);
+    p->mc_shift = b.mc_shift <= TC__GEMM_MAX_SHIFT ? b.mc_shift : 0; /* (checked at load) */
+    p->nc_shift = b.nc_shift <= TC__GEMM_MAX_SHIFT ? b.nc_shift : 0;
 }
 
 static size_t batch_count(const tc__gemm_f32_problem *p) {

@@ -19,7 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backends/ref/ref.h"
+#include "backends/epilogue.h"
+#include "backends/kernel.h"
 #include "core/cpu.h"
 
 /*
@@ -70,7 +71,7 @@ void tc__gemm_f32_avx512_8x48(const tc__gemm_tile *t);
 void tc__gemm_f32_avx2_6x16(const tc__gemm_tile *t);
 void tc__gemm_f32_scalar_4x8(const tc__gemm_tile *t);
 
-/* Activations (not the clamp ones) in place on rows [0, m) x columns [0, n) of c, as tc__ref_act. */
+/* Activations (not the clamp ones) in place on rows [0, m) x columns [0, n) of c, as tc__act_eval. */
 void tc__gemm_act_f32_avx512(float *c, size_t ldc, size_t m, size_t n, const tc__gemm_epi *e);
 void tc__gemm_act_f32_avx2(float *c, size_t ldc, size_t m, size_t n, const tc__gemm_epi *e);
 void tc__gemm_act_f32_scalar(float *c, size_t ldc, size_t m, size_t n, const tc__gemm_epi *e);
@@ -147,7 +148,25 @@ typedef struct tc__gemm_f32_problem {
     size_t bdims[TC__GEMM_MAX_BATCH_DIMS];
     size_t a_bs[TC__GEMM_MAX_BATCH_DIMS], b_bs[TC__GEMM_MAX_BATCH_DIMS], c_bs[TC__GEMM_MAX_BATCH_DIMS];
     size_t res_bs[TC__GEMM_MAX_BATCH_DIMS], bias_m_bs[TC__GEMM_MAX_BATCH_DIMS], bias_n_bs[TC__GEMM_MAX_BATCH_DIMS];
+    /* The blocking a tuner chose (a tactic's configuration, tc__gemm_blocking): the cache-derived caps of MC and NC
+     * divided by 2^mc_shift and 2^nc_shift (0, 0: as the cache sizes give). KC and each element's order over K never
+     * change, so neither do the results; the scratch bound holds for any shift. */
+    uint8_t mc_shift, nc_shift;
 } tc__gemm_f32_problem;
+
+/* A GEMM tactic's configuration (tc__tactic.config_bytes = 4): the shifts above, reserved bytes zero. */
+typedef struct tc__gemm_blocking {
+    uint8_t mc_shift, nc_shift, reserved[2];
+} tc__gemm_blocking;
+#define TC__GEMM_MAX_SHIFT 3
+
+/* The blockings worth timing for problem p (only m, n, k and the config matter): the default (0, 0) first, then those
+ * that give other single-thread blocks; at most cap into out, returns the count (>= 1). */
+int tc__gemm_f32_blockings(const tc__gemm_f32_problem *p, const tc__gemm_config *cfg, tc__gemm_blocking *out, int cap);
+/* True for a blocking read from a plan that tc__gemm_f32_run may take; else why in err. */
+bool tc__gemm_blocking_check(const void *config, tc__err *err);
+/* Sets p's shifts from a configuration (NULL: the default). */
+void tc__gemm_blocking_apply(tc__gemm_f32_problem *p, const void *config);
 
 /* A problem for one plain matrix product with no epilogue (alpha 1), to fill in further. */
 tc__gemm_f32_problem tc__gemm_f32_problem_init(size_t m, size_t n, size_t k);

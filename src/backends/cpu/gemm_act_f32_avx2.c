@@ -1,7 +1,7 @@
 /*
  * gemm_act_f32_avx2.c - the activations GEMM microkernels do not apply as a clamp (Sigmoid, SiLU,
  * HardSwish, HardSigmoid, Gelu erf/tanh, LeakyRelu, Tanh), in place on a stored C tile, 8 lanes at
- * a time with SLEEF's AVX2 functions (1.0-ULP exp/erf/tanh). Formulas as tc__ref_act.
+ * a time with SLEEF's AVX2 functions (1.0-ULP exp/erf/tanh). Formulas as tc__act_eval.
  */
 #include <immintrin.h>
 #include <sleef.h>

@@ -1,7 +1,7 @@
 /*
  * gemm_act_f32_avx512.c - the activations GEMM microkernels do not apply as a clamp (Sigmoid, SiLU,
  * HardSwish, HardSigmoid, Gelu erf/tanh, LeakyRelu, Tanh, a QDQ fake quantization), in place on a stored C tile, 16 lanes at
- * a time with SLEEF's AVX-512 functions (1.0-ULP exp/erf/tanh). Formulas as tc__ref_act.
+ * a time with SLEEF's AVX-512 functions (1.0-ULP exp/erf/tanh). Formulas as tc__act_eval.
  */
 #include <immintrin.h>
 #include <sleef.h>

@@ -23,7 +23,10 @@ bool tc__matmul_node_f32_packs_input(const tc__step_desc *d, int index);
 tc_status tc__matmul_node_f32_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err,
                                    const tc__gemm_config *cfg);
 size_t tc__matmul_node_f32_scratch_bytes(const tc__step_desc *d, const tc__gemm_config *cfg, bool packed_b);
+/* Runs the step, with the blocking in ctx->config when the tactic has configurations (tc__gemm_blocking). */
 tc_status tc__matmul_node_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_config *cfg, bool packed_b);
+/* The blockings worth timing for step d (tc__tactic.configs; tc__gemm_blocking each, the default first). */
+int tc__matmul_node_f32_configs(const tc__step_desc *d, const tc__gemm_config *cfg, bool packed_b, void *out, int cap);
 
 /* Gemm (gemm_node_f32.c). */
 bool tc__gemm_node_f32_supports(const tc__step_desc *d, bool packed_b);

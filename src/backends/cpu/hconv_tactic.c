@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "backends/cpu/chain_geom.h"
 #include "backends/cpu/hconv.h"
 #include "backends/cpu/vec_isa.h"
 #include "core/tensor.h"
@@ -158,7 +159,7 @@ static tc_status h_run_bf16(const tc__kernel_ctx *ctx) { return h_run(ctx, true)
 #define H_CHAIN_bf16 TC__CHAIN_BF16
 #define H_TACTIC(var, tname, op, flag, sup, P, ISA)                                                                   \
     const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = ISA, .flags = TC__TACTIC_FUSES_EPILOGUE | (flag),     \
-                            .chain = H_CHAIN_##P,                                                                    \
+                            .chain = H_CHAIN_##P, .chain_geometry = tc__hconv_chain_geometry_##P,                    \
                             .precision = #P, .supports = sup, .packs_input = h_packs_input, .pack = h_pack_##P, .packed_bytes = h_pack_##P##_bytes,        \
                             .scratch_bytes = h_scratch_##P, .run = h_run_##P};
 
@@ -182,6 +183,7 @@ H_TACTIC(tc__tactic_gemm_bf16_avx512bf16, "gemm_bf16_avx512bf16", "Gemm", 0, h_s
 #define H_AMX_TACTIC(var, tname, op, flag, sup, twin)                                                                 \
     const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = H_ISA_AMX_BF16,                                       \
                             .chain = TC__CHAIN_BF16, /* the AVX512-BF16 image and epilogue */                      \
+                            .chain_geometry = tc__hconv_chain_geometry_bf16,                                       \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "bf16", .supports = sup,          \
                             .packs_input = h_packs_input, .pack = h_pack_bf16, .packed_bytes = h_pack_bf16_bytes, .scratch_bytes = h_scratch_bf16,        \
                             .run = h_run_amx_bf16, .proof = &twin, .proof_tol = 1e-3f};

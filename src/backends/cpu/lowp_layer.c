@@ -7,7 +7,7 @@
 #include "backends/cpu/conv2d_window.h"
 #include "backends/cpu/gemm_tactics.h"
 #include "backends/cpu/vact_f32.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 #include "core/fused_attr.h"
 
 #define LOWP_MAX_EXTENT ((int64_t)1 << 24)
@@ -16,7 +16,7 @@ static bool lp_is_f32(const tc__tensor *t) { return t != NULL && t->dtype == TC_
 
 static bool lp_conv(const tc__step_desc *d, bool depthwise, tc__lowp_shape *s) {
     const tc__tensor *x = d->in[0], *w = d->in[1], *y = d->out[0];
-    tc__ref_window rw;
+    tc__window rw;
     if (!(depthwise ? tc__conv2d_window_dw : tc__conv2d_window)(d->attrs, x, w, y, LOWP_MAX_EXTENT, &rw) ||
         rw.pad_begin[0] < 0 || rw.pad_begin[1] < 0)
         return false;

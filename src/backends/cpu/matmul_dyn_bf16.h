@@ -15,7 +15,8 @@
 #include <stddef.h>
 
 #include "backends/cpu/matmul_geom.h"
-#include "backends/ref/ref.h"
+#include "backends/epilogue.h"
+#include "backends/kernel.h"
 
 #define TC__MMB_STRIP 48 /* rows of A per task */
 

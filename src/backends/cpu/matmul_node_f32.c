@@ -117,5 +117,16 @@ tc_status tc__matmul_node_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_conf
     p.epi.act = e.act;
     p.epi.act_alpha = e.act_alpha;
     p.epi.act_beta = e.act_beta;
+    tc__gemm_blocking_apply(&p, ctx->config);
     return tc__gemm_f32_run(&p, cfg, ctx);
+}
+
+int tc__matmul_node_f32_configs(const tc__step_desc *d, const tc__gemm_config *cfg, bool packed_b, void *out, int cap) {
+    tc__mm_geom g;
+    if (!tc__mm_geometry(d->attrs, d->in[0], d->in[1], d->out[0], &g)) return 0;
+    const tc__gemm_f32_problem p = mm_problem(&g, d->in[0], d->in[1], (tc__tensor *)d->out[0], NULL, NULL, packed_b);
+    tc__gemm_blocking b[TC__TACTIC_MAX_CONFIGS];
+    const int n = tc__gemm_f32_blockings(&p, cfg, b, cap < TC__TACTIC_MAX_CONFIGS ? cap : TC__TACTIC_MAX_CONFIGS);
+    memcpy(out, b, sizeof b[0] * (size_t)(n > 0 ? n : 0));
+    return n;
 }

@@ -10,7 +10,7 @@
 #include <pthreadpool.h>
 #include <string.h>
 
-#include "backends/ref/window.h"
+#include "backends/window.h"
 
 /* Bound on every spatial size, offset and window, so that int32 lane indices cannot overflow. */
 #define POOL_MAX_EXTENT ((int64_t)1 << 28)
@@ -25,8 +25,8 @@ static bool pool_geom(const char *op_type, const tc__attrs *attrs, const tc__ten
     int64_t so = tc__attr_int(attrs, "storage_order", 0);
     if (is_max ? (so != 0 && so != 1) : (cip != 0 && cip != 1)) return false;
     tc__kernel_ctx kc = {.node_name = "", .op_type = op_type, .attrs = attrs, .err = err};
-    tc__ref_window rw;
-    if (tc__ref_window_resolve(&kc, x, y, NULL, &rw) != TC_STATUS_OK) return false;
+    tc__window rw;
+    if (tc__window_resolve(&kc, x, y, NULL, &rw) != TC_STATUS_OK) return false;
     for (int d = 0; d < 2; d++) {
         if (rw.dilation[d] != 1) return false;
         if (rw.in[d] > POOL_MAX_EXTENT || rw.out[d] > POOL_MAX_EXTENT || rw.kernel[d] > POOL_MAX_EXTENT ||
@@ -58,8 +58,8 @@ bool tc__avgpool_f32_supports(const tc__step_desc *d) { return pool_supports(d, 
 
 float tc__maxpool_f32_neg_inf_fixup(const tc__pool_f32_geom *g, const float *x, int64_t oy, int64_t ox) {
     int64_t iy0 = oy * g->sh - g->pt, ix0 = ox * g->sw - g->pl, ky0, ky1, kx0, kx1;
-    tc__ref_window_taps(iy0, 1, g->kh, 0, g->H, &ky0, &ky1);
-    tc__ref_window_taps(ix0, 1, g->kw, 0, g->W, &kx0, &kx1);
+    tc__window_taps(iy0, 1, g->kh, 0, g->H, &ky0, &ky1);
+    tc__window_taps(ix0, 1, g->kw, 0, g->W, &kx0, &kx1);
     if (ky0 >= ky1 || kx0 >= kx1) return -INFINITY;
     for (int64_t ky = ky0; ky < ky1; ky++)
         for (int64_t kx = kx0; kx < kx1; kx++)

@@ -71,11 +71,11 @@ POOL_INLINE void pixel(const tc__blk_window *g, const float *x, float *y, int64_
  */
 POOL_INLINE void taps(int64_t start, int64_t dil, int64_t k, int64_t in, int64_t pad_begin, int64_t pad_end, bool cip,
                       int64_t *k0, int64_t *k1, int64_t *cnt) {
-    tc__ref_window_taps(start, dil, k, 0, in, k0, k1);
+    tc__window_taps(start, dil, k, 0, in, k0, k1);
     *cnt = *k1 - *k0;
     if (cip) {
         int64_t c0, c1;
-        tc__ref_window_taps(start, dil, k, -pad_begin, in + pad_end, &c0, &c1);
+        tc__window_taps(start, dil, k, -pad_begin, in + pad_end, &c0, &c1);
         *cnt = c1 - c0;
     }
 }

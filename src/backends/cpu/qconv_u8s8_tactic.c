@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backends/cpu/chain_geom.h"
 #include "backends/cpu/qconv_u8s8.h"
 #include "backends/cpu/vec_isa.h"
 
@@ -293,7 +294,7 @@ static tc_status q_run_u8w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, 
 #define Q_CHAIN_q_run_u8w7 TC__CHAIN_INT8_U8
 #define Q_TACTIC(var, tname, op, isa_bits, flag, sup, pk, scr, rn)                                                \
     const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = isa_bits,                                             \
-                            .chain = Q_CHAIN_##rn,                                                                   \
+                            .chain = Q_CHAIN_##rn, .chain_geometry = tc__qconv_chain_geometry,                       \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
                             .packs_input = q_packs_input, .pack = pk, .packed_bytes = pk##_bytes, .scratch_bytes = scr, .run = rn};
 
@@ -303,6 +304,7 @@ static tc_status q_run_u8w7(const tc__kernel_ctx *ctx) { return q_run_with(ctx, 
 #define Q_AMX_TACTIC(var, tname, op, flag, sup, twin)                                                                 \
     const tc__tactic var = {.name = tname, .op_type = op, .backend = TC__BACKEND_CPU, .caps = Q_AMX_ISA,                                            \
                             .chain = TC__CHAIN_INT8, /* the VNNI image and epilogue */                            \
+                            .chain_geometry = tc__qconv_chain_geometry,                                            \
                             .flags = TC__TACTIC_FUSES_EPILOGUE | (flag), .precision = "int8", .supports = sup,          \
                             .packs_input = q_packs_input, .pack = q_pack, .packed_bytes = q_pack_bytes, .scratch_bytes = q_scratch,                  \
                             .run = q_run_amx, .proof = &twin};

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backends/cpu/chain_geom.h"
 #include "backends/cpu/qconv_u8s8.h"
 #include "backends/cpu/vec_isa.h"
 
@@ -163,26 +164,26 @@ static tc_status dw_run_vnni(const tc__kernel_ctx *ctx) {
 }
 
 #define DW_VNNI_ISA (TC__VEC_ISA_AVX512 | (uint64_t)TC__ISA_AVX512VNNI)
-const tc__tactic tc__tactic_dwconv_int8_avx512vnni = {.name = "dwconv_int8_avx512vnni", .chain = TC__CHAIN_INT8, .op_type = "Conv",
+const tc__tactic tc__tactic_dwconv_int8_avx512vnni = {.name = "dwconv_int8_avx512vnni", .chain = TC__CHAIN_INT8, .chain_geometry = tc__qconv_chain_geometry, .op_type = "Conv",
                                                       .backend = TC__BACKEND_CPU, .caps = DW_VNNI_ISA, .flags = TC__TACTIC_FUSES_EPILOGUE,
                                                       .precision = "int8", .supports = dw_supports_vnni_plain,
                                                       .packs_input = dw_packs_input, .pack = dw_pack_vnni, .packed_bytes = dw_pack_vnni_bytes,
                                                       .scratch_bytes = dw_scratch_u7, .run = dw_run_vnni};
 const tc__tactic tc__tactic_dwconv_nchw16c_int8_avx512vnni = {
-    .name = "dwconv_nchw16c_int8_avx512vnni", .chain = TC__CHAIN_INT8, .op_type = "Conv", .backend = TC__BACKEND_CPU, .caps = DW_VNNI_ISA,
+    .name = "dwconv_nchw16c_int8_avx512vnni", .chain = TC__CHAIN_INT8, .chain_geometry = tc__qconv_chain_geometry, .op_type = "Conv", .backend = TC__BACKEND_CPU, .caps = DW_VNNI_ISA,
     .flags = TC__TACTIC_FUSES_EPILOGUE | TC__TACTIC_BLOCKED, .precision = "int8", .supports = dw_supports_vnni_blocked,
     .packs_input = dw_packs_input, .pack = dw_pack_vnni, .packed_bytes = dw_pack_vnni_bytes, .scratch_bytes = dw_scratch_u7, .run = dw_run_vnni};
 
-const tc__tactic tc__tactic_dwconv_int8_u7_avx2 = {.name = "dwconv_int8_u7_avx2", .chain = TC__CHAIN_INT8_U7, .op_type = "Conv",
+const tc__tactic tc__tactic_dwconv_int8_u7_avx2 = {.name = "dwconv_int8_u7_avx2", .chain = TC__CHAIN_INT8_U7, .chain_geometry = tc__qconv_chain_geometry, .op_type = "Conv",
                                                    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2, .flags = TC__TACTIC_FUSES_EPILOGUE,
                                                    .precision = "int8", .supports = dw_supports_u7,
                                                    .packs_input = dw_packs_input, .pack = dw_pack, .packed_bytes = dw_pack_bytes,
                                                    .scratch_bytes = dw_scratch_u7, .run = dw_run_u7};
-const tc__tactic tc__tactic_dwconv_int8_avx2 = {.name = "dwconv_int8_avx2", .chain = TC__CHAIN_INT8_S16, .op_type = "Conv", .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
+const tc__tactic tc__tactic_dwconv_int8_avx2 = {.name = "dwconv_int8_avx2", .chain = TC__CHAIN_INT8_S16, .chain_geometry = tc__qconv_chain_geometry, .op_type = "Conv", .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2,
                                                 .flags = TC__TACTIC_FUSES_EPILOGUE, .precision = "int8",
                                                 .supports = dw_supports_s16, .packs_input = dw_packs_input,
                                                 .pack = dw_pack, .packed_bytes = dw_pack_bytes, .scratch_bytes = dw_scratch_s16, .run = dw_run_s16};
-const tc__tactic tc__tactic_dwconv_int8_u8_avx2 = {.name = "dwconv_int8_u8_avx2", .chain = TC__CHAIN_INT8_U8, .op_type = "Conv",
+const tc__tactic tc__tactic_dwconv_int8_u8_avx2 = {.name = "dwconv_int8_u8_avx2", .chain = TC__CHAIN_INT8_U8, .chain_geometry = tc__qconv_chain_geometry, .op_type = "Conv",
                                                    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2, .flags = TC__TACTIC_FUSES_EPILOGUE,
                                                    .precision = "int8", .supports = dw_supports_u8,
                                                    .packs_input = dw_packs_input, .pack = dw_pack, .packed_bytes = dw_pack_bytes,

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backends/cpu/chain_geom.h"
 #include "backends/cpu/lowp_layer.h"
 #include "backends/cpu/qimage.h"
 #include "backends/cpu/vec_isa.h"
@@ -88,4 +89,6 @@ static tc_status m_run(const tc__kernel_ctx *ctx) {
 /* Never a tuning candidate: it takes only steps the chain gave an image (after the tactics are chosen). */
 const tc__tactic tc__tactic_mul_int8_image_avx2 = {.name = "mul_int8_image_avx2", .op_type = "Mul",
                                                    .backend = TC__BACKEND_CPU, .caps = TC__VEC_ISA_AVX2, .precision = "int8",
-                                                   .supports = m_supports, .run = m_run};
+                                                   .flags = TC__TACTIC_IMAGE_WRITER,
+                                                   .chain_geometry = tc__qimage_chain_geometry, .supports = m_supports,
+                                                   .run = m_run};

@@ -12,5 +12,9 @@
 #define TC_TACTIC(op, name) extern const tc__tactic tc__tactic_##name;
 #include "backends/cpu/tactics.inc"
 #undef TC_TACTIC
+/* The reference kernels as tactics (backends/ref/tactics.c), named "ref", after tactics.inc's on the list. */
+#define TC_OP(op) extern const tc__tactic tc__tactic_ref_##op;
+#include "core/ops.inc"
+#undef TC_OP
 
 #endif

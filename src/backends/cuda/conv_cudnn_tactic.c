@@ -25,7 +25,7 @@
 #include "backends/cuda/cudnn.h"
 #include "backends/cuda/fp16_lt.h"
 #include "backends/cuda/lt_gemm.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 #include "core/quant_attr.h"
 #include "core/tensor.h"
 
@@ -45,8 +45,8 @@ static bool geometry(const tc__attrs *attrs, const tc__tensor *x, const tc__tens
     if (x->rank < 3 || x->rank > 4 || w->rank != x->rank || y->rank != x->rank) return false;
     tc__err err = {0};
     const tc__kernel_ctx kctx = {.attrs = attrs, .err = &err};
-    tc__ref_window wg;
-    if (tc__ref_window_resolve(&kctx, x, y, w->dims + 2, &wg) != TC_STATUS_OK) return false;
+    tc__window wg;
+    if (tc__window_resolve(&kctx, x, y, w->dims + 2, &wg) != TC_STATUS_OK) return false;
     const int64_t groups = tc__attr_int(attrs, "group", 1);
     for (int d = 0; d < wg.nsp; d++)
         if (wg.pad_begin[d] != wg.pad_end[d] || wg.in[d] < 1 || wg.out[d] < 1 || wg.kernel[d] < 1) return false;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "backends/cuda/conv_f32.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 
 /* The launch record of a Conv with these attributes and tensors (pointers left NULL); false when not computed. */
 static bool conv_geom(const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *w, const tc__tensor *y,
@@ -15,8 +15,8 @@ static bool conv_geom(const tc__attrs *attrs, const tc__tensor *x, const tc__ten
     if (x->rank < 3 || x->rank > 4 || w->rank != x->rank || y->rank != x->rank) return false;
     tc__err err = {0};
     const tc__kernel_ctx kctx = {.attrs = attrs, .err = &err};
-    tc__ref_window g;
-    if (tc__ref_window_resolve(&kctx, x, y, w->dims + 2, &g) != TC_STATUS_OK) return false;
+    tc__window g;
+    if (tc__window_resolve(&kctx, x, y, w->dims + 2, &g) != TC_STATUS_OK) return false;
     const int64_t group = tc__attr_int(attrs, "group", 1);
     if (group < 1 || x->dims[0] < 0 || x->dims[1] < 0 || w->dims[0] < 0 || w->dims[1] < 0) return false;
     if (x->dims[1] != w->dims[1] * group || w->dims[0] % group != 0 || y->dims[1] != w->dims[0]) return false;

@@ -25,7 +25,7 @@
 #include "backends/cuda/cnn_epi.h"
 #include "backends/cuda/fp16_lt.h"
 #include "backends/cuda/lt_gemm.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 #include "core/tensor.h"
 
 typedef struct conv_geom {
@@ -42,8 +42,8 @@ static bool conv_geometry(const tc__attrs *attrs, const tc__tensor *x, const tc_
     if (x->rank < 3 || x->rank > 4 || w->rank != x->rank || y->rank != x->rank) return false;
     tc__err err = {0};
     const tc__kernel_ctx kctx = {.attrs = attrs, .err = &err};
-    tc__ref_window wg;
-    if (tc__ref_window_resolve(&kctx, x, y, w->dims + 2, &wg) != TC_STATUS_OK) return false;
+    tc__window wg;
+    if (tc__window_resolve(&kctx, x, y, w->dims + 2, &wg) != TC_STATUS_OK) return false;
     if (tc__attr_int(attrs, "group", 1) != 1) return false;
     if (x->dims[0] < 1 || x->dims[1] < 1 || w->dims[0] < 1 || x->dims[1] != w->dims[1] || y->dims[1] != w->dims[0] ||
         y->dims[0] != x->dims[0])

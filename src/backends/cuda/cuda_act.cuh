@@ -1,5 +1,5 @@
 /* cuda_act.cuh - the epilogue activations (core/epilogue.h) as device code, shared by the CUDA kernels; the same
- * formulas as the reference epilogue (backends/ref/epilogue.c). */
+ * formulas as the reference epilogue (backends/epilogue.c). */
 #ifndef TC_BACKENDS_CUDA_CUDA_ACT_CUH
 #define TC_BACKENDS_CUDA_CUDA_ACT_CUH
 

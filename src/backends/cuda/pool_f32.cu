@@ -11,7 +11,7 @@
 
 namespace {
 
-/* ceil(a / b) for b > 0 and any sign of a (window.h's tc__ref_ceil_div). */
+/* ceil(a / b) for b > 0 and any sign of a (window.h's tc__ceil_div). */
 __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
 /* Taps k in [*k0, *k1) of K taps dil apart from start whose index start + k * dil lies in [lo, hi). */

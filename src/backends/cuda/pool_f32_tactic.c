@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "backends/cuda/pool_f32.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 
 /* The launch record of a MaxPool (is_max) or AveragePool step (pointers left NULL); false when not computed. */
 static bool pool_geom(const tc__attrs *attrs, bool is_max, const tc__tensor *x, const tc__tensor *y,
@@ -25,8 +25,8 @@ static bool pool_geom(const tc__attrs *attrs, bool is_max, const tc__tensor *x, 
     }
     tc__err err = {0};
     const tc__kernel_ctx kctx = {.attrs = attrs, .err = &err};
-    tc__ref_window g;
-    if (tc__ref_window_resolve(&kctx, x, y, NULL, &g) != TC_STATUS_OK) return false;
+    tc__window g;
+    if (tc__window_resolve(&kctx, x, y, NULL, &g) != TC_STATUS_OK) return false;
     for (int d = 0; d < g.nsp; d++)
         if (g.in[d] < 0 || g.out[d] < 0 || g.kernel[d] > INT32_MAX) return false;
     const bool one = g.nsp == 1; /* 1-D: planes of height 1 */

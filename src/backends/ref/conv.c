@@ -8,17 +8,17 @@
 
 #include "backends/ref/dense_util.h"
 #include "backends/ref/ref.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 
 /* acc[o] += w * x[o * stride + offset] over every output o whose input is inside x (one kernel tap). */
-static void accumulate_tap(const tc__ref_window *g, const int64_t *k, double w, const double *x, double *acc,
+static void accumulate_tap(const tc__window *g, const int64_t *k, double w, const double *x, double *acc,
                            const int64_t *istr, const int64_t *ostr, int64_t osp) {
     const int nsp = g->nsp, last = nsp - 1;
     int64_t off[TC_MAX_RANK], o0[TC_MAX_RANK], o1[TC_MAX_RANK];
     bool flat = true;
     for (int d = 0; d < nsp; d++) {
         off[d] = k[d] * g->dilation[d] - g->pad_begin[d];
-        tc__ref_window_outputs(off[d], g->stride[d], g->in[d], g->out[d], &o0[d], &o1[d]);
+        tc__window_outputs(off[d], g->stride[d], g->in[d], g->out[d], &o0[d], &o1[d]);
         if (o0[d] >= o1[d]) return;
         flat = flat && g->stride[d] == 1 && off[d] == 0 && o0[d] == 0 && o1[d] == g->out[d] && g->out[d] == g->in[d];
     }
@@ -88,8 +88,8 @@ static tc_status conv_run(const tc__kernel_ctx *ctx, int64_t group, const tc__te
     tc_status st;
     const tc__tensor *x = ctx->in[0], *w = ctx->in[1];
     tc__tensor *y = ctx->out[0];
-    tc__ref_window g;
-    if ((st = tc__ref_window_resolve(ctx, x, y, w->dims + 2, &g)) != TC_STATUS_OK) return st;
+    tc__window g;
+    if ((st = tc__window_resolve(ctx, x, y, w->dims + 2, &g)) != TC_STATUS_OK) return st;
 
     const int nsp = g.nsp;
     const int64_t n_batch = x->dims[0], c_in = x->dims[1], m_out = w->dims[0];

@@ -10,7 +10,7 @@
 
 #include "backends/ref/dense_util.h"
 #include "backends/ref/ref.h"
-#include "backends/ref/window.h"
+#include "backends/window.h"
 
 typedef enum pool_kind { POOL_MAX, POOL_AVG } pool_kind;
 
@@ -24,18 +24,18 @@ typedef struct pool_args {
  * One output element of the plane xd: the max (with the input index, within the
  * plane, of the first maximum) or the average of the window starting at o.
  */
-static double pool_one(const tc__ref_window *g, const pool_args *a, const double *xd, const int64_t *o,
+static double pool_one(const tc__window *g, const pool_args *a, const double *xd, const int64_t *o,
                        const int64_t *istr, const int64_t *cstr, int64_t *arg) {
     const int nsp = g->nsp;
     int64_t start[TC_MAX_RANK], k0[TC_MAX_RANK], k1[TC_MAX_RANK], k[TC_MAX_RANK];
     double count = 1.0; /* window size counted in the average (double: no overflow) */
     for (int d = 0; d < nsp; d++) {
         start[d] = o[d] * g->stride[d] - g->pad_begin[d];
-        tc__ref_window_taps(start[d], g->dilation[d], g->kernel[d], 0, g->in[d], &k0[d], &k1[d]);
+        tc__window_taps(start[d], g->dilation[d], g->kernel[d], 0, g->in[d], &k0[d], &k1[d]);
         if (a->kind == POOL_AVG) {
             int64_t c0 = k0[d], c1 = k1[d];
             if (a->count_include_pad)
-                tc__ref_window_taps(start[d], g->dilation[d], g->kernel[d], -g->pad_begin[d], g->in[d] + g->pad_end[d],
+                tc__window_taps(start[d], g->dilation[d], g->kernel[d], -g->pad_begin[d], g->in[d] + g->pad_end[d],
                                     &c0, &c1);
             count *= (double)(c1 - c0);
         }
@@ -94,8 +94,8 @@ static tc_status pool_run(const tc__kernel_ctx *ctx, const pool_args *a) {
     if (y->dtype != x->dtype)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "output Y has data type %s, expected %s",
                         tc_dtype_name(y->dtype) ? tc_dtype_name(y->dtype) : "?", tc_dtype_name(x->dtype));
-    tc__ref_window g;
-    tc_status st = tc__ref_window_resolve(ctx, x, y, NULL, &g);
+    tc__window g;
+    tc_status st = tc__window_resolve(ctx, x, y, NULL, &g);
     if (st != TC_STATUS_OK) return st;
     if (y->dims[1] != x->dims[1])
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "output has %lld channels, expected %lld",

@@ -6,6 +6,7 @@
 #ifndef TC_BACKENDS_REF_REF_H
 #define TC_BACKENDS_REF_REF_H
 
+#include "backends/epilogue.h"
 #include "backends/kernel.h"
 
 /* True for the reference kernels that take scratch memory (the others need none). */
@@ -20,11 +21,6 @@ typedef tc__kernel_fn tc__ref_fn;
 /* The reference kernel for an op type, or NULL. */
 tc__ref_fn tc__ref_find(const char *op_type);
 
-/* An activation on one value (double precision), as fused epilogues apply it. */
-double tc__ref_act(tc__act act, double x, double alpha, double beta);
-/* Applies y = act(y + bias + residual) in place; bias/residual may be NULL. */
-tc_status tc__ref_apply_epilogue(const tc__epilogue *e, tc__tensor *y, const tc__tensor *bias,
-                                 const tc__tensor *residual, tc__err *err);
 
 /* Fails with a message naming the node and the dtype of input i. */
 tc_status tc__ref_unsupported_dtype(const tc__kernel_ctx *ctx, int input, tc_dtype dtype);

@@ -1,4 +1,4 @@
-/* scratch.c - which reference kernels take scratch memory (the engine sizes it per step). */
+/* scratch.c - which reference kernels take scratch memory (their tactics, tactics.c, size it per step). */
 #include <string.h>
 
 #include "backends/ref/ref.h"

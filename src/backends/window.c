@@ -1,5 +1,5 @@
 /* window.c - resolves kernel, strides, dilations and padding of Conv and pooling nodes. */
-#include "backends/ref/window.h"
+#include "backends/window.h"
 
 #include <string.h>
 
@@ -23,8 +23,8 @@ static tc_status read_ints(const tc__kernel_ctx *ctx, const char *name, int n, i
     return TC_STATUS_OK;
 }
 
-tc_status tc__ref_window_resolve(const tc__kernel_ctx *ctx, const tc__tensor *x, const tc__tensor *y,
-                                 const int64_t *kernel, tc__ref_window *w) {
+tc_status tc__window_resolve(const tc__kernel_ctx *ctx, const tc__tensor *x, const tc__tensor *y,
+                                 const int64_t *kernel, tc__window *w) {
     memset(w, 0, sizeof *w);
     if (x->rank < 3 || x->rank > TC_MAX_RANK)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "input X has rank %d, expected 3 to %d", (int)x->rank,

@@ -1,8 +1,8 @@
-/* epilogue.c - reference application of a fused epilogue, y = act(y + bias + residual),
+/* epilogue.c - the reference application of a fused epilogue, y = act(y + bias + residual),
  * in place on a step's output (see core/epilogue.h). */
 #include <math.h>
 
-#include "backends/ref/ref.h"
+#include "backends/epilogue.h"
 
 const char *tc__act_name(tc__act act) {
     switch (act) {
@@ -23,7 +23,7 @@ const char *tc__act_name(tc__act act) {
     return "?";
 }
 
-double tc__ref_act(tc__act act, double x, double alpha, double beta) {
+double tc__act_eval(tc__act act, double x, double alpha, double beta) {
     switch (act) {
     case TC__ACT_NONE: return x;
     case TC__ACT_RELU: return x > 0.0 ? x : 0.0;
@@ -48,7 +48,7 @@ double tc__ref_act(tc__act act, double x, double alpha, double beta) {
     return x;
 }
 
-tc_status tc__ref_apply_epilogue(const tc__epilogue *e, tc__tensor *y, const tc__tensor *bias, const tc__tensor *residual,
+tc_status tc__epilogue_apply(const tc__epilogue *e, tc__tensor *y, const tc__tensor *bias, const tc__tensor *residual,
                                  tc__err *err) {
     if (tc__epilogue_is_none(e)) return TC_STATUS_OK;
     if (!tc__dtype_is_float(y->dtype))
@@ -69,7 +69,7 @@ tc_status tc__ref_apply_epilogue(const tc__epilogue *e, tc__tensor *y, const tc_
             double v = p[i];
             if (b) v += b[last ? i % last : 0];
             if (r) v += r[i];
-            p[i] = (float)tc__ref_act(act, v, e->alpha, e->beta);
+            p[i] = (float)tc__act_eval(act, v, e->alpha, e->beta);
         }
         return TC_STATUS_OK;
     }
@@ -77,7 +77,7 @@ tc_status tc__ref_apply_epilogue(const tc__epilogue *e, tc__tensor *y, const tc_
         double v = tc__tensor_get_f64(y, i);
         if (bias) v += tc__tensor_get_f64(bias, last ? i % last : 0);
         if (residual) v += tc__tensor_get_f64(residual, i);
-        tc__tensor_set_f64(y, i, tc__ref_act(act, v, e->alpha, e->beta));
+        tc__tensor_set_f64(y, i, tc__act_eval(act, v, e->alpha, e->beta));
     }
     return TC_STATUS_OK;
 }

@@ -3,8 +3,8 @@
  * without transA (2-D weight), reading a float32 input through a constant float32 weight. One definition
  * for the calibrator (what to observe), the precision pass and the QDQ pass (what to quantize).
  */
-#ifndef TC_QUANT_QUANTIZABLE_H
-#define TC_QUANT_QUANTIZABLE_H
+#ifndef TC_GRAPH_QUANTIZABLE_H
+#define TC_GRAPH_QUANTIZABLE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* quantizable.c - which nodes an INT8 layer can be (see quantizable.h). */
-#include "quant/quantizable.h"
+#include "graph/quantizable.h"
 
 #include "core/quant_attr.h"
 
