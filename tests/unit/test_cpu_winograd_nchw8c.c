@@ -173,30 +173,6 @@ static void test_rejects(void **state) {
     assert_false(sup(&s));
 }
 
-/* run() fails cleanly on a layout or channel count it does not compute. */
-static void test_run_rejects(void **state) {
-    (void)state;
-    SKIP_WITHOUT_AVX512();
-    dtu_rng r = {9};
-    const int64_t xd[4] = {1, 16, 6, 6}, wd[4] = {CBAD, 16, 3, 3}, yd[4] = {1, CBAD, 6, 6};
-    tc__tensor x = vtu_random(&r, 4, xd, -1.0, 1.0), w = vtu_random(&r, 4, wd, -1.0, 1.0);
-    tc__tensor y = vtu_random(&r, 4, yd, -1.0, 1.0);
-    const int64_t pads[4] = {1, 1, 1, 1};
-    tc__attr attrs[4] = {dtu_attr_ints("pads", pads, 4), dtu_attr_int(TC__ATTR_LAYOUT_IN, 1),
-                         dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1), dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, BLK)};
-    const tc__attrs as = {4, attrs};
-    const tc__tensor *in[2] = {&x, &w};
-    tc__tensor *out[1] = {&y};
-    tc__err err = {0};
-    tc__epilogue none = tc__epilogue_none();
-    tc__kernel_ctx kc = {"test", "Conv", 13, &as, 2, in, 1, out, &err, NULL, &none, NULL, NULL, NULL, NULL, NULL, NULL};
-    assert_int_not_equal(kConv->run(&kc), TC_STATUS_OK); /* C_out CBAD */
-    assert_true(strlen(err.msg) > 0);
-    tc__tensor_free(&y);
-    tc__tensor_free(&w);
-    tc__tensor_free(&x);
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resnet_shapes), cmocka_unit_test(test_edge_sizes), cmocka_unit_test(test_windows),

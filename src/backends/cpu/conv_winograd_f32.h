@@ -11,6 +11,8 @@
 #ifndef TC_BACKENDS_CPU_CONV_WINOGRAD_F32_H
 #define TC_BACKENDS_CPU_CONV_WINOGRAD_F32_H
 
+#include <pthreadpool.h>
+
 #include "backends/cpu/gemm_tactics.h"
 
 /* The largest GEMM microkernel row count (MR) the filter transform takes. */
@@ -26,6 +28,16 @@ static inline size_t tc__wino_pack_a_off(size_t i, size_t p, size_t m, size_t k,
 static inline size_t tc__wino_pack_b_off(size_t p, size_t j, size_t k, size_t n, size_t nr) {
     const size_t q0 = j / nr * nr, w = n - q0 < nr ? n - q0 : nr;
     return q0 * k + p * w + (j - q0);
+}
+
+/* fn(job, i) for i in [0, n): on the pool, or on the calling thread when pool is NULL. */
+static inline void tc__wino_parallel(pthreadpool_t pool, pthreadpool_task_1d_t fn, void *job, size_t n) {
+    if (pool == NULL) {
+        for (size_t i = 0; i < n; i++)
+            fn(job, i);
+    } else {
+        pthreadpool_parallelize_1d(pool, fn, job, n, 0);
+    }
 }
 
 /* The geometry of a run (conv_winograd_f32.c). */

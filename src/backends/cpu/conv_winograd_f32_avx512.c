@@ -148,15 +148,6 @@ static void output_task(void *ctx, size_t co) {
     if (!tc__gemm_act_is_clamp(act)) tc__gemm_act_f32_avx512(yc, g->ow, g->oh, g->ow, &jb->epi);
 }
 
-static void parallel(pthreadpool_t pool, pthreadpool_task_1d_t fn, wino_job *jb, size_t n) {
-    if (pool == NULL) {
-        for (size_t i = 0; i < n; i++)
-            fn(jb, i);
-    } else {
-        pthreadpool_parallelize_1d(pool, fn, jb, n, 0);
-    }
-}
-
 tc_status tc__conv_winograd_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_config *cfg) {
     const tc__tensor *bias = ctx->n_in > 2 ? ctx->in[2] : NULL;
     if (ctx->n_in < 2 || ctx->n_out < 1 || !tc__gemm_is_f32(ctx->in[0]) || !tc__gemm_is_f32(ctx->in[1]) ||
@@ -187,7 +178,7 @@ tc_status tc__conv_winograd_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_co
                    .epi = tc__gemm_epi_from_ctx(ctx)};
     jb.v = jb.u + 36 * g.cout * g.cin;
     jb.m = jb.v + 36 * g.cin * g.tiles;
-    parallel(pool, filter_task, &jb, (g.cout + cfg->mr - 1) / cfg->mr);
+    tc__wino_parallel(pool, filter_task, &jb, (g.cout + cfg->mr - 1) / cfg->mr);
     tc__gemm_f32_problem p = tc__conv_winograd_f32_problem(&g);
     p.a = jb.u;
     p.b = jb.v;
@@ -198,9 +189,9 @@ tc_status tc__conv_winograd_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_co
         jb.x = (const float *)ctx->in[0]->data + n * isz;
         jb.y = (float *)ctx->out[0]->data + n * osz;
         jb.res = ctx->residual ? (const float *)ctx->residual->data + n * osz : NULL;
-        parallel(pool, input_task, &jb, g.cin * ((g.tiles + 15) / 16));
+        tc__wino_parallel(pool, input_task, &jb, g.cin * ((g.tiles + 15) / 16));
         st = tc__gemm_f32_run(&p, cfg, ctx);
-        if (st == TC_STATUS_OK) parallel(pool, output_task, &jb, g.cout);
+        if (st == TC_STATUS_OK) tc__wino_parallel(pool, output_task, &jb, g.cout);
     }
     tc__kernel_free(ctx, buf);
     return st;

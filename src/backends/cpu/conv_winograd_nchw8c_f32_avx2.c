@@ -98,15 +98,6 @@ static void w8_output_task(void *ctx, size_t item) {
     }
 }
 
-static void w8_parallel(pthreadpool_t pool, pthreadpool_task_1d_t fn, w8_job *jb, size_t n) {
-    if (pool == NULL) {
-        for (size_t i = 0; i < n; i++)
-            fn(jb, i);
-    } else {
-        pthreadpool_parallelize_1d(pool, fn, jb, n, 0);
-    }
-}
-
 tc_status tc__conv_winograd_nchw8c_f32_run_avx2(const tc__kernel_ctx *ctx) {
     const tc__gemm_config *cfg = &tc__gemm_config_f32_avx2;
     if (ctx->n_in < 2 || ctx->n_out < 1 || ctx->in[0] == NULL || ctx->in[1] == NULL || ctx->out[0] == NULL)
@@ -144,7 +135,7 @@ tc_status tc__conv_winograd_nchw8c_f32_run_avx2(const tc__kernel_ctx *ctx) {
     jb.u = buf;
     jb.v = jb.u + 36 * g.cout * g.cin;
     jb.m = jb.v + 36 * g.cin * g.tiles;
-    w8_parallel(pool, w8_filter_task, &jb, g.cout / BV_L);
+    tc__wino_parallel(pool, w8_filter_task, &jb, g.cout / BV_L);
     tc__gemm_f32_problem p = tc__conv_winograd_nchw8c_f32_problem(&g);
     p.a = jb.v;
     p.b = jb.u;
@@ -155,9 +146,9 @@ tc_status tc__conv_winograd_nchw8c_f32_run_avx2(const tc__kernel_ctx *ctx) {
         jb.x = (const float *)x->data + n * isz;
         jb.y = (float *)y->data + n * osz;
         jb.res = res ? res + n * osz : NULL;
-        w8_parallel(pool, w8_input_task, &jb, g.cin / BV_L * g.th);
+        tc__wino_parallel(pool, w8_input_task, &jb, g.cin / BV_L * g.th);
         st = tc__gemm_f32_run(&p, cfg, ctx);
-        if (st == TC_STATUS_OK) w8_parallel(pool, w8_output_task, &jb, g.cout / BV_L * g.th);
+        if (st == TC_STATUS_OK) tc__wino_parallel(pool, w8_output_task, &jb, g.cout / BV_L * g.th);
     }
     tc__kernel_free(ctx, buf);
     return st;
