@@ -509,7 +509,7 @@ def main(argv=None):
                    help="also run OpenVINO's CPU plugin in FP32, interleaved (needs the openvino module: ov_peer.py)")
     args = p.parse_args(argv)
     if args.openvino and not ov_peer.available():
-        p.error("--openvino: the openvino module does not import here (ov_peer.py says how to install it)")
+        p.error("--openvino: the openvino module is not installed here (ov_peer.py says how to install it)")
     if args.threads < 1 or args.iterations < 1 or args.warmup < 0 or args.batch < 0 or args.seed < 0:
         p.error("--threads and --iterations must be >= 1; --warmup, --batch and --seed >= 0")
     try:

@@ -3,7 +3,7 @@
 BERT-base (sequence 128) against onnxruntime, and OpenVINO where installed, interleaved (bench/compare.py's
 machinery), N threads, batch 1; then each step family's GFLOP/s as a fraction of the machine's FP32 peak.
 
-OpenVINO: when the `openvino` module imports, each model runs on its CPU plugin too, in the same interleaved rotation
+OpenVINO: when the `openvino` module is installed, each model runs on its CPU plugin too, in the same interleaved rotation
 (FP32 precision hint, latency mode, one stream, the same threads: bench/ov_peer.py), and each cell gains its ratio.
 It is not in tools/requirements.txt; install it into a virtual environment of your own:
     python3 -m venv /tmp/ov-venv
@@ -183,7 +183,7 @@ def main(argv=None):
     capped = os.environ.get("TAILCUT_MAX_ISA", "").lower() == "avx2" and "avx512f" in cpu_flags()
     a.openvino = ov_peer.available()
     if not a.openvino:
-        print("OpenVINO: the openvino module does not import here: its column is left out (see ov_peer.py)")
+        print("OpenVINO: the openvino module is not installed here: its column is left out (see ov_peer.py)")
     results = {"isa": isa, "lanes": lanes, "ghz": ghz, "threads": a.threads, "peak_gflops": peak, "models": {}}
     cells = []
     with tempfile.TemporaryDirectory(prefix="fp32_matrix_models_") as tmp:
