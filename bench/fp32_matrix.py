@@ -3,8 +3,9 @@
 BERT-base (sequence 128) against onnxruntime, and OpenVINO where installed, interleaved (bench/compare.py's
 machinery), N threads, batch 1; then each step family's GFLOP/s as a fraction of the machine's FP32 peak.
 
-OpenVINO: when the `openvino` module is installed, each model runs on its CPU plugin too, in the same interleaved rotation
-(FP32 precision hint, latency mode, one stream, the same threads: bench/ov_peer.py), and each cell gains its ratio.
+OpenVINO: when the `openvino` module is installed, each model runs on its CPU plugin too, in the same interleaved
+rotation (FP32 precision hint, latency mode, one stream, the same threads: bench/ov_peer.py), and each cell gains its
+ratio.
 It is not in tools/requirements.txt; install it into a virtual environment of your own:
     python3 -m venv /tmp/ov-venv
     /tmp/ov-venv/bin/pip install numpy==2.3.5 onnx==1.19.1 onnxruntime==1.23.2 openvino==2026.4.1
