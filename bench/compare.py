@@ -17,6 +17,9 @@ tailcut: driven through ctypes on libtailcut.so (tc_model_load -> tc_engine_buil
 Inputs are seeded random non-zero data, bit-identical to `tailcut bench --seed N`: floats ~N(0,1),
 integer ids in [1, 100) (names containing "mask", "token_type" or "segment": 1), bools true.
 
+--openvino adds OpenVINO's CPU plugin in FP32 as a third engine in the same rotation (ov_peer.py: where the openvino
+module is installed, never by tools/requirements.txt).
+
 Example:
     python bench/compare.py model.onnx --threads 2 --batch 1 --iterations 1000 --json cmp.json
 
@@ -32,6 +35,8 @@ import tempfile
 import time
 
 import numpy as np
+
+import ov_peer  # OpenVINO as a third engine, where installed
 
 TC_MAX_RANK = 8
 TC_DTYPE_TO_NUMPY = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32,
@@ -329,7 +334,8 @@ class Tailcut:
 # ---- the comparison --------------------------------------------------------------------------
 
 def ort_binding(sess, arrays, ref_outputs):
-    """IOBinding with the inputs and preallocated outputs bound once."""
+    """IOBinding with the inputs and preallocated outputs bound once; the caller keeps the returned output arrays alive
+    as long as it runs the binding (onnxruntime writes into them through raw pointers)."""
     io = sess.io_binding()
     for name, a in arrays.items():
         io.bind_cpu_input(name, a)
@@ -376,6 +382,7 @@ def compare(args):
 
     lib = load_library(args.tailcut_lib)
     tc = Tailcut(lib)
+    ov = None
     try:
         if args.tailcut_plan:  # a plan built beforehand (e.g. tailcut build --int8)
             build_ms = 0.0
@@ -396,26 +403,32 @@ def compare(args):
         ref = sess.run(out_names, arrays)
         tc.run()
         errors = max_abs_errors(dict(zip(out_names, ref)), tc.outputs())
-        io, _ = ort_binding(sess, arrays, ref)
+        io, ort_outs = ort_binding(sess, arrays, ref)  # ort_outs: the bound output buffers, kept alive to the end
         sess.run_with_iobinding(io)  # the binding's first run, untimed
+        if getattr(args, "openvino", False):  # a third engine (ov_peer.py), warmed up like the others
+            ov = ov_peer.OpenVinoPeer(args.ort_model or args.model, arrays, args.threads)
+            for _ in range(args.warmup + 1):
+                ov.run()
+            ov_errors = max_abs_errors(dict(zip(out_names, ref)), ov.outputs())
 
-        ort_t, tc_t = [], []
+        def run_tc():
+            if lib.tc_context_run(tc.ctx) != 0:
+                tc.run()  # raises with the context's reason
+
+        runners = [lambda: sess.run_with_iobinding(io), run_tc] + ([ov.run] if ov else [])
+        times = [[] for _ in runners]
+        n = len(runners)
         clock = time.perf_counter_ns
         for k in range(args.iterations):
-            for which in ((0, 1) if k % 2 == 0 else (1, 0)):
-                if which == 0:
-                    t0 = clock()
-                    sess.run_with_iobinding(io)
-                    ort_t.append(clock() - t0)
-                else:
-                    t0 = clock()
-                    st = lib.tc_context_run(tc.ctx)
-                    tc_t.append(clock() - t0)
-                    if st != 0:
-                        tc.run()  # raises with the context's reason
+            # Each engine takes each place in the order in turn (two engines: the order flips every iteration).
+            for which in [(k + j) % n for j in range(n)]:
+                t0 = clock()
+                runners[which]()
+                times[which].append(clock() - t0)
     finally:
         tc.close()
 
+    ort_t, tc_t = times[0], times[1]
     s_ort = stats(np.asarray(ort_t) / 1e6)
     s_tc = stats(np.asarray(tc_t) / 1e6)
     batch = next((v[0] for v in shapes.values() if v), 1)
@@ -433,6 +446,14 @@ def compare(args):
         "ratio_p50": s_tc["p50_ms"] / s_ort["p50_ms"],
         "ratio_p99": s_tc["p99_ms"] / s_ort["p99_ms"],
     }
+    if ov is not None:
+        s_ov = stats(np.asarray(times[2]) / 1e6)
+        result.update({"openvino_version": ov.version, "openvino_precision": ov.precision,
+                       "openvino_outputs": ov_errors,
+                       "openvino": dict(s_ov, throughput_per_s=batch * 1e3 / s_ov["mean_ms"]),
+                       "ratio_p50_openvino": s_tc["p50_ms"] / s_ov["p50_ms"],
+                       "ratio_p99_openvino": s_tc["p99_ms"] / s_ov["p99_ms"]})
+        result["load_ms"]["openvino_compile"] = ov.load_ms
     report(result)
     if args.json:
         with open(args.json, "w") as f:
@@ -461,14 +482,20 @@ def report(r):
     print(f"\n{r['iterations']} interleaved iterations after {r['warmup']} warm-up runs each:")
     print(f"  {'latency ms':<12} {'P50':>10} {'P90':>10} {'P99':>10} {'P99.9':>10} {'mean':>10} {'CV':>7}"
           f"  throughput")
-    for label, key in (("onnxruntime", "onnxruntime"), ("tailcut", "tailcut")):
-        print(fmt_row(label, r[key]) + f"  {r[key]['throughput_per_s']:.1f}/s")
+    engines = ("onnxruntime", "tailcut") + (("openvino",) if "openvino" in r else ())
+    for key in engines:
+        print(fmt_row(key, r[key]) + f"  {r[key]['throughput_per_s']:.1f}/s")
     print(f"ratio tailcut/onnxruntime: P50 {r['ratio_p50']:.3f}x  P99 {r['ratio_p99']:.3f}x"
           "  (below 1: tailcut faster)")
+    if "openvino" in r:
+        for name, e in r["openvino_outputs"].items():
+            print(f"openvino {r['openvino_version']} ({r['openvino_precision']}): output '{name}' max abs difference "
+                  f"from onnxruntime {e['max_abs_error']:.3g}; compile {r['load_ms']['openvino_compile']:.1f} ms")
+        print(f"ratio tailcut/openvino: P50 {r['ratio_p50_openvino']:.3f}x  P99 {r['ratio_p99_openvino']:.3f}x")
     n = r["iterations"]
     if n < 1000:
         print(f"note: {n} samples < 1000: P99 and P99.9 are not meaningful")
-    for key in ("onnxruntime", "tailcut"):
+    for key in engines:
         if r[key]["cv"] > 0.05:
             print(f"warning: {key} CV {100 * r[key]['cv']:.1f}% > 5%: the machine is noisy; quote medians")
 
@@ -492,7 +519,11 @@ def main(argv=None):
     p.add_argument("--tailcut-plan", help="run this prebuilt plan (e.g. from tailcut build --int8) instead of "
                    "building MODEL; its inputs must take the same shapes")
     p.add_argument("--ort-model", help="the model onnxruntime runs (default MODEL), e.g. a QDQ model")
+    p.add_argument("--openvino", action="store_true",
+                   help="also run OpenVINO's CPU plugin in FP32, interleaved (needs the openvino module: ov_peer.py)")
     args = p.parse_args(argv)
+    if args.openvino and not ov_peer.available():
+        p.error("--openvino: the openvino module is not installed here (ov_peer.py says how to install it)")
     if args.threads < 1 or args.iterations < 1 or args.warmup < 0 or args.batch < 0 or args.seed < 0:
         p.error("--threads and --iterations must be >= 1; --warmup, --batch and --seed >= 0")
     try:

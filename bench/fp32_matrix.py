@@ -1,7 +1,15 @@
 #!/usr/bin/env python3
 """fp32_matrix.py - issue 28's FP32 table for the machine it runs on: ResNet-50, MobileNetV2, EfficientNet-B0 and
-BERT-base (sequence 128) against onnxruntime, interleaved (bench/compare.py's machinery), N threads, batch 1; then
-each step family's GFLOP/s as a fraction of the machine's FP32 peak.
+BERT-base (sequence 128) against onnxruntime, and OpenVINO where installed, interleaved (bench/compare.py's
+machinery), N threads, batch 1; then each step family's GFLOP/s as a fraction of the machine's FP32 peak.
+
+OpenVINO: when the `openvino` module is installed, each model runs on its CPU plugin too, in the same interleaved
+rotation (FP32 precision hint, latency mode, one stream, the same threads: bench/ov_peer.py), and each cell gains its
+ratio.
+It is not in tools/requirements.txt; install it into a virtual environment of your own:
+    python3 -m venv /tmp/ov-venv
+    /tmp/ov-venv/bin/pip install numpy==2.3.5 onnx==1.19.1 onnxruntime==1.23.2 openvino==2026.4.1
+    /tmp/ov-venv/bin/python bench/fp32_matrix.py MODELS_DIR
 
 usage: fp32_matrix.py MODELS_DIR [--threads 2] [--iterations 200] [--warmup 10] [--ghz F] [--models a,b]
                       [--tailcut build/tailcut] [--tailcut-lib build/libtailcut.so] [--json OUT]
@@ -15,8 +23,8 @@ only or under TAILCUT_MAX_ISA=avx2 (tailcut's cap, which the tailcut runs obey).
 the tactic that runs the step (conv_nchw8c_f32_avx2, dwconv_..., gemm_...); FLOPs count the Conv, MatMul and Gemm
 steps (2 per multiply-add, bench/conv_gflops.py), times are `tailcut bench --profile` step means.
 
-onnxruntime is never capped: under TAILCUT_MAX_ISA=avx2 on an AVX-512 machine its figures use AVX-512, so the ratios
-are labelled "tailcut capped to AVX2" and are not those of an AVX2-only machine.
+onnxruntime (and OpenVINO) are never capped: under TAILCUT_MAX_ISA=avx2 on an AVX-512 machine their figures use
+AVX-512, so the ratios are labelled "tailcut capped to AVX2" and are not those of an AVX2-only machine.
 """
 import argparse
 import json
@@ -32,6 +40,7 @@ import onnx
 
 import compare  # this folder's interleaved tailcut-vs-onnxruntime runner
 import conv_gflops  # FLOPs per Conv/MatMul/Gemm node
+import ov_peer  # OpenVINO, where installed
 
 MODELS = (("resnet50", "ResNet-50"), ("mobilenet_v2", "MobileNetV2"), ("efficientnet_b0", "EfficientNet-B0"),
           ("bert_base", "BERT-base s128"))
@@ -110,7 +119,8 @@ def run_compare(path, shapes, a):
         out = os.path.join(tmp, "cmp.json")
         args = types.SimpleNamespace(model=path, threads=a.threads, batch=a.batch, shapes=shapes,
                                      iterations=a.iterations, warmup=a.warmup, seed=0, tailcut_lib=a.tailcut_lib,
-                                     ort_spin=False, json=out, tailcut_plan=None, ort_model=None)
+                                     ort_spin=False, json=out, tailcut_plan=None, ort_model=None,
+                                     openvino=a.openvino)
         compare.compare(args)
         with open(out) as f:
             return json.load(f)
@@ -172,6 +182,9 @@ def main(argv=None):
         p.error("could not read the clock from /proc/cpuinfo: give --ghz")
     lanes, isa, peak = peak_gflops(a.threads, ghz)
     capped = os.environ.get("TAILCUT_MAX_ISA", "").lower() == "avx2" and "avx512f" in cpu_flags()
+    a.openvino = ov_peer.available()
+    if not a.openvino:
+        print("OpenVINO: the openvino module is not installed here: its column is left out (see ov_peer.py)")
     results = {"isa": isa, "lanes": lanes, "ghz": ghz, "threads": a.threads, "peak_gflops": peak, "models": {}}
     cells = []
     with tempfile.TemporaryDirectory(prefix="fp32_matrix_models_") as tmp:
@@ -197,7 +210,15 @@ def main(argv=None):
                                        "onnxruntime_p50_ms": r["onnxruntime"]["p50_ms"],
                                        "onnxruntime_version": r["onnxruntime_version"], "families": fam,
                                        "profiled_run_ms": run_ms}
-            cells.append(f"{r['ratio_p50']:.2f}x (P99 {r['ratio_p99']:.2f}x)")
+            cell = f"{r['ratio_p50']:.2f}x (P99 {r['ratio_p99']:.2f}x)"
+            if "openvino" in r:
+                results["models"][name].update({"ratio_p50_openvino": r["ratio_p50_openvino"],
+                                                "ratio_p99_openvino": r["ratio_p99_openvino"],
+                                                "openvino_p50_ms": r["openvino"]["p50_ms"],
+                                                "openvino_version": r["openvino_version"]})
+                cell = (f"{r['ratio_p50']:.2f}x ORT (P99 {r['ratio_p99']:.2f}x), "
+                        f"{r['ratio_p50_openvino']:.2f}x OpenVINO (P99 {r['ratio_p99_openvino']:.2f}x)")
+            cells.append(cell)
             print(f"\n  step family (tactic)               steps    GFLOP       ms   GFLOP/s  of {isa} peak")
             for t, f in sorted(fam.items(), key=lambda kv: -kv[1]["ms"]):
                 print(f"  {t:<34} {f['steps']:5d} {f['gflop']:8.3f} {f['ms']:8.3f} {f['gflops']:9.1f} "
@@ -211,7 +232,8 @@ def main(argv=None):
     print("| CPU | " + " | ".join(lbl for n, lbl in MODELS if n in wanted) + " |")
     print("|---|" + "---|" * len(cells))
     print(f"| {label} | " + " | ".join(cells) + " |")
-    print("(tailcut / onnxruntime P50, interleaved; above 1: tailcut slower)")
+    print("(tailcut / onnxruntime" + (" and tailcut / OpenVINO" if a.openvino else "") +
+          " P50, interleaved; above 1: tailcut slower)")
     if a.json:
         results["row"] = {"cpu": label, "cells": cells}
         with open(a.json, "w") as f:

@@ -29,15 +29,23 @@
 #endif
 #define BLK TC_TEST_BLOCK
 #if BLK == 16
-static const tc__tactic *const kConv = &tc__tactic_conv_nchw16c_f32_avx512;
 #define CBAD 24
 #else
-static const tc__tactic *const kConv = &tc__tactic_conv_nchw8c_f32_avx2;
 #define CBAD 20
+#endif
+/* The tactic under test: TC_TEST_TACTIC when the includer names one (test_cpu_winograd_nchw8c.c). */
+#if defined(TC_TEST_TACTIC)
+static const tc__tactic *const kConv = &TC_TEST_TACTIC;
+#elif BLK == 16
+static const tc__tactic *const kConv = &tc__tactic_conv_nchw16c_f32_avx512;
+#else
+static const tc__tactic *const kConv = &tc__tactic_conv_nchw8c_f32_avx2;
 #endif
 
 /* Relative tolerance per square root of the reduction length K = C_in * KH * KW. */
+#ifndef CV_TOL_PER_SQRT_K
 #define CV_TOL_PER_SQRT_K 1e-5
+#endif
 
 typedef struct cv_case {
     int64_t n, cin, cout, h, w, kh, kw;
@@ -117,18 +125,26 @@ static int cv_attrs(const cv_case *c, int64_t *strides, int64_t *dils, int64_t *
     return na;
 }
 
-/* Runs the tactic on the blocked step into a fresh poisoned NCHW16c output; fails unless OK. */
-static tc__tensor cv_run(const tc__attrs *as, int n_in, const tc__tensor *const *in, const tc__epilogue *epi,
-                         const tc__tensor *res, const tc__tensor *like, pthreadpool_t pool) {
+/*
+ * Runs the tactic on the blocked step d into a fresh poisoned NCHW16c output, with the scratch its
+ * scratch_bytes() announces (none when it has no such function); fails unless OK and all scratch freed.
+ */
+static tc__tensor cv_run(const tc__step_desc *d, const tc__tensor *const *in, pthreadpool_t pool) {
+    const tc__tensor *like = d->out[0];
     tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
     vtu_poison(&y);
     tc__tensor *out[1] = {&y};
     tc__err err = {0};
-    unsigned char none[1];
-    tc__scratch scratch = {none, 0, 0};
-    tc__kernel_ctx kc = {"test", "Conv", 13, as, n_in, in, 1, out, &err, &scratch, epi, NULL, res, pool, NULL, NULL, NULL};
+    const size_t bytes = kConv->scratch_bytes ? kConv->scratch_bytes(d) : 0;
+    unsigned char *mem = malloc(bytes ? bytes : 1);
+    assert_non_null(mem);
+    tc__scratch scratch = {mem, bytes, 0};
+    tc__kernel_ctx kc = {"test", "Conv", 13, d->attrs, d->n_in, in,   1,  out, &err, &scratch, d->epi,
+                         NULL,   d->residual, pool, NULL, NULL, NULL};
     const tc_status st = kConv->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", kConv->name, (int)st, err.msg);
+    if (scratch.used != 0) fail_msg("%s left %zu bytes of scratch in use", kConv->name, scratch.used);
+    free(mem);
     return y;
 }
 
@@ -175,12 +191,14 @@ static void check_case(uint64_t seed, const cv_case *c, const char *what) {
              c->auto_pad ? " " : "", c->auto_pad ? c->auto_pad : "", c->blocked_in ? "blocked" : "plain",
              c->bias ? " +B" : "", (int)c->epi.act, c->residual ? " +res" : "");
     if (!kConv->supports(&d)) fail_msg("%s: not supported", msg);
-    assert_true(kConv->packs_input(&d, 1));
-    if (kConv->pack(&d, 1, w.data, wp.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", msg, err.msg);
-    assert_true(is_permutation(w.data, wp.data, (size_t)tc__tensor_numel(&w)));
-    tin[1] = &wp;
-    tc__tensor y1 = cv_run(&as, n_in, tin, &epi, res_t, &ref, NULL);
-    tc__tensor y2 = cv_run(&as, n_in, tin, &epi, res_t, &ref, vtu_pool);
+    if (kConv->pack != NULL) { /* the direct tactic packs W; Winograd reads it as is */
+        assert_true(kConv->packs_input(&d, 1));
+        if (kConv->pack(&d, 1, w.data, wp.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", msg, err.msg);
+        assert_true(is_permutation(w.data, wp.data, (size_t)tc__tensor_numel(&w)));
+        tin[1] = &wp;
+    }
+    tc__tensor y1 = cv_run(&d, tin, NULL);
+    tc__tensor y2 = cv_run(&d, tin, vtu_pool);
     if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s: 1 and 2 threads differ", msg);
     tc__tensor y = from_blocked(&y1);
     vtu_assert_close(&y, &ref, CV_TOL_PER_SQRT_K * sqrt((double)(c->cin * c->kh * c->kw)), msg);
@@ -203,6 +221,8 @@ static void check_case(uint64_t seed, const cv_case *c, const char *what) {
     do {                      \
         if (!vtu_isa_ok(kConv)) skip(); \
     } while (0)
+
+#ifndef TC_TEST_HARNESS_ONLY /* test_cpu_winograd_nchw8c.c has cases of its own */
 
 /* ---- cases ------------------------------------------------------------------------------------ */
 
@@ -405,6 +425,8 @@ static void test_random(void **state) {
     }
 }
 
+#endif /* TC_TEST_HARNESS_ONLY */
+
 /* ---- supports() ------------------------------------------------------------------------------ */
 
 /* supports() on a blocked Conv X [1, cin, 8, 8] -> Y [1, cout, 8, 8], W [cout, cin, 3, 3], pads 1. */
@@ -446,6 +468,31 @@ static bool sup(const sup_step *s) {
     return kConv->supports(&d);
 }
 
+/* run() fails cleanly on shapes that do not match the attributes. */
+static void test_run_rejects(void **state) {
+    (void)state;
+    SKIP_WITHOUT_AVX512();
+    dtu_rng r = {9};
+    const int64_t xd[4] = {1, 16, 6, 6}, wd[4] = {CBAD, 16, 3, 3}, yd[4] = {1, CBAD, 6, 6};
+    tc__tensor x = vtu_random(&r, 4, xd, -1.0, 1.0), w = vtu_random(&r, 4, wd, -1.0, 1.0);
+    tc__tensor y = vtu_random(&r, 4, yd, -1.0, 1.0);
+    const int64_t pads[4] = {1, 1, 1, 1};
+    tc__attr attrs[4] = {dtu_attr_ints("pads", pads, 4), dtu_attr_int(TC__ATTR_LAYOUT_IN, 1),
+                         dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1), dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, BLK)};
+    const tc__attrs as = {BLK != 16 ? 4 : 3, attrs};
+    const tc__tensor *in[2] = {&x, &w};
+    tc__tensor *out[1] = {&y};
+    tc__err err = {0};
+    tc__epilogue none = tc__epilogue_none();
+    tc__kernel_ctx kc = {"test", "Conv", 13, &as, 2, in, 1, out, &err, NULL, &none, NULL, NULL, NULL, NULL, NULL, NULL};
+    assert_int_not_equal(kConv->run(&kc), TC_STATUS_OK); /* C_out CBAD */
+    assert_true(strlen(err.msg) > 0);
+    tc__tensor_free(&y);
+    tc__tensor_free(&w);
+    tc__tensor_free(&x);
+}
+
+#ifndef TC_TEST_HARNESS_ONLY
 static void test_rejects(void **state) {
     (void)state;
     sup_step s;
@@ -515,30 +562,6 @@ static void test_rejects(void **state) {
     assert_false(kConv->supports(&other));
 }
 
-/* run() fails cleanly on shapes that do not match the attributes. */
-static void test_run_rejects(void **state) {
-    (void)state;
-    SKIP_WITHOUT_AVX512();
-    dtu_rng r = {9};
-    const int64_t xd[4] = {1, 16, 6, 6}, wd[4] = {CBAD, 16, 3, 3}, yd[4] = {1, CBAD, 6, 6};
-    tc__tensor x = vtu_random(&r, 4, xd, -1.0, 1.0), w = vtu_random(&r, 4, wd, -1.0, 1.0);
-    tc__tensor y = vtu_random(&r, 4, yd, -1.0, 1.0);
-    const int64_t pads[4] = {1, 1, 1, 1};
-    tc__attr attrs[4] = {dtu_attr_ints("pads", pads, 4), dtu_attr_int(TC__ATTR_LAYOUT_IN, 1),
-                         dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1), dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, BLK)};
-    const tc__attrs as = {BLK != 16 ? 4 : 3, attrs};
-    const tc__tensor *in[2] = {&x, &w};
-    tc__tensor *out[1] = {&y};
-    tc__err err = {0};
-    tc__epilogue none = tc__epilogue_none();
-    tc__kernel_ctx kc = {"test", "Conv", 13, &as, 2, in, 1, out, &err, NULL, &none, NULL, NULL, NULL, NULL, NULL, NULL};
-    assert_int_not_equal(kConv->run(&kc), TC_STATUS_OK); /* C_out CBAD */
-    assert_true(strlen(err.msg) > 0);
-    tc__tensor_free(&y);
-    tc__tensor_free(&w);
-    tc__tensor_free(&x);
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resnet_shapes), cmocka_unit_test(test_mobile_pointwise),
@@ -549,3 +572,4 @@ int main(void) {
     };
     return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);
 }
+#endif /* TC_TEST_HARNESS_ONLY */

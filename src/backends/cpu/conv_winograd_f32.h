@@ -5,15 +5,40 @@
  * panels), the filter (transformed at run time, in scratch) U[36][Cout][Cin] (MR-row panels),
  * then 36 GEMMs M[e] = U[e] * V[e] on the GEMM operator, then the output transform with the conv
  * bias, the step's residual and activation fused. conv_winograd_f32.c (baseline ISA) holds the
- * checks and sizes, conv_winograd_f32_avx512.c the transforms and run().
+ * checks and sizes, conv_winograd_f32_avx512.c the transforms and run(); the 1-D transforms are
+ * conv_winograd_f32_transform.h, shared with the NCHW8c form of the family (end of this file).
  */
 #ifndef TC_BACKENDS_CPU_CONV_WINOGRAD_F32_H
 #define TC_BACKENDS_CPU_CONV_WINOGRAD_F32_H
+
+#include <pthreadpool.h>
 
 #include "backends/cpu/gemm_tactics.h"
 
 /* The largest GEMM microkernel row count (MR) the filter transform takes. */
 #define TC__WINO_MAX_MR 16
+
+/* Offset of A(i, p) in the MR-row panel layout of an m x k matrix (tc__gemm_pack_a_f32). */
+static inline size_t tc__wino_pack_a_off(size_t i, size_t p, size_t m, size_t k, size_t mr) {
+    const size_t r0 = i / mr * mr, h = m - r0 < mr ? m - r0 : mr;
+    return r0 * k + p * h + (i - r0);
+}
+
+/* Offset of B(p, j) in the NR-column panel layout of a k x n matrix (tc__gemm_pack_b_f32). */
+static inline size_t tc__wino_pack_b_off(size_t p, size_t j, size_t k, size_t n, size_t nr) {
+    const size_t q0 = j / nr * nr, w = n - q0 < nr ? n - q0 : nr;
+    return q0 * k + p * w + (j - q0);
+}
+
+/* fn(job, i) for i in [0, n): on the pool, or on the calling thread when pool is NULL. */
+static inline void tc__wino_parallel(pthreadpool_t pool, pthreadpool_task_1d_t fn, void *job, size_t n) {
+    if (pool == NULL) {
+        for (size_t i = 0; i < n; i++)
+            fn(job, i);
+    } else {
+        pthreadpool_parallelize_1d(pool, fn, job, n, 0);
+    }
+}
 
 /* The geometry of a run (conv_winograd_f32.c). */
 typedef struct tc__wino_geom {
@@ -23,10 +48,16 @@ typedef struct tc__wino_geom {
 /* Fills g from the attributes and shapes; false when the Conv is not one this family computes. */
 bool tc__conv_winograd_f32_geometry(const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *wt,
                                     const tc__tensor *y, tc__wino_geom *g);
-/* Floats of the U, V and M buffers of a run (one image at a time). */
+/* Floats of the U, V and M buffers of a run (one image at a time); the same for both layouts. */
 size_t tc__conv_winograd_f32_buffer_floats(const tc__wino_geom *g);
-/* The GEMM problem of the 36 products (pointers unset); shared by scratch sizing and run. */
+/*
+ * The GEMM problem of the 36 products (pointers unset); shared by scratch sizing and run. NCHW:
+ * M[e] (Cout x tiles) = U[e] (MR-row panels) * V[e] (NR-column panels). NCHW8c (by_tiles): M[e]
+ * (tiles x Cout, row-major) = V[e] (tiles x Cin, row-major: a tile's channels are contiguous, as in
+ * the blocked image) * U[e] (Cin x Cout in NR-column panels).
+ */
 tc__gemm_f32_problem tc__conv_winograd_f32_problem(const tc__wino_geom *g);
+tc__gemm_f32_problem tc__conv_winograd_nchw8c_f32_problem(const tc__wino_geom *g);
 
 /* True when the step is a Conv this family computes (see above) with a fusable epilogue. */
 bool tc__conv_winograd_f32_supports(const tc__step_desc *d);
@@ -34,5 +65,15 @@ bool tc__conv_winograd_f32_supports(const tc__step_desc *d);
 size_t tc__conv_winograd_f32_scratch_bytes(const tc__step_desc *d, const tc__gemm_config *cfg);
 /* Runs the step (ctx->in: X, W as ONNX [Cout, Cin, 3, 3], optional B). */
 tc_status tc__conv_winograd_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_config *cfg);
+
+/*
+ * The same family on NCHW8c (tactic conv_winograd_nchw8c_f32_avx2): X, Y and the fused residual
+ * blocked in 8 channels (C_in % 8 == 0, C_out % 8 == 0), the transforms' lanes being the 8 channels
+ * of a pixel; the epilogue is any activation tc__vact fuses. supports() also checks the layout
+ * attributes; run() (conv_winograd_nchw8c_f32_avx2.c) uses the AVX2 6x16 GEMM microkernel.
+ */
+bool tc__conv_winograd_nchw8c_f32_supports(const tc__step_desc *d);
+size_t tc__conv_winograd_nchw8c_f32_scratch_bytes(const tc__step_desc *d);
+tc_status tc__conv_winograd_nchw8c_f32_run_avx2(const tc__kernel_ctx *ctx);
 
 #endif

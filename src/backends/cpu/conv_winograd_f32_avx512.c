@@ -10,7 +10,9 @@
 #include <pthreadpool.h>
 #include <string.h>
 
+#include "backends/cpu/blocked_vec_avx512.h"
 #include "backends/cpu/conv_winograd_f32.h"
+#include "backends/cpu/conv_winograd_f32_transform.h"
 
 typedef struct wino_job {
     const tc__wino_geom *g;
@@ -24,35 +26,9 @@ typedef struct wino_job {
     tc__gemm_epi epi;   /* activation */
 } wino_job;
 
-/* Offset of A(i, p) in the MR-row panel layout of an m x k matrix (tc__gemm_pack_a_f32). */
-static inline size_t pack_a_off(size_t i, size_t p, size_t m, size_t k, size_t mr) {
-    const size_t r0 = i / mr * mr, h = m - r0 < mr ? m - r0 : mr;
-    return r0 * k + p * h + (i - r0);
-}
-
-/* Offset of B(p, j) in the NR-column panel layout of a k x n matrix (tc__gemm_pack_b_f32). */
-static inline size_t pack_b_off(size_t p, size_t j, size_t k, size_t n, size_t nr) {
-    const size_t q0 = j / nr * nr, w = n - q0 < nr ? n - q0 : nr;
-    return q0 * k + p * w + (j - q0);
-}
-
 /* ---- filter: U[e][co][ci] = (G g G^T)[e], one MR-row panel of co per task ---------------------- */
 
 #define WINO_CI_BLOCK 16
-
-/* o = G g for 3 vectors (6 results). */
-static inline void wino_g(__m512 g0, __m512 g1, __m512 g2, __m512 *o) {
-    const __m512 q = _mm512_set1_ps(1.0f / 4), s = _mm512_set1_ps(1.0f / 6), ms = _mm512_set1_ps(-1.0f / 6),
-                 t = _mm512_set1_ps(1.0f / 12), f = _mm512_set1_ps(1.0f / 24);
-    const __m512 g02 = _mm512_add_ps(g0, g2), a = _mm512_fmadd_ps(f, g0, _mm512_mul_ps(s, g2)),
-                 b = _mm512_mul_ps(t, g1);
-    o[0] = _mm512_mul_ps(q, g0);
-    o[1] = _mm512_mul_ps(ms, _mm512_add_ps(g02, g1));
-    o[2] = _mm512_mul_ps(ms, _mm512_sub_ps(g02, g1));
-    o[3] = _mm512_add_ps(a, b);
-    o[4] = _mm512_sub_ps(a, b);
-    o[5] = g2;
-}
 
 /*
  * The lanes are the h rows co0 .. co0 + h - 1 of a panel; in each U[e], rows co0 .. co0 + h - 1 of
@@ -73,40 +49,20 @@ static void filter_task(void *ctx, size_t panel) {
         const size_t nc = g->cin - ci0 < WINO_CI_BLOCK ? g->cin - ci0 : WINO_CI_BLOCK;
         for (size_t cc = 0; cc < nc; cc++) {
             const float *k = jb->w + (co0 * g->cin + ci0 + cc) * 9;
-            __m512 kk[9], t[6][3], o[6];
+            __m512 kk[9], o[36];
             for (int i = 0; i < 9; i++)
                 kk[i] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, stride, k + i, 4);
-            for (int c = 0; c < 3; c++) { /* G g, column c */
-                __m512 col[6];
-                wino_g(kk[c], kk[3 + c], kk[6 + c], col);
-                for (int r = 0; r < 6; r++)
-                    t[r][c] = col[r];
-            }
-            for (int r = 0; r < 6; r++) { /* (G g) G^T, row r */
-                wino_g(t[r][0], t[r][1], t[r][2], o);
-                for (int c = 0; c < 6; c++)
-                    _mm512_mask_storeu_ps(&blk[r * 6 + c][cc * h], rows, o[c]);
-            }
+            wino_filter_2d(kk, o);
+            for (int e = 0; e < 36; e++)
+                _mm512_mask_storeu_ps(&blk[e][cc * h], rows, o[e]);
         }
-        float *u = jb->u + pack_a_off(co0, ci0, g->cout, g->cin, jb->mr);
+        float *u = jb->u + tc__wino_pack_a_off(co0, ci0, g->cout, g->cin, jb->mr);
         for (size_t e = 0; e < 36; e++)
             memcpy(u + e * plane, blk[e], nc * h * sizeof(float));
     }
 }
 
 /* ---- input: V[e][ci][t] = (B^T d B)[e], 16 tiles (lanes) at a time -------------------------- */
-
-/* o = B^T d for 6 vectors. */
-static inline void wino_bt(__m512 d0, __m512 d1, __m512 d2, __m512 d3, __m512 d4, __m512 d5, __m512 *o) {
-    const __m512 four = _mm512_set1_ps(4.0f), m4 = _mm512_set1_ps(-4.0f), m5 = _mm512_set1_ps(-5.0f),
-                 two = _mm512_set1_ps(2.0f);
-    o[0] = _mm512_fmadd_ps(four, d0, _mm512_fmadd_ps(m5, d2, d4));
-    o[1] = _mm512_fmadd_ps(m4, _mm512_add_ps(d1, d2), _mm512_add_ps(d3, d4));
-    o[2] = _mm512_fmadd_ps(four, _mm512_sub_ps(d1, d2), _mm512_sub_ps(d4, d3));
-    o[3] = _mm512_fmadd_ps(two, _mm512_sub_ps(d3, d1), _mm512_sub_ps(d4, d2));
-    o[4] = _mm512_fmadd_ps(two, _mm512_sub_ps(d1, d3), _mm512_sub_ps(d4, d2));
-    o[5] = _mm512_fmadd_ps(four, d1, _mm512_fmadd_ps(m5, d3, d5));
-}
 
 /* Lanes of tiles t0 .. t0 + 15: the mask of those that exist and their first input row / column. */
 static __mmask16 tile_lanes(const tc__wino_geom *g, size_t t0, long pad_t, long pad_l, __m512i *y0, __m512i *x0) {
@@ -132,41 +88,26 @@ static void input_task(void *ctx, size_t item) {
     const __mmask16 lanes = tile_lanes(g, t0, (long)g->pad_t, (long)g->pad_l, &y0, &x0);
     const __m512i zero = _mm512_setzero_si512(), ih = _mm512_set1_epi32((int32_t)g->ih),
                   iw = _mm512_set1_epi32((int32_t)g->iw);
-    __m512 t[6][6]; /* d B, row by row */
+    __m512 d[36], o[36];
     for (int r = 0; r < 6; r++) {
         const __m512i y = _mm512_add_epi32(y0, _mm512_set1_epi32(r));
         const __mmask16 row_ok =
             lanes & _mm512_cmpge_epi32_mask(y, zero) & _mm512_cmplt_epi32_mask(y, ih);
         const __m512i rowoff = _mm512_mullo_epi32(y, iw);
-        __m512 d[6];
         for (int c = 0; c < 6; c++) {
             const __m512i x = _mm512_add_epi32(x0, _mm512_set1_epi32(c));
             const __mmask16 ok = row_ok & _mm512_cmpge_epi32_mask(x, zero) & _mm512_cmplt_epi32_mask(x, iw);
-            d[c] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ok, _mm512_add_epi32(rowoff, x), xc, 4);
+            d[r * 6 + c] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ok, _mm512_add_epi32(rowoff, x), xc, 4);
         }
-        wino_bt(d[0], d[1], d[2], d[3], d[4], d[5], t[r]);
     }
+    wino_input_2d(d, o);
     /* 16 consecutive tiles from a multiple of 16 are contiguous in an NR-column panel (NR % 16 == 0). */
-    float *v = jb->v + pack_b_off(ci, t0, g->cin, g->tiles, jb->nr);
-    for (int c = 0; c < 6; c++) {
-        __m512 o[6];
-        wino_bt(t[0][c], t[1][c], t[2][c], t[3][c], t[4][c], t[5][c], o);
-        for (int r = 0; r < 6; r++)
-            _mm512_mask_storeu_ps(v + (size_t)(r * 6 + c) * plane, lanes, o[r]);
-    }
+    float *v = jb->v + tc__wino_pack_b_off(ci, t0, g->cin, g->tiles, jb->nr);
+    for (int e = 0; e < 36; e++)
+        _mm512_mask_storeu_ps(v + (size_t)e * plane, lanes, o[e]);
 }
 
 /* ---- output: Y = A^T M A + bias + residual, activation; one output channel per task ----------- */
-
-/* o = A^T m for 6 vectors. */
-static inline void wino_at(__m512 m0, __m512 m1, __m512 m2, __m512 m3, __m512 m4, __m512 m5, __m512 *o) {
-    const __m512 a = _mm512_add_ps(m1, m2), b = _mm512_sub_ps(m1, m2), c = _mm512_add_ps(m3, m4),
-                 e = _mm512_sub_ps(m3, m4);
-    o[0] = _mm512_add_ps(_mm512_add_ps(m0, a), c);
-    o[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), e, b);
-    o[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), c, a);
-    o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), e, b), m5);
-}
 
 static void output_task(void *ctx, size_t co) {
     const wino_job *jb = ctx;
@@ -183,18 +124,12 @@ static void output_task(void *ctx, size_t co) {
         __m512i y0, x0;
         const __mmask16 lanes = tile_lanes(g, t0, 0, 0, &y0, &x0);
         const float *mp = jb->m + co * g->tiles + t0;
-        __m512 t[4][6]; /* A^T M */
-        for (int c = 0; c < 6; c++) {
-            __m512 m[6], q[4];
-            for (int r = 0; r < 6; r++)
-                m[r] = _mm512_maskz_loadu_ps(lanes, mp + (size_t)(r * 6 + c) * plane);
-            wino_at(m[0], m[1], m[2], m[3], m[4], m[5], q);
-            for (int r = 0; r < 4; r++)
-                t[r][c] = q[r];
-        }
+        __m512 m[36], q[16];
+        for (int e = 0; e < 36; e++)
+            m[e] = _mm512_maskz_loadu_ps(lanes, mp + (size_t)e * plane);
+        wino_output_2d(m, q);
         for (int r = 0; r < 4; r++) {
-            __m512 o[4];
-            wino_at(t[r][0], t[r][1], t[r][2], t[r][3], t[r][4], t[r][5], o);
+            const __m512 *o = q + r * 4;
             const __m512i y = _mm512_add_epi32(y0, _mm512_set1_epi32(r));
             const __mmask16 row_ok = lanes & _mm512_cmplt_epi32_mask(y, oh);
             const __m512i rowoff = _mm512_mullo_epi32(y, ow);
@@ -211,15 +146,6 @@ static void output_task(void *ctx, size_t co) {
         }
     }
     if (!tc__gemm_act_is_clamp(act)) tc__gemm_act_f32_avx512(yc, g->ow, g->oh, g->ow, &jb->epi);
-}
-
-static void parallel(pthreadpool_t pool, pthreadpool_task_1d_t fn, wino_job *jb, size_t n) {
-    if (pool == NULL) {
-        for (size_t i = 0; i < n; i++)
-            fn(jb, i);
-    } else {
-        pthreadpool_parallelize_1d(pool, fn, jb, n, 0);
-    }
 }
 
 tc_status tc__conv_winograd_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_config *cfg) {
@@ -252,7 +178,7 @@ tc_status tc__conv_winograd_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_co
                    .epi = tc__gemm_epi_from_ctx(ctx)};
     jb.v = jb.u + 36 * g.cout * g.cin;
     jb.m = jb.v + 36 * g.cin * g.tiles;
-    parallel(pool, filter_task, &jb, (g.cout + cfg->mr - 1) / cfg->mr);
+    tc__wino_parallel(pool, filter_task, &jb, (g.cout + cfg->mr - 1) / cfg->mr);
     tc__gemm_f32_problem p = tc__conv_winograd_f32_problem(&g);
     p.a = jb.u;
     p.b = jb.v;
@@ -263,9 +189,9 @@ tc_status tc__conv_winograd_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_co
         jb.x = (const float *)ctx->in[0]->data + n * isz;
         jb.y = (float *)ctx->out[0]->data + n * osz;
         jb.res = ctx->residual ? (const float *)ctx->residual->data + n * osz : NULL;
-        parallel(pool, input_task, &jb, g.cin * ((g.tiles + 15) / 16));
+        tc__wino_parallel(pool, input_task, &jb, g.cin * ((g.tiles + 15) / 16));
         st = tc__gemm_f32_run(&p, cfg, ctx);
-        if (st == TC_STATUS_OK) parallel(pool, output_task, &jb, g.cout);
+        if (st == TC_STATUS_OK) tc__wino_parallel(pool, output_task, &jb, g.cout);
     }
     tc__kernel_free(ctx, buf);
     return st;
