@@ -298,7 +298,8 @@ class Tailcut:
             code = NUMPY_TO_TC_DTYPE.get(a.dtype.type)  # the element type, whatever the byte order
             if code is None:
                 raise CompareError(f"input '{name}' has dtype {a.dtype}, which tailcut lacks")
-            c = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+            # (np.ascontiguousarray would make a 0-d array 1-d: a scalar input such as silero's sr must stay rank 0)
+            c = np.array(a, dtype=a.dtype.newbyteorder("="), order="C", copy=True)
             self._bound[name] = c
             t = TcTensor(code, c.ndim, (ctypes.c_int64 * TC_MAX_RANK)(*c.shape), c.ctypes.data, c.nbytes)
             self._check(self.lib.tc_context_set_input(self.ctx, name.encode(), ctypes.byref(t)),

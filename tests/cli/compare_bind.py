@@ -1,7 +1,8 @@
 """compare_bind.py - bench/compare.py's ctypes binding (Tailcut.bind) with numpy arrays that are not packed row-major
 native data: a transposed view, a strided slice, a Fortran-order array and a big-endian one must give the outputs of
 their values (y = x * c, checked against numpy), and an array of another dtype (int32 for a float32 input: as many
-bytes) must be refused with a reason, never read as floats. usage: compare_bind.py LIBTAILCUT.so WORKDIR"""
+bytes) must be refused with a reason, never read as floats; a 0-d array (a scalar input, as silero's sr) stays rank 0,
+native or big-endian. usage: compare_bind.py LIBTAILCUT.so WORKDIR"""
 import os
 import sys
 
@@ -48,9 +49,30 @@ def main():
                 failed.append(f"the int32 refusal does not name the input: {e}")
     finally:
         tc.close()
+    # a rank-0 input: y = s * 2
+    g0 = helper.make_graph([helper.make_node("Mul", ["s", "two"], ["y"], name="mul0")], "bind0",
+                           [helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+                           [numpy_helper.from_array(np.array(2.0, np.float32), "two")])
+    model0 = os.path.join(work, "bind0.onnx")
+    onnx.save(helper.make_model(g0, opset_imports=[helper.make_opsetid("", 17)]), model0)
+    tc = compare.Tailcut(compare.load_library(lib_path))
+    try:
+        tc.build(model0, {"s": []}, 1)
+        tc.save_and_load(os.path.join(work, "bind0.plan"))
+        for tag, s0 in {"0-d": np.array(1.5, np.float32), "0-d big-endian": np.array(1.5, ">f4")}.items():
+            tc.bind({"s": s0})
+            tc.run()
+            y = tc.outputs()["y"]
+            if y.ndim != 0 or float(y) != 3.0:
+                failed.append(f"{tag}: got {y!r}, want a 0-d 3.0")
+    except compare.CompareError as e:
+        failed.append(f"rank-0 input: {e}")
+    finally:
+        tc.close()
     if failed:
         sys.exit("compare_bind: FAIL: " + "; ".join(failed))
-    print("compare_bind: non-contiguous, Fortran-order and big-endian inputs bound by value; a wrong dtype refused")
+    print("compare_bind: non-contiguous, Fortran-order, big-endian and 0-d inputs bound by value; a wrong dtype refused")
 
 
 if __name__ == "__main__":
