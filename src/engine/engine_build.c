@@ -434,10 +434,15 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_BF16)) st = apply_half(g, o, TC__ATTR_BF16, err);
     if (st == TC_STATUS_OK && be->mem == TC__MEM_DEVICE) st = apply_attention(g, o ? o->disabled_passes : 0, err);
     if (st == TC_STATUS_OK && be->mem == TC__MEM_DEVICE && o && (o->flags & TC_BUILD_FP16)) {
-        /* the fused (or the model's own) attention may run on FP16 Tensor Cores: the tuner decides */
+        /* the fused (or the model's own) attention may run on FP16 Tensor Cores: the tuner decides; a MaxPool may
+         * pass FP16 NHWC images between FP16 convolutions (exact: the maximum of rounded values is the rounded
+         * maximum) */
         tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
         st = tc__pass_precision_half_op(&pc, TC__ATTR_FP16, "Attention", (const char *const *)o->fp32_layers,
                                         o->num_fp32_layers);
+        if (st == TC_STATUS_OK)
+            st = tc__pass_precision_half_op(&pc, TC__ATTR_FP16, "MaxPool", (const char *const *)o->fp32_layers,
+                                            o->num_fp32_layers);
     }
     /* The graph after the passes, with and without the NCHW16c layout: both are tuned and the one whose
      * chosen tactics take less time in total wins (a whole-graph layout choice made by timing). */

@@ -5,12 +5,15 @@
  * Transpose of rank 5-6 and large 2-D planes, Sqrt / Exp / Neg / Abs / Reciprocal, Gelu tanh, HardSigmoid with its
  * attributes, Clip before opset 11 and with one bound, broadcasts of rank 5-6 from both sides, grouped, 1-D,
  * asymmetric-pad, SAME-padded and computed-weight convolutions, pools with ceil_mode, count_include_pad, dilations
- * and 1-D windows, GlobalAveragePool of rank 3 and 5. #included into test_all_tactics.c after its helpers (tcase,
+ * and 1-D windows, GlobalAveragePool of rank 3 and 5.
+ * #included into test_all_tactics.c after its helpers (tcase,
  * add_in, rand_t, run_case, rand_shape, pick, kEdge, rng); cnn_cases() runs them all. The harness's cases carry no
  * epilogue, so the fused residual + activation paths are not reached from here.
  */
 #ifndef TC_TESTS_UNIT_CASES_CNN_H
 #define TC_TESTS_UNIT_CASES_CNN_H
+
+#include "core/quant_attr.h"
 
 /* A random tensor of any dtype (integers and bools from etu_random, floats in [-4, 4)). */
 static tc__tensor cnn_rand_any(tc_dtype dt, int32_t rank, const int64_t *dims) {
@@ -234,6 +237,9 @@ static void cnn_pool_cases(void) {
         c.attrs[c.n_attrs++] = etu_attr_int("ceil_mode", r % 3 != 0);
         c.attrs[c.n_attrs++] = etu_attr_ints("dilations", dil, (size_t)nsp);
         if (avg) c.attrs[c.n_attrs++] = etu_attr_int("count_include_pad", r % 4 == 0);
+        /* half the MaxPools as a device --fp16 build marks them (cuda_maxpool_nhwc16 takes those: FP32 NCHW in and
+         * out outside an FP16 NHWC chain, exact) */
+        if (!avg && r % 4 != 1) c.attrs[c.n_attrs++] = etu_attr_int(TC__ATTR_FP16, 1);
         run_case(&c);
     }
     for (int r = 0; r < 4; r++) { /* GlobalAveragePool of rank 3 and 5, and a large plane */

@@ -1,6 +1,7 @@
-/* test_cuda_nhwc16_chain.c - FP16 NHWC images between the CUDA cuDNN convolutions (engine/nhwc16_chain.c): a small
- * residual network built with --fp16 on the CUDA backend chains a value read by two convolutions (as input and as
- * fused residual) and values read by one; the outputs match the reference within FP16's
+/* test_cuda_nhwc16_chain.c - FP16 NHWC images between the CUDA cuDNN convolutions and MaxPools (engine/nhwc16_chain.c):
+ * a small residual network built with --fp16 on the CUDA backend chains a value read by two convolutions (as input and
+ * as fused residual) and values read by one, through every in/out combination of the MaxPool and the pointwise GEMM
+ * path with and without a residual; the outputs match the reference within FP16's
  * accuracy at several batch sizes of one dynamic profile. Skipped where there is no CUDA device. */
 #include <math.h>
 #include <setjmp.h>
@@ -14,8 +15,23 @@
 #include "backends/backend.h"
 #include "engine_test_model.h"
 
-/* x[N,8,12,12] -> convA 3x3 (8->16) +relu = a -> convB 1x1 group 4 +relu = b -> convC 3x3 + a, relu = d -> convD 1x1
- * stride 2 (16->8) = e -> GlobalAveragePool = y[N,8,1,1]. a is read by convB (input) and convC (residual). */
+/* x[N,8,12,12] -> mp0 MaxPool 3x3 p1 = x0 (FP32 in, image out) -> convA 3x3 (8->16) +relu = a -> mp1 MaxPool 3x3 s2
+ * p1 = m [N,16,6,6] (image in and out, 8 channels a thread) -> convB 1x1 +bias, relu = bv (one cuBLASLt GEMM with its
+ * bias and ReLU epilogue) -> convC 3x3 +relu = c2 -> convE 1x1 +bias + m, relu = d (the GEMM with m as its C: the
+ * residual, as ResNet's last convolution of a block) -> convD 1x1 stride 2 (16->8) = e -> mp2 MaxPool 2x2 = f (image
+ * in, FP32 out) -> GlobalAveragePool = y[N,8,1,1]. m is read by convB (input) and convE (residual). */
+static void pads1(B *b, Onnx__NodeProto *n) {
+    Onnx__AttributeProto *pa = b_attr(b, n, "pads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    pa->n_ints = 4;
+    pa->ints = b_dup(b, (int64_t[]){1, 1, 1, 1}, 4 * sizeof(int64_t));
+}
+
+static void ints2(B *b, Onnx__NodeProto *n, const char *name, int64_t v) {
+    Onnx__AttributeProto *a = b_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->n_ints = 2;
+    a->ints = b_dup(b, (int64_t[]){v, v}, 2 * sizeof(int64_t));
+}
+
 static tc_model *chain_model(void) {
     etm_rng = 0x5DEECE66Dull;
     B *b = b_new(17);
@@ -26,29 +42,29 @@ static tc_model *chain_model(void) {
     etm_weight(b, "wb", 4, (int64_t[]){16, 16, 1, 1}, 0.0f);
     etm_weight(b, "bb", 1, (int64_t[]){16}, 0.0f);
     etm_weight(b, "wc", 4, (int64_t[]){16, 16, 3, 3}, 0.0f);
+    etm_weight(b, "we", 4, (int64_t[]){16, 16, 1, 1}, 0.0f);
+    etm_weight(b, "be", 1, (int64_t[]){16}, 0.0f);
     etm_weight(b, "wd", 4, (int64_t[]){8, 16, 1, 1}, 0.0f);
     etm_weight(b, "bd", 1, (int64_t[]){8}, 0.0f);
-    Onnx__NodeProto *ca = b_node(b, "convA", "Conv", "x,wa,ba", "ca");
-    Onnx__AttributeProto *pa = b_attr(b, ca, "pads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
-    pa->n_ints = 4;
-    pa->ints = b_dup(b, (int64_t[]){1, 1, 1, 1}, 4 * sizeof(int64_t));
+    Onnx__NodeProto *p0 = b_node(b, "mp0", "MaxPool", "x", "x0");
+    ints2(b, p0, "kernel_shape", 3);
+    pads1(b, p0);
+    pads1(b, b_node(b, "convA", "Conv", "x0,wa,ba", "ca"));
     b_node(b, "reluA", "Relu", "ca", "a");
-    Onnx__NodeProto *cb = b_node(b, "convB", "Conv", "a,wb,bb", "cb");
-    Onnx__AttributeProto *gb = b_attr(b, cb, "group", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-    gb->has_i = 1;
-    gb->i = 1; /* (the precision pass keeps grouped convolutions FP32) */
+    Onnx__NodeProto *p1 = b_node(b, "mp1", "MaxPool", "a", "m");
+    ints2(b, p1, "kernel_shape", 3);
+    ints2(b, p1, "strides", 2);
+    pads1(b, p1);
+    b_node(b, "convB", "Conv", "m,wb,bb", "cb");
     b_node(b, "reluB", "Relu", "cb", "bv");
-    Onnx__NodeProto *cc = b_node(b, "convC", "Conv", "bv,wc", "cc");
-    Onnx__AttributeProto *pc = b_attr(b, cc, "pads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
-    pc->n_ints = 4;
-    pc->ints = b_dup(b, (int64_t[]){1, 1, 1, 1}, 4 * sizeof(int64_t));
-    b_node(b, "addC", "Add", "cc,a", "sc");
-    b_node(b, "reluC", "Relu", "sc", "d");
-    Onnx__NodeProto *cd = b_node(b, "convD", "Conv", "d,wd,bd", "e");
-    Onnx__AttributeProto *sd = b_attr(b, cd, "strides", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
-    sd->n_ints = 2;
-    sd->ints = b_dup(b, (int64_t[]){2, 2}, 2 * sizeof(int64_t));
-    b_node(b, "gap", "GlobalAveragePool", "e", "y");
+    pads1(b, b_node(b, "convC", "Conv", "bv,wc", "cc"));
+    b_node(b, "reluC", "Relu", "cc", "c2");
+    b_node(b, "convE", "Conv", "c2,we,be", "ce");
+    b_node(b, "addE", "Add", "ce,m", "se");
+    b_node(b, "reluE", "Relu", "se", "d");
+    ints2(b, b_node(b, "convD", "Conv", "d,wd,bd", "e"), "strides", 2);
+    ints2(b, b_node(b, "mp2", "MaxPool", "e", "f"), "kernel_shape", 2);
+    b_node(b, "gap", "GlobalAveragePool", "f", "y");
     return etm_load(b);
 }
 
@@ -93,18 +109,25 @@ static void test_chained_convolutions(void **state) {
     tc_engine *e = NULL;
     tc_error err;
     if (tc_engine_build(m, &o, &e, &err)) fail_msg("cuda --fp16 build: %s", err.message);
-    int convs = 0, chained = 0;
+    int convs = 0, chained = 0, pools = 0, pools_chained = 0;
     for (int k = 0; k < tc_engine_num_steps(e); k++) {
         tc_step_info si;
         assert_int_equal(tc_engine_step_info(e, k, &si), TC_STATUS_OK);
-        if (strstr(si.ops, "Conv") == NULL) continue;
         print_message("%s (%s): %s %s %s\n", si.name, si.ops, si.tactic, si.precision, si.layout);
+        if (strstr(si.ops, "MaxPool") != NULL) {
+            pools++;
+            assert_string_equal(si.tactic, "cuda_maxpool_nhwc16");
+            pools_chained += strcmp(si.layout, "nhwc16") == 0;
+        }
+        if (strstr(si.ops, "Conv") == NULL) continue;
         convs++;
         assert_string_equal(si.tactic, "cuda_conv_fp16_cudnn");
         chained += strcmp(si.layout, "nhwc16") == 0;
     }
-    assert_int_equal(convs, 4);
-    assert_int_equal(chained, 3); /* convA, convB, convC write images; convD writes FP32 for the pooling */
+    assert_int_equal(convs, 5);
+    assert_int_equal(chained, 5); /* every convolution writes an image (convD's for mp2) */
+    assert_int_equal(pools, 3);
+    assert_int_equal(pools_chained, 2); /* mp0 and mp1 write images; mp2 writes FP32 for the GlobalAveragePool */
     tc_context *c = NULL;
     assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
     run_batch(c, m, 2);

@@ -36,6 +36,17 @@ __global__ void nchw_to_nhwc_f16(const float *__restrict__ x, int64_t c, int64_t
     }
 }
 
+/* Few channels (c <= 8, the network's input): one thread per pixel reads its c planes (coalesced along the pixels)
+ * and writes its c halves (contiguous along the pixels); the tile would leave most of its lanes idle. */
+__global__ void nchw_to_nhwc_f16_narrow(const float *__restrict__ x, int c, int64_t hw, int64_t total,
+                                        __half *__restrict__ y) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t b = i / hw, p = i - b * hw;
+        const float *xb = x + b * c * hw + p;
+        for (int ch = 0; ch < c; ch++) y[i * c + ch] = to_half(__ldg(xb + ch * hw));
+    }
+}
+
 /* To FP32 NCHW through the tile; an FP16 NHWC residual is added while reading (coalesced there), an FP32 NCHW one
  * while writing. */
 template <bool RES16>
@@ -88,6 +99,33 @@ __global__ void nhwc_f16_epi(const __half *yh, __half *y, int64_t c, int64_t hw,
     }
 }
 
+/* The same over 8 channels per thread (c a multiple of 8, every pointer 16-byte aligned): one 16-byte load of Y (and
+ * of an FP16 residual) and one 16-byte store per thread, 32-bit indices (total / 8 < 2^31). */
+template <bool RES>
+__global__ void nhwc_f16_epi8(const uint4 *yh, uint4 *y, int c8, int total8, const float *__restrict__ bias,
+                              const uint4 *__restrict__ residual, tc__cuda_act act) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total8; i += gridDim.x * blockDim.x) {
+        const int ch = (i % c8) * 8;
+        uint4 raw = yh[i], rr = make_uint4(0, 0, 0, 0);
+        if (RES) rr = __ldg(residual + i);
+        __half2 *h = (__half2 *)&raw;
+        const __half2 *r = (const __half2 *)&rr;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            float2 v = __half22float2(h[j]);
+            if (bias != nullptr) v.x += __ldg(bias + ch + 2 * j), v.y += __ldg(bias + ch + 2 * j + 1);
+            if (RES) {
+                const float2 q = __half22float2(r[j]);
+                v.x += q.x, v.y += q.y;
+            }
+            h[j] = __halves2half2(to_half(tc_cuda_act(v.x, act)), to_half(tc_cuda_act(v.y, act)));
+        }
+        y[i] = raw;
+    }
+}
+
+bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
 dim3 grid_of(int64_t n, int64_t c, int64_t hw) {
     return dim3((unsigned)((hw + kTile - 1) / kTile), (unsigned)((c + kTile - 1) / kTile), (unsigned)n);
 }
@@ -101,6 +139,13 @@ bool grid_ok(int64_t n, int64_t c, int64_t hw) {
 extern "C" cudaError_t tc__dnn_nchw_to_nhwc_f16(const float *x, int64_t n, int64_t c, int64_t hw, void *y,
                                                 cudaStream_t s) {
     if (n <= 0 || c <= 0 || hw <= 0) return cudaSuccess;
+    if (c <= 8) {
+        const int64_t total = n * hw;
+        int64_t blocks = (total + 255) / 256;
+        if (blocks > 65535 * 8) blocks = 65535 * 8;
+        nchw_to_nhwc_f16_narrow<<<(unsigned)blocks, 256, 0, s>>>(x, (int)c, hw, total, (__half *)y);
+        return cudaGetLastError();
+    }
     if (!grid_ok(n, c, hw)) return cudaErrorInvalidValue;
     nchw_to_nhwc_f16<<<grid_of(n, c, hw), dim3(kTile, kRows), 0, s>>>(x, c, hw, (__half *)y);
     return cudaGetLastError();
@@ -111,6 +156,19 @@ extern "C" cudaError_t tc__dnn_epilogue(const tc__dnn_epi *p, cudaStream_t s) {
     const __half *yh = (const __half *)p->yh;
     if (p->out_nhwc16) {
         const int64_t total = p->n * p->c * p->hw;
+        if (p->c % 8 == 0 && total / 8 <= INT32_MAX && aligned16(p->yh) && aligned16(p->y) &&
+            (p->residual == nullptr || (p->res_nhwc16 && aligned16(p->residual)))) {
+            const int total8 = (int)(total / 8);
+            int blocks8 = (total8 + 255) / 256;
+            if (blocks8 > 65535 * 8) blocks8 = 65535 * 8;
+            if (p->residual != nullptr)
+                nhwc_f16_epi8<true><<<blocks8, 256, 0, s>>>((const uint4 *)yh, (uint4 *)p->y, (int)(p->c / 8), total8,
+                                                            p->bias, (const uint4 *)p->residual, p->act);
+            else
+                nhwc_f16_epi8<false><<<blocks8, 256, 0, s>>>((const uint4 *)yh, (uint4 *)p->y, (int)(p->c / 8), total8,
+                                                             p->bias, nullptr, p->act);
+            return cudaGetLastError();
+        }
         int64_t blocks = (total + 255) / 256;
         if (blocks > 65535 * 8) blocks = 65535 * 8;
         if (p->res_nhwc16)

@@ -7,7 +7,11 @@
  *     accumulation writing FP16 NHWC into scratch, then one pass back to FP32 NCHW that adds the bias and the
  *     residual and applies the activation. It chains (TC__CHAIN_FP16_NHWC, engine/nhwc16_chain.c): with
  *     tc.nhwc16_in X is already FP16 NHWC (no cast), with tc.nhwc16_out cuDNN writes Y's buffer as FP16 NHWC and the
- *     epilogue runs there in place, with tc.nhwc16_res the residual is FP16 NHWC. On the device it is taken untimed
+ *     epilogue runs there in place, with tc.nhwc16_res the residual is FP16 NHWC. When Y stays FP16 NHWC the epilogue
+ *     is fused: a pointwise convolution is one cuBLASLt GEMM with the bias, residual (C) and ReLU in its epilogue
+ *     (pointwise_gemm), any other with a constant bias one cudnnConvolutionBiasActivationForward (convolve_fused); the
+ *     FP16 bias for both is packed after the filter. The separate pass remains for what they refuse (other
+ *     activations, an FP32 residual, no bias, a library without the call). On the device it is taken untimed
  *     wherever it supports a step (TC__TACTIC_CHAIN_FIRST): alone, the cast and the transpose make it slower than
  *     cuda_conv_fp16_lt at batch 1; chained, both go.
  *   - cuda_conv_cudnn: FP32 NCHW as is, cuDNN restricted to FMA math (no TF32: an FP32 plan computes in FP32), then
@@ -203,6 +207,49 @@ static tc_status convolve(const tc__kernel_ctx *ctx, const dnn_geom *g, const vo
     return tc__cudnn_fail(s, ctx->err, what);
 }
 
+/*
+ * y = act(conv(x, w) + bias + z) in one cuDNN call (cudnnConvolutionBiasActivationForward; FP16 NHWC, g->half): bias
+ * the packed FP16 [K], z an FP16 NHWC residual or NULL, act ReLU or none (none only with the implicit precomputed GEMM,
+ * as cuDNN requires). TC_STATUS_UNSUPPORTED, err untouched, when the library lacks the call or refuses this
+ * convolution (CUDNN_STATUS_NOT_SUPPORTED): the caller convolves and runs the epilogue pass.
+ */
+static tc_status convolve_fused(const tc__kernel_ctx *ctx, const dnn_geom *g, const void *x, const void *w, void *y,
+                                void *ws, const void *bias16, const void *z, tc__act act) {
+    tc__err lerr = {0};
+    const tc__cudnn *dn = tc__cudnn_get(&lerr);
+    if (dn == NULL || dn->ConvolutionBiasActivationForward == NULL || !g->half || bias16 == NULL ||
+        (act != TC__ACT_RELU && act != TC__ACT_NONE))
+        return TC_STATUS_UNSUPPORTED;
+    dnn_descs d;
+    cudnnTensorDescriptor_t bd = NULL;
+    cudnnActivationDescriptor_t ad = NULL;
+    tc__cudnn_lock();
+    const char *what = "cuDNN descriptors";
+    cudnnStatus_t s = descs_make(dn, g, &d);
+    if (s == CUDNN_STATUS_SUCCESS) s = dn->CreateTensorDescriptor(&bd);
+    if (s == CUDNN_STATUS_SUCCESS) s = dn->SetTensor4dDescriptor(bd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 1, g->k, 1, 1);
+    if (s == CUDNN_STATUS_SUCCESS) s = dn->CreateActivationDescriptor(&ad);
+    if (s == CUDNN_STATUS_SUCCESS)
+        s = dn->SetActivationDescriptor(ad, act == TC__ACT_RELU ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                        CUDNN_NOT_PROPAGATE_NAN, 0.0);
+    cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    if (s == CUDNN_STATUS_SUCCESS) what = "cuDNN algorithm choice", s = choose(dn, g, &d, &algo);
+    if (s == CUDNN_STATUS_SUCCESS && act == TC__ACT_NONE && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+        s = CUDNN_STATUS_NOT_SUPPORTED;
+    if (s == CUDNN_STATUS_SUCCESS) what = "cudnnSetStream", s = dn->SetStream(dn->handle, tc__cuda_stream(ctx));
+    const float one = 1.0f, alpha2 = z != NULL ? 1.0f : 0.0f;
+    if (s == CUDNN_STATUS_SUCCESS)
+        what = "cudnnConvolutionBiasActivationForward",
+        s = dn->ConvolutionBiasActivationForward(dn->handle, &one, d.x, x, d.w, w, d.conv, algo, ws, TC__DNN_WORKSPACE,
+                                                 &alpha2, d.y, z != NULL ? z : y, bd, bias16, ad, d.y, y);
+    tc__cudnn_unlock();
+    if (ad) dn->DestroyActivationDescriptor(ad);
+    if (bd) dn->DestroyTensorDescriptor(bd);
+    descs_destroy(dn, &d);
+    if (s == CUDNN_STATUS_NOT_SUPPORTED) return TC_STATUS_UNSUPPORTED;
+    return tc__cudnn_fail(s, ctx->err, what);
+}
+
 /* ---- the tactics ----------------------------------------------------------------------------------------------- */
 
 /* Whether cuDNN has an algorithm for g within the workspace (and remembers it). */
@@ -242,10 +289,25 @@ static bool packs_input(const tc__step_desc *d, int index) {
     return index == 1;
 }
 
+/* Bytes of the FP16 filter, and where the packed weight keeps the FP16 copy of the bias after it (the pointwise GEMM's
+ * cuBLASLt bias has D's type): 0 when it does not fit within the FP32 source's bytes. */
+static size_t filter16_bytes(const dnn_geom *g) { return (size_t)g->k * (size_t)(g->c / g->groups) * (size_t)(g->r * g->s) * 2; }
+static size_t bias16_at(const dnn_geom *g) {
+    const size_t at = tc__lt_round(filter16_bytes(g));
+    return at + (size_t)g->k * 2 <= filter16_bytes(g) * 2 ? at : 0;
+}
+
+/* Whether the step's bias B is constant float32 [K] with data: then the packing appends its FP16 copy (when it fits). */
+static bool const_bias(const tc__step_desc *d) {
+    return d->n_in > 2 && d->in[2] != NULL && d->in_const != NULL && d->in_const[2] && d->in[2]->data != NULL &&
+           is_f32(d->in[2]);
+}
+
 static size_t packed_bytes(const tc__step_desc *d, int index) {
     dnn_geom g;
-    return index == 1 && step_geometry(d, true, &g) ? (size_t)g.k * (size_t)(g.c / g.groups) * (size_t)(g.r * g.s) * 2
-                                                    : 0;
+    if (index != 1 || !step_geometry(d, true, &g)) return 0;
+    const size_t at = const_bias(d) ? bias16_at(&g) : 0;
+    return at != 0 ? at + (size_t)g.k * 2 : filter16_bytes(&g);
 }
 
 /* W16[k][i][j][ci] = fp16(W[k, ci, i, j]): cuDNN's NHWC filter. */
@@ -259,6 +321,13 @@ static tc_status pack(const tc__step_desc *d, int index, const void *src, void *
     for (int64_t k = 0; k < g.k; k++)
         for (int64_t ci = 0; ci < cg; ci++)
             for (int64_t q = 0; q < rs; q++) o[(k * rs + q) * cg + ci] = tc__f32_to_f16(w[(k * cg + ci) * rs + q]);
+    const size_t at = const_bias(d) ? bias16_at(&g) : 0; /* the FP16 bias (the gap before it zeroed) */
+    if (at != 0) {
+        memset((unsigned char *)dst + filter16_bytes(&g), 0, at - filter16_bytes(&g));
+        uint16_t *b16 = (uint16_t *)((unsigned char *)dst + at);
+        const float *b = d->in[2]->data;
+        for (int64_t k = 0; k < g.k; k++) b16[k] = tc__f32_to_f16(b[k]);
+    }
     return TC_STATUS_OK;
 }
 
@@ -282,7 +351,7 @@ static tc_status run_prepare(const tc__kernel_ctx *ctx, bool half, dnn_geom *g, 
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "cuDNN convolution: a convolution it does not compute");
     if (b != NULL && (b->rank != 1 || b->dims[0] != g->k))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "bias B must have shape [%d]", g->k);
-    const size_t wbytes = (size_t)g->k * (size_t)(g->c / g->groups) * (size_t)(g->r * g->s) * (half ? 2 : 4);
+    const size_t wbytes = half ? filter16_bytes(g) : filter16_bytes(g) * 2;
     if (w->nbytes < wbytes)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "cuDNN convolution: the weight is not packed for it");
     tc_status st = tc__cnn_epi_of(ctx, false, e);
@@ -293,6 +362,40 @@ static tc_status run_prepare(const tc__kernel_ctx *ctx, bool half, dnn_geom *g, 
 }
 
 static bool attr_on(const tc__attrs *a, const char *name) { return a != NULL && tc__attr_int(a, name, 0) == 1; }
+
+/*
+ * A pointwise convolution (1x1, stride 1, no padding, one group, C and K multiples of 8) whose output stays FP16 NHWC
+ * is one GEMM: column-major D[K, N*H*W] = W16[C, K]^T . X[C, N*H*W] (an NHWC image is a column-major [C, pixels]
+ * matrix), with cuBLASLt's epilogue doing the rest in the same kernel: the FP16 bias over D's rows (packed after the
+ * filter), an FP16 NHWC residual as C with beta 1, then ReLU. Returns TC_STATUS_UNSUPPORTED (err untouched) when it
+ * does not apply or cuBLASLt has no algorithm: the caller takes cuDNN.
+ */
+static tc_status pointwise_gemm(const tc__kernel_ctx *ctx, const dnn_geom *g, const tc__cuda_epi *e, bool res16,
+                                const void *xh, void *y, void *ws) {
+    const tc__tensor *w = ctx->in[1], *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
+    if (g->r != 1 || g->s != 1 || g->sh != 1 || g->sw != 1 || g->ph != 0 || g->pw != 0 || g->groups != 1 ||
+        g->c % 8 != 0 || g->k % 8 != 0 || (e->residual != NULL && !res16) ||
+        (e->act.act != TC__ACT_NONE && e->act.act != TC__ACT_RELU))
+        return TC_STATUS_UNSUPPORTED;
+    const size_t at = bias16_at(g);
+    if (b != NULL && (at == 0 || w->nbytes != at + (size_t)g->k * 2)) return TC_STATUS_UNSUPPORTED;
+    const tc__lt_gemm lg = {.m = g->k, .n = (int64_t)g->n * g->h * g->w, .k = g->c, .batch = 1, .a = w->data,
+                            .lda = g->c, .trans_a = true, .b = xh, .ldb = g->c, .c = e->residual, .d = y, .d16 = true,
+                            .ldd = g->k, .alpha = 1.0f, .beta = 1.0f,
+                            .bias = b != NULL ? (const unsigned char *)w->data + at : NULL,
+                            .relu = e->act.act == TC__ACT_RELU, .workspace = ws, .workspace_bytes = TC__LT_WORKSPACE};
+    tc__err lerr = {0};
+    bool epi_done = false;
+    const tc_status st = tc__lt_gemm_run(&lg, tc__cuda_stream(ctx), &epi_done, &lerr);
+    if (st == TC_STATUS_UNSUPPORTED) return st;
+    if (st != TC_STATUS_OK) return tc__fail(ctx->err, st, "%s", lerr.msg);
+    if (epi_done) return TC_STATUS_OK;
+    /* cuBLASLt had no algorithm with the bias / ReLU epilogue: the residual is in (C), the pass does the rest */
+    const tc__dnn_epi pe = {.yh = y, .y = y, .out_nhwc16 = 1, .n = g->n, .c = g->k, .hw = (int64_t)g->h * g->w,
+                            .bias = b != NULL ? b->data : NULL, .act = e->act};
+    const cudaError_t ce = tc__dnn_epilogue(&pe, tc__cuda_stream(ctx));
+    return ce == cudaSuccess ? TC_STATUS_OK : tc__cuda_fail(ce, ctx->err, "epilogue pass");
+}
 
 static tc_status run_f16(const tc__kernel_ctx *ctx) {
     dnn_geom g;
@@ -314,7 +417,18 @@ static tc_status run_f16(const tc__kernel_ctx *ctx) {
         const cudaError_t ce = tc__dnn_nchw_to_nhwc_f16(ctx->in[0]->data, g.n, g.c, hw, xh, s);
         if (ce != cudaSuccess) return tc__cuda_fail(ce, ctx->err, "FP16 NHWC cast of X");
     }
-    if (out16) yh = ctx->out[0]->data;
+    if (out16) {
+        yh = ctx->out[0]->data;
+        st = pointwise_gemm(ctx, &g, &e, res16, xh, yh, ws);
+        if (st != TC_STATUS_UNSUPPORTED) return st;
+        const size_t at = bias16_at(&g);
+        const bool has16 = b != NULL && at != 0 && ctx->in[1]->nbytes == at + (size_t)g.k * 2;
+        if (has16 && (e.residual == NULL || res16)) {
+            st = convolve_fused(ctx, &g, xh, ctx->in[1]->data, yh, ws, (const unsigned char *)ctx->in[1]->data + at,
+                                e.residual, e.act.act);
+            if (st != TC_STATUS_UNSUPPORTED) return st;
+        }
+    }
     st = convolve(ctx, &g, xh, ctx->in[1]->data, yh, ws);
     if (st != TC_STATUS_OK) return st;
     if (out16 && b == NULL && e.residual == NULL && e.act.act == TC__ACT_NONE) return TC_STATUS_OK;

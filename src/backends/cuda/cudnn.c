@@ -65,6 +65,15 @@ static void load_once(void) {
         memset(t, 0, sizeof *t);
         return;
     }
+    /* optional: all four or none */
+    if (!(resolve(lib, "cudnnCreateActivationDescriptor", &t->CreateActivationDescriptor) &&
+          resolve(lib, "cudnnSetActivationDescriptor", &t->SetActivationDescriptor) &&
+          resolve(lib, "cudnnDestroyActivationDescriptor", &t->DestroyActivationDescriptor) &&
+          resolve(lib, "cudnnConvolutionBiasActivationForward", &t->ConvolutionBiasActivationForward))) {
+        t->CreateActivationDescriptor = NULL, t->SetActivationDescriptor = NULL;
+        t->DestroyActivationDescriptor = NULL, t->ConvolutionBiasActivationForward = NULL;
+        g_why[0] = '\0';
+    }
     t->version = t->GetVersion();
     if (t->version / 10000 != CUDNN_MAJOR) {
         snprintf(g_why, sizeof g_why, "version %zu, tailcut was built against the %d.x headers", t->version,

@@ -3,7 +3,8 @@
  * (dlopen("libcudnn.so.9") on first use), so the library stays loadable where cuDNN is not installed, and the
  * tactics that need it refuse their steps there. <cudnn.h> is included for its types and enums only. tailcut uses
  * cuDNN's convolution API of version 9 (descriptors, cudnnGetConvolutionForwardAlgorithm_v7, cudnnConvolutionForward),
- * present in every 9.x release.
+ * present in every 9.x release; cudnnConvolutionBiasActivationForward and the activation descriptor where the
+ * library has them (optional: NULL otherwise).
  *
  * One process-wide handle, created once (pthread_once) on the device current at that moment. A cuDNN handle is not
  * thread-safe: callers hold tc__cudnn_lock() from cudnnSetStream until their call has been issued.
@@ -51,6 +52,17 @@ typedef struct tc__cudnn {
                                         const cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo,
                                         void *workspace, size_t workspace_bytes, const void *beta,
                                         const cudnnTensorDescriptor_t y_desc, void *y);
+    /* optional (NULL where the library lacks them): the fused convolution + bias + residual + activation */
+    cudnnStatus_t (*CreateActivationDescriptor)(cudnnActivationDescriptor_t *desc);
+    cudnnStatus_t (*SetActivationDescriptor)(cudnnActivationDescriptor_t desc, cudnnActivationMode_t mode,
+                                             cudnnNanPropagation_t nan, double coef);
+    cudnnStatus_t (*DestroyActivationDescriptor)(cudnnActivationDescriptor_t desc);
+    cudnnStatus_t (*ConvolutionBiasActivationForward)(
+        cudnnHandle_t handle, const void *alpha1, const cudnnTensorDescriptor_t x_desc, const void *x,
+        const cudnnFilterDescriptor_t w_desc, const void *w, const cudnnConvolutionDescriptor_t conv,
+        cudnnConvolutionFwdAlgo_t algo, void *workspace, size_t workspace_bytes, const void *alpha2,
+        const cudnnTensorDescriptor_t z_desc, const void *z, const cudnnTensorDescriptor_t bias_desc, const void *bias,
+        const cudnnActivationDescriptor_t act, const cudnnTensorDescriptor_t y_desc, void *y);
 } tc__cudnn;
 
 /* The table with its handle (loaded and created on the first call), or NULL with a failure in err (TC_STATUS_UNSUPPORTED:

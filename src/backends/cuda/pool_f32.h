@@ -36,4 +36,11 @@ cudaError_t tc__cuda_global_avgpool_f32(const float *x, float *y, int64_t planes
 }
 #endif
 
+#ifndef __CUDACC__
+/* The launch record of a MaxPool (is_max) or AveragePool step with these attributes and float32 tensors (pointers
+ * and epilogue left empty); false when these kernels do not compute it (pool_f32_tactic.c). */
+bool tc__cuda_pool_geom(const tc__attrs *attrs, bool is_max, const tc__tensor *x, const tc__tensor *y,
+                        tc__cuda_pool2d *p);
+#endif
+
 #endif

@@ -10,8 +10,8 @@
 #include "backends/window.h"
 
 /* The launch record of a MaxPool (is_max) or AveragePool step (pointers left NULL); false when not computed. */
-static bool pool_geom(const tc__attrs *attrs, bool is_max, const tc__tensor *x, const tc__tensor *y,
-                      tc__cuda_pool2d *p) {
+bool tc__cuda_pool_geom(const tc__attrs *attrs, bool is_max, const tc__tensor *x, const tc__tensor *y,
+                        tc__cuda_pool2d *p) {
     memset(p, 0, sizeof *p);
     if (!tc__cnn_is_f32(x) || !tc__cnn_is_f32(y) || x->rank < 3 || x->rank > 4 || y->rank != x->rank) return false;
     if (x->dims[0] < 0 || x->dims[1] < 0 || y->dims[1] != x->dims[1]) return false;
@@ -55,7 +55,7 @@ static bool pool_supports(const tc__step_desc *d, bool is_max) {
         return tc__refuse(d, "expects one input X and output Y");
     if (d->n_out > 1 && d->out[1] != NULL) return tc__refuse(d, "MaxPool's Indices output is not computed on CUDA");
     tc__cuda_pool2d p;
-    if (!pool_geom(d->attrs, is_max, d->in[0], d->out[0], &p))
+    if (!tc__cuda_pool_geom(d->attrs, is_max, d->in[0], d->out[0], &p))
         return tc__refuse(d, "not a float32 1-D or 2-D pooling these kernels take");
     return tc__cnn_epi_ok(d, true);
 }
@@ -66,7 +66,7 @@ static tc_status pool_run(const tc__kernel_ctx *ctx, bool is_max) {
     if (ctx->n_out > 1 && ctx->out[1] != NULL)
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "MaxPool's Indices output is not computed on CUDA");
     tc__cuda_pool2d p;
-    if (!pool_geom(ctx->attrs, is_max, ctx->in[0], ctx->out[0], &p))
+    if (!tc__cuda_pool_geom(ctx->attrs, is_max, ctx->in[0], ctx->out[0], &p))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s: a pooling this tactic does not compute", ctx->op_type);
     tc_status st = tc__cnn_epi_of(ctx, true, &p.epi);
     if (st != TC_STATUS_OK) return st;
