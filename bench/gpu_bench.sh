@@ -28,11 +28,11 @@ row() { # row NAME MODEL SHAPES BUILD_FLAGS ITERATIONS
     "$B/tailcut" bench "$W/$name.plan" --iterations 200 --profile >"$OUT/$name.profile.txt" 2>&1
     grep -E "total of|latency" "$OUT/$name.profile.txt" | sed "s/^/$name profile: /"
     (cd "$(dirname "$0")" && "$PY" gpu_compare.py "$W/$name.plan" --model "$model" --tailcut-lib "$LIB" \
-        --iterations "$n" --json "$W/$name.json" ${COMPARE_ARGS:-}) >"$OUT/$name.txt" 2>&1
+        --iterations "$n" --json "$W/$name.json" ${COMPARE_ARGS:-} ${INFLIGHT_ARGS:-}) >"$OUT/$name.txt" 2>&1
     grep -v -E "^(frame|  File|    )" "$OUT/$name.txt"
 }
 row resnet50_bs1_fp32 resnet50 input:1x3x224x224 "" "$N"
 row resnet50_bs1_fp16 resnet50 input:1x3x224x224 --fp16 "$N"
 row bert_s128_bs1_fp32 bert_base input_ids:1x128,attention_mask:1x128 "" "$N"
 row bert_s128_bs1_fp16 bert_base input_ids:1x128,attention_mask:1x128 --fp16 "$N"
-row resnet50_bs128_fp16 resnet50 input:128x3x224x224 --fp16 200
+INFLIGHT_ARGS="--inflight 2" row resnet50_bs128_fp16 resnet50 input:128x3x224x224 --fp16 200

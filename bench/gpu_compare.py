@@ -11,9 +11,12 @@ to ordinary NumPy arrays instead (tc_context_run then copies them into its stagi
 
 usage: gpu_compare.py PLAN --model resnet50|bert_base --tailcut-lib build/libtailcut.so
                       [--batch 1] [--seq 128] [--iterations 10000] [--warmup 200] [--json FILE] [--pageable]
+                      [--inflight K [--rounds 3]]
 
 Prints per peer P50 / P99 / mean in ms and tailcut's ratios to each (above 1: tailcut slower), and, for batches,
-throughput in samples/s.
+throughput in samples/s. With --inflight K, also throughput with K requests in flight per peer (as trtexec overlaps
+one request's transfers with another's compute, and Triton with two instances): tailcut K contexts (each its own
+stream) run by K threads, PyTorch K graphs on K streams issued from one thread; alternated rounds, medians.
 """
 import argparse
 import json
@@ -72,18 +75,75 @@ def torch_peer(model, arrays, dtype, channels_last):
     host_out = torch.empty(dev_out.shape, dtype=dev_out.dtype, pin_memory=True)
     done = torch.cuda.Event()
 
-    def request():
+    def issue():
         with torch.cuda.stream(stream):
             for name, h in host_in.items():
                 dev_in[name].copy_(h, non_blocking=True)
             graph.replay()
             host_out.copy_(dev_out, non_blocking=True)
             done.record(stream)
+
+    def wait():
         while not done.query():
             pass
         return host_out
 
+    def request():
+        issue()
+        return wait()
+
+    request.issue, request.wait = issue, wait
     return request
+
+
+def throughput_tailcut(lib, plan, arrays, pageable, inflight, n, batch):
+    """samples/s of `inflight` contexts of the plan run back to back by as many threads (ctypes releases the GIL:
+    each context's H2D, graph and D2H overlap the others' on their own streams)."""
+    import threading
+
+    ctxs = []
+    for _ in range(inflight):
+        t = compare.Tailcut(lib)
+        t.load(plan)
+        t.bind(arrays)
+        if not pageable:
+            bind_pinned(lib, t, arrays)
+        t.run()
+        ctxs.append(t)
+    go = threading.Barrier(inflight + 1)
+
+    def work(t):
+        go.wait()
+        for _ in range(n):
+            t.run()
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in ctxs]
+    for th in threads:
+        th.start()
+    go.wait()
+    t0 = time.perf_counter()
+    for th in threads:
+        th.join()
+    dt = time.perf_counter() - t0
+    for t in ctxs:
+        t.close()
+    return batch * inflight * n / dt
+
+
+def throughput_torch(peers, n, batch):
+    """samples/s of len(peers) PyTorch graphs on their own streams kept in flight from one thread (issue all, then
+    wait for each in turn and issue it again)."""
+    for p in peers:
+        p()
+    t0 = time.perf_counter()
+    for p in peers:
+        p.issue()
+    for i in range(n):
+        for p in peers:
+            p.wait()
+            if i + 1 < n:
+                p.issue()
+    return batch * len(peers) * n / (time.perf_counter() - t0)
 
 
 def bind_pinned(lib, tc, arrays):
@@ -138,6 +198,10 @@ def main(argv=None):
     ap.add_argument("--no-torch-fp32", action="store_true", help="leave out the PyTorch FP32 peer")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--pageable", action="store_true", help="bind tailcut to pageable NumPy arrays, not pinned buffers")
+    ap.add_argument("--inflight", type=int, default=0,
+                    help="also measure throughput with this many requests in flight per peer (tailcut: contexts on "
+                         "threads; PyTorch: graphs on streams), --rounds rounds alternated, --iterations each")
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
     import torch
 
@@ -166,6 +230,15 @@ def main(argv=None):
             peers[n]()
             ms[n].append((time.perf_counter_ns() - t0) / 1e6)
     tc.close()
+    inflight = {}
+    if args.inflight > 1:
+        tp = [torch_peer(build_model(args.model), arrays, torch.float16, args.model == "resnet50")
+              for _ in range(args.inflight)]
+        for r in range(args.rounds):
+            for n in (["tailcut", "torch_fp16_graph"] if r % 2 == 0 else ["torch_fp16_graph", "tailcut"]):
+                v = (throughput_tailcut(lib, args.plan, arrays, args.pageable, args.inflight, args.iterations, batch)
+                     if n == "tailcut" else throughput_torch(tp, args.iterations, batch))
+                inflight.setdefault(n, []).append(v)
     gpu = torch.cuda.get_device_name(0)
     print(f"{args.model} batch {batch} on {gpu}: {args.iterations} interleaved end-to-end requests per peer after "
           f"{args.warmup} warm-up ones")
@@ -181,6 +254,13 @@ def main(argv=None):
     for n in names[1:]:
         p = res["peers"][n]
         print(f"tailcut / {n}: P50 {t['p50_ms'] / p['p50_ms']:.3f}x  P99 {t['p99_ms'] / p['p99_ms']:.3f}x")
+    if inflight:
+        med = {n: float(np.median(v)) for n, v in inflight.items()}
+        res["inflight"] = {"requests": args.inflight, "rounds": inflight, "median_samples_per_s": med}
+        print(f"throughput with {args.inflight} requests in flight per peer ({args.rounds} alternated rounds of "
+              f"{args.iterations} each): " + ", ".join(f"{n} {med[n]:.0f} samples/s (rounds "
+                                                       f"{', '.join(f'{x:.0f}' for x in inflight[n])})" for n in med) +
+              f"; tailcut / torch_fp16_graph {med['tailcut'] / med['torch_fp16_graph']:.3f}x")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=1)

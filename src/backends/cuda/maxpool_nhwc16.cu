@@ -15,7 +15,8 @@ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return a >= 
 
 /* Taps k in [*k0, *k1) of K taps dil apart from start whose index start + k * dil lies in [0, n). */
 __device__ __forceinline__ void taps(int64_t start, int64_t dil, int64_t K, int64_t n, int64_t *k0, int64_t *k1) {
-    const int64_t a = ceil_div(-start, dil), b = ceil_div(n - start, dil);
+    /* (no 64-bit divisions without dilation: they cost the kernel more than its memory traffic) */
+    const int64_t a = dil == 1 ? -start : ceil_div(-start, dil), b = dil == 1 ? n - start : ceil_div(n - start, dil);
     *k0 = a < 0 ? 0 : a;
     *k1 = b > K ? K : b;
     if (*k1 < *k0) *k1 = *k0;
