@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/quant_attr.h"
 #include "engine/engine.h"
 #include "engine/engine_tactics.h"
 
 tc_status tc__engine_device_check(const tc_engine *e, tc__err *err) {
     tc_status st = tc__row16_check(e->g, err);
+    if (st == TC_STATUS_OK) st = tc__nhwc16_check(e->g, err);
     if (st != TC_STATUS_OK) return st;
     for (int k = 0; k < e->n_steps; k++) {
         const tc__step *s = &e->steps[k];
@@ -23,6 +25,16 @@ tc_status tc__engine_device_check(const tc_engine *e, tc__err *err) {
             return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' runs tactic '%s' on the %s backend, but the "
                             "plan is for the %s backend", e->g->nodes[s->node].name, s->tactic,
                             tc__backend_name(t ? t->backend : TC__BACKEND_CPU), e->backend->name);
+        /* image attributes only on steps whose tactic reads and writes that image */
+        const tc__node *n = &e->g->nodes[s->node];
+        const bool nhwc = tc__attr_int(&n->attrs, TC__ATTR_NHWC16_IN, 0) != 0 ||
+                          tc__attr_int(&n->attrs, TC__ATTR_NHWC16_RES, 0) != 0 ||
+                          tc__attr_int(&n->attrs, TC__ATTR_NHWC16_OUT, 0) != 0;
+        const bool rows =
+            tc__attr_int(&n->attrs, TC__ATTR_ROW16_IN, 0) != 0 || tc__attr_int(&n->attrs, TC__ATTR_ROW16_OUT, 0) != 0;
+        if ((nhwc && t->chain != TC__CHAIN_FP16_NHWC) || (rows && t->chain != TC__CHAIN_FP16_ROWS))
+            return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' carries FP16 %s image attributes, but its "
+                            "tactic %s does not take such images", n->name, nhwc ? "NHWC" : "row", t->name);
     }
     return TC_STATUS_OK;
 }

@@ -98,6 +98,10 @@ tc_status tc__row16_chain(tc__graph *g, const tc__step *steps, const tc__shapes 
  * its producer writes one, graph outputs are never images, the attributes are well formed (a crafted plan could
  * otherwise make a kernel read a buffer as the wrong type, past its end for float32 read from an FP16 image). */
 tc_status tc__row16_check(const tc__graph *g, tc__err *err);
+/* The same for the FP16 NHWC images of the device convolutions (nhwc16_chain.c): a value is read as an image (as X
+ * with tc.nhwc16_in, as the fused residual with tc.nhwc16_res) exactly when its producer writes one (tc.nhwc16_out),
+ * graph outputs never are, the attributes are 0 or 1 and a residual flag names a residual input. */
+tc_status tc__nhwc16_check(const tc__graph *g, tc__err *err);
 
 /* The reduced-precision chain's FP32 producers (lowp_chain.c, backends/cpu/qimage.h): a per-channel Mul of a
  * [N][C][H][W] tensor (EfficientNet's squeeze-and-excitation scale) whose readers are AVX2 INT8 Convs of one family that

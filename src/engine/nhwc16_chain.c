@@ -73,3 +73,40 @@ tc_status tc__nhwc16_chain(tc__graph *g, const tc__step *steps, const tc__shapes
     free(step_of);
     return st;
 }
+
+/* Whether node n has int attribute name = 1 (0 when absent); -1 when it is there with another value. */
+static int flag_of(const tc__node *n, const char *name) {
+    if (!tc__attr_has(&n->attrs, name)) return 0;
+    const int64_t v = tc__attr_int(&n->attrs, name, -1);
+    return v == 0 || v == 1 ? (int)v : -1;
+}
+
+tc_status tc__nhwc16_check(const tc__graph *g, tc__err *err) {
+    for (int r = 0; r < g->n_nodes; r++) {
+        const tc__node *n = &g->nodes[r];
+        if (n->removed) continue;
+        const int fin = flag_of(n, TC__ATTR_NHWC16_IN), fres = flag_of(n, TC__ATTR_NHWC16_RES);
+        const int fout = flag_of(n, TC__ATTR_NHWC16_OUT);
+        if (fin < 0 || fres < 0 || fout < 0 || (fres == 1 && (n->epi.residual_input < 1 || n->epi.residual_input >= n->n_in)))
+            return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' has malformed FP16 NHWC image attributes",
+                            n->name);
+        for (int i = 0; i < n->n_in; i++) {
+            const int32_t v = n->in[i];
+            const bool as_x = i == 0 && fin == 1, as_res = i == n->epi.residual_input && fres == 1;
+            const int32_t p = v >= 0 ? g->values[v].producer : -1;
+            const bool writes = p >= 0 && g->nodes[p].n_out > 0 && g->nodes[p].out[0] == v &&
+                                flag_of(&g->nodes[p], TC__ATTR_NHWC16_OUT) == 1;
+            if ((as_x || as_res) != writes)
+                return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' reads %s '%s' as %s, but its producer "
+                                "writes %s", n->name, i == 0 ? "input" : "residual", v >= 0 ? g->values[v].name : "",
+                                as_x || as_res ? "an FP16 NHWC image" : "float32",
+                                writes ? "an FP16 NHWC image" : "float32");
+        }
+        if (fout == 1)
+            for (int o = 0; o < g->n_outputs; o++)
+                if (n->n_out > 0 && g->outputs[o] == n->out[0])
+                    return tc__fail(err, TC_STATUS_CORRUPT_FILE, "plan step '%s' writes graph output '%s' as an FP16 "
+                                    "NHWC image", n->name, g->values[n->out[0]].name);
+    }
+    return TC_STATUS_OK;
+}
