@@ -143,11 +143,24 @@ static void run_case_gpu(const tcase *c, const tc__step_desc *d, const tc__tenso
         tc__kernel_ctx kc = {.node_name = "case", .op_type = c->op, .opset = c->opset, .attrs = d->attrs, .n_in = c->n_in,
                              .in = rin, .n_out = 1, .out = pout, .err = &err, .scratch = &scratch,
                              .epi = (t->flags & TC__TACTIC_FUSES_EPILOGUE) ? &none : NULL, .exec = exec, .host_in = hin};
-        if (t->run(&kc) != TC_STATUS_OK) fail_msg("%s on a %s case it supports: %s", t->name, c->op, err.msg);
-        /* a copy on the stream awaits the kernel and reports its faults */
-        if (gpu->copy(exec, got.data, TC__MEM_HOST, dout.data, TC__MEM_DEVICE, got.nbytes, &err) != TC_STATUS_OK)
-            fail_msg("%s on a %s case: %s", t->name, c->op, err.msg);
-        check_output(t->name, c->op, &got, want, lim);
+        /* no configuration, then each one the tactic offers for the case (what the tuner may choose) */
+        static unsigned char cfg[TC__TACTIC_MAX_CONFIGS * TC__TACTIC_CONFIG_MAX];
+        const int n_cfg = t->configs != NULL && t->config_bytes > 0 ? t->configs(d, cfg, TC__TACTIC_MAX_CONFIGS) : 0;
+        for (int j = -1; j < n_cfg; j++) {
+            kc.config = j < 0 ? NULL : cfg + (size_t)j * t->config_bytes;
+            if (j >= 0 && !t->check_config(kc.config, &err)) fail_msg("%s: configuration %d refused: %s", t->name, j, err.msg);
+            memset(got.data, 0xff, got.nbytes);
+            if (gpu->copy(exec, dout.data, TC__MEM_DEVICE, got.data, TC__MEM_HOST, got.nbytes, &err) != TC_STATUS_OK)
+                fail_msg("%s", err.msg);
+            if (t->run(&kc) != TC_STATUS_OK)
+                fail_msg("%s (configuration %d) on a %s case it supports: %s", t->name, j, c->op, err.msg);
+            /* a copy on the stream awaits the kernel and reports its faults */
+            if (gpu->copy(exec, got.data, TC__MEM_HOST, dout.data, TC__MEM_DEVICE, got.nbytes, &err) != TC_STATUS_OK)
+                fail_msg("%s on a %s case: %s", t->name, c->op, err.msg);
+            char label[160];
+            snprintf(label, sizeof label, j < 0 ? "%s" : "%s#%d", t->name, j);
+            check_output(label, c->op, &got, want, lim);
+        }
         gpu_runs[k]++;
         gpu->exec_destroy(exec);
         gpu->free(TC__MEM_DEVICE, scratch.base);

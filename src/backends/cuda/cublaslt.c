@@ -57,7 +57,11 @@ static void load_once(void) {
               resolve(lib, "cublasLtMatmulPreferenceCreate", &t->MatmulPreferenceCreate, true) &&
               resolve(lib, "cublasLtMatmulPreferenceDestroy", &t->MatmulPreferenceDestroy, true) &&
               resolve(lib, "cublasLtMatmulPreferenceSetAttribute", &t->MatmulPreferenceSetAttribute, true) &&
-              resolve(lib, "cublasLtMatmulAlgoGetHeuristic", &t->MatmulAlgoGetHeuristic, true);
+              resolve(lib, "cublasLtMatmulAlgoGetHeuristic", &t->MatmulAlgoGetHeuristic, true) &&
+              resolve(lib, "cublasLtMatmulAlgoInit", &t->MatmulAlgoInit, true) &&
+              resolve(lib, "cublasLtMatmulAlgoCheck", &t->MatmulAlgoCheck, true) &&
+              resolve(lib, "cublasLtMatmulAlgoConfigSetAttribute", &t->MatmulAlgoConfigSetAttribute, true) &&
+              resolve(lib, "cublasLtMatmulAlgoConfigGetAttribute", &t->MatmulAlgoConfigGetAttribute, true);
     if (!ok) {
         dlclose(lib);
         memset(t, 0, sizeof *t);

@@ -47,6 +47,18 @@ typedef struct tc__cublaslt {
                                              cublasLtMatrixLayout_t c_desc, cublasLtMatrixLayout_t d_desc,
                                              cublasLtMatmulPreference_t pref, int requested,
                                              cublasLtMatmulHeuristicResult_t results[], int *returned);
+    cublasStatus_t (*MatmulAlgoInit)(cublasLtHandle_t handle, cublasComputeType_t compute, cudaDataType_t scale,
+                                     cudaDataType_t a, cudaDataType_t b, cudaDataType_t c, cudaDataType_t d, int id,
+                                     cublasLtMatmulAlgo_t *algo);
+    cublasStatus_t (*MatmulAlgoCheck)(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a_desc,
+                                      cublasLtMatrixLayout_t b_desc, cublasLtMatrixLayout_t c_desc,
+                                      cublasLtMatrixLayout_t d_desc, const cublasLtMatmulAlgo_t *algo,
+                                      cublasLtMatmulHeuristicResult_t *result);
+    cublasStatus_t (*MatmulAlgoConfigSetAttribute)(cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoConfigAttributes_t attr,
+                                                   const void *buf, size_t bytes);
+    cublasStatus_t (*MatmulAlgoConfigGetAttribute)(const cublasLtMatmulAlgo_t *algo,
+                                                   cublasLtMatmulAlgoConfigAttributes_t attr, void *buf, size_t bytes,
+                                                   size_t *written);
 } tc__cublaslt;
 
 /* The table with its handle (loaded and created on the first call), or NULL with a failure in err (TC_STATUS_UNSUPPORTED:

@@ -20,6 +20,9 @@
  * also packed as FP16 after the weight (at a 256-byte offset, where the packed bytes stay within the source's), for an
  * FP16 D; a residual or bias of the other type is added by the epilogue pass instead (and the ReLU moves there too).
  *
+ * Configurations (the tuner's candidates, stored in the plan): cuBLASLt's heuristic answers for the step's product,
+ * the first as the default and the next ones as explicit algorithms (lt_gemm.h's tc__lt_algo), rebuilt and checked at
+ * run; one cuBLASLt refuses for the call (an FP16 row image output where the tuner timed FP32) falls back to the first.
  * Scratch: the cuBLASLt workspace (TC__LT_WORKSPACE), A16, and for Gemm the combined bias (N floats).
  * run() creates cuBLASLt's descriptors and asks its heuristic on every call, and destroys them before returning (host
  * allocations only, no device memory or synchronisation, so it may be captured into a CUDA graph; the engine calls
@@ -134,6 +137,21 @@ static bool dense_supports(const tc__step_desc *d, bool gemm) {
     if (!tc__lt_gemm_possible(&lg, why, sizeof why)) return tc__refuse(d, "%s", why);
     return true;
 }
+/* The tuner's candidates: cuBLASLt's heuristic answers for the step's product (lt_gemm.h's tc__lt_algo). */
+static int configs_of(const tc__step_desc *d, void *out, int cap, bool gemm) {
+    dense_geom g;
+    if (!dense_geometry(d, gemm, &g)) return 0;
+    tc__lt_gemm lg = lt_args(&g);
+    if (tc__row16_in(d->attrs, 0)) lg.ldb = g.k;
+    lg.d16 = tc__row16_out(d->attrs);
+    tc__lt_algo all[TC__LT_ALGOS];
+    const int n = tc__lt_gemm_configs(&lg, all, cap < TC__LT_ALGOS ? cap : TC__LT_ALGOS);
+    memcpy(out, all, (size_t)n * sizeof all[0]);
+    return n;
+}
+static int matmul_configs(const tc__step_desc *d, void *out, int cap) { return configs_of(d, out, cap, false); }
+static int gemm_configs(const tc__step_desc *d, void *out, int cap) { return configs_of(d, out, cap, true); }
+
 static bool matmul_supports(const tc__step_desc *d) { return dense_supports(d, false); }
 static bool gemm_supports(const tc__step_desc *d) { return dense_supports(d, true); }
 
@@ -263,6 +281,8 @@ static tc_status dense_run(const tc__kernel_ctx *ctx, bool gemm) {
     lg.bias = lt_bias;
     lg.relu = e.act.act == TC__ACT_RELU && !res_post && !bias_post;
     lg.workspace = ws;
+    tc__lt_algo algo;
+    if (ctx->config != NULL) memcpy(&algo, ctx->config, sizeof algo), lg.algo = &algo;
     bool epi_done = false;
     st = tc__lt_gemm_run(&lg, s, &epi_done, ctx->err);
     if (st != TC_STATUS_OK) return st;
@@ -297,6 +317,9 @@ const tc__tactic tc__tactic_cuda_matmul_fp16_lt = {
     .packed_bytes = matmul_packed_bytes,
     .scratch_bytes = matmul_scratch,
     .run = matmul_run,
+    .config_bytes = sizeof(tc__lt_algo),
+    .configs = matmul_configs,
+    .check_config = tc__lt_algo_check,
 };
 
 const tc__tactic tc__tactic_cuda_gemm_fp16_lt = {
@@ -313,4 +336,7 @@ const tc__tactic tc__tactic_cuda_gemm_fp16_lt = {
     .packed_bytes = gemm_packed_bytes,
     .scratch_bytes = gemm_scratch,
     .run = gemm_run,
+    .config_bytes = sizeof(tc__lt_algo),
+    .configs = gemm_configs,
+    .check_config = tc__lt_algo_check,
 };

@@ -90,12 +90,82 @@ static cublasStatus_t descs_make(const tc__cublaslt *lt, const tc__lt_gemm *g, c
     return CUBLAS_STATUS_SUCCESS;
 }
 
-/* The heuristic's first algorithm for g with epilogue epi: CUBLAS_STATUS_SUCCESS and *found, or a failure. */
+/* The configuration attributes a tc__lt_algo keeps, in its field order after id (uint32 but the last two, uint16). */
+static const cublasLtMatmulAlgoConfigAttributes_t k_attrs[8] = {
+    CUBLASLT_ALGO_CONFIG_TILE_ID,       CUBLASLT_ALGO_CONFIG_SPLITK_NUM,  CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+    CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, CUBLASLT_ALGO_CONFIG_STAGES_ID,
+    CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID};
+
+/* The fields of c in k_attrs' order. */
+static void algo_fields(tc__lt_algo *c, void *f[8], size_t n[8]) {
+    uint32_t *u[6] = {&c->tile, &c->splitk, &c->reduction, &c->swizzle, &c->custom, &c->stages};
+    for (int i = 0; i < 6; i++) f[i] = u[i], n[i] = sizeof(uint32_t);
+    f[6] = &c->inner_shape, n[6] = sizeof(uint16_t);
+    f[7] = &c->cluster_shape, n[7] = sizeof(uint16_t);
+}
+
+/* cuBLASLt's algorithm as a tc__lt_algo (set 1); false when the library does not describe it. */
+static bool algo_save(const tc__cublaslt *lt, const cublasLtMatmulAlgo_t *a, tc__lt_algo *c) {
+    memset(c, 0, sizeof *c);
+    void *f[8];
+    size_t n[8], got = 0;
+    algo_fields(c, f, n);
+    if (lt->MatmulAlgoConfigGetAttribute(a, CUBLASLT_ALGO_CONFIG_ID, &c->id, sizeof c->id, &got) != CUBLAS_STATUS_SUCCESS)
+        return false;
+    for (int i = 0; i < 8; i++)
+        if (lt->MatmulAlgoConfigGetAttribute(a, k_attrs[i], f[i], n[i], &got) != CUBLAS_STATUS_SUCCESS) return false;
+    c->set = 1;
+    return true;
+}
+
+/* The algorithm c names, for g's types, checked against the call's descriptors x: true with *res filled when cuBLASLt
+ * takes it within the workspace. */
+static bool algo_load(const tc__cublaslt *lt, const tc__lt_gemm *g, const tc__lt_algo *c, const lt_descs *x,
+                      cublasLtMatmulHeuristicResult_t *res) {
+    const cudaDataType_t cd = g->d16 ? CUDA_R_16F : CUDA_R_32F;
+    cublasLtMatmulAlgo_t a;
+    memset(&a, 0, sizeof a);
+    if (lt->MatmulAlgoInit(lt->handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_16F, CUDA_R_16F, cd, cd, c->id, &a) !=
+        CUBLAS_STATUS_SUCCESS)
+        return false;
+    tc__lt_algo copy = *c;
+    void *f[8];
+    size_t n[8];
+    algo_fields(&copy, f, n);
+    for (int i = 0; i < 8; i++)
+        if (lt->MatmulAlgoConfigSetAttribute(&a, k_attrs[i], f[i], n[i]) != CUBLAS_STATUS_SUCCESS) return false;
+    memset(res, 0, sizeof *res);
+    if (lt->MatmulAlgoCheck(lt->handle, x->op, x->a, x->b, x->c, x->d, &a, res) != CUBLAS_STATUS_SUCCESS ||
+        res->state != CUBLAS_STATUS_SUCCESS || res->workspaceSize > g->workspace_bytes)
+        return false;
+    res->algo = a;
+    return true;
+}
+
+bool tc__lt_algo_check(const void *config, tc__err *err) {
+    tc__lt_algo c;
+    memcpy(&c, config, sizeof c);
+    const tc__lt_algo zero = {0};
+    if (c.set == 0 && memcmp(&c, &zero, sizeof c) == 0) return true;
+    if (c.set != 1 || c.id < 0 || c.splitk > 4096) {
+        tc__fail(err, TC_STATUS_CORRUPT_FILE, "a cuBLASLt algorithm configuration that is not one (set %u, id %d, "
+                 "split-K %u)", c.set, c.id, c.splitk);
+        return false;
+    }
+    return true;
+}
+
+/* The heuristic's first algorithm for g with epilogue epi (or g->algo when it names one cuBLASLt takes for this
+ * call): CUBLAS_STATUS_SUCCESS and *found, or a failure. */
 static cublasStatus_t pick(const tc__cublaslt *lt, const tc__lt_gemm *g, cublasLtEpilogue_t epi, const uint32_t align[4],
                            lt_descs *x, cublasLtMatmulHeuristicResult_t *res, bool *found, const char **what) {
     *found = false;
     cublasStatus_t s = descs_make(lt, g, epi, align, x, what);
     if (s != CUBLAS_STATUS_SUCCESS) return s;
+    if (g->algo != NULL && g->algo->set == 1 && algo_load(lt, g, g->algo, x, res)) {
+        *found = true;
+        return CUBLAS_STATUS_SUCCESS;
+    }
     int n = 0;
     memset(res, 0, sizeof *res);
     *what = "cublasLtMatmulAlgoGetHeuristic";
@@ -180,4 +250,32 @@ bool tc__lt_gemm_possible(const tc__lt_gemm *g, char *why, size_t why_size) {
     }
     if (!found && why) snprintf(why, why_size, "cuBLASLt has no FP16 algorithm for these sizes");
     return found;
+}
+
+int tc__lt_gemm_configs(const tc__lt_gemm *g, tc__lt_algo *out, int cap) {
+    tc__err err = {0};
+    if (cap < 1 || !sizes_ok(g)) return 0;
+    const tc__cublaslt *lt = tc__cublaslt_get(&err);
+    if (lt == NULL) return 0;
+    const uint32_t align[4] = {16, 16, g->d16 ? 2u : 4u, g->d16 ? 2u : 4u};
+    lt_descs x;
+    const char *what = "";
+    int n = 0, got = 0;
+    cublasLtMatmulHeuristicResult_t all[TC__LT_ALGOS];
+    memset(all, 0, sizeof all);
+    if (descs_make(lt, g, CUBLASLT_EPILOGUE_DEFAULT, align, &x, &what) == CUBLAS_STATUS_SUCCESS &&
+        lt->MatmulAlgoGetHeuristic(lt->handle, x.op, x.a, x.b, x.c, x.d, x.pref, TC__LT_ALGOS, all, &got) ==
+            CUBLAS_STATUS_SUCCESS) {
+        for (int i = 0; i < got && i < TC__LT_ALGOS && n < cap; i++) {
+            if (all[i].state != CUBLAS_STATUS_SUCCESS || all[i].workspaceSize > g->workspace_bytes) continue;
+            if (n == 0) {
+                memset(&out[0], 0, sizeof out[0]); /* the default: the heuristic's first, asked again at run */
+                n = 1;
+            } else if (algo_save(lt, &all[i].algo, &out[n])) {
+                n++;
+            }
+        }
+    }
+    descs_destroy(lt, &x);
+    return n;
 }

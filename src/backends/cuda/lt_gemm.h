@@ -6,6 +6,7 @@
  * bias then FP16 too), FP32 accumulation (CUBLAS_COMPUTE_32F). A row-major [R, S] matrix is
  * a column-major [S, R] one: the tactics map their row-major products onto this (see each tactic).
  *
+ * The algorithm is the heuristic's first answer, or the tuner's choice among its answers (tc__lt_algo below).
  * The descriptors and the heuristic query are made on each call and destroyed before it returns: host allocations
  * only (no device memory, no synchronisation), so a call may be captured into a CUDA graph, but it is not free;
  * a cached descriptor per step is for later.
@@ -26,6 +27,27 @@
 
 static inline size_t tc__lt_round(size_t n) { return (n + TC__LT_ALIGN - 1) / TC__LT_ALIGN * TC__LT_ALIGN; }
 
+/*
+ * One cuBLASLt algorithm, as the cuda_*_fp16_lt tactics' configuration (tactic.h; the plan stores these bytes): its id
+ * and configuration attributes (cublasLtMatmulAlgoConfigAttributes_t), which run() rebuilds with
+ * cublasLtMatmulAlgoInit and checks against the call's descriptors with cublasLtMatmulAlgoCheck. set 0 (all fields
+ * zero): the heuristic's first answer, the default. An algorithm the library refuses for the call (another cuBLASLt,
+ * an FP16 output where the tuner timed FP32, an epilogue it lacks) falls back to the heuristic's first: never wrong,
+ * only not the timed one.
+ */
+typedef struct tc__lt_algo {
+    uint32_t set;
+    int32_t id;
+    uint32_t tile, splitk, reduction, swizzle, custom, stages;
+    uint16_t inner_shape, cluster_shape;
+} tc__lt_algo;
+
+/* Up to how many of the heuristic's answers a step offers the tuner (the first as set 0, then the rest explicitly). */
+#define TC__LT_ALGOS 6
+
+/* Whether a plan's bytes form a tc__lt_algo (set 0 with every field zero, or set 1 with fields in range). */
+bool tc__lt_algo_check(const void *config, tc__err *err);
+
 typedef struct tc__lt_gemm {
     int64_t m, n, k;
     int64_t batch;                 /* >= 1; the strides below apply when > 1 (0: the same matrix for every batch) */
@@ -44,6 +66,7 @@ typedef struct tc__lt_gemm {
     bool relu;                     /* ReLU after the bias */
     void *workspace;
     size_t workspace_bytes;
+    const tc__lt_algo *algo;       /* NULL or set 0: the heuristic's first answer */
 } tc__lt_gemm;
 
 /*
@@ -60,6 +83,11 @@ tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t s, bool *epi_done, 
  * serves more). Writes why not into why (size why_size) when it refuses.
  */
 bool tc__lt_gemm_possible(const tc__lt_gemm *g, char *why, size_t why_size);
+
+/* The configurations of a step whose product is g (with the default epilogue, the alignments tc__lt_gemm_possible
+ * assumes): set 0 (the heuristic's first), then its next answers (up to cap - 1, at most TC__LT_ALGOS - 1) as
+ * explicit algorithms; returns how many it wrote (0 when cuBLASLt has none or is not loadable). */
+int tc__lt_gemm_configs(const tc__lt_gemm *g, tc__lt_algo *out, int cap);
 
 #endif
 
