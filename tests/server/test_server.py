@@ -9,7 +9,8 @@ non-integral values refused (an INT64 model), a long UTF-8 request id echoed who
 after --http-timeout, malformed request heads answered in JSON by the front stage while keep-alive, pipelining, 200
 slow-loris and 2,000 concurrent connections are handled (head_checks.py), /metrics, a clean exit on SIGTERM, and (repo_checks.py) a repository with broken models:
 each is UNAVAILABLE with its reason while the others serve, corrupt or stale cached plans are rebuilt, and Triton's
-model control (index, load, unload, reload under load).
+model control (index, load, unload, reload under load); the models of a repository share the CPU budget
+(thread_budget_checks.py).
 (Scheduler behaviour is in test_batching.py, the soak in test_soak.py.)
 
 usage: python tests/server/test_server.py [--tailcut build-server/tailcut]
@@ -33,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_fixture import (Checks, binary_infer_body, free_port, http_raw, make_repo,  # noqa: E402
                             parse_infer_response, start_server, stop_server)
 from repo_checks import bad_config_checks, repository_checks  # noqa: E402
+from thread_budget_checks import thread_budget_checks  # noqa: E402
 from http_checks import (config_number_checks, encoding_checks, error_shape_checks,  # noqa: E402
                          header_limit_checks, nonfinite_model_checks, transfer_encoding_checks)
 from head_checks import keepalive_checks, malformed_checks, many_connections_checks, slow_checks  # noqa: E402
@@ -581,6 +583,7 @@ def main():
         bad_config_checks(check, tailcut, tmp, plan, BAD_CONFIGS)
         if y is not None:
             repository_checks(check, tailcut, tmp, onnx_path, plan, x, y)
+            thread_budget_checks(check, tailcut, tmp, plan, x, y)
         else:
             check("repository checks need the reference output", False)
     except Exception as e:  # noqa: BLE001 - report, do not crash
