@@ -1,5 +1,5 @@
 /* body_buf.c - request body buffers of `tailcut serve` (see body_buf.h): heap blocks for small bodies, growable
- * anonymous mappings with transparent huge pages for large ones. */
+ * anonymous mappings for large ones. */
 #include "body_buf.h"
 
 #include <stdint.h>
@@ -7,14 +7,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define HUGE_PAGE ((size_t)2 << 20)
+#define MAP_STEP ((size_t)2 << 20)
 
 static size_t round_up(size_t x, size_t to) { return x > SIZE_MAX - (to - 1) ? SIZE_MAX : (x + to - 1) / to * to; }
 
 size_t srv_body_size_for(const srv_body *b, size_t cap) {
     const size_t want = b->pad + cap < cap ? SIZE_MAX : b->pad + cap;
-    /* A mapping in whole huge pages, so that its tail can be one too. */
-    return cap >= SRV_BODY_MAP_MIN ? round_up(want, HUGE_PAGE) : round_up(want, 64);
+    return cap >= SRV_BODY_MAP_MIN ? round_up(want, MAP_STEP) : round_up(want, 64);
 }
 
 static int reserve_mapped(srv_body *b, size_t size) {
@@ -26,7 +25,9 @@ static int reserve_mapped(srv_body *b, size_t size) {
         if (p != MAP_FAILED && b->len) memcpy(p + b->pad, b->data, b->len); /* at most SRV_BODY_MAP_MIN bytes */
     }
     if (p == MAP_FAILED) return 1;
-    (void)madvise(p, size, MADV_HUGEPAGE); /* a hint: without THP the body still works, with 4 KiB pages */
+    /* No MADV_HUGEPAGE: fewer faults, but each fault of a huge page (zeroing 2 MiB, compaction where the kernel's THP
+     * defrag setting is "madvise") stalled the HTTP thread and every connection on it: P99 of small requests beside
+     * two paced uploads 32-99 ms with it, 5-7 ms without (bench/big_upload.py --upload-mib-s 100). */
     if (!b->mapped) free(b->base);
     b->base = p;
     b->size = size;

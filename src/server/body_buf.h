@@ -1,8 +1,8 @@
 /* body_buf.h - the buffer that holds one request body in `tailcut serve`. A small body lives on the heap; a large one
  * (SRV_BODY_MAP_MIN and up) in its own anonymous mapping that grows with mremap (the kernel moves the page tables:
- * nothing received is copied again) and asks for transparent huge pages (a 56 MiB body faults in about 30 times
- * instead of 14,000), so that a large upload costs its HTTP thread little besides the copy of each received piece
- * and never one long step that would hold up the other connections of that thread. */
+ * nothing received is copied again), so that a large upload costs its HTTP thread the copy of each received piece
+ * and its page faults, spread over the pieces, and never one long step (copying 16 or 32 MiB to a new block) that
+ * would hold up the other connections of that thread. */
 #ifndef TC_SERVER_BODY_BUF_H
 #define TC_SERVER_BODY_BUF_H
 
