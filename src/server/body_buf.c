@@ -26,8 +26,8 @@ static int reserve_mapped(srv_body *b, size_t size) {
     }
     if (p == MAP_FAILED) return 1;
     /* No MADV_HUGEPAGE: fewer faults, but each fault of a huge page (zeroing 2 MiB, compaction where the kernel's THP
-     * defrag setting is "madvise") stalled the HTTP thread and every connection on it: P99 of small requests beside
-     * two paced uploads 32-99 ms with it, 5-7 ms without (bench/big_upload.py --upload-mib-s 100). */
+     * defrag setting is "madvise") stalled the HTTP thread and every connection on it: P99 of a small model at 50
+     * req/s beside two uploads paced to 100 MiB/s 32-99 ms with it, 5-7 ms without (docs/performance-history.md). */
     if (!b->mapped) free(b->base);
     b->base = p;
     b->size = size;
