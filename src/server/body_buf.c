@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-
-#define MAP_STEP ((size_t)2 << 20)
+#include <unistd.h>
 
 static size_t round_up(size_t x, size_t to) { return x > SIZE_MAX - (to - 1) ? SIZE_MAX : (x + to - 1) / to * to; }
 
 size_t srv_body_size_for(const srv_body *b, size_t cap) {
     const size_t want = b->pad + cap < cap ? SIZE_MAX : b->pad + cap;
-    return cap >= SRV_BODY_MAP_MIN ? round_up(want, MAP_STEP) : round_up(want, 64);
+    /* A mapping in whole pages: the budget counts what is mapped. */
+    return cap >= SRV_BODY_MAP_MIN ? round_up(want, (size_t)sysconf(_SC_PAGESIZE)) : round_up(want, 64);
 }
 
 static int reserve_mapped(srv_body *b, size_t size) {

@@ -457,7 +457,9 @@ static int grow_body(struct MHD_Connection *c, srv_state *s, req_state *rs, size
         atomic_fetch_sub(&s->buffered, total);
         return 1;
     }
-    atomic_fetch_sub(&s->buffered, old_total); /* b->size is total */
+    atomic_fetch_sub(&s->buffered, old_total); /* the budget holds what the body holds now */
+    if (b->size > total) atomic_fetch_add(&s->buffered, b->size - total);
+    else atomic_fetch_sub(&s->buffered, total - b->size);
     return 0;
 }
 
