@@ -10,7 +10,11 @@ request, not the model) and "rn" (the tiny ResNet of the server tests). Measures
    threads upload 56 MiB requests back to back; P99 of both and their ratio, alternated --rounds times (medians).
 The machine's other load is not controlled: quote medians and say how loaded it was (the script prints loadavg).
 
+--upload-mib-s paces the uploaders (a client behind a network link) so that the uploading client does not take the
+machine's cores itself: what the server does to other clients, apart from what the benchmark's own client does.
+
 usage: .venv/bin/python bench/big_upload.py --tailcut build/tailcut [--rate 50 --duration 10 --rounds 3 --reps 5]
+                                            [--upload-mib-s M]
 """
 import argparse
 import http.client
@@ -59,7 +63,18 @@ def body_of(x):
     return hdr, x.tobytes()
 
 
-def upload(port, hdr, data, chunked):
+def paced(hdr, data, mib_s):
+    """The body in 1 MiB pieces, sent no faster than mib_s MiB/s (a client behind a network link)."""
+    yield hdr
+    mv, t0 = memoryview(data), time.monotonic()
+    for i in range(0, len(data), 1 << 20):
+        ahead = t0 + i / (mib_s * (1 << 20)) - time.monotonic()
+        if ahead > 0:
+            time.sleep(ahead)
+        yield mv[i:i + (1 << 20)]
+
+
+def upload(port, hdr, data, chunked, mib_s=0.0):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     headers = {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": str(len(hdr))}
     if chunked:
@@ -68,7 +83,11 @@ def upload(port, hdr, data, chunked):
             mv = memoryview(data)
             for i in range(0, len(data), 1 << 20):
                 yield bytes(mv[i:i + (1 << 20)])
-        c.request("POST", "/v2/models/big/infer", body=chunks(), headers=headers, encode_chunked=True)
+        body = paced(hdr, data, mib_s) if mib_s > 0 else chunks()
+        c.request("POST", "/v2/models/big/infer", body=body, headers=headers, encode_chunked=True)
+    elif mib_s > 0:
+        headers["Content-Length"] = str(len(hdr) + len(data))
+        c.request("POST", "/v2/models/big/infer", body=paced(hdr, data, mib_s), headers=headers)
     else:
         c.request("POST", "/v2/models/big/infer", body=hdr + data, headers=headers)
     r = c.getresponse()
@@ -92,6 +111,9 @@ def main():
     ap.add_argument("--duration", type=float, default=10.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--upload-mib-s", type=float, default=0.0,
+                    help="pace each uploader's body to this many MiB/s in the latency rounds (0: as fast as it can: "
+                         "on a 2-core machine the uploading client itself then takes most of a core)")
     a = ap.parse_args()
     rng = np.random.default_rng(1)
     x = rng.standard_normal(SHAPE).astype(np.float32)
@@ -128,7 +150,7 @@ def main():
 
                 def uploader(k):
                     while not stop.is_set():
-                        if upload(port, hdr, data, k == 1)[0] == 200:
+                        if upload(port, hdr, data, k == 1, a.upload_mib_s)[0] == 200:
                             count[k] += 1
                 threads = [threading.Thread(target=uploader, args=(k,)) for k in (0, 1)]
                 for t in threads:
@@ -140,8 +162,9 @@ def main():
                     t.join()
                 ratio = during["p99_ms"] / alone["p99_ms"]
                 ratios.append(ratio)
+                pace = f" paced to {a.upload_mib_s:g} MiB/s each" if a.upload_mib_s > 0 else ""
                 print(f"round {r + 1}: rn at {a.rate:g}/s alone P99 {alone['p99_ms']:.2f} ms (ok {alone['ok']}/"
-                      f"{alone['sent']}), with two 56 MiB uploaders P99 {during['p99_ms']:.2f} ms (ok {during['ok']}/"
+                      f"{alone['sent']}), with two 56 MiB uploaders{pace} P99 {during['p99_ms']:.2f} ms (ok {during['ok']}/"
                       f"{during['sent']}, {sum(count)} uploads done): ratio {ratio:.2f}; loadavg {os.getloadavg()}",
                       flush=True)
             print(f"median P99 ratio with/without two 56 MiB uploads: {statistics.median(ratios):.2f} "

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "batcher.h"
+#include "body_buf.h"
 #include "codec.h"
 #include "control.h"
 #include "http_front.h"
@@ -41,10 +42,8 @@ typedef struct srv_state {
 
 typedef struct req_state {
     struct MHD_Connection *conn;
-    char *base;          /* allocation holding the body (64-byte aligned) */
-    char *body;          /* base + pad: binary tensors after the JSON header start 64-byte aligned */
-    size_t len, cap;     /* body bytes received / room after body */
-    size_t pad;
+    srv_body body;       /* the body received so far; its pad puts the binary tensors after the JSON header at 64-byte
+                          * aligned addresses (bound to the context without a copy) */
     int too_large;
     int over_budget;     /* the server-wide body budget was full: drained, answered 503 */
     int bad_framing;     /* conflicting Content-Length / Transfer-Encoding headers: drained, 400, connection closed */
@@ -239,13 +238,13 @@ static int decode_request(struct MHD_Connection *c, srv_model *m, req_state *rs,
     r->done_arg = rs;
     size_t header_len = SRV_NO_BINARY;
     const char *hl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
-    if (hl && parse_size(hl, rs->len, &header_len)) {
+    if (hl && parse_size(hl, rs->body.len, &header_len)) {
         snprintf(r->error, sizeof r->error, "Inference-Header-Content-Length '%.40s' is not a byte count within the body",
                  hl);
         return 400;
     }
     char empty[1] = {0};
-    return srv_decode_infer(m, rs->body ? rs->body : empty, rs->len, header_len, r);
+    return srv_decode_infer(m, rs->body.data ? rs->body.data : empty, rs->body.len, header_len, r);
 }
 
 /* True when a request decoded for model a is valid for model b as it is: same inputs (name, dtype, shape range) and
@@ -359,7 +358,7 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
     if (strncmp(url, "/v2/repository/", 15) == 0) {
         if (!is_post) return send_405(c, "POST");
         char *json = NULL;
-        const int st = srv_control(&s->repo, url, rs->body, rs->len, &json);
+        const int st = srv_control(&s->repo, url, rs->body.data, rs->body.len, &json);
         return send_json(c, st, json);
     }
     static const char prefix[] = "/v2/models/";
@@ -422,48 +421,52 @@ static enum MHD_Result route(srv_state *s, struct MHD_Connection *c, const char 
     return send_error(c, 404, "not found");
 }
 
-/* Makes room for `need` body bytes. The first allocation is sized from Content-Length (one copy of the
- * body, no doubling) and offset so that the bytes after Inference-Header-Content-Length - the first
- * binary tensor - are 64-byte aligned and can be bound to the context without a copy. */
+/* Makes room for `need` body bytes (body_buf.c: a large body grows in place, without copying what came). The first
+ * allocation is sized from Content-Length and offset so that the bytes after Inference-Header-Content-Length - the
+ * first binary tensor - are 64-byte aligned and can be bound to the context without a copy. Returns 0, 1 when out of
+ * memory, 2 when the server-wide budget of buffered bodies is full. */
 static int grow_body(struct MHD_Connection *c, srv_state *s, req_state *rs, size_t max_body, size_t need) {
-    size_t cap = rs->cap;
-    if (!rs->base) {
+    srv_body *b = &rs->body;
+    size_t cap = b->cap;
+    if (!b->base) {
         size_t expect = 0, hl = 0;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         const char *ih = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
         if (parse_size(cl, max_body, &expect)) expect = 0;
-        if (!parse_size(ih, max_body, &hl) && hl <= expect) rs->pad = (64 - hl % 64) % 64;
+        if (!parse_size(ih, max_body, &hl) && hl <= expect) b->pad = (64 - hl % 64) % 64;
         /* Trust Content-Length up to 16 MiB at first; a larger body grows as its bytes arrive. */
         cap = (expect < ((size_t)16 << 20) ? expect : ((size_t)16 << 20)) + 1;
     }
-    /* Geometric growth: a body that arrives in many pieces is copied O(1) times per byte, not once per piece (growing
-     * to exact fit made a 56 MiB upload cost ~10 s of CPU). Never beyond the body limit (+1 for the terminator). */
+    /* Geometric growth: few steps per body whatever the size of its pieces. Never beyond the body limit (+1 for the
+     * terminator). */
     if (cap < need) {
         size_t grown = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
         cap = grown > need ? grown : need;
         if (cap < 65536) cap = 65536;
         if (cap > max_body + 1 && need <= max_body + 1) cap = max_body + 1;
     }
-    /* The server-wide budget of buffered bodies: reserve the growth first (the old block goes back below). */
-    const size_t old_total = rs->base ? ((rs->pad + rs->cap + 63) & ~(size_t)63) : 0;
-    size_t total = (rs->pad + cap + 63) & ~(size_t)63;
+    /* The server-wide budget of buffered bodies: reserve the growth first (the old size goes back below). */
+    const size_t old_total = b->size;
+    const size_t total = srv_body_size_for(b, cap);
     size_t held = atomic_fetch_add(&s->buffered, total);
     if (held + total - old_total > s->max_buffered) {
         atomic_fetch_sub(&s->buffered, total);
         return 2;
     }
-    char *nb = aligned_alloc(64, total);
-    if (!nb) {
+    if (srv_body_reserve(b, cap)) {
         atomic_fetch_sub(&s->buffered, total);
         return 1;
     }
-    atomic_fetch_sub(&s->buffered, old_total);
-    if (rs->len) memcpy(nb + rs->pad, rs->body, rs->len);
-    free(rs->base);
-    rs->base = nb;
-    rs->body = nb + rs->pad;
-    rs->cap = cap;
+    atomic_fetch_sub(&s->buffered, old_total); /* the budget holds what the body holds now */
+    if (b->size > total) atomic_fetch_add(&s->buffered, b->size - total);
+    else atomic_fetch_sub(&s->buffered, total - b->size);
     return 0;
+}
+
+/* Lets a body go (over a limit: the rest of it is drained and dropped) and gives its bytes back to the budget. */
+static void drop_body(srv_state *s, req_state *rs) {
+    atomic_fetch_sub(&s->buffered, rs->body.size);
+    srv_body_free(&rs->body);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -500,28 +503,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_data_size = 0;
         if (rs->too_large || rs->over_budget || rs->bad_framing || rs->refused)
             return MHD_YES; /* drain and discard; answered 413 / 503 / 400 / 415 / 431 at the end */
-        if (n > s->max_body - rs->len) {
+        srv_body *b = &rs->body;
+        if (n > s->max_body - b->len) {
             rs->too_large = 1;
-            free(rs->base);
-            rs->base = rs->body = NULL;
-            rs->len = rs->cap = 0;
+            drop_body(s, rs);
             return MHD_YES;
         }
-        if (rs->len + n + 1 > rs->cap) {
-            const int g = grow_body(c, s, rs, s->max_body, rs->len + n + 1);
+        if (b->len + n + 1 > b->cap) {
+            const int g = grow_body(c, s, rs, s->max_body, b->len + n + 1);
             if (g == 2) { /* over the server's budget: let the bytes go, answer 503 */
                 rs->over_budget = 1;
-                atomic_fetch_sub(&s->buffered, rs->base ? ((rs->pad + rs->cap + 63) & ~(size_t)63) : 0);
-                free(rs->base);
-                rs->base = rs->body = NULL;
-                rs->len = rs->cap = 0;
+                drop_body(s, rs);
                 return MHD_YES;
             }
             if (g) return MHD_NO;
         }
-        memcpy(rs->body + rs->len, upload_data, n);
-        rs->len += n;
-        rs->body[rs->len] = '\0';
+        memcpy(b->data + b->len, upload_data, n);
+        b->len += n;
+        b->data[b->len] = '\0';
         return MHD_YES;
     }
     if (rs->req) {
@@ -549,8 +548,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     }
     srv_request_free(rs->req);
     srv_model_release(rs->model);
-    if (rs->base) atomic_fetch_sub(&s->buffered, (rs->pad + rs->cap + 63) & ~(size_t)63);
-    free(rs->base);
+    drop_body(s, rs);
     free(rs);
     *con_cls = NULL;
     atomic_fetch_sub(&s->inflight, 1);

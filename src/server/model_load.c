@@ -212,9 +212,12 @@ static int adopt_engine(srv_model *m, const char *plan, const char *cfg_path) {
            check_io(c->out, c->n_out, m->out, m->n_out, c->max_batch_size, "output", cfg_path);
 }
 
-/* Threads per instance: the CLI's --engine-threads, else config, else the CPU budget / instances. */
-static int instance_threads(const srv_config *c, int threads_override) {
-    int n = c->instance_count > 0 ? c->instance_count : 1;
+/* Threads per instance: the CLI's --engine-threads, else config, else the CPU budget / (instances x models): the
+ * models of one repository share the cores by default, so that two of them busy at once do not oversubscribe the
+ * machine (a kernel's threads meet at the end of every step, and one that is descheduled holds up the others: a model
+ * of 1 ms took seconds on two cores claimed twice over). */
+static int instance_threads(const srv_config *c, int threads_override, int models) {
+    int n = (c->instance_count > 0 ? c->instance_count : 1) * (models > 1 ? models : 1);
     tc_cpu_budget_info b;
     tc_cpu_budget(&b);
     long cores = b.cpus;
@@ -291,7 +294,7 @@ static int open_engine(srv_model *m, const char *dir, const char *name, const ch
     return adopt_engine(m, plan, cfg_path);
 }
 
-srv_model *srv_model_load(const char *dir, const char *name, int engine_threads, srv_metrics *metrics) {
+srv_model *srv_model_load(const char *dir, const char *name, int engine_threads, int models, srv_metrics *metrics) {
     char cfg_path[4096];
     snprintf(cfg_path, sizeof cfg_path, "%s/%s/config.json", dir, name);
     srv_fail_clear();
@@ -314,17 +317,23 @@ srv_model *srv_model_load(const char *dir, const char *name, int engine_threads,
         srv_model_free(m);
         return NULL;
     }
-    const int threads = instance_threads(c, engine_threads);
+    const int threads = instance_threads(c, engine_threads, models);
     if (open_engine(m, dir, name, cfg_path, threads) || create_instances(m, threads) || srv_batcher_start(m)) {
         srv_model_free(m);
         return NULL;
     }
     tc_cpu_budget_info b;
     tc_cpu_budget(&b);
+    char how[64];
+    if (engine_threads > 0 || c->engine_threads > 0)
+        snprintf(how, sizeof how, "%s", engine_threads > 0 ? "--engine-threads" : "config");
+    else if (models > 1)
+        snprintf(how, sizeof how, "budget / instances / %d models", models);
+    else
+        snprintf(how, sizeof how, "budget / instances");
     fprintf(stderr, "tailcut serve: model '%s' ready (%d inputs, %d outputs%s; %d instance(s) x %d thread(s), %s; CPU "
             "budget %d from %s)\n", name, m->n_in, m->n_out, c->dynamic_batching ? ", dynamic batching" : "", m->n_inst,
-            threads, engine_threads > 0 ? "--engine-threads" : c->engine_threads > 0 ? "config" : "budget / instances",
-            b.cpus, b.source);
+            threads, how, b.cpus, b.source);
     return m;
 }
 

@@ -8,8 +8,9 @@
 
 /* Loads DIR/<name> and starts its instances; the model counts its requests in *metrics (kept, not owned). Returns the
  * model with one reference (the caller's), or NULL with the reason recorded (srv_fail_reason). Progress notes
- * (building, rebuilding a stale plan, ready) go to stderr. engine_threads > 0 overrides the per-instance threads. */
-srv_model *srv_model_load(const char *dir, const char *name, int engine_threads, srv_metrics *metrics);
+ * (building, rebuilding a stale plan, ready) go to stderr. engine_threads > 0 overrides the per-instance threads; else
+ * (and without tailcut.engine_threads in config.json) the CPU budget is split over the instances of `models` models. */
+srv_model *srv_model_load(const char *dir, const char *name, int engine_threads, int models, srv_metrics *metrics);
 /* Lets the model's instances finish its queued requests and joins them (idempotent). */
 void srv_model_stop(srv_model *m);
 /* Stops and frees the model: only once no request holds a reference (srv_model_release does it at zero). */

@@ -138,8 +138,9 @@ static int load_slot(srv_repo *repo, srv_slot *s, char *why, size_t n) {
         s->reason[0] = '\0';
     }
     s->wanted = true;
+    const int models = repo->n; /* the repository's models share the cores (model_load.c) */
     pthread_mutex_unlock(&repo->mu);
-    srv_model *m = srv_model_load(repo->dir, s->name, repo->engine_threads, &s->metrics);
+    srv_model *m = srv_model_load(repo->dir, s->name, repo->engine_threads, models, &s->metrics);
     char reason[SRV_REASON_MAX];
     snprintf(reason, sizeof reason, "%s", m ? "" : srv_fail_reason());
     pthread_mutex_lock(&repo->mu);

@@ -5,11 +5,12 @@ Generates a tiny ResNet with tools/modelgen into a temporary model repository, s
 a free port and checks every endpoint (incl. Triton's /config), JSON and binary-tensor inference against
 `tailcut run` (and onnxruntime when importable), request validation (malformed JSON, dtype, shape, element
 count, binary byte counts and header length, unknown model, 413), INT64 values above 2^53 exact and out-of-range or
-non-integral values refused (an INT64 model), a long UTF-8 request id echoed whole, half-open and slow connections closed
+non-integral values refused (an INT64 model), a long UTF-8 request id echoed whole, 6 MiB chunked and 20 MiB bodies received whole, half-open and slow connections closed
 after --http-timeout, malformed request heads answered in JSON by the front stage while keep-alive, pipelining, 200
 slow-loris and 2,000 concurrent connections are handled (head_checks.py), /metrics, a clean exit on SIGTERM, and (repo_checks.py) a repository with broken models:
 each is UNAVAILABLE with its reason while the others serve, corrupt or stale cached plans are rebuilt, and Triton's
-model control (index, load, unload, reload under load).
+model control (index, load, unload, reload under load); the models of a repository share the CPU budget
+(thread_budget_checks.py).
 (Scheduler behaviour is in test_batching.py, the soak in test_soak.py.)
 
 usage: python tests/server/test_server.py [--tailcut build-server/tailcut]
@@ -33,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_fixture import (Checks, binary_infer_body, free_port, http_raw, make_repo,  # noqa: E402
                             parse_infer_response, start_server, stop_server)
 from repo_checks import bad_config_checks, repository_checks  # noqa: E402
+from thread_budget_checks import thread_budget_checks  # noqa: E402
 from http_checks import (config_number_checks, encoding_checks, error_shape_checks,  # noqa: E402
                          header_limit_checks, nonfinite_model_checks, transfer_encoding_checks)
 from head_checks import keepalive_checks, malformed_checks, many_connections_checks, slow_checks  # noqa: E402
@@ -105,6 +107,48 @@ def shutdown_checks(tailcut, tmp):
     finally:
         sock.close()
         stop_server(server)
+
+
+def large_body_checks(port, x, y):
+    """Issue 27: bodies from 2 MiB live in growable mappings (src/server/body_buf.c). A 6 MiB JSON body sent chunked
+    (no Content-Length: it grows from 64 KiB on the heap into a mapping, then by mremap) and a 20 MiB binary request
+    with Content-Length (16 MiB first, then grown) whose JSON header is padded with spaces, so that its tensor lands
+    past the growth, arrive whole: the same answer as a small request, exactly."""
+    import http.client
+    js = json.dumps(infer_req(x)).encode()
+
+    def post(body, headers, chunked):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            if chunked:
+                pieces = (body[i:i + 100000] for i in range(0, len(body), 100000))
+                c.request("POST", "/v2/models/rn/infer", body=pieces, headers=headers, encode_chunked=True)
+            else:
+                c.request("POST", "/v2/models/rn/infer", body=body, headers=headers)
+            r = c.getresponse()
+            return r.status, r.headers, r.read()
+        finally:
+            c.close()
+
+    st, _, raw = post(js + b" " * (6 << 20), {"Content-Type": "application/json"}, True)
+    try:
+        got = np.array(json.loads(raw)["outputs"][0]["data"], np.float32).reshape(y.shape)
+    except (ValueError, KeyError, IndexError, TypeError):
+        got = None
+    check("a 6 MiB chunked JSON body (grown into a mapping) gives the same answer",
+          st == 200 and got is not None and np.array_equal(got, y), f"{st} {raw[:200]!r}")
+    header = json.dumps({"inputs": [{"name": "input", "shape": list(x.shape), "datatype": "FP32",
+                                     "parameters": {"binary_data_size": x.nbytes}}],
+                         "outputs": [{"name": "logits", "parameters": {"binary_data": True}}]}).encode()
+    header += b" " * ((20 << 20) + 37 - len(header))  # an odd length: the tensor needs the aligning pad
+    st, h, raw = post(header + x.astype("<f4").tobytes(), {"Content-Type": "application/octet-stream",
+                                                          "Inference-Header-Content-Length": str(len(header))}, False)
+    try:
+        got = parse_infer_response(h, raw)["logits"].reshape(y.shape) if st == 200 else None
+    except (ValueError, KeyError):
+        got = None
+    check("a 20 MiB binary request (Content-Length, grown past 16 MiB) gives the same answer",
+          got is not None and np.array_equal(got, y), f"{st} {raw[:200]!r}")
 
 
 def raw_exchange(port, data, wait=1.0):
@@ -449,6 +493,7 @@ def main():
         transfer_encoding_checks(check, port)
         header_limit_checks(check, port)
         config_number_checks(check, port)
+        large_body_checks(port, x, y)
         # issue 27 defect 9 (the HTML answers of libmicrohttpd): malformed first heads -> JSON; what must keep working
         malformed_checks(check, port)
         keepalive_checks(check, port)
@@ -581,6 +626,7 @@ def main():
         bad_config_checks(check, tailcut, tmp, plan, BAD_CONFIGS)
         if y is not None:
             repository_checks(check, tailcut, tmp, onnx_path, plan, x, y)
+            thread_budget_checks(check, tailcut, tmp, plan, x, y)
         else:
             check("repository checks need the reference output", False)
     except Exception as e:  # noqa: BLE001 - report, do not crash
