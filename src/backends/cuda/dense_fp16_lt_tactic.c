@@ -10,9 +10,10 @@
  *
  * The epilogue: the bias over N is cuBLASLt's bias over D's rows (CUBLASLT_EPILOGUE_BIAS; Gemm's C times beta joins
  * it), the residual is cuBLASLt's C with beta 1 (so it is added before the activation), ReLU is
- * CUBLASLT_EPILOGUE_RELU_BIAS; the other activations (GELU erf or tanh, ...: cuBLASLt's GELU is an approximation of
- * its own) run in an FP32 pass over Y after the product (fp16_lt.h), as does the bias where cuBLASLt offers no
- * algorithm with it.
+ * CUBLASLT_EPILOGUE_RELU_BIAS, GELU (erf or tanh) CUBLASLT_EPILOGUE_GELU_BIAS for an FP16 D without a residual
+ * (cuBLASLt's GELU is the tanh form, within 5e-4 of erf's: below an FP16 output's resolution); the other activations
+ * run in an FP32 pass over Y after the product (fp16_lt.h), as does the bias where cuBLASLt offers no algorithm with
+ * it. (An earlier attempt at GELU_BIAS failed with INVALID_VALUE: the bias pointer was set for BIAS / RELU_BIAS only.)
  *
  * FP16 row images (engine/row16_chain.c, TC__CHAIN_FP16_ROWS): with bit 0 of tc.row16_in, A is already FP16 rows
  * [M][K] (K a multiple of 8: 16-byte rows) and cuBLASLt reads it in place, no cast; with tc.row16_out, D is FP16;
@@ -280,6 +281,10 @@ static tc_status dense_run(const tc__kernel_ctx *ctx, bool gemm) {
     lg.d16 = d16;
     lg.bias = lt_bias;
     lg.relu = e.act.act == TC__ACT_RELU && !res_post && !bias_post;
+    /* GELU (erf or tanh) in cuBLASLt's epilogue (its tanh form: within 5e-4 of erf's, below an FP16 output's
+     * resolution) for an FP16 D without a residual; otherwise the pass applies the exact one */
+    lg.gelu = (e.act.act == TC__ACT_GELU_ERF || e.act.act == TC__ACT_GELU_TANH) && d16 && e.residual == NULL &&
+              !res_post && !bias_post;
     lg.workspace = ws;
     tc__lt_algo algo;
     if (ctx->config != NULL) memcpy(&algo, ctx->config, sizeof algo), lg.algo = &algo;
@@ -288,7 +293,7 @@ static tc_status dense_run(const tc__kernel_ctx *ctx, bool gemm) {
     if (st != TC_STATUS_OK) return st;
     /* What cuBLASLt did not apply: the bias and ReLU when it had no algorithm with them, a residual of the other
      * type, any other activation. */
-    const bool post_act = e.act.act != TC__ACT_NONE && !(lg.relu && epi_done);
+    const bool post_act = e.act.act != TC__ACT_NONE && !((lg.relu || lg.gelu) && epi_done);
     if (!epi_done || post_act || res_post || bias_post) {
         const tc__lt_epi pe = {.y = ctx->out[0]->data, .total = g.m * g.n,
                                .last_bias = epi_done && !bias_post ? NULL : bias,

@@ -57,7 +57,7 @@ static cublasStatus_t descs_make(const tc__cublaslt *lt, const tc__lt_gemm *g, c
         (s = lt->MatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)) != CUBLAS_STATUS_SUCCESS ||
         (s = lt->MatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi)) != CUBLAS_STATUS_SUCCESS)
         return s;
-    if (epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS) {
+    if (epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS || epi == CUBLASLT_EPILOGUE_GELU_BIAS) {
         const void *bias = g->bias;
         if ((s = lt->MatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias)) !=
             CUBLAS_STATUS_SUCCESS)
@@ -182,7 +182,7 @@ static bool sizes_ok(const tc__lt_gemm *g) {
 }
 
 tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t stream, bool *epi_done, tc__err *err) {
-    *epi_done = g->bias == NULL && !g->relu;
+    *epi_done = g->bias == NULL && !g->relu && !g->gelu;
     if (g->m == 0 || g->n == 0 || g->batch == 0) return TC_STATUS_OK;
     if (!sizes_ok(g)) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "cuBLASLt GEMM: sizes out of range");
     const tc__cublaslt *lt = tc__cublaslt_get(err);
@@ -192,8 +192,9 @@ tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t stream, bool *epi_d
                                /* without C, D is passed as C (beta 0) */
                                align_of(g->c ? g->c : g->d, g->batch, g->stride_d * de),
                                align_of(g->d, g->batch, g->stride_d * de)};
-    cublasLtEpilogue_t epi = g->bias != NULL ? (g->relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-                                             : (g->relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    cublasLtEpilogue_t epi =
+        g->bias != NULL ? (g->relu ? CUBLASLT_EPILOGUE_RELU_BIAS : g->gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                        : (g->relu ? CUBLASLT_EPILOGUE_RELU : g->gelu ? CUBLASLT_EPILOGUE_GELU : CUBLASLT_EPILOGUE_DEFAULT);
     lt_descs x;
     cublasLtMatmulHeuristicResult_t res;
     bool found = false;
@@ -219,7 +220,7 @@ tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t stream, bool *epi_d
         s = lt->Matmul(lt->handle, x.op, &g->alpha, g->a, x.a, g->b, x.b, &beta, g->c != NULL ? g->c : g->d,
                        x.c, g->d, x.d, &res.algo, g->workspace, g->workspace_bytes, stream);
         st = tc__cublaslt_fail(s, err, "cublasLtMatmul");
-        *epi_done = epi != CUBLASLT_EPILOGUE_DEFAULT || (g->bias == NULL && !g->relu);
+        *epi_done = epi != CUBLASLT_EPILOGUE_DEFAULT || (g->bias == NULL && !g->relu && !g->gelu);
     }
     descs_destroy(lt, &x);
     return st;

@@ -64,6 +64,7 @@ typedef struct tc__lt_gemm {
     float alpha, beta;
     const void *bias;              /* [m] of D's type (FP32, FP16 when d16) or NULL */
     bool relu;                     /* ReLU after the bias */
+    bool gelu;                     /* GELU after the bias instead (cuBLASLt's: the tanh form; not with relu) */
     void *workspace;
     size_t workspace_bytes;
     const tc__lt_algo *algo;       /* NULL or set 0: the heuristic's first answer */
