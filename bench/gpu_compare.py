@@ -11,7 +11,7 @@ to ordinary NumPy arrays instead (tc_context_run then copies them into its stagi
 
 usage: gpu_compare.py PLAN --model resnet50|bert_base --tailcut-lib build/libtailcut.so
                       [--batch 1] [--seq 128] [--iterations 10000] [--warmup 200] [--json FILE] [--pageable]
-                      [--inflight K [--rounds 3]]
+                      [--inflight K [--rounds 3]] [--torch-compile MODE]
 
 Prints per peer P50 / P99 / mean in ms and tailcut's ratios to each (above 1: tailcut slower), and, for batches,
 throughput in samples/s. With --inflight K, also tailcut's throughput with K requests in flight (as trtexec overlaps
@@ -31,8 +31,10 @@ import compare  # this folder's ctypes binding of libtailcut
 import plan_ab  # engine_inputs: the plan's inputs as seeded arrays
 
 
-def torch_peer(model, arrays, dtype, channels_last):
-    """A callable running one end-to-end request of a PyTorch CUDA graph of model on arrays (numpy, by name)."""
+def torch_peer(model, arrays, dtype, channels_last, compile_mode=None):
+    """A callable running one end-to-end request of a PyTorch CUDA graph of model on arrays (numpy, by name); with
+    compile_mode, of torch.compile(model, mode=compile_mode) instead (its "reduce-overhead" mode replays CUDA graphs
+    of its own)."""
     import torch
 
     dev = torch.device("cuda")
@@ -64,6 +66,8 @@ def torch_peer(model, arrays, dtype, channels_last):
             return out.last_hidden_state
         return out[0]
 
+    if compile_mode is not None:
+        return compiled_request(torch, m, host_in, dev_in, forward, first_tensor, compile_mode)
     stream = torch.cuda.Stream()
     with torch.no_grad():
         stream.wait_stream(torch.cuda.current_stream())
@@ -95,6 +99,36 @@ def torch_peer(model, arrays, dtype, channels_last):
         return wait()
 
     request.issue, request.wait = issue, wait
+    return request
+
+
+def compiled_request(torch, m, host_in, dev_in, forward, first_tensor, mode):
+    """torch_peer's request for torch.compile (compiled and warmed up here, on the current stream)."""
+    compiled = torch.compile(m, mode=mode)
+
+    def run():
+        if len(dev_in) == 1:
+            return compiled(next(iter(dev_in.values())))
+        return compiled(**dev_in)
+
+    with torch.no_grad():
+        for _ in range(5):
+            out = first_tensor(run())
+    torch.cuda.synchronize()
+    host_out = torch.empty(out.shape, dtype=out.dtype, pin_memory=True)
+    done = torch.cuda.Event()
+
+    def request():
+        with torch.no_grad():
+            for name, h in host_in.items():
+                dev_in[name].copy_(h, non_blocking=True)
+            o = first_tensor(run())
+            host_out.copy_(o, non_blocking=True)
+            done.record()
+        while not done.query():
+            pass
+        return host_out
+
     return request
 
 
@@ -188,6 +222,9 @@ def main(argv=None):
                     help="also measure tailcut's throughput with this many requests in flight (contexts on threads), "
                          "--rounds rounds of --iterations each, alternated with sequential rounds of PyTorch's")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--torch-compile", metavar="MODE",
+                    help="add a peer: torch.compile of the FP16 model in this mode (default, reduce-overhead, "
+                         "max-autotune, ...); a compile that fails is reported and left out")
     args = ap.parse_args(argv)
     import torch
 
@@ -204,6 +241,15 @@ def main(argv=None):
     if not args.no_torch_fp32:
         peers["torch_fp32_graph"] = torch_peer(build_model(args.model), arrays, torch.float32, False)
     peers["torch_fp16_graph"] = torch_peer(model, arrays, torch.float16, args.model == "resnet50")
+    if args.torch_compile:
+        t0 = time.perf_counter()
+        try:
+            peers[f"torch_compile_{args.torch_compile}"] = torch_peer(
+                build_model(args.model), arrays, torch.float16, args.model == "resnet50", args.torch_compile)
+            print(f"torch.compile mode {args.torch_compile}: compiled in {time.perf_counter() - t0:.0f} s", flush=True)
+        except Exception as e:  # noqa: BLE001 - any compiler failure: report it, measure the others
+            print(f"torch.compile mode {args.torch_compile} failed after {time.perf_counter() - t0:.0f} s: "
+                  f"{str(e).splitlines()[0][:300]}", flush=True)
     names = list(peers)
     for _ in range(args.warmup):
         for n in names:
