@@ -105,10 +105,11 @@ typedef struct tc__backend {
      * or NULL. On failure *failed is the step's index and kc->err holds the kernel's message. Allocates
      * nothing, takes no lock, never logs. */
     tc_status (*run)(void *exec, const tc__launch *steps, int n, uint64_t *step_ns, int *failed);
-    /* Optional: the launch list given to run on exec from now on is the one the context calls `key` (a hash of its
-     * input shapes: the same key, the same kernels and arguments); what the backend keeps of an earlier run of it (a
-     * captured graph) serves again, and that of other keys may be kept for when they come back (CUDA: up to 8). */
-    void (*select)(void *exec, uint64_t key);
+    /* Optional: the launch list given to run on exec from now on is the one the context calls `key` (key_bytes bytes:
+     * its input shapes, whole, not a hash: the same key, the same kernels and arguments); what the backend keeps of an
+     * earlier run of it (a captured graph) serves again, and that of other keys may be kept for when they come back
+     * (CUDA: up to 8). A backend compares keys whole; one it cannot keep (too long) it runs without keeping. */
+    void (*select)(void *exec, const void *key, size_t key_bytes);
 
     /* The tuner's clock around runs on exec. */
     void (*timer_start)(void *exec, tc__backend_timer *t);

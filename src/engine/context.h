@@ -33,6 +33,7 @@ typedef struct tc__ctx_device {
     void **out_pinned;           /* per graph output: pinned staging */
     tc__launch *in_copies;       /* the launches that upload inputs and download outputs (inside c->launch) */
     tc__launch *out_copies;
+    int64_t *shape_key;          /* the backend's select key: per graph input its rank and dims (TC_MAX_RANK + 1 words) */
 } tc__ctx_device;
 
 struct tc_context {

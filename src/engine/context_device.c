@@ -9,7 +9,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "engine/context.h"
 
@@ -41,7 +40,7 @@ void tc__ctx_device_free(tc_context *c) {
     for (int k = 0; d->in_pinned && k < c->e->g->n_inputs; k++) be->free(TC__MEM_PINNED, d->in_pinned[k]);
     for (int k = 0; d->out_pinned && k < c->e->g->n_outputs; k++) be->free(TC__MEM_PINNED, d->out_pinned[k]);
     free(d->in_slot), free(d->in_pinned), free(d->out_pinned);
-    free(d->tensors), free(d->hview), free(d->hins);
+    free(d->tensors), free(d->hview), free(d->hins), free(d->shape_key);
     memset(d, 0, sizeof *d);
 }
 
@@ -61,8 +60,9 @@ tc_status tc__ctx_device_create(tc_context *c, tc__err *err) {
     d->in_slot = calloc((size_t)ni + 1, sizeof *d->in_slot);
     d->in_pinned = calloc((size_t)ni + 1, sizeof *d->in_pinned);
     d->out_pinned = calloc((size_t)no + 1, sizeof *d->out_pinned);
+    d->shape_key = calloc((size_t)ni * (TC_MAX_RANK + 1) + 1, sizeof *d->shape_key);
     if (!d->arena || !d->scratch.base || !d->tensors || !d->hview || !d->hins || !d->in_slot || !d->in_pinned ||
-        !d->out_pinned)
+        !d->out_pinned || !d->shape_key)
         return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of %s memory creating a context (arena %llu bytes)",
                         be->name, (unsigned long long)pr->arena_bytes);
     for (int k = 0; k < ni; k++) {
@@ -122,14 +122,16 @@ tc_status tc__ctx_device_sync(tc_context *c, tc__err *err) {
     }
     for (int k = 0; k < g->n_inputs; k++) d->in_copies[k].copy_bytes = c->tensors[g->inputs[k]].nbytes;
     for (int k = 0; k < g->n_outputs; k++) d->out_copies[k].copy_bytes = c->tensors[g->outputs[k]].nbytes;
-    if (e->backend->select) { /* the launch list's key: the input shapes (the rest of the list follows from them) */
-        uint64_t key = (uint64_t)g->n_inputs;
+    if (e->backend->select) { /* the launch list's key: the input shapes (the rest of the list follows from them),
+                                * whole: a hash of them could collide, and a graph captured for other shapes replayed */
+        size_t n = 0;
         for (int k = 0; k < g->n_inputs; k++) {
             const tc__tensor *t = &c->tensors[g->inputs[k]];
-            key = XXH3_64bits_withSeed(&t->rank, sizeof t->rank, key);
-            key = XXH3_64bits_withSeed(t->dims, sizeof t->dims[0] * (size_t)(t->rank > 0 ? t->rank : 0), key);
+            const int32_t rank = t->rank > 0 && t->rank <= TC_MAX_RANK ? t->rank : 0;
+            d->shape_key[n++] = rank;
+            for (int32_t i = 0; i < rank; i++) d->shape_key[n++] = t->dims[i];
         }
-        e->backend->select(c->exec, key);
+        e->backend->select(c->exec, d->shape_key, n * sizeof *d->shape_key);
     }
     return TC_STATUS_OK;
 }

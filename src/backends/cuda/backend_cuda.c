@@ -44,8 +44,12 @@ typedef enum wait_mode { WAIT_SPIN = 0, WAIT_YIELD = 1, WAIT_BLOCK = 2 } wait_mo
 
 /* The part of a context's exec that only this file sees. */
 /* The captured graph of one launch list (one input-shape tuple of a context). */
+/* The longest select key a slot keeps (backend.h: the context's input shapes; 28 inputs of rank 4). */
+#define SELECT_KEY_MAX 1024
+
 typedef struct graph_slot {
-    uint64_t key;          /* the context's key of the launch list (backend.h: select) */
+    unsigned char key[SELECT_KEY_MAX]; /* the context's key of the launch list (backend.h: select), compared whole */
+    size_t key_len;
     cudaGraphExec_t graph; /* the captured launch list, or NULL */
     int runs;              /* runs of this launch list: 0 = warm up with plain launches, then capture */
     bool no_capture;       /* capture failed for this launch list: plain launches */
@@ -311,23 +315,31 @@ static int cuda_exec_threads(void *exec) {
     return 1;
 }
 
-static void cuda_select(void *exec, uint64_t key) {
+static void cuda_select(void *exec, const void *key, size_t key_bytes) {
     tc__cuda_exec *x = exec;
     if (x == NULL) return;
     cuda_priv *p = x->priv;
     p->clock++;
     int lru = 0;
     for (int i = 0; i < GRAPH_SLOTS; i++) {
-        if (p->slots[i].used != 0 && p->slots[i].key == key) {
+        const graph_slot *s = &p->slots[i];
+        if (s->used != 0 && key_bytes <= SELECT_KEY_MAX && s->key_len == key_bytes && memcmp(s->key, key, key_bytes) == 0) {
             p->cur = i;
             p->slots[i].used = p->clock;
             return;
         }
-        if (p->slots[i].used < p->slots[lru].used) lru = i;
+        if (s->used < p->slots[lru].used) lru = i;
     }
-    drop_graph(&p->slots[lru]);
-    p->slots[lru].key = key;
-    p->slots[lru].used = p->clock;
+    graph_slot *s = &p->slots[lru];
+    drop_graph(s);
+    if (key_bytes <= SELECT_KEY_MAX) {
+        memcpy(s->key, key, key_bytes);
+        s->key_len = key_bytes;
+    } else { /* a key too long to keep: never matched again, its launch list never captured */
+        s->key_len = SIZE_MAX;
+        s->no_capture = true;
+    }
+    s->used = p->clock;
     p->cur = lru;
 }
 
