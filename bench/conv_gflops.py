@@ -23,11 +23,17 @@ def dims_of(vi):
     return [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
 
 
-def node_flops(model, batch):
-    """FLOPs (2 per multiply-add) of every Conv, MatMul and Gemm node, by node name."""
+def node_flops(model, batch, input_shapes=None):
+    """FLOPs (2 per multiply-add) of every Conv, MatMul and Gemm node, by node name. An input named in input_shapes
+    ({name: [dims]}) takes those dims (BERT's sequence length too); any other input's first symbolic dim is batch."""
     g = model.graph
     for inp in g.input:
-        for d in inp.type.tensor_type.shape.dim:
+        dims = inp.type.tensor_type.shape.dim
+        if input_shapes and inp.name in input_shapes and len(input_shapes[inp.name]) == len(dims):
+            for d, v in zip(dims, input_shapes[inp.name]):
+                d.dim_value = v
+            continue
+        for d in dims:
             if d.HasField("dim_param"):
                 d.dim_value = batch
                 break
@@ -53,8 +59,8 @@ def node_flops(model, batch):
                 trans_a = next((a_.i for a_ in n.attribute if a_.name == "transA"), 0)
                 kdim = a[-2] if (n.op_type == "Gemm" and trans_a) else a[-1]
                 out = 1
-                for d in y:
-                    out *= d
+                for i, d in enumerate(y):  # a leading dim shape inference lost (BERT's, through Expand) is the batch
+                    out *= batch if (d is None and i == 0) else d
                 flops[n.name] = (n.op_type, 2 * out * kdim)
         except (KeyError, TypeError, IndexError):
             continue

@@ -128,7 +128,11 @@ def run_compare(path, shapes, a):
 
 def families(path, shapes, a, peak):
     """Per tactic: FLOPs, ms, GFLOP/s and fraction of peak, from a plan built here and `tailcut bench --profile`."""
-    flops = conv_gflops.node_flops(onnx.load(path), a.batch)
+    named = {}
+    for item in shapes.split(","):  # NAME:DxD,... as given to tailcut build
+        name, _, dims = item.rpartition(":")
+        named[name] = [int(v) for v in dims.split("x")]
+    flops = conv_gflops.node_flops(onnx.load(path), a.batch, named)
     with tempfile.TemporaryDirectory(prefix="fp32_matrix_") as tmp:
         plan, out = os.path.join(tmp, "m.plan"), os.path.join(tmp, "b.json")
         subprocess.run([a.tailcut, "build", path, "-o", plan, "--shapes", shapes, "--threads", str(a.threads),

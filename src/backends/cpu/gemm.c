@@ -198,6 +198,32 @@ static batch_offsets offsets_of(const tc__gemm_f32_problem *p, size_t t) {
     return o;
 }
 
+/* The cache lines of the packed-B micro-panel after the one at (jr, k0) in a block's order (the next column panel, or
+ * the first of the next K slice), and how many of them to prefetch before each of the row tiles. */
+typedef struct prefetch_plan {
+    const float *base;
+    size_t lines, per_tile, last; /* last: the panel's last float, for its last, partial line */
+} prefetch_plan;
+
+static prefetch_plan next_panel(const float *b, size_t K, size_t nr, size_t j_begin, size_t j_end, size_t jr, size_t k0,
+                                size_t kcur, size_t kc, size_t rows, size_t mr) {
+    prefetch_plan pf = {0};
+    if (rows == 0) return pf;
+    size_t jn = jr + nr, kn = k0;
+    if (jn >= j_end) { /* the next K slice's first panel */
+        jn = j_begin;
+        kn = k0 + kcur;
+        if (kn >= K) return pf;
+    }
+    const size_t w = min_sz(nr, j_end - jn), kk = min_sz(kc, K - kn), tiles = (rows + mr - 1) / mr;
+    if (kk * w == 0) return pf;
+    pf.base = b + jn * K + kn * w;
+    pf.lines = (kk * w + 15) / 16;
+    pf.per_tile = (pf.lines + tiles - 1) / tiles;
+    pf.last = kk * w - 1;
+    return pf;
+}
+
 /* Computes rows [i_begin, i_end) x columns [j_begin, j_end) of batch matrix t. *packed_key names
  * the B tile already in buf (reused when K is a single slice), SIZE_MAX for none. */
 static void run_block(const job *jb, size_t t, size_t i_begin, size_t i_end, size_t j_begin, size_t j_end, float *buf,
@@ -236,7 +262,13 @@ static void run_block(const job *jb, size_t t, size_t i_begin, size_t i_end, siz
             tile.rs_b = w;
             tile.nr = w;
             tile.j0 = jr;
+            /* A packed B streams from memory: the next micro-panel is fetched while this one's row tiles run. */
+            prefetch_plan pf = {0};
+            if (!pack_here) pf = next_panel(p->b + o.b, K, nr, j_begin, j_end, jr, k0, kcur, kc, i_end - i_begin, mr);
+            size_t line = 0;
             for (size_t ir = i_begin; ir < i_end; ir += mr) {
+                for (size_t e = min_sz(line + pf.per_tile, pf.lines); line < e; line++)
+                    __builtin_prefetch(pf.base + min_sz(line * 16, pf.last), 0, 3);
                 const size_t h = min_sz(mr, i_end - ir);
                 if (p->a_packed) {
                     tile.a = p->a + o.a + ir * K + k0 * min_sz(mr, p->m - ir);

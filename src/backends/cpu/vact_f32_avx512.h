@@ -1,6 +1,6 @@
 /*
  * vact_f32_avx512.h - evaluates a tc__vact activation on 16 floats with AVX-512 (SLEEF for
- * exp/erf/erfc/tanh). Include only from files compiled for AVX-512 (*_avx512.c).
+ * exp/tanh; erf and GELU inline, verf_f32_avx512.h). Include only from files compiled for AVX-512 (*_avx512.c).
  * NaN handling follows the reference kernels: min/max operands are ordered so that a NaN
  * input stays NaN, except for the epilogue's Relu, which maps NaN to 0.
  */
@@ -11,6 +11,7 @@
 #include <sleef.h>
 
 #include "backends/cpu/vact_f32.h"
+#include "backends/cpu/verf_f32_avx512.h"
 
 /* sigmoid(x) = 1 / (1 + e^-x), evaluated through e^-|x| so that no intermediate overflows. */
 static inline __m512 tc__vsigmoid_f32_avx512(__m512 x) {
@@ -50,11 +51,7 @@ static inline __m512 tc__vact_f32_avx512_kind(__m512 x, tc__vact_kind kind, floa
                                     _mm512_fmadd_ps(x, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f))));
     case TC__VACT_HARDSIGMOID:
         return tc__vclamp01_f32_avx512(_mm512_fmadd_ps(_mm512_set1_ps(alpha), x, _mm512_set1_ps(beta)));
-    case TC__VACT_GELU_ERF: {
-        /* x / 2 * erfc(-x / sqrt 2): no cancellation for negative x */
-        __m512 t = Sleef_erfcf16_u15avx512f(_mm512_mul_ps(x, _mm512_set1_ps(-0.70710678118654752440f)));
-        return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), t);
-    }
+    case TC__VACT_GELU_ERF: return tc__vgelu_erf_f32_avx512(x); /* x Phi(x): no cancellation for negative x */
     case TC__VACT_GELU_TANH: {
         /* (1 + tanh(u)) / 2 = sigmoid(2u) */
         __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
@@ -67,7 +64,7 @@ static inline __m512 tc__vact_f32_avx512_kind(__m512 x, tc__vact_kind kind, floa
         return _mm512_mask_mul_ps(x, neg, x, _mm512_set1_ps(alpha));
     }
     case TC__VACT_TANH: return Sleef_tanhf16_u10avx512f(x);
-    case TC__VACT_ERF: return Sleef_erff16_u10avx512f(x);
+    case TC__VACT_ERF: return tc__verf_f32_avx512(x);
     case TC__VACT_FAKE_QUANT: return tc__vfake_quant_f32_avx512(x, alpha, 1.0f / alpha, beta);
     }
     return x;
