@@ -81,24 +81,17 @@ def torch_peer(model, arrays, dtype, channels_last, compile_mode=None):
     host_out = torch.empty(dev_out.shape, dtype=dev_out.dtype, pin_memory=True)
     done = torch.cuda.Event()
 
-    def issue():
+    def request():
         with torch.cuda.stream(stream):
             for name, h in host_in.items():
                 dev_in[name].copy_(h, non_blocking=True)
             graph.replay()
             host_out.copy_(dev_out, non_blocking=True)
             done.record(stream)
-
-    def wait():
         while not done.query():
             pass
         return host_out
 
-    def request():
-        issue()
-        return wait()
-
-    request.issue, request.wait = issue, wait
     return request
 
 

@@ -7,17 +7,14 @@
 
 #include "backends/cuda/conv_cudnn.h"
 #include "backends/cuda/cuda_act.cuh"
+#include "backends/cuda/half_io.cuh"
 
 namespace {
 
 constexpr int kTile = 32, kRows = 8;
 
-/* FP32 to FP16, round to nearest even, finite values saturated to the largest finite half. */
-__device__ __forceinline__ __half to_half(float v) {
-    if (v > 65504.0f && v <= 3.402823466e38f) v = 65504.0f;
-    if (v < -65504.0f && v >= -3.402823466e38f) v = -65504.0f;
-    return __float2half_rn(v);
-}
+/* FP32 to FP16: round to nearest even, finite values saturated, infinities kept (half_io.cuh). */
+__device__ __forceinline__ __half to_half(float v) { return tc_half_sat_finite(v); }
 
 /* Block (32, 8) over a tile of channels [c0, c0 + 32) x pixels [p0, p0 + 32) of image blockIdx.z. */
 __global__ void nchw_to_nhwc_f16(const float *__restrict__ x, int64_t c, int64_t hw, __half *__restrict__ y) {

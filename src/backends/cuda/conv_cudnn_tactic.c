@@ -371,18 +371,16 @@ static bool attr_on(const tc__attrs *a, const char *name) { return a != NULL && 
  * does not apply or cuBLASLt has no algorithm: the caller takes cuDNN.
  */
 static tc_status pointwise_gemm(const tc__kernel_ctx *ctx, const dnn_geom *g, const tc__cuda_epi *e, bool res16,
-                                const void *xh, void *y, void *ws) {
+                                const void *bias16, const void *xh, void *y, void *ws) {
     const tc__tensor *w = ctx->in[1], *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
-    if (g->r != 1 || g->s != 1 || g->sh != 1 || g->sw != 1 || g->ph != 0 || g->pw != 0 || g->groups != 1 ||
+    if ((b != NULL && bias16 == NULL) || g->r != 1 || g->s != 1 || g->sh != 1 || g->sw != 1 || g->ph != 0 || g->pw != 0 || g->groups != 1 ||
         g->c % 8 != 0 || g->k % 8 != 0 || (e->residual != NULL && !res16) ||
         (e->act.act != TC__ACT_NONE && e->act.act != TC__ACT_RELU))
         return TC_STATUS_UNSUPPORTED;
-    const size_t at = bias16_at(g);
-    if (b != NULL && (at == 0 || w->nbytes != at + (size_t)g->k * 2)) return TC_STATUS_UNSUPPORTED;
     const tc__lt_gemm lg = {.m = g->k, .n = (int64_t)g->n * g->h * g->w, .k = g->c, .batch = 1, .a = w->data,
                             .lda = g->c, .trans_a = true, .b = xh, .ldb = g->c, .c = e->residual, .d = y, .d16 = true,
                             .ldd = g->k, .alpha = 1.0f, .beta = 1.0f,
-                            .bias = b != NULL ? (const unsigned char *)w->data + at : NULL,
+                            .bias = bias16,
                             .relu = e->act.act == TC__ACT_RELU, .workspace = ws, .workspace_bytes = TC__LT_WORKSPACE};
     tc__err lerr = {0};
     bool epi_done = false;
@@ -395,6 +393,15 @@ static tc_status pointwise_gemm(const tc__kernel_ctx *ctx, const dnn_geom *g, co
                             .bias = b != NULL ? b->data : NULL, .act = e->act};
     const cudaError_t ce = tc__dnn_epilogue(&pe, tc__cuda_stream(ctx));
     return ce == cudaSuccess ? TC_STATUS_OK : tc__cuda_fail(ce, ctx->err, "epilogue pass");
+}
+
+/* The FP16 copy of the step's bias packed after the filter, or NULL (no bias, or one the packing left FP32). */
+static const void *packed_bias16(const tc__kernel_ctx *ctx, const dnn_geom *g) {
+    const size_t at = bias16_at(g);
+    const tc__tensor *w = ctx->in[1];
+    return ctx->n_in > 2 && ctx->in[2] != NULL && at != 0 && w->nbytes == at + (size_t)g->k * 2
+               ? (const unsigned char *)w->data + at
+               : NULL;
 }
 
 static tc_status run_f16(const tc__kernel_ctx *ctx) {
@@ -419,13 +426,11 @@ static tc_status run_f16(const tc__kernel_ctx *ctx) {
     }
     if (out16) {
         yh = ctx->out[0]->data;
-        st = pointwise_gemm(ctx, &g, &e, res16, xh, yh, ws);
+        const void *bias16 = packed_bias16(ctx, &g);
+        st = pointwise_gemm(ctx, &g, &e, res16, bias16, xh, yh, ws);
         if (st != TC_STATUS_UNSUPPORTED) return st;
-        const size_t at = bias16_at(&g);
-        const bool has16 = b != NULL && at != 0 && ctx->in[1]->nbytes == at + (size_t)g.k * 2;
-        if (has16 && (e.residual == NULL || res16)) {
-            st = convolve_fused(ctx, &g, xh, ctx->in[1]->data, yh, ws, (const unsigned char *)ctx->in[1]->data + at,
-                                e.residual, e.act.act);
+        if (bias16 != NULL && (e.residual == NULL || res16)) {
+            st = convolve_fused(ctx, &g, xh, ctx->in[1]->data, yh, ws, bias16, e.residual, e.act.act);
             if (st != TC_STATUS_UNSUPPORTED) return st;
         }
     }

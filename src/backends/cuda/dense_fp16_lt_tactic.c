@@ -125,6 +125,15 @@ static size_t bias16_at(const dense_geom *g, const tc__step_desc *d) {
     return off + (size_t)g->n * sizeof(uint16_t) <= src ? off : 0;
 }
 
+/* cuBLASLt's view of step d's product as the build sees it (pointers left NULL): A read in place when it is an FP16
+ * row image, an FP16 D when Y is one. */
+static tc__lt_gemm step_lt(const tc__step_desc *d, const dense_geom *g) {
+    tc__lt_gemm lg = lt_args(g);
+    if (tc__row16_in(d->attrs, 0)) lg.ldb = g->k;
+    lg.d16 = tc__row16_out(d->attrs);
+    return lg;
+}
+
 static bool dense_supports(const tc__step_desc *d, bool gemm) {
     dense_geom g;
     if (!tc__lt_fp16_marked(d) || !dense_geometry(d, gemm, &g)) return false;
@@ -132,9 +141,7 @@ static bool dense_supports(const tc__step_desc *d, bool gemm) {
     if (!tc__row16_ok(d->attrs, row16_inputs(d, &g), true))
         return tc__refuse(d, "FP16 row images only as A (K a multiple of 8), the residual and Y");
     char why[256];
-    tc__lt_gemm lg = lt_args(&g);
-    if (tc__row16_in(d->attrs, 0)) lg.ldb = g.k;
-    lg.d16 = tc__row16_out(d->attrs);
+    const tc__lt_gemm lg = step_lt(d, &g);
     if (!tc__lt_gemm_possible(&lg, why, sizeof why)) return tc__refuse(d, "%s", why);
     return true;
 }
@@ -142,9 +149,7 @@ static bool dense_supports(const tc__step_desc *d, bool gemm) {
 static int configs_of(const tc__step_desc *d, void *out, int cap, bool gemm) {
     dense_geom g;
     if (!dense_geometry(d, gemm, &g)) return 0;
-    tc__lt_gemm lg = lt_args(&g);
-    if (tc__row16_in(d->attrs, 0)) lg.ldb = g.k;
-    lg.d16 = tc__row16_out(d->attrs);
+    const tc__lt_gemm lg = step_lt(d, &g);
     tc__lt_algo all[TC__LT_ALGOS];
     const int n = tc__lt_gemm_configs(&lg, all, cap < TC__LT_ALGOS ? cap : TC__LT_ALGOS);
     memcpy(out, all, (size_t)n * sizeof all[0]);

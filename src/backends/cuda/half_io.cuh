@@ -1,7 +1,7 @@
 /* half_io.cuh - device loads and stores of one element as float from / to float or FP16 buffers, for kernels that
  * read or write the FP16 row images of engine/row16_chain.c as well as FP32 tensors (templates over the element
- * type). FP16 stores round to nearest even and saturate finite values to +-65504 (NaN and infinities stay), as the
- * FP16 casts of fp16_lt.cu do. */
+ * type). FP16 stores round to nearest even and saturate to +-65504, infinities included (NaN stays), as the FP16
+ * casts of fp16_lt.cu do; tc_half_sat_finite keeps infinities (the FP16 NHWC chain's casts). */
 #ifndef TC_BACKENDS_CUDA_HALF_IO_CUH
 #define TC_BACKENDS_CUDA_HALF_IO_CUH
 
@@ -13,6 +13,13 @@ __device__ __forceinline__ float tc_ld(const __half *p) { return __half2float(__
 __device__ __forceinline__ __half tc_half_sat(float v) {
     if (v > 65504.0f) v = 65504.0f; /* NaN compares false: kept */
     else if (v < -65504.0f) v = -65504.0f;
+    return __float2half_rn(v);
+}
+
+/* The same for finite values, but infinities stay infinite (the FP16 NHWC chain's casts: conv_cudnn.cu, maxpool). */
+__device__ __forceinline__ __half tc_half_sat_finite(float v) {
+    if (v > 65504.0f && v <= 3.402823466e38f) v = 65504.0f;
+    if (v < -65504.0f && v >= -3.402823466e38f) v = -65504.0f;
     return __float2half_rn(v);
 }
 

@@ -226,6 +226,13 @@ tc_status tc__lt_gemm_run(const tc__lt_gemm *g, cudaStream_t stream, bool *epi_d
     return st;
 }
 
+/* The alignments a build assumes (pointers are not known yet): at least what run() will see, FP16 rows of 16-byte
+ * multiples, C and D element-aligned. */
+static void build_align(const tc__lt_gemm *g, uint32_t align[4]) {
+    align[0] = align[1] = 16;
+    align[2] = align[3] = g->d16 ? 2u : 4u;
+}
+
 bool tc__lt_gemm_possible(const tc__lt_gemm *g, char *why, size_t why_size) {
     tc__err err = {0};
     if (!sizes_ok(g)) {
@@ -237,8 +244,8 @@ bool tc__lt_gemm_possible(const tc__lt_gemm *g, char *why, size_t why_size) {
         if (why) snprintf(why, why_size, "%s", err.msg);
         return false;
     }
-    /* at least what run() will see: FP16 rows of 16-byte multiples, C and D element-aligned */
-    const uint32_t align[4] = {16, 16, g->d16 ? 2u : 4u, g->d16 ? 2u : 4u};
+    uint32_t align[4];
+    build_align(g, align);
     lt_descs x;
     cublasLtMatmulHeuristicResult_t res;
     bool found = false;
@@ -258,7 +265,8 @@ int tc__lt_gemm_configs(const tc__lt_gemm *g, tc__lt_algo *out, int cap) {
     if (cap < 1 || !sizes_ok(g)) return 0;
     const tc__cublaslt *lt = tc__cublaslt_get(&err);
     if (lt == NULL) return 0;
-    const uint32_t align[4] = {16, 16, g->d16 ? 2u : 4u, g->d16 ? 2u : 4u};
+    uint32_t align[4];
+    build_align(g, align);
     lt_descs x;
     const char *what = "";
     int n = 0, got = 0;

@@ -7,31 +7,15 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "backends/cuda/half_io.cuh"
 #include "backends/cuda/maxpool_nhwc16.h"
+#include "backends/cuda/window_taps.cuh"
 
 namespace {
-
-__device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-
-/* Taps k in [*k0, *k1) of K taps dil apart from start whose index start + k * dil lies in [0, n). */
-__device__ __forceinline__ void taps(int64_t start, int64_t dil, int64_t K, int64_t n, int64_t *k0, int64_t *k1) {
-    /* (no 64-bit divisions without dilation: they cost the kernel more than its memory traffic) */
-    const int64_t a = dil == 1 ? -start : ceil_div(-start, dil), b = dil == 1 ? n - start : ceil_div(n - start, dil);
-    *k0 = a < 0 ? 0 : a;
-    *k1 = b > K ? K : b;
-    if (*k1 < *k0) *k1 = *k0;
-}
 
 /* The best of a window so far: NaN inputs are skipped; found says whether any was not NaN. */
 __device__ __forceinline__ void take(float x, float *best, bool *found) {
     if (x == x && (!*found || x > *best)) *best = x, *found = true;
-}
-
-/* FP32 to FP16 as the chain's casts do: finite values beyond FP16 saturate to +-65504. */
-__device__ __forceinline__ __half to_half(float v) {
-    if (v > 65504.0f && v <= 3.402823466e38f) v = 65504.0f;
-    if (v < -65504.0f && v >= -3.402823466e38f) v = -65504.0f;
-    return __float2half_rn(v);
 }
 
 template <bool IN16, bool OUT16>
@@ -40,8 +24,8 @@ __global__ void __launch_bounds__(256) maxpool_any(const tc__cuda_maxpool16 p, i
         const int64_t ch = i % p.c, t = i / p.c, ow = t % p.ow, t2 = t / p.ow, oh = t2 % p.oh, b = t2 / p.oh;
         const int64_t h0 = oh * p.sh - p.ph, w0 = ow * p.sw - p.pw;
         int64_t kh0, kh1, kw0, kw1;
-        taps(h0, p.dh, p.kh, p.h, &kh0, &kh1);
-        taps(w0, p.dw, p.kw, p.w, &kw0, &kw1);
+        tc_window_taps(h0, p.dh, p.kh, 0, p.h, &kh0, &kh1);
+        tc_window_taps(w0, p.dw, p.kw, 0, p.w, &kw0, &kw1);
         float best = __int_as_float(0x7fc00000);
         bool found = false;
         for (int64_t kh = kh0; kh < kh1; kh++)
@@ -54,7 +38,7 @@ __global__ void __launch_bounds__(256) maxpool_any(const tc__cuda_maxpool16 p, i
             }
         const float v = kh0 >= kh1 || kw0 >= kw1 ? -INFINITY : best;
         if (OUT16)
-            ((__half *)p.y)[i] = to_half(v); /* an FP16 input's maximum is exact; an FP32 one rounds */
+            ((__half *)p.y)[i] = tc_half_sat_finite(v); /* as the chain's casts; an FP16 input's maximum is exact; an FP32 one rounds */
         else
             ((float *)p.y)[((b * p.c + ch) * p.oh + oh) * p.ow + ow] = v;
     }
@@ -68,8 +52,8 @@ __global__ void __launch_bounds__(256) maxpool_16x8(const tc__cuda_maxpool16 p, 
                   b = t2 / (int)p.oh;
         const int64_t h0 = (int64_t)oh * p.sh - p.ph, w0 = (int64_t)ow * p.sw - p.pw;
         int64_t kh0, kh1, kw0, kw1;
-        taps(h0, p.dh, p.kh, p.h, &kh0, &kh1);
-        taps(w0, p.dw, p.kw, p.w, &kw0, &kw1);
+        tc_window_taps(h0, p.dh, p.kh, 0, p.h, &kh0, &kh1);
+        tc_window_taps(w0, p.dw, p.kw, 0, p.w, &kw0, &kw1);
         float best[8];
         bool found[8];
 #pragma unroll

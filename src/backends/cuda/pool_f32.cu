@@ -5,23 +5,12 @@
  */
 #include "backends/cuda/cnn_epi.cuh"
 #include "backends/cuda/pool_f32.h"
+#include "backends/cuda/window_taps.cuh"
 
 #include <math.h>
 #include <stdint.h>
 
 namespace {
-
-/* ceil(a / b) for b > 0 and any sign of a (window.h's tc__ceil_div). */
-__device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-
-/* Taps k in [*k0, *k1) of K taps dil apart from start whose index start + k * dil lies in [lo, hi). */
-__device__ __forceinline__ void taps(int64_t start, int64_t dil, int64_t K, int64_t lo, int64_t hi, int64_t *k0,
-                                     int64_t *k1) {
-    const int64_t a = ceil_div(lo - start, dil), b = ceil_div(hi - start, dil);
-    *k0 = a < 0 ? 0 : a;
-    *k1 = b > K ? K : b;
-    if (*k1 < *k0) *k1 = *k0;
-}
 
 template <typename I>
 __global__ void __launch_bounds__(256) pool2d(const tc__cuda_pool2d p, I total) {
@@ -32,8 +21,8 @@ __global__ void __launch_bounds__(256) pool2d(const tc__cuda_pool2d p, I total) 
         const I oh = r % OH, plane = r / OH;
         const int64_t h0 = (int64_t)oh * p.sh - p.ph, w0 = (int64_t)ow * p.sw - p.pw;
         int64_t kh0, kh1, kw0, kw1;
-        taps(h0, p.dh, p.kh, 0, p.h, &kh0, &kh1);
-        taps(w0, p.dw, p.kw, 0, p.w_in, &kw0, &kw1);
+        tc_window_taps(h0, p.dh, p.kh, 0, p.h, &kh0, &kh1);
+        tc_window_taps(w0, p.dw, p.kw, 0, p.w_in, &kw0, &kw1);
         float v;
         if (p.is_max) {
             if (kh0 >= kh1 || kw0 >= kw1) {
@@ -58,8 +47,8 @@ __global__ void __launch_bounds__(256) pool2d(const tc__cuda_pool2d p, I total) 
             double count;
             if (p.count_include_pad) {
                 int64_t c0, c1, d0, d1;
-                taps(h0, p.dh, p.kh, -p.ph, p.h + p.ph_end, &c0, &c1);
-                taps(w0, p.dw, p.kw, -p.pw, p.w_in + p.pw_end, &d0, &d1);
+                tc_window_taps(h0, p.dh, p.kh, -p.ph, p.h + p.ph_end, &c0, &c1);
+                tc_window_taps(w0, p.dw, p.kw, -p.pw, p.w_in + p.pw_end, &d0, &d1);
                 count = (double)(c1 - c0) * (double)(d1 - d0);
             } else {
                 count = (double)(kh1 - kh0) * (double)(kw1 - kw0);
