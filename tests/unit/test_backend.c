@@ -18,6 +18,7 @@
 #include "backends/cpu/cpu_target.h"
 #ifdef TC_HAVE_CUDA
 #include "backends/cuda/cuda_target.h"
+#include "backends/cuda/lt_gemm.h"
 #endif
 #include "backends/ref/ref.h"
 #include "engine/engine.h"
@@ -321,6 +322,32 @@ static void test_param_blobs(void **state) {
     tc_model_destroy(m);
 }
 
+/* A plan's cuBLASLt algorithm configuration (lt_gemm.h's tc__lt_algo), host side: the default (all zero) and a named
+ * algorithm are taken; a record that is neither is refused before cuBLASLt sees it. */
+static void test_cuda_lt_algo_check(void **state) {
+    (void)state;
+#ifdef TC_HAVE_CUDA
+    tc__err err = {0};
+    tc__lt_algo a;
+    memset(&a, 0, sizeof a);
+    assert_true(tc__lt_algo_check(&a, &err));
+    a.set = 1, a.id = 21, a.tile = 18, a.splitk = 4, a.stages = 8;
+    assert_true(tc__lt_algo_check(&a, &err));
+    const tc__lt_algo ok = a;
+    a.set = 2;
+    assert_false(tc__lt_algo_check(&a, &err));
+    assert_non_null(strstr(err.msg, "cuBLASLt algorithm configuration"));
+    a = ok, a.id = -1;
+    assert_false(tc__lt_algo_check(&a, &err));
+    a = ok, a.splitk = 5000;
+    assert_false(tc__lt_algo_check(&a, &err));
+    memset(&a, 0, sizeof a), a.tile = 3; /* the default with a field set */
+    assert_false(tc__lt_algo_check(&a, &err));
+#else
+    skip();
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backend_list),
@@ -328,6 +355,7 @@ int main(void) {
         cmocka_unit_test(test_engine_target),
         cmocka_unit_test(test_param_blobs),
         cmocka_unit_test(test_cuda_target_record),
+        cmocka_unit_test(test_cuda_lt_algo_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

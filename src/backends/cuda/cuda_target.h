@@ -8,8 +8,9 @@
 
 #include <stdint.h>
 
-/* Bumped whenever a CUDA tactic's arithmetic or packed layout changes: older plans are refused. */
-#define TC__CUDA_KERNEL_REV 1
+/* Bumped whenever a CUDA tactic's arithmetic, packed layout or configurations change: older plans are refused (2: the
+ * FP16 convolution packs its bias after the filter, the FP16 cuBLASLt tactics carry algorithm configurations). */
+#define TC__CUDA_KERNEL_REV 2
 
 typedef struct tc__cuda_target {
     char name[96];           /* "NVIDIA H200", NUL-padded */
