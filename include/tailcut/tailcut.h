@@ -327,7 +327,9 @@ TC_API double tc_compare_sqnr_db(const tc_compare_stats *stats);
       "-> MatMul(P, V) -> Reshape -> one Attention node (a fused attention kernel)")                                 \
     X(MERGE_QKV, 20, "merge_qkv", "on device backends, after fuse_attention: the Q, K and V projections of an "      \
       "Attention node (MatMuls of one input by constant weights) -> one MatMul, its weights side by side, whose "     \
-      "output the Attention node reads as packed Q|K|V")
+      "output the Attention node reads as packed Q|K|V")                                                         \
+    X(FUSE_EMBED_LAYERNORM, 21, "fuse_embed_layernorm", "on device backends: Gather(constant table, ids) [+ constant " \
+      "addends] -> LayerNormalization -> one TcEmbedLayerNorm node (an embedding layer in one kernel)")
 
 enum {
 #define TC_PASS_ENUM_(sym, bit, name, text) TC_PASS_##sym = 1u << (bit),

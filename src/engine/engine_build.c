@@ -317,6 +317,15 @@ static tc_status apply_attention(tc__graph *g, uint32_t disabled, tc__err *err) 
     return st;
 }
 
+/* Device backends: an embedding layer (Gather of a constant table, constant Adds, LayerNormalization) becomes one
+ * TcEmbedLayerNorm node; the Gather and Adds go. */
+static tc_status apply_embed_layernorm(tc__graph *g, uint32_t disabled, tc__err *err) {
+    tc__pass_ctx pc = {.g = g, .eval = tc__ref_eval, .eval_user = &g->opset, .err = err};
+    tc_status st = disabled & TC_PASS_FUSE_EMBED_LAYERNORM ? TC_STATUS_OK : tc__pass_fuse_embed_layernorm(&pc);
+    if (st == TC_STATUS_OK && pc.changes > 0) st = settle(&pc);
+    return st;
+}
+
 /* One way to run the optimised graph: the graph (owned), its steps, chosen tactics and their timings. */
 typedef struct variant {
     tc__graph *g;
@@ -433,6 +442,7 @@ tc_status tc__engine_build_plan(const tc__graph *model_graph, const tc_build_opt
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_FP16)) st = apply_half(g, o, TC__ATTR_FP16, err);
     if (st == TC_STATUS_OK && o && (o->flags & TC_BUILD_BF16)) st = apply_half(g, o, TC__ATTR_BF16, err);
     if (st == TC_STATUS_OK && be->mem == TC__MEM_DEVICE) st = apply_attention(g, o ? o->disabled_passes : 0, err);
+    if (st == TC_STATUS_OK && be->mem == TC__MEM_DEVICE) st = apply_embed_layernorm(g, o ? o->disabled_passes : 0, err);
     if (st == TC_STATUS_OK && be->mem == TC__MEM_DEVICE && o && (o->flags & TC_BUILD_FP16)) {
         /* the fused (or the model's own) attention may run on FP16 Tensor Cores: the tuner decides; a MaxPool may
          * pass FP16 NHWC images between FP16 convolutions (exact: the maximum of rounded values is the rounded

@@ -306,6 +306,52 @@ static tc_status choose_along_chains(const tc__graph *g, const tc__step *steps, 
     return st;
 }
 
+/* On a device backend, after the FP16 chains gave steps their image attributes (FP16 NHWC or row images in and out):
+ * the configurations of each step's chosen tactic are timed again as the step now runs, with its packed weights, and
+ * the fastest is taken. Before chaining, a chained convolution was taken untimed (TC__TACTIC_CHAIN_FIRST) and a dense
+ * step was timed with FP32 output, where a configuration can differ from the one its FP16 output gets. The step's tune
+ * result becomes this timing (its rejected tactics kept). Skipped with fixed tactics and for a step with one
+ * configuration. */
+static tc_status retune_chained_configs(const tc__graph *g, const tc__step *steps, const tc__shapes *s,
+                                        const tc__backend *be, void *pool, tc__timing_cache *cache, bool *cache_dirty,
+                                        tc__tune_result *results, tc__err *err) {
+    tc_status st = TC_STATUS_OK;
+    unsigned char *some = malloc((size_t)TC__TACTIC_MAX_CONFIGS * TC__TACTIC_CONFIG_MAX);
+    if (some == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int k = 0; k < g->n_nodes && st == TC_STATUS_OK; k++) {
+        const tc__step *step = &steps[k];
+        if (step->kind != TC__STEP_COMPUTE) continue;
+        const tc__node *node = &g->nodes[step->node];
+        const tc__tactic *t = tc__step_tactic(step, node->op_type);
+        if (t == NULL || t->configs == NULL || t->config_bytes == 0 || t->config_bytes > TC__TACTIC_CONFIG_MAX) continue;
+        tc__desc_store ds;
+        tc__desc_build_packed(g, node, s, &ds);
+        if (!t->supports(&ds.d) || t->configs(&ds.d, some, TC__TACTIC_MAX_CONFIGS) < 2) continue;
+        tc__tune_result r;
+        const uint64_t sig = tc__step_signature(&ds.d);
+        const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
+        if (hit != NULL) {
+            r = *hit;
+        } else {
+            st = tc__tune_step_packed(&ds.d, &t, 1, 5, be, pool, &r, err);
+            if (st == TC_STATUS_OK && cache != NULL) {
+                st = tc__timing_cache_put(cache, sig, &r, err);
+                *cache_dirty = true;
+            }
+        }
+        if (st != TC_STATUS_OK) {
+            tc__err_prefix(err, "timing the configurations of step '%s' (%s) as chained: ", node->name, node->op_type);
+            break;
+        }
+        tc__tune_result *res = &results[k];
+        res->n = r.n;
+        memcpy(res->cand, r.cand, sizeof r.cand[0] * (size_t)r.n);
+        res->winner = r.winner;
+    }
+    free(some);
+    return st;
+}
+
 /* The steps whose tactic has a proof (tactic.h) are checked again with the attributes the reduced-precision chain gave
  * them (images in and out: other code paths); where one differs, the step takes the proof, which packs its weights the
  * same way (else the build fails). Then *required_isa: the ISA bits of the steps' final tactics. */
@@ -498,6 +544,8 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
         int chained = 0;
         st = tc__nhwc16_chain(g, steps, &s[0], &chained, err);
         if (st == TC_STATUS_OK) st = tc__row16_chain(g, steps, &s[0], &chained, err);
+        if (st == TC_STATUS_OK && !o->fixed)
+            st = retune_chained_configs(g, steps, &s[0], be, pool, cache, &cache_dirty, results, err);
     }
     if (st == TC_STATUS_OK) st = reprove_chained(g, steps, &s[0], pool, device, required_isa, err);
     if (st == TC_STATUS_OK && cache && cache_dirty) st = tc__timing_cache_save(cache, o->cache_path, err);

@@ -67,3 +67,36 @@ tc_status tc__infer_LayerNormalization(tc__infer_ctx *ctx) {
     }
     return TC_STATUS_OK;
 }
+
+/*
+ * TcEmbedLayerNorm (tailcut's own, made by fuse_embed_layernorm): ids [..., S] int32/int64, table [V, D] float32,
+ * scale [D], bias [D], optional addend [S, D] float32 -> float32 ids' dims + [D].
+ */
+tc_status tc__infer_TcEmbedLayerNorm(tc__infer_ctx *ctx) {
+    tc_status st = tc__infer_check_arity(ctx, 4, 5, 1);
+    if (st) return st;
+    const tc__vinfo *ids = ctx->in[0], *table = ctx->in[1], *scale = ctx->in[2], *bias = ctx->in[3];
+    const tc__vinfo *add = tc__infer_input(ctx, 4);
+    if (ids == NULL || table == NULL || scale == NULL || bias == NULL)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "TcEmbedLayerNorm: ids, table, scale and bias are required");
+    if (ids->dtype != TC_DTYPE_UNDEFINED && ids->dtype != TC_DTYPE_INT64 && ids->dtype != TC_DTYPE_INT32)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "TcEmbedLayerNorm: ids must be int32 or int64");
+    const tc__vinfo *fl[4] = {table, scale, bias, add};
+    for (int i = 0; i < 4; i++)
+        if (fl[i] != NULL && fl[i]->dtype != TC_DTYPE_UNDEFINED && fl[i]->dtype != TC_DTYPE_FLOAT32)
+            return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "TcEmbedLayerNorm: input %d must be float32", i + 1);
+    if (table->shape.rank >= 0 && table->shape.rank != 2)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "TcEmbedLayerNorm: the table must be [V, D]");
+    if (add != NULL && add->shape.rank >= 0 && add->shape.rank != 2)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "TcEmbedLayerNorm: the addend must be [S, D]");
+    ctx->out[0].dtype = TC_DTYPE_FLOAT32;
+    ctx->out[0].shape.rank = TC__RANK_UNKNOWN;
+    const int32_t q = ids->shape.rank;
+    if (q < 0 || table->shape.rank != 2) return TC_STATUS_OK;
+    if (q < 1 || q + 1 > TC_MAX_RANK)
+        return tc__fail(ctx->err, TC_STATUS_INVALID_GRAPH, "TcEmbedLayerNorm: ids must have rank 1..%d", TC_MAX_RANK - 1);
+    for (int32_t i = 0; i < q; i++) ctx->out[0].shape.dims[i] = ids->shape.dims[i];
+    ctx->out[0].shape.dims[q] = table->shape.dims[1];
+    ctx->out[0].shape.rank = q + 1;
+    return TC_STATUS_OK;
+}

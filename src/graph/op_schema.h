@@ -39,7 +39,10 @@ typedef struct tc__op_schema {
 #include "core/ops.inc"
 #undef TC_OP
 
-/* Look-up by ONNX op type in the default domain; NULL when not supported. */
+/* The domain of tailcut's own ops (ops.inc's Tc... entries, made by passes). */
+#define TC__DOMAIN_INTERNAL "tailcut"
+
+/* Look-up by ONNX op type in the default domain (a Tc... op: in TC__DOMAIN_INTERNAL); NULL when not supported. */
 const tc__op_schema *tc__op_schema_find(const char *domain, const char *op_type);
 /* Number of operators in ops.inc and the i-th schema (for listings and tests). */
 int tc__op_schema_count(void);

@@ -45,6 +45,9 @@ tc_status tc__pass_layout_nchwc(tc__pass_ctx *ctx, int64_t block);
 tc_status tc__pass_fuse_attention(tc__pass_ctx *ctx);
 /* After it: an Attention node's Q, K and V projections into one MatMul read as packed Q|K|V (merge_qkv.c). */
 tc_status tc__pass_merge_qkv(tc__pass_ctx *ctx);
+/* Gather(constant table) + constant Adds + LayerNormalization into one TcEmbedLayerNorm node, for device backends
+ * (fuse_embed_layernorm.c; not in passes.inc). */
+tc_status tc__pass_fuse_embed_layernorm(tc__pass_ctx *ctx);
 
 /*
  * The INT8 precision pass (precision_int8.c): gives quantizable nodes (one-group Conv, MatMul, Gemm with

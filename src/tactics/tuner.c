@@ -221,10 +221,10 @@ typedef struct cand_run {
 
 /* Sets c up to time t on first's inputs, residual and outputs (NULL: c's own); c->out when it
  * cannot run. dev: the candidates' backend when its memory is the device's (then c runs on device copies), else NULL. */
-static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, int runs, void *pool,
+static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, int runs, void *pool, bool packed,
                             const tc__backend *dev, const cand_run *first, cand_run *c, tc__err *err) {
     memset(c, 0, sizeof *c);
-    tc_status st = io_setup(d, t, false, first ? &first->b : NULL, &c->b, err);
+    tc_status st = io_setup(d, t, packed, first ? &first->b : NULL, &c->b, err);
     const size_t scratch_bytes = scratch_for(d, t);
     if (st == TC_STATUS_OK && dev == NULL &&
         (c->scratch_mem = aligned_alloc(64, (scratch_bytes + 63) & ~(size_t)63)) == NULL)
@@ -414,8 +414,8 @@ tc_status tc__tactic_proven_packed(const tc__step_desc *d, const tc__tactic *t, 
     return proven(d, t, true, pool, same, err);
 }
 
-tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, int runs, const tc__backend *be,
-                        void *pool, tc__tune_result *out, tc__err *err) {
+static tc_status tune(const tc__step_desc *d, const tc__tactic *const *cands, int n, int runs, const tc__backend *be,
+                      void *pool, bool packed, tc__tune_result *out, tc__err *err) {
     memset(out, 0, sizeof *out);
     if (d->n_in > MAX_IO || d->n_out > MAX_IO) return tc__fail(err, TC_STATUS_UNSUPPORTED, "too many inputs to tune");
     out->winner = -1;
@@ -459,7 +459,7 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
     }
     int set = 0;
     for (; set < total && st == TC_STATUS_OK; set++) {
-        st = cand_setup(d, ct[set], runs, pool, dev, set > 0 ? &c[0] : NULL, &c[set], err);
+        st = cand_setup(d, ct[set], runs, pool, packed, dev, set > 0 ? &c[0] : NULL, &c[set], err);
         if (cfg_of[set] >= 0) c[set].kc.config = cfg + (size_t)set * TC__TACTIC_CONFIG_MAX;
     }
     /* Rounds of one run of each candidate (a warm-up round first), not each candidate's runs in a row: a slow spell of
@@ -492,4 +492,18 @@ tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, 
     if (st != TC_STATUS_OK) return st;
     if (out->winner < 0) return tc__fail(err, TC_STATUS_INTERNAL, "no candidate of %s ran", d->op_type);
     return TC_STATUS_OK;
+}
+
+tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, int runs, const tc__backend *be,
+                        void *pool, tc__tune_result *out, tc__err *err) {
+    return tune(d, cands, n, runs, be, pool, false, out, err);
+}
+
+tc_status tc__tune_step_packed(const tc__step_desc *d, const tc__tactic *const *cands, int n, int runs,
+                               const tc__backend *be, void *pool, tc__tune_result *out, tc__err *err) {
+    for (int k = 1; k < n; k++)
+        if (cands[k]->pack != cands[0]->pack || cands[k]->packs_input != cands[0]->packs_input)
+            return tc__fail(err, TC_STATUS_INTERNAL, "tuning packed inputs: %s and %s pack them differently",
+                            cands[0]->name, cands[k]->name);
+    return tune(d, cands, n, runs, be, pool, true, out, err);
 }

@@ -60,6 +60,12 @@ uint64_t tc__step_signature(const tc__step_desc *d);
 tc_status tc__tune_step(const tc__step_desc *d, const tc__tactic *const *cands, int n, int runs, const tc__backend *be,
                         void *pool, tc__tune_result *out, tc__err *err);
 
+/* The same on a step whose constant inputs are already packed (the engine after packing its weights: the
+ * configurations of a step's chosen tactic timed again with the attributes the FP16 chains gave it); the candidates
+ * must share their packing (TC_STATUS_INTERNAL otherwise). */
+tc_status tc__tune_step_packed(const tc__step_desc *d, const tc__tactic *const *cands, int n, int runs,
+                               const tc__backend *be, void *pool, tc__tune_result *out, tc__err *err);
+
 /*
  * Whether tactic t computes the same output bytes as its proof (tactic.h) on step d: both run once on the same
  * random inputs (each with its own packing). *same is true when t has no proof; false when either fails to run.

@@ -202,6 +202,27 @@ static void dn_layernorm_cases(void) {
     }
 }
 
+/* ---- TcEmbedLayerNorm (tailcut's embedding layer: gather + addend + LayerNorm) ------------------------------------ */
+
+static void dn_embed_layernorm_cases(void) {
+    for (int r = 0; r < 6; r++) { /* r 0: BERT's 768 with int64 ids; r 3: no addend; r 4: a table of one row */
+        tcase c = {.op = "TcEmbedLayerNorm", .opset = 17, .tol = 2e-5};
+        const int64_t d = r == 0 ? 768 : r == 5 ? 520 : pick(kEdge, 10), v = r == 4 ? 1 : 3 + pick(kEdge, 10);
+        const int64_t ids_dims[2] = {1 + r % 2, r == 0 ? 128 : pick(kEdge, 10)};
+        const int32_t irank = r == 2 ? 1 : 2;
+        const int64_t s = ids_dims[1]; /* ids' last dim either way */
+        add_in(&c, dn_rand_int(r % 2 == 0 ? TC_DTYPE_INT64 : TC_DTYPE_INT32, irank, irank == 1 ? ids_dims + 1 : ids_dims,
+                               -v, v - 1), false);
+        const int64_t td[2] = {v, d}, ad[2] = {s, d};
+        add_in(&c, rand_t(2, td, -2, 2), true);
+        add_in(&c, rand_t(1, &d, 0.5, 1.5), true);
+        add_in(&c, rand_t(1, &d, -1, 1), true);
+        if (r != 3) add_in(&c, rand_t(2, ad, -1, 1), true);
+        c.attrs[c.n_attrs++] = etu_attr_float("epsilon", r == 1 ? 1e-12f : 1e-5f);
+        run_case(&c);
+    }
+}
+
 /* ---- Gather, Where ----------------------------------------------------------------------------------------- */
 
 static void dn_gather_cases(void) {
@@ -437,6 +458,7 @@ static void dense_extra_cases(void) {
     dn_gemm_cases();
     dn_softmax_cases();
     dn_layernorm_cases();
+    dn_embed_layernorm_cases();
     dn_gather_cases();
     dn_where_cases();
     dn_cast_cases();

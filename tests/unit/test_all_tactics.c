@@ -174,7 +174,7 @@ static void run_case_gpu(const tcase *c, const tc__step_desc *d, const tc__tenso
 }
 
 static void run_case(tcase *c) {
-    const tc__op_schema *sch = tc__op_schema_find("", c->op);
+    const tc__op_schema *sch = tc__op_schema_find(strncmp(c->op, "Tc", 2) == 0 ? TC__DOMAIN_INTERNAL : "", c->op);
     assert_non_null(sch);
     const etu_op op = {c->op, sch->infer, tc__ref_find(c->op)};
     const tc__tensor *pin[MAX_CASE_IN];

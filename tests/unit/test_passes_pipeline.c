@@ -238,8 +238,8 @@ static void test_pass_list(void **state) {
         if (k == tc_pass_count()) fail_msg("pass %s is not in TC_PASS_LIST", tc__pass_name(i));
         assert_ptr_equal(tc__pass_description(i), tc_pass_description(k));
     }
-    assert_int_equal(tc_pass_count(), 21); /* the 14 graph passes and layout, lowp_chain, qdq_elide, the two images,
-                                            * fuse_attention and merge_qkv (device backends) */
+    assert_int_equal(tc_pass_count(), 22); /* the 14 graph passes and layout, lowp_chain, qdq_elide, the two images,
+                                            * fuse_attention, merge_qkv and fuse_embed_layernorm (device backends) */
 }
 
 int main(void) {
