@@ -14,6 +14,7 @@
 
 #include "backends/cuda/half_io.cuh"
 #include "backends/cuda/igemm_conv_fp16.h"
+#include "backends/cuda/mma_ptx.cuh"
 
 namespace {
 
@@ -38,29 +39,6 @@ struct args {
     int n, c, h, wd, k, r, s, oh, ow, ph, pw, sh, sw, dh, dw, relu;
     int M, N, K, ohw, ktiles, kt_per, splits;
 };
-
-__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const __half *p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-
-/* 16 bytes from src to dst, or 16 zero bytes when !valid (src-size 0: nothing is read; src is any valid address). */
-__device__ __forceinline__ void cp_async16z(void *dst, const void *src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-                 "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 /* Output elements o, o + 1 (channels n, n + 1) from their sums: + bias, + residual, ReLU, FP16 saturated. */
 __device__ __forceinline__ __half2 epi2(float v0, float v1, const args &a, int o, int n) {
@@ -134,13 +112,13 @@ __global__ void __launch_bounds__(WM *WN * 32) igemm_kernel(const args a) {
             const bool v = kv && a_img[i] >= 0 && (unsigned)ih < (unsigned)a.h && (unsigned)iw < (unsigned)a.wd;
             const __half *src = a.x;
             if (v) src = a.x + a_img[i] + (ih * a.wd + iw) * a.c + ch;
-            cp_async16z(da + (rr + i * RS) * kPitch, src, v);
+            tc_cp_async16z(da + (rr + i * RS) * kPitch, src, v);
         }
         __half *db = sb + st * BN * kPitch + jc * 8;
 #pragma unroll
         for (int i = 0; i < BR; i++) {
             const bool v = kv && b_off[i] >= 0;
-            cp_async16z(db + (rr + i * RS) * kPitch, v ? a.w + b_off[i] + kk : a.w, v);
+            tc_cp_async16z(db + (rr + i * RS) * kPitch, v ? a.w + b_off[i] + kk : a.w, v);
         }
     };
 
@@ -154,13 +132,13 @@ __global__ void __launch_bounds__(WM *WN * 32) igemm_kernel(const args a) {
 #pragma unroll
     for (int t = 0; t < ST - 1; t++) {
         if (t < nk) load(t, kt0 + t);
-        cp_commit();
+        tc_cp_commit();
     }
     for (int t = 0; t < nk; t++) {
-        cp_wait<ST - 2>(); /* groups 0 .. t done: tile t landed (this thread's copies) */
+        tc_cp_wait<ST - 2>(); /* groups 0 .. t done: tile t landed (this thread's copies) */
         __syncthreads();   /* everyone's copies visible; everyone done with tile t - 1's slot */
         if (t + ST - 1 < nk) load((t + ST - 1) % ST, kt0 + t + ST - 1);
-        cp_commit();
+        tc_cp_commit();
         const __half *as = sa + (t % ST) * BM * kPitch + wm * TM * kPitch;
         const __half *bs = sb + (t % ST) * BN * kPitch + wn * TN * kPitch;
 #pragma unroll
@@ -171,20 +149,20 @@ __global__ void __launch_bounds__(WM *WN * 32) igemm_kernel(const args a) {
 #pragma unroll
             for (int j = 0; j < NI / 2; j++) {
                 uint32_t q[4];
-                ldsm_x4(q, bs + (j * 16 + (lane & 7) + (lane >> 4) * 8) * kPitch + ks * 16 + ((lane >> 3) & 1) * 8);
+                tc_ldsm_x4(q, bs + (j * 16 + (lane & 7) + (lane >> 4) * 8) * kPitch + ks * 16 + ((lane >> 3) & 1) * 8);
                 bf[2 * j][0] = q[0], bf[2 * j][1] = q[1], bf[2 * j + 1][0] = q[2], bf[2 * j + 1][1] = q[3];
             }
 #pragma unroll
             for (int mi = 0; mi < MI; mi++) {
                 /* A fragment: matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) */
                 uint32_t af[4];
-                ldsm_x4(af, as + (mi * 16 + (lane & 15)) * kPitch + ks * 16 + (lane >> 4) * 8);
+                tc_ldsm_x4(af, as + (mi * 16 + (lane & 15)) * kPitch + ks * 16 + (lane >> 4) * 8);
 #pragma unroll
-                for (int ni = 0; ni < NI; ni++) mma16816(acc[mi][ni], af, bf[ni][0], bf[ni][1]);
+                for (int ni = 0; ni < NI; ni++) tc_mma16816(acc[mi][ni], af, bf[ni][0], bf[ni][1]);
             }
         }
     }
-    cp_wait<0>(); /* only empty groups can be open; leave none behind */
+    tc_cp_wait<0>(); /* only empty groups can be open; leave none behind */
 
     /* the accumulators: c0, c1 at row lane / 4, columns (lane % 4) * 2 + 0, 1 of each m16n8 fragment; c2, c3 8 rows
      * below */
