@@ -3,7 +3,8 @@
  * k = 8 .. 264, strides, dilations, pads 0..3, 7x7, 1x1, the ResNet-50 shapes) and random ones, with and without
  * bias, residual and ReLU; y poisoned with NaN and fenced by poisoned guards before each run, every element compared.
  * Also: run() refuses bad ids, short workspaces and geometry it does not compute, writing nothing; and a timing of each
- * configuration on the ResNet-50 3x3 shapes at batch 1 and 128 (printed only). Skipped where there is no CUDA device. */
+ * configuration on the ResNet-50 3x3 shapes at batch 1 and 128 (printed only). Skipped where there is no CUDA
+ * device. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,7 +42,7 @@ static bool have_cuda(void) {
 #define CK(call)                                                                                                       \
     do {                                                                                                               \
         const cudaError_t e_ = (call);                                                                                 \
-        if (e_ != cudaSuccess) fail_msg("%s: %s", #call, cudaGetErrorString(e_));                                       \
+        if (e_ != cudaSuccess) fail_msg("%s: %s", #call, cudaGetErrorString(e_));                                      \
     } while (0)
 
 typedef struct conv_case {
@@ -171,8 +172,8 @@ static void check_case(bufs *u, const char *name, bool bias, bool res, bool relu
                 maxerr = d;
             }
         }
-        print_message("%-14s n%d c%d %dx%d k%d %dx%d p%d,%d s%d,%d d%d,%d -> %dx%d  M=%lld K=%lld b%d r%d relu%d id %d: "
-                      "max err %.3g (atol %.3g)%s\n",
+        print_message("%-10s n%d c%d %dx%d k%d %dx%d p%d,%d s%d,%d d%d,%d -> %dx%d M=%lld K=%lld b%d r%d relu%d "
+                      "id %d: max err %.3g (atol %.3g)%s\n",
                       name, g->n, g->c, g->h, g->w, g->k, g->r, g->s, g->ph, g->pw, g->sh, g->sw, g->dh, g->dw, g->oh,
                       g->ow, (long long)g->n * g->oh * g->ow, (long long)K, bias, res, relu, id, maxerr, atol,
                       bad ? "  FAILED" : "");

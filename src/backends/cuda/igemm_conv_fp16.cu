@@ -297,7 +297,7 @@ extern "C" size_t tc__igemm_conv_workspace(const tc__igemm_conv *p, uint8_t id) 
     const int64_t M = (int64_t)p->n * p->oh * p->ow, N = p->k, K = (int64_t)p->r * p->s * p->c;
     int per, splits;
     split_plan(M, N, K, &per, &splits);
-    return (size_t)splits * (size_t)M * (size_t)N * sizeof(float);
+    return splits > 1 ? (size_t)splits * (size_t)M * (size_t)N * sizeof(float) : 0; /* 1: run as its plain tile */
 }
 
 extern "C" size_t tc__igemm_conv_workspace_max(const tc__igemm_conv *p) {
@@ -355,8 +355,12 @@ extern "C" cudaError_t tc__igemm_conv_run(const tc__igemm_conv *p, uint8_t id, c
     a.M = p->n * p->oh * p->ow, a.N = p->k, a.K = p->r * p->s * p->c, a.ohw = p->oh * p->ow;
     a.ktiles = (a.K + kBK - 1) / kBK;
     split_plan(a.M, a.N, a.K, &a.kt_per, &a.splits);
+    /* a split-K id whose plan is one split runs its tile without the workspace (it reserved none) */
 #define TC_IGEMM_RUN(ID, BM, BN, WM, WN, ST, SPLIT)                                                                   \
-    if (id == ID) return launch<BM, BN, WM, WN, ST, SPLIT>(a, s);
+    if (id == ID) {                                                                                                    \
+        if (SPLIT && a.splits < 2) return launch<BM, BN, WM, WN, ST, false>(a, s);                                     \
+        return launch<BM, BN, WM, WN, ST, SPLIT>(a, s);                                                                \
+    }
     TC_IGEMM_CONFIGS(TC_IGEMM_RUN)
 #undef TC_IGEMM_RUN
     return cudaErrorInvalidValue;

@@ -44,7 +44,8 @@ bool tc__igemm_conv_ok(const tc__igemm_conv *p);
 int tc__igemm_conv_configs(const tc__igemm_conv *p, uint8_t *ids, int cap);
 /* Whether id is a configuration id at all (for validating one read from a plan file). */
 bool tc__igemm_conv_id_valid(uint8_t id);
-/* Workspace bytes config id needs for p (0 without split-K, or when !ok or the id is invalid). */
+/* Workspace bytes config id needs for p: 0 without split-K, for the split-K id where p gets one split only (then it
+ * runs as its plain tile), or when !ok or the id is invalid. */
 size_t tc__igemm_conv_workspace(const tc__igemm_conv *p, uint8_t id);
 /* The most workspace any id needs for p, so scratch can be sized before the id is known. */
 size_t tc__igemm_conv_workspace_max(const tc__igemm_conv *p);
