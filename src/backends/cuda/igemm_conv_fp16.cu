@@ -4,7 +4,8 @@
  * of 32: cp.async 16-byte copies of 8 channels of one filter tap (c % 8 == 0), zero-filled (src-size 0) for padding
  * taps, rows past M or N and K past r*s*c, into a multistage shared-memory ring (rows padded to 40 halves: ldmatrix's
  * 8 row addresses hit distinct banks); warps run mma.sync m16n8k16 (FP16 operands, FP32 sums) on fragments read by
- * ldmatrix. Epilogue: bias, residual, ReLU, FP16 with saturation, half2 stores guarded at M (N % 8 == 0 covers N).
+ * ldmatrix. Epilogue: the FP32 tile staged in shared memory (over the ring), then 8 channels a thread: bias, residual
+ * (16-byte loads), ReLU, FP16 with saturation, 16-byte stores, guarded at M and N (N % 8 == 0).
  * The split-K configuration gives each blockIdx.z a contiguous range of K tiles, writes FP32 partials to the
  * workspace ([split][M][N]) and a second kernel sums them in split order and applies the epilogue (no atomics).
  * Index arithmetic is 32-bit: ok() bounds every element count below 2^31.
@@ -40,22 +41,47 @@ struct args {
     int M, N, K, ohw, ktiles, kt_per, splits;
 };
 
-/* Output elements o, o + 1 (channels n, n + 1) from their sums: + bias, + residual, ReLU, FP16 saturated. */
-__device__ __forceinline__ __half2 epi2(float v0, float v1, const args &a, int o, int n) {
+/* Output elements o .. o + 7 (channels n .. n + 7, n % 8 == 0) from their sums v: + bias, + residual (16-byte loads),
+ * ReLU, FP16 with saturation, one 16-byte store. */
+__device__ __forceinline__ void epi8(float (&v)[8], const args &a, int o, int n) {
     if (a.bias != nullptr) {
-        const float2 b = __half22float2(*(const __half2 *)(a.bias + n));
-        v0 += b.x, v1 += b.y;
+        const uint4 raw = __ldg((const uint4 *)(a.bias + n));
+        const __half2 *b = (const __half2 *)&raw;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float2 f = __half22float2(b[j]);
+            v[2 * j] += f.x, v[2 * j + 1] += f.y;
+        }
     }
     if (a.res != nullptr) {
-        const float2 q = __half22float2(*(const __half2 *)(a.res + o));
-        v0 += q.x, v1 += q.y;
+        const uint4 raw = __ldg((const uint4 *)(a.res + o));
+        const __half2 *q = (const __half2 *)&raw;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float2 f = __half22float2(q[j]);
+            v[2 * j] += f.x, v[2 * j + 1] += f.y;
+        }
     }
-    if (a.relu) v0 = v0 < 0.0f ? 0.0f : v0, v1 = v1 < 0.0f ? 0.0f : v1; /* NaN stays */
-    return __halves2half2(tc_half_sat(v0), tc_half_sat(v1));
+    uint4 out;
+    __half2 *h = (__half2 *)&out;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        float lo = v[2 * j], hi = v[2 * j + 1];
+        if (a.relu) lo = lo < 0.0f ? 0.0f : lo, hi = hi < 0.0f ? 0.0f : hi; /* NaN stays */
+        h[j] = __halves2half2(tc_half_sat(lo), tc_half_sat(hi));
+    }
+    *(uint4 *)(a.y + o) = out;
+}
+
+/* The block's output tile staged in shared memory as FP32, over the ring once the main loop is done; pitch BN + 8
+ * floats (8 mod 32 banks: the 4 rows x 4 float2 of a half-warp's fragment store hit distinct banks). */
+template <int BN>
+__host__ __device__ constexpr int out_pitch() {
+    return BN + 8;
 }
 
 template <int BM, int BN, int ST>
-constexpr int smem_bytes() {
+__host__ __device__ constexpr int smem_bytes() {
     return ST * (BM + BN) * kPitch * (int)sizeof(__half);
 }
 
@@ -163,27 +189,39 @@ __global__ void __launch_bounds__(WM *WN * 32) igemm_kernel(const args a) {
         }
     }
     tc_cp_wait<0>(); /* only empty groups can be open; leave none behind */
+    static_assert(BM * out_pitch<BN>() * 4 <= smem_bytes<BM, BN, ST>(), "the output tile fits in the ring");
 
-    /* the accumulators: c0, c1 at row lane / 4, columns (lane % 4) * 2 + 0, 1 of each m16n8 fragment; c2, c3 8 rows
-     * below */
-    const int mb = m0 + wm * TM + (lane >> 2), nb = n0 + wn * TN + (lane & 3) * 2;
-    float *ws = SPLIT ? a.ws + (size_t)blockIdx.z * (size_t)a.M * (size_t)a.N : nullptr;
+    /* the accumulators into the output tile: c0, c1 at row lane / 4, columns (lane % 4) * 2 + 0, 1 of each m16n8
+     * fragment; c2, c3 8 rows below */
+    constexpr int OP = out_pitch<BN>();
+    float *ot = (float *)smem_raw; /* [BM][OP] */
+    __syncthreads();               /* every warp is done with the ring */
+    const int rb = wm * TM + (lane >> 2), cb = wn * TN + (lane & 3) * 2;
 #pragma unroll
     for (int mi = 0; mi < MI; mi++)
 #pragma unroll
-        for (int hh = 0; hh < 2; hh++) {
-            const int m = mb + mi * 16 + hh * 8;
-            if (m >= a.M) continue;
-#pragma unroll
-            for (int ni = 0; ni < NI; ni++) {
-                const int n = nb + ni * 8;
-                if (n >= a.N) continue; /* N % 8 == 0: n + 1 < N too */
-                const int o = m * a.N + n;
-                const float v0 = acc[mi][ni][2 * hh], v1 = acc[mi][ni][2 * hh + 1];
-                if (SPLIT) *(float2 *)(ws + o) = make_float2(v0, v1);
-                else *(__half2 *)(a.y + o) = epi2(v0, v1, a, o, n);
-            }
+        for (int ni = 0; ni < NI; ni++) {
+            float *d = ot + (rb + mi * 16) * OP + cb + ni * 8;
+            *(float2 *)d = make_float2(acc[mi][ni][0], acc[mi][ni][1]);
+            *(float2 *)(d + 8 * OP) = make_float2(acc[mi][ni][2], acc[mi][ni][3]);
         }
+    __syncthreads();
+    /* rows of 8 channels to Y through the epilogue (or as FP32 partials to the workspace: [split][M][N]); N % 8 ==
+     * 0: a group of 8 is wholly inside or outside */
+    constexpr int C8 = BN / 8;
+    float *ws = SPLIT ? a.ws + (size_t)blockIdx.z * (size_t)a.M * (size_t)a.N : nullptr;
+    for (int u = tid; u < BM * C8; u += NT) {
+        const int row = u / C8, col = (u - row * C8) * 8, m = m0 + row, n = n0 + col;
+        if (m >= a.M || n >= a.N) continue;
+        const float4 p = *(const float4 *)(ot + row * OP + col), q = *(const float4 *)(ot + row * OP + col + 4);
+        const int o = m * a.N + n;
+        if (SPLIT) {
+            *(float4 *)(ws + o) = p, *(float4 *)(ws + o + 4) = q;
+        } else {
+            float v[8] = {p.x, p.y, p.z, p.w, q.x, q.y, q.z, q.w};
+            epi8(v, a, o, n);
+        }
+    }
 }
 
 /* Split-K: y = epilogue(sum over splits of the partials, in split order), 8 channels a thread. */
@@ -198,11 +236,7 @@ __global__ void __launch_bounds__(256) splitk_reduce(const args a) {
             const float4 u = p[0], q = p[1];
             v[0] += u.x, v[1] += u.y, v[2] += u.z, v[3] += u.w, v[4] += q.x, v[5] += q.y, v[6] += q.z, v[7] += q.w;
         }
-        uint4 out;
-        __half2 *h = (__half2 *)&out;
-#pragma unroll
-        for (int j = 0; j < 4; j++) h[j] = epi2(v[2 * j], v[2 * j + 1], a, o + 2 * j, n + 2 * j);
-        *(uint4 *)(a.y + o) = out;
+        epi8(v, a, o, n);
     }
 }
 
