@@ -41,27 +41,22 @@ struct args {
     int M, N, K, ohw, ktiles, kt_per, splits;
 };
 
+/* v[j] += p[j] for 8 FP16 values (p 16-byte aligned). */
+__device__ __forceinline__ void add8(float (&v)[8], const __half *p) {
+    const uint4 raw = __ldg((const uint4 *)p);
+    const __half2 *h = (const __half2 *)&raw;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const float2 f = __half22float2(h[j]);
+        v[2 * j] += f.x, v[2 * j + 1] += f.y;
+    }
+}
+
 /* Output elements o .. o + 7 (channels n .. n + 7, n % 8 == 0) from their sums v: + bias, + residual (16-byte loads),
  * ReLU, FP16 with saturation, one 16-byte store. */
 __device__ __forceinline__ void epi8(float (&v)[8], const args &a, int o, int n) {
-    if (a.bias != nullptr) {
-        const uint4 raw = __ldg((const uint4 *)(a.bias + n));
-        const __half2 *b = (const __half2 *)&raw;
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const float2 f = __half22float2(b[j]);
-            v[2 * j] += f.x, v[2 * j + 1] += f.y;
-        }
-    }
-    if (a.res != nullptr) {
-        const uint4 raw = __ldg((const uint4 *)(a.res + o));
-        const __half2 *q = (const __half2 *)&raw;
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const float2 f = __half22float2(q[j]);
-            v[2 * j] += f.x, v[2 * j + 1] += f.y;
-        }
-    }
+    if (a.bias != nullptr) add8(v, a.bias + n);
+    if (a.res != nullptr) add8(v, a.res + o);
     uint4 out;
     __half2 *h = (__half2 *)&out;
 #pragma unroll
