@@ -184,6 +184,17 @@ static void check_case(bufs *u, const char *name, bool bias, bool res, bool relu
                      name, id, (long long)bad, (long long)u->yn, (long long)m, (long long)ch,
                      (double)tc__f16_to_f32(y[first]), y[first], want[first]);
         }
+        if (tc__igemm_conv_workspace(&p, id) > 0) { /* split-K: the same bits again (no atomics) */
+            uint16_t *again = malloc((size_t)u->yn * 2);
+            assert_non_null(again);
+            memcpy(again, y, (size_t)u->yn * 2);
+            poison_y(u);
+            CK(tc__igemm_conv_run(&p, id, st));
+            CK(cudaStreamSynchronize(st));
+            fetch_y(u, name);
+            if (memcmp(again, u->hy + GUARD, (size_t)u->yn * 2) != 0) fail_msg("%s id %d: not deterministic", name, id);
+            free(again);
+        }
     }
     free(want);
 }
