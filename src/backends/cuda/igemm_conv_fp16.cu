@@ -117,15 +117,17 @@ __global__ void __launch_bounds__(WM *WN * 32) igemm_kernel(const args a) {
         b_off[i] = nn < a.N ? nn * a.K : -1; /* < k*r*s*c < 2^31 */
     }
 
-    /* K tile kt into ring slot st: each chunk's k index kk = (fr * s + fs) * c + ch, one tap per chunk. */
-    auto load = [&](int st, int kt) {
-        const int kk = kt * kBK + jc * 8;
+    /* This thread's chunk of the next K tile to load: k index kk = (fr * s + fs) * c + ch (one tap per chunk), found
+     * by division for the first tile and advanced by kBK per tile after (the tiles load in order). */
+    int kk = kt0 * kBK + jc * 8, fr, fs, ch;
+    {
+        const int tap = kk / a.c;
+        fr = tap / a.s, fs = tap - fr * a.s, ch = kk - tap * a.c;
+    }
+    /* The next K tile (kt0, kt0 + 1, ... in turn) into ring slot st. */
+    auto load_next = [&](int st) {
         const bool kv = kk < a.K;
-        int ch = 0, dy = 0, dx = 0;
-        if (kv) {
-            const int tap = kk / a.c, fr = tap / a.s;
-            ch = kk - tap * a.c, dy = fr * a.dh, dx = (tap - fr * a.s) * a.dw;
-        }
+        const int dy = fr * a.dh, dx = fs * a.dw;
         __half *da = sa + st * BM * kPitch + jc * 8;
 #pragma unroll
         for (int i = 0; i < AR; i++) {
@@ -141,6 +143,11 @@ __global__ void __launch_bounds__(WM *WN * 32) igemm_kernel(const args a) {
             const bool v = kv && b_off[i] >= 0;
             tc_cp_async16z(db + (rr + i * RS) * kPitch, v ? a.w + b_off[i] + kk : a.w, v);
         }
+        kk += kBK, ch += kBK; /* kk < K + 2 * kBK, K < 2^28: no overflow */
+        while (ch >= a.c) {   /* at most kBK / 8 steps (c >= 8) */
+            ch -= a.c;
+            if (++fs == a.s) fs = 0, fr++;
+        }
     };
 
     float acc[MI][NI][4];
@@ -152,13 +159,13 @@ __global__ void __launch_bounds__(WM *WN * 32) igemm_kernel(const args a) {
     /* one cp.async group per K tile, empty groups past the end: tile t is group t */
 #pragma unroll
     for (int t = 0; t < ST - 1; t++) {
-        if (t < nk) load(t, kt0 + t);
+        if (t < nk) load_next(t);
         tc_cp_commit();
     }
     for (int t = 0; t < nk; t++) {
         tc_cp_wait<ST - 2>(); /* groups 0 .. t done: tile t landed (this thread's copies) */
         __syncthreads();   /* everyone's copies visible; everyone done with tile t - 1's slot */
-        if (t + ST - 1 < nk) load((t + ST - 1) % ST, kt0 + t + ST - 1);
+        if (t + ST - 1 < nk) load_next((t + ST - 1) % ST); /* tile t + ST - 1 */
         tc_cp_commit();
         const __half *as = sa + (t % ST) * BM * kPitch + wm * TM * kPitch;
         const __half *bs = sb + (t % ST) * BN * kPitch + wn * TN * kPitch;
