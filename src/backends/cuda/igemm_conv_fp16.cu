@@ -243,13 +243,14 @@ __global__ void __launch_bounds__(256) splitk_reduce(const args a) {
 }
 
 /* The split-K plan for p (a pure function of the geometry, so workspace() and run() agree): enough splits for about
- * kTargetBlocks blocks of kSplitTile^2, at most kMaxSplits, at least 2 K tiles a split; no split left empty. */
+ * kTargetBlocks blocks of kSplitTile^2, at most kMaxSplits, at most one per 4 K tiles (the ring's depth: shorter
+ * splits are mostly pipeline prologue); no split left empty. */
 void split_plan(int64_t M, int64_t N, int64_t K, int *kt_per, int *splits) {
     const int64_t ktiles = (K + kBK - 1) / kBK;
     const int64_t tiles = ((M + kSplitTile - 1) / kSplitTile) * ((N + kSplitTile - 1) / kSplitTile);
     int64_t sp = (kTargetBlocks + tiles - 1) / tiles;
     if (sp > kMaxSplits) sp = kMaxSplits;
-    if (sp > ktiles / 2) sp = ktiles / 2;
+    if (sp > ktiles / 4) sp = ktiles / 4;
     if (sp < 1) sp = 1;
     const int64_t per = (ktiles + sp - 1) / sp;
     *kt_per = (int)per;
