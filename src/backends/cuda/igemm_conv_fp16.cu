@@ -288,21 +288,27 @@ int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil
     return span < 0 ? -1 : span / stride + 1;
 }
 
-bool is_split(uint8_t id) {
-#define TC_IGEMM_SPLIT(ID, BM, BN, WM, WN, ST, SPLIT)                                                                 \
-    if (id == ID) return SPLIT;
-    TC_IGEMM_CONFIGS(TC_IGEMM_SPLIT)
-#undef TC_IGEMM_SPLIT
-    return false;
+/* The host's view of the configurations: tile and split-K, by id. */
+struct config {
+    int id, bm, bn;
+    bool split;
+};
+constexpr config kConfigs[] = {
+#define TC_IGEMM_ROW(ID, BM, BN, WM, WN, ST, SPLIT) {ID, BM, BN, SPLIT},
+    TC_IGEMM_CONFIGS(TC_IGEMM_ROW)
+#undef TC_IGEMM_ROW
+};
+static_assert(sizeof kConfigs / sizeof kConfigs[0] == TC__IGEMM_NUM_CONFIGS, "TC__IGEMM_NUM_CONFIGS");
+
+const config *config_of(uint8_t id) {
+    for (const config &c : kConfigs)
+        if (c.id == id) return &c;
+    return nullptr;
 }
 
-/* Blocks a non-split configuration launches for p. */
-int64_t blocks_of(uint8_t id, int64_t M, int64_t N) {
-#define TC_IGEMM_BLOCKS(ID, BM, BN, WM, WN, ST, SPLIT)                                                                \
-    if (id == ID) return ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
-    TC_IGEMM_CONFIGS(TC_IGEMM_BLOCKS)
-#undef TC_IGEMM_BLOCKS
-    return 0;
+bool is_split(uint8_t id) {
+    const config *c = config_of(id);
+    return c != nullptr && c->split;
 }
 
 bool overlaps(const void *a, size_t an, const void *b, size_t bn) {
@@ -351,14 +357,24 @@ extern "C" int tc__igemm_conv_configs(const tc__igemm_conv *p, uint8_t *ids, int
     const int64_t M = (int64_t)p->n * p->oh * p->ow, N = p->k, K = (int64_t)p->r * p->s * p->c;
     int per, splits;
     split_plan(M, N, K, &per, &splits);
-    /* best guess: the largest tile that still gives every SM a block, else split-K where it splits, else the
-     * smallest tile; then the others, largest tile first */
+    /* best guess: of the plain tiles giving every SM a block, the one wasting least on tile edges (kConfigs lists
+     * the larger tiles first: they win ties), else split-K where it splits, else the smallest plain tile; then the
+     * others in id order */
     uint8_t order[TC__IGEMM_NUM_CONFIGS];
-    int n = 0;
-    for (uint8_t id = 0; id < TC__IGEMM_NUM_CONFIGS && n == 0; id++)
-        if (!is_split(id) && blocks_of(id, M, N) >= kTargetBlocks / 2) order[n++] = id;
-    if (n == 0 && splits > 1) order[n++] = 3;
-    if (n == 0) order[n++] = 2;
+    int n = 0, split_id = -1, smallest = -1;
+    double best_used = 0.0;
+    for (const config &c : kConfigs) {
+        if (c.split) {
+            split_id = c.id;
+            continue;
+        }
+        smallest = c.id;
+        const int64_t blocks = ((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn);
+        const double used = (double)M * (double)N / ((double)blocks * c.bm * c.bn);
+        if (blocks >= kTargetBlocks / 2 && used > best_used + 1e-9) order[0] = (uint8_t)c.id, n = 1, best_used = used;
+    }
+    if (n == 0 && splits > 1 && split_id >= 0) order[n++] = (uint8_t)split_id;
+    if (n == 0) order[n++] = (uint8_t)smallest;
     for (uint8_t id = 0; id < TC__IGEMM_NUM_CONFIGS; id++) {
         bool seen = false;
         for (int i = 0; i < n; i++) seen |= order[i] == id;
