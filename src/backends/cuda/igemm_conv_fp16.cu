@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(WM *WN * 32) igemm_kernel(const args a) {
     }
     for (int t = 0; t < nk; t++) {
         tc_cp_wait<ST - 2>(); /* groups 0 .. t done: tile t landed (this thread's copies) */
-        __syncthreads();   /* everyone's copies visible; everyone done with tile t - 1's slot */
+        __syncthreads();      /* everyone's copies visible; everyone done with tile t - 1's slot */
         if (t + ST - 1 < nk) load_next((t + ST - 1) % ST); /* tile t + ST - 1 */
         tc_cp_commit();
         const __half *as = sa + (t % ST) * BM * kPitch + wm * TM * kPitch;
