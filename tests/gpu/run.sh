@@ -36,6 +36,10 @@ part data-errors bash -c '"$0" && ! grep -q "SKIPPED" <("$0" 2>&1)' "$B/tests/te
 part pinned-io bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 2 test"' "$B/tests/test_cuda_pinned_io"
 part nhwc16-chain bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 1 test"' "$B/tests/test_cuda_nhwc16_chain"
 part row16-chain bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 1 test"' "$B/tests/test_cuda_row16_chain"
+# The implicit-GEMM FP16 convolution: every configuration against the host reference (must not be skipped here), then
+# its timings on the ResNet-50 3x3 shapes (printed, never asserted).
+part igemm-conv bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 4 test"' "$B/tests/test_cuda_igemm_conv"
+grep -E "timing|FAILED" "$OUT/igemm-conv.log"
 [ -x "$B/tests/test_tuner_device" ] && part tuner "$B/tests/test_tuner_device"
 [ -f "$OUT/tuner.log" ] && grep -E "SKIP|ns, median" "$OUT/tuner.log"
 

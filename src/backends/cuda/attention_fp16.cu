@@ -20,39 +20,13 @@
 
 #include "backends/cuda/attention_fp16.h"
 #include "backends/cuda/half_io.cuh"
+#include "backends/cuda/mma_ptx.cuh"
 
 namespace {
 
 constexpr int kWarps = 4;        /* warps per block: one block takes 16 query rows */
 constexpr int kKt = 16 * kWarps; /* keys per tile, 16 per warp */
 constexpr int kPad = 8;   /* halves of padding per shared row: ldmatrix's 8 row addresses hit distinct banks */
-
-__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const __half *p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const __half *p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
     const __half2 h = __floats2half2_rn(lo, hi);
@@ -105,7 +79,7 @@ __device__ __forceinline__ void stage(__half *dst, const src_rows &s, int64_t j0
         const int row = t / C8, c = t - row * C8;
         __half *d = dst + row * (W + kPad) + c * 8;
         if (j0 + row >= rows) *(uint4 *)d = make_uint4(0u, 0u, 0u, 0u);
-        else if (s.is16 && s.vec) cp_async16(d, (const __half *)s.base + (j0 + row) * s.si + c * 8);
+        else if (s.is16 && s.vec) tc_cp_async16(d, (const __half *)s.base + (j0 + row) * s.si + c * 8);
         else *(uint4 *)d = elem8(s.base, s.is16, s.si, j0 + row, c * 8, s.vec);
     }
 }
@@ -140,7 +114,7 @@ __device__ __forceinline__ void stage_mask_rows(float *mt, const tc__cuda_attn_a
         if (i >= g.s || j >= jend) {
             *(float4 *)d = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         } else if (vec && !g.mask_bool && j + 4 <= jend) {
-            cp_async16(d, (const float *)a.mask + m_base + i * g.m_si + j);
+            tc_cp_async16(d, (const float *)a.mask + m_base + i * g.m_si + j);
         } else {
 #pragma unroll
             for (int k = 0; k < 4; k++) {
@@ -194,13 +168,13 @@ __global__ void __launch_bounds__(kWarps * 32) attention16_kernel(const tc__cuda
 
     /* cp.async groups: Q, then tile 0, then tile 1 */
     stage<16, D, NT>(qs, sq, r0, g.s, tid);
-    cp_commit();
+    tc_cp_commit();
     for (int64_t t = 0; t < 2 && t < ntiles; t++) {
         stage<kKt, D, NT>(ks + t * kKt * P, sk, t * kKt, g.l, tid);
         stage<kKt, D, NT>(vs + t * kKt * P, sv, t * kKt, g.l, tid);
         stage_keys(ms + t * kKt, a, m_base, row_mask, t * kKt, tid);
         if (per_row) stage_mask_rows<NT>(mt + t * 16 * MP, a, m_base, r0, t * kKt, mvec, tid);
-        cp_commit();
+        tc_cp_commit();
     }
 
     const int qr = lane >> 2, qc = (lane & 3) * 2, kw = warp * 16; /* kw: this warp's keys within a tile */
@@ -213,24 +187,24 @@ __global__ void __launch_bounds__(kWarps * 32) attention16_kernel(const tc__cuda
     for (int n = 0; n < D / 8; n++) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
 
     for (int64_t t = 0; t < ntiles; t++) {
-        if (t + 1 < ntiles) cp_wait<1>();
-        else cp_wait<0>();
+        if (t + 1 < ntiles) tc_cp_wait<1>();
+        else tc_cp_wait<0>();
         __syncthreads();
         const __half *kt = ks + (t & 1) * kKt * P, *vt = vs + (t & 1) * kKt * P;
         const float *mk = ms + (t & 1) * kKt, *mr = mt + (t & 1) * 16 * MP;
         const int64_t j0 = t * kKt;
         if (t == 0) { /* Q's A fragments (ldmatrix: lanes 0-15 rows 0-15 at dim k, lanes 16-31 at dim k + 8) */
 #pragma unroll
-            for (int kk = 0; kk < D / 16; kk++) ldsm_x4(qf[kk], qs + (lane & 15) * P + kk * 16 + (lane >> 4) * 8);
+            for (int kk = 0; kk < D / 16; kk++) tc_ldsm_x4(qf[kk], qs + (lane & 15) * P + kk * 16 + (lane >> 4) * 8);
         }
         /* S = Q.K^T for this warp's two key groups of 8; one ldmatrix.x4 gives both B fragments of a 16-dim step */
         float s[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
             uint32_t kb[4];
-            ldsm_x4(kb, kt + (kw + (lane & 7) + (lane >> 4) * 8) * P + kk * 16 + ((lane >> 3) & 1) * 8);
-            mma16816(s[0], qf[kk], kb[0], kb[1]);
-            mma16816(s[1], qf[kk], kb[2], kb[3]);
+            tc_ldsm_x4(kb, kt + (kw + (lane & 7) + (lane >> 4) * 8) * P + kk * 16 + ((lane >> 3) & 1) * 8);
+            tc_mma16816(s[0], qf[kk], kb[0], kb[1]);
+            tc_mma16816(s[1], qf[kk], kb[2], kb[3]);
         }
         /* scale, masks; the rows' maxima over these 16 keys */
         float t0 = -INFINITY, t1 = -INFINITY;
@@ -274,11 +248,11 @@ __global__ void __launch_bounds__(kWarps * 32) attention16_kernel(const tc__cuda
 #pragma unroll
         for (int n = 0; n < D / 8; n += 2) {
             uint32_t vb[4];
-            ldsm_x4_t(vb, vt + (kw + (lane & 7) + ((lane >> 3) & 1) * 8) * P + (n + (lane >> 4)) * 8);
+            tc_ldsm_x4_t(vb, vt + (kw + (lane & 7) + ((lane >> 3) & 1) * 8) * P + (n + (lane >> 4)) * 8);
             o[n][0] *= c0, o[n][1] *= c0, o[n][2] *= c1, o[n][3] *= c1;
             o[n + 1][0] *= c0, o[n + 1][1] *= c0, o[n + 1][2] *= c1, o[n + 1][3] *= c1;
-            mma16816(o[n], pf, vb[0], vb[1]);
-            mma16816(o[n + 1], pf, vb[2], vb[3]);
+            tc_mma16816(o[n], pf, vb[0], vb[1]);
+            tc_mma16816(o[n + 1], pf, vb[2], vb[3]);
         }
         __syncthreads(); /* every warp is done with this buffer: tile t + 2 goes there */
         if (t + 2 < ntiles) {
@@ -287,10 +261,10 @@ __global__ void __launch_bounds__(kWarps * 32) attention16_kernel(const tc__cuda
             stage<kKt, D, NT>(vs + (t & 1) * kKt * P, sv, jn, g.l, tid);
             stage_keys(ms + (t & 1) * kKt, a, m_base, row_mask, jn, tid);
             if (per_row) stage_mask_rows<NT>(mt + (t & 1) * 16 * MP, a, m_base, r0, jn, mvec, tid);
-            cp_commit();
+            tc_cp_commit();
         }
     }
-    cp_wait<0>(); /* (no keys: Q's group is still open) */
+    tc_cp_wait<0>(); /* (no keys: Q's group is still open) */
     __syncthreads();
     /* the warps' states: unnormalised outputs (over the K/V tiles), row maxima, sums, NaN flags */
 #pragma unroll
