@@ -36,6 +36,8 @@ part data-errors bash -c '"$0" && ! grep -q "SKIPPED" <("$0" 2>&1)' "$B/tests/te
 part pinned-io bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 2 test"' "$B/tests/test_cuda_pinned_io"
 part nhwc16-chain bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 1 test"' "$B/tests/test_cuda_nhwc16_chain"
 part row16-chain bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 1 test"' "$B/tests/test_cuda_row16_chain"
+part dnn-graph bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 4 test"' "$B/tests/test_cuda_dnn_graph"
+grep -E "configs|refused|timing|FAIL|not tested|cuDNN [0-9]" "$OUT/dnn-graph.log"
 [ -x "$B/tests/test_tuner_device" ] && part tuner "$B/tests/test_tuner_device"
 [ -f "$OUT/tuner.log" ] && grep -E "SKIP|ns, median" "$OUT/tuner.log"
 
