@@ -221,6 +221,28 @@ static int run_one(const char *label, const tc__dnn_graph_conv *g, const tc__dnn
     return 1;
 }
 
+/* Captures one (cached) run into a CUDA graph and replays it; 0 when all went well, else prints what failed and
+ * returns 1 (a run that cannot be captured is reported, not fatal). */
+static int capture_replay(const char *label, const tc__dnn_graph_conv *g, const tc__dnn_graph_cfg *cfg, const bufs *b,
+                          cudaStream_t st) {
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    const int f = run_one(label, g, cfg, b, st);
+    cudaError_t e = cudaStreamEndCapture(st, &graph);
+    const char *what = "cudaStreamEndCapture";
+    if (e == cudaSuccess && !f) what = "cudaGraphInstantiate", e = cudaGraphInstantiate(&exec, graph, 0);
+    if (e == cudaSuccess && !f) what = "cudaGraphLaunch", e = cudaGraphLaunch(exec, st);
+    if (e == cudaSuccess && !f) what = "cudaStreamSynchronize", e = cudaStreamSynchronize(st);
+    if (exec != NULL) cudaGraphExecDestroy(exec);
+    if (graph != NULL) cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+        print_message("FAIL %s: %s: %s\n", label, what, cudaGetErrorString(e));
+        cudaGetLastError();
+    }
+    return f || e != cudaSuccess;
+}
+
 /* Every configuration of one geometry x epilogue: the first run (builds the plan), the cached run, and a graph
  * captured from it and replayed. Returns the number of failures. */
 static int check_case(const char *name, const cnr_geom *cg, const bufs *b, bool bias, bool res, bool relu,
@@ -259,21 +281,10 @@ static int check_case(const char *name, const cnr_geom *cg, const bufs *b, bool 
                     break;
                 }
             } else {
-                cudaGraph_t graph = NULL;
-                cudaGraphExec_t exec = NULL;
-                CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-                const int f = run_one(label, &g, &cfgs[i], b, st);
-                CK(cudaStreamEndCapture(st, &graph));
-                if (f) {
-                    cudaGraphDestroy(graph);
+                if (capture_replay(label, &g, &cfgs[i], b, st)) {
                     fails++;
                     break;
                 }
-                CK(cudaGraphInstantiate(&exec, graph, 0));
-                CK(cudaGraphLaunch(exec, st));
-                CK(cudaStreamSynchronize(st));
-                cudaGraphExecDestroy(exec);
-                cudaGraphDestroy(graph);
             }
             fails += check(label, cg, b, st, atol, rtol, &max_err);
         }
