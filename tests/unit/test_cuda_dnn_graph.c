@@ -133,7 +133,8 @@ static const char *device_missing(char *buf, size_t size) {
     tc__err err = {0};
     const tc__cudnn *dn = tc__cudnn_get(&err);
     if (dn == NULL) return snprintf(buf, size, "%.300s", err.msg), buf;
-    if (dn->BackendCreateDescriptor == NULL) return snprintf(buf, size, "cuDNN %zu lacks the backend API", dn->version), buf;
+    if (dn->BackendCreateDescriptor == NULL)
+        return snprintf(buf, size, "cuDNN %zu lacks the backend API", dn->version), buf;
     return NULL;
 }
 
@@ -524,7 +525,8 @@ static void test_timing(void **state) {
     static const int32_t shapes[4][2] = {{64, 56}, {128, 28}, {256, 14}, {512, 7}}; /* channels, size */
     for (int bi = 0; bi < 2; bi++)
         for (int si = 0; si < 4; si++) {
-            const cnr_geom cg = geo(batches[bi], shapes[si][0], shapes[si][1], shapes[si][1], shapes[si][0], 3, 1, 1, 1);
+            const int32_t ch = shapes[si][0], hw = shapes[si][1];
+            const cnr_geom cg = geo(batches[bi], ch, hw, hw, ch, 3, 1, 1, 1);
             bufs b;
             bufs_make(&cg, 7 + si, false, &b);
             const tc__dnn_graph_conv g = conv_of(&cg, true, false, true);

@@ -23,7 +23,7 @@ _Static_assert(sizeof(tc__dnn_graph_cfg) == TC__DNN_GRAPH_CFG_BYTES, "tc__dnn_gr
 /* The tensors' unique ids (the variant pack's keys) and the virtual intermediates'. */
 enum { UID_X = 1, UID_W = 2, UID_Y = 3, UID_BIAS = 4, UID_Z = 5, UID_VIRTUAL = 100 };
 
-#define DG_SET_CAP 40   /* descriptors of one graph, one plan (engine, knobs, configuration, plan) or one heuristic query */
+#define DG_SET_CAP 40   /* descriptors of one graph, one plan (engine, knobs, config, plan) or one heuristic query */
 #define DG_CACHE 256    /* execution plans (and refusals) kept for the process */
 #define DG_HEUR_MAX 32  /* heuristic results examined per mode */
 #define DG_KNOB_READ 64 /* knob choices read from a heuristic configuration (more than cuDNN has knob types) */
@@ -83,7 +83,8 @@ static void finalize(dg_ctx *c, cudnnBackendDescriptor_t d, const char *what) {
 
 #define CREATE(c, set, type) create(c, set, type, "cudnnBackendCreateDescriptor(" #type ")")
 #define SET(c, d, name, type, count, v) set_attr(c, d, name, type, count, v, "cudnnBackendSetAttribute(" #name ")")
-#define GET(c, d, name, type, req, cnt, v) get_attr(c, d, name, type, req, cnt, v, "cudnnBackendGetAttribute(" #name ")")
+#define GET(c, d, name, type, req, cnt, v)                                                                            \
+    get_attr(c, d, name, type, req, cnt, v, "cudnnBackendGetAttribute(" #name ")")
 #define FINALIZE(c, d, what) finalize(c, d, "cudnnBackendFinalize(" what ")")
 
 /* "what: cuDNN error N (status string); last error: ..." of the failure c holds. */
@@ -394,7 +395,8 @@ int tc__dnn_graph_configs(const tc__dnn_graph_conv *g, size_t max_ws, tc__dnn_gr
         cudnnBackendDescriptor_t results[DG_HEUR_MAX];
         for (int64_t i = 0; i < count; i++) results[i] = CREATE(&hc, &hset, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
         int64_t got = 0;
-        if (count > 0) GET(&hc, heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, results);
+        if (count > 0)
+            GET(&hc, heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, results);
         if (hc.s != CUDNN_STATUS_SUCCESS) describe(&hc, last, sizeof last);
         for (int64_t i = 0; hc.s == CUDNN_STATUS_SUCCESS && i < got && i < count && n < cap; i++) {
             offered++;
