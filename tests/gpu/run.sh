@@ -40,6 +40,8 @@ part row16-chain bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 1 te
 # its timings on the ResNet-50 3x3 shapes (printed, never asserted).
 part igemm-conv bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 4 test"' "$B/tests/test_cuda_igemm_conv"
 grep -E "timing|FAILED" "$OUT/igemm-conv.log"
+part dnn-graph bash -c '"$0" 2>&1 | tee /dev/stderr | grep -q "PASSED  \] 4 test"' "$B/tests/test_cuda_dnn_graph"
+grep -E "configs|refused|timing|FAIL|not tested|cuDNN [0-9]" "$OUT/dnn-graph.log"
 [ -x "$B/tests/test_tuner_device" ] && part tuner "$B/tests/test_tuner_device"
 [ -f "$OUT/tuner.log" ] && grep -E "SKIP|ns, median" "$OUT/tuner.log"
 

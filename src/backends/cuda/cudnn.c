@@ -74,6 +74,21 @@ static void load_once(void) {
         t->DestroyActivationDescriptor = NULL, t->ConvolutionBiasActivationForward = NULL;
         g_why[0] = '\0';
     }
+    /* optional: the backend (graph) API, all six or none */
+    if (!(resolve(lib, "cudnnBackendCreateDescriptor", &t->BackendCreateDescriptor) &&
+          resolve(lib, "cudnnBackendDestroyDescriptor", &t->BackendDestroyDescriptor) &&
+          resolve(lib, "cudnnBackendSetAttribute", &t->BackendSetAttribute) &&
+          resolve(lib, "cudnnBackendGetAttribute", &t->BackendGetAttribute) &&
+          resolve(lib, "cudnnBackendFinalize", &t->BackendFinalize) &&
+          resolve(lib, "cudnnBackendExecute", &t->BackendExecute))) {
+        t->BackendCreateDescriptor = NULL, t->BackendDestroyDescriptor = NULL, t->BackendSetAttribute = NULL;
+        t->BackendGetAttribute = NULL, t->BackendFinalize = NULL, t->BackendExecute = NULL;
+        g_why[0] = '\0';
+    }
+    if (!resolve(lib, "cudnnGetLastErrorString", &t->GetLastErrorString)) {
+        t->GetLastErrorString = NULL;
+        g_why[0] = '\0';
+    }
     t->version = t->GetVersion();
     if (t->version / 10000 != CUDNN_MAJOR) {
         snprintf(g_why, sizeof g_why, "version %zu, tailcut was built against the %d.x headers", t->version,
@@ -112,6 +127,12 @@ void tc__cudnn_unlock(void) { pthread_mutex_unlock(&g_lock); }
 
 tc_status tc__cudnn_fail(cudnnStatus_t s, tc__err *err, const char *what) {
     if (s == CUDNN_STATUS_SUCCESS) return TC_STATUS_OK;
+    char last[512] = "";
+    if (g_ok && g_dnn.GetLastErrorString != NULL) {
+        g_dnn.GetLastErrorString(last, sizeof last);
+        last[sizeof last - 1] = '\0';
+    }
     return tc__fail(err, s == CUDNN_STATUS_ALLOC_FAILED ? TC_STATUS_OUT_OF_MEMORY : TC_STATUS_INTERNAL,
-                    "%s: cuDNN error %d (%s)", what, (int)s, g_ok ? g_dnn.GetErrorString(s) : "cuDNN not loaded");
+                    "%s: cuDNN error %d (%s)%s%s", what, (int)s, g_ok ? g_dnn.GetErrorString(s) : "cuDNN not loaded",
+                    last[0] ? "; cuDNN's last error: " : "", last);
 }

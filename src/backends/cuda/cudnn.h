@@ -4,7 +4,8 @@
  * tactics that need it refuse their steps there. <cudnn.h> is included for its types and enums only. tailcut uses
  * cuDNN's convolution API of version 9 (descriptors, cudnnGetConvolutionForwardAlgorithm_v7, cudnnConvolutionForward),
  * present in every 9.x release; cudnnConvolutionBiasActivationForward and the activation descriptor where the
- * library has them (optional: NULL otherwise).
+ * library has them (optional: NULL otherwise), and the backend (graph) API's descriptor functions for
+ * cudnn_graph.c (optional too: NULL where missing, the graph path then refuses; cudnnGetLastErrorString separately).
  *
  * One process-wide handle, created once (pthread_once) on the device current at that moment. A cuDNN handle is not
  * thread-safe: callers hold tc__cudnn_lock() from cudnnSetStream until their call has been issued.
@@ -63,6 +64,19 @@ typedef struct tc__cudnn {
         cudnnConvolutionFwdAlgo_t algo, void *workspace, size_t workspace_bytes, const void *alpha2,
         const cudnnTensorDescriptor_t z_desc, const void *z, const cudnnTensorDescriptor_t bias_desc, const void *bias,
         const cudnnActivationDescriptor_t act, const cudnnTensorDescriptor_t y_desc, void *y);
+    /* optional (all six or none): the backend (graph) API, see cudnn_graph.h */
+    cudnnStatus_t (*BackendCreateDescriptor)(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *desc);
+    cudnnStatus_t (*BackendDestroyDescriptor)(cudnnBackendDescriptor_t desc);
+    cudnnStatus_t (*BackendSetAttribute)(cudnnBackendDescriptor_t desc, cudnnBackendAttributeName_t name,
+                                         cudnnBackendAttributeType_t type, int64_t count, const void *elements);
+    cudnnStatus_t (*BackendGetAttribute)(cudnnBackendDescriptor_t const desc, cudnnBackendAttributeName_t name,
+                                         cudnnBackendAttributeType_t type, int64_t requested, int64_t *count,
+                                         void *elements);
+    cudnnStatus_t (*BackendFinalize)(cudnnBackendDescriptor_t desc);
+    cudnnStatus_t (*BackendExecute)(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                                    cudnnBackendDescriptor_t variant_pack);
+    /* optional: the calling thread's last error message (NULL where the library lacks it) */
+    void (*GetLastErrorString)(char *message, size_t max_size);
 } tc__cudnn;
 
 /* The table with its handle (loaded and created on the first call), or NULL with a failure in err (TC_STATUS_UNSUPPORTED:
@@ -76,7 +90,8 @@ bool tc__cudnn_available(void);
 void tc__cudnn_lock(void);
 void tc__cudnn_unlock(void);
 
-/* TC_STATUS_OK for CUDNN_STATUS_SUCCESS, else a failure naming what and cuDNN's message. */
+/* TC_STATUS_OK for CUDNN_STATUS_SUCCESS, else a failure naming what, cuDNN's status string and, where the library has
+ * cudnnGetLastErrorString, its last error message for this thread. */
 tc_status tc__cudnn_fail(cudnnStatus_t s, tc__err *err, const char *what);
 
 #endif
