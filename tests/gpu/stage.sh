@@ -12,6 +12,7 @@ mkdir -p "$S/tests" "$S/libs"
 cp "$B/tailcut" "$B/libtailcut.so" "$S/"
 cp "$B/tests/test_all_tactics" "$B/tests/test_engine_noalloc" "$B/tests/test_tuner_device" \
     "$B/tests/test_cuda_data_errors" "$B/tests/test_cuda_nhwc16_chain" "$B/tests/test_cuda_row16_chain" "$B/tests/test_cuda_pinned_io" "$B/tests/test_cpu_amx" \
+    "$B/tests/test_cuda_igemm_conv" "$B/tests/test_cuda_dnn_graph" "$B/tests/test_backend" \
     "$S/tests/"
 for f in "$S/tailcut" "$S/tests/"*; do ldd "$f"; done | awk '/=> \// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | grep -v libtailcut | while read -r l; do

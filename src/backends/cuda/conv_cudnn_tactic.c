@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "backends/cuda/cnn_epi.h"
+#include "backends/cuda/conv16_paths.h"
 #include "backends/cuda/conv_cudnn.h"
 #include "backends/cuda/cudnn.h"
 #include "backends/cuda/fp16_lt.h"
@@ -404,6 +405,36 @@ static const void *packed_bias16(const tc__kernel_ctx *ctx, const dnn_geom *g) {
                : NULL;
 }
 
+/* ---- configurations (conv16_paths.h): for a step whose output stays FP16 NHWC ---------------------------------- */
+
+/* The paths' view of a chained step: false when only the default computes it (output not FP16 NHWC, groups, an FP32
+ * residual, an activation other than ReLU, a bias the packing left FP32). */
+static bool conv16_geom_of(const dnn_geom *g, bool out16, bool has_bias, bool bias16, bool has_res, bool res16,
+                           tc__act act, tc__conv16_geom *o) {
+    memset(o, 0, sizeof *o);
+    if (!out16 || !g->half || g->groups != 1 || (has_bias && !bias16) || (has_res && !res16) ||
+        (act != TC__ACT_NONE && act != TC__ACT_RELU))
+        return false;
+    *o = (tc__conv16_geom){g->n, g->c, g->h, g->w, g->k, g->r, g->s, g->oh, g->ow, g->ph, g->pw, g->sh, g->sw, g->dh,
+                           g->dw, has_bias, has_res, act == TC__ACT_RELU};
+    return true;
+}
+
+static int configs_f16(const tc__step_desc *d, void *out, int cap) {
+    dnn_geom g;
+    if (cap < 1 || !tc__lt_fp16_marked(d) || !step_geometry(d, true, &g)) return 0;
+    const tc__epilogue *e = d->epi;
+    const bool has_bias = d->n_in > 2 && d->in[2] != NULL;
+    const bool has_res = e != NULL && (e->residual_input >= 0 || d->residual != NULL);
+    tc__conv16_geom cg;
+    if (!conv16_geom_of(&g, attr_on(d->attrs, TC__ATTR_NHWC16_OUT), has_bias, const_bias(d) && bias16_at(&g) != 0,
+                        has_res, attr_on(d->attrs, TC__ATTR_NHWC16_RES), e != NULL ? e->act : TC__ACT_NONE, &cg)) {
+        memset(out, 0, sizeof(tc__conv16_cfg));
+        return 1; /* the default alone */
+    }
+    return tc__conv16_configs(&cg, TC__DNN_WORKSPACE, out, cap);
+}
+
 static tc_status run_f16(const tc__kernel_ctx *ctx) {
     dnn_geom g;
     tc__cuda_epi e;
@@ -427,6 +458,15 @@ static tc_status run_f16(const tc__kernel_ctx *ctx) {
     if (out16) {
         yh = ctx->out[0]->data;
         const void *bias16 = packed_bias16(ctx, &g);
+        tc__conv16_cfg cfg;
+        tc__conv16_geom cg;
+        if (ctx->config != NULL) memcpy(&cfg, ctx->config, sizeof cfg);
+        if (ctx->config != NULL && cfg.path != TC__CONV16_DEFAULT &&
+            conv16_geom_of(&g, true, b != NULL, bias16 != NULL, e.residual != NULL, res16, e.act.act, &cg)) {
+            st = tc__conv16_run(&cg, &cfg, xh, ctx->in[1]->data, bias16, e.residual, yh, ws, TC__DNN_WORKSPACE, s,
+                                ctx->err);
+            if (st != TC_STATUS_UNSUPPORTED) return st; /* (refused here: the default computes the same) */
+        }
         st = pointwise_gemm(ctx, &g, &e, res16, bias16, xh, yh, ws);
         if (st != TC_STATUS_UNSUPPORTED) return st;
         if (bias16 != NULL && (e.residual == NULL || res16)) {
@@ -475,6 +515,9 @@ const tc__tactic tc__tactic_cuda_conv_fp16_cudnn = {
     .packed_bytes = packed_bytes,
     .scratch_bytes = scratch_f16,
     .run = run_f16,
+    .config_bytes = sizeof(tc__conv16_cfg),
+    .configs = configs_f16,
+    .check_config = tc__conv16_cfg_check,
 };
 
 const tc__tactic tc__tactic_cuda_conv_cudnn = {
