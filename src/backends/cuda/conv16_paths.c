@@ -5,6 +5,7 @@
 #include "backends/cuda/conv16_paths.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/cuda/igemm_conv_fp16.h"
@@ -64,20 +65,31 @@ static int graph_configs(const tc__conv16_geom *g, size_t ws_max, tc__dnn_graph_
     return n;
 }
 
+/* Whether TAILCUT_CONV16_PATHS (a comma list of "igemm", "graph"; unset: both) admits the path: a diagnostic switch
+ * for A/B builds (docs/reference/environment.md). */
+static bool path_on(const char *name) {
+    const char *v = getenv("TAILCUT_CONV16_PATHS");
+    if (v == NULL) return true;
+    const size_t n = strlen(name);
+    for (const char *p = v; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == v || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) return true;
+    return false;
+}
+
 int tc__conv16_configs(const tc__conv16_geom *g, size_t ws_max, tc__conv16_cfg *out, int cap) {
     if (cap < 1) return 0;
     int n = 0;
     memset(&out[n++], 0, sizeof out[0]); /* the default */
     const tc__igemm_conv p = igemm_of(g);
     uint8_t ids[4];
-    const int ni = tc__igemm_conv_ok(&p) ? tc__igemm_conv_configs(&p, ids, 4) : 0;
+    const int ni = path_on("igemm") && tc__igemm_conv_ok(&p) ? tc__igemm_conv_configs(&p, ids, 4) : 0;
     for (int i = 0; i < ni && n < cap; i++) {
         if (tc__igemm_conv_workspace(&p, ids[i]) > ws_max) continue;
         memset(&out[n], 0, sizeof out[0]);
         out[n].path = TC__CONV16_IGEMM;
         out[n++].igemm_id = ids[i];
     }
-    if (n < cap) {
+    if (n < cap && path_on("graph")) {
         tc__dnn_graph_cfg gc[GRAPH_CAP];
         const int ng = graph_configs(g, ws_max, gc);
         for (int i = 0; i < ng && n < cap; i++) {
