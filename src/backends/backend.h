@@ -114,6 +114,15 @@ typedef struct tc__backend {
     /* The tuner's clock around runs on exec. */
     void (*timer_start)(void *exec, tc__backend_timer *t);
     uint64_t (*timer_stop)(void *exec, tc__backend_timer *t); /* ns since timer_start (UINT64_MAX: the work failed) */
+    /* Optional (a GPU backend): the tuner's samples as replays of captured launches, as an engine runs them (a CUDA
+     * graph), so that a tactic's host work per launch (a library's descriptors and heuristics) is not timed.
+     * capture_begin starts recording the work issued on exec (false: cannot); capture_end stops it and returns a
+     * replayable handle (NULL: the capture failed, nothing kept); replay enqueues it on exec (false: failed);
+     * capture_free frees a handle. */
+    bool (*capture_begin)(void *exec);
+    void *(*capture_end)(void *exec);
+    bool (*replay)(void *exec, void *captured);
+    void (*capture_free)(void *captured);
 } tc__backend;
 
 /* Every backend this build has, from backends.inc: `extern const tc__backend tc__backend_<name>;`. */

@@ -213,6 +213,7 @@ typedef struct cand_run {
     const tc__backend *be; /* whose clock times it: the tactic's backend */
     dev_io *dev;           /* a device backend's: the device copies c runs on (NULL on the host) */
     int reps;              /* launches per sample (a device backend's: chosen in the warm-up; 1 on the host) */
+    void *captured;        /* a device backend's: its reps launches captured (tc__backend.capture_end), or NULL */
     uint64_t *samples;
     uint64_t fastest; /* its fastest run so far, the warm-up included (for the cut-off; UINT64_MAX: none) */
     int done, slow;
@@ -256,6 +257,7 @@ static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, int run
 }
 
 static void cand_free(const tc__step_desc *d, cand_run *c) {
+    if (c->captured != NULL) c->be->capture_free(c->captured);
     if (c->dev != NULL) dev_io_free(c->be, c->dev, d->n_in, d->n_out);
     free(c->dev);
     free(c->samples);
@@ -288,13 +290,37 @@ static bool dev_sample(cand_run *c, int reps, uint64_t *dt) {
     tc__backend_timer timer;
     c->be->timer_start(c->kc.exec, &timer);
     bool ok = true;
-    for (int r = 0; r < reps && ok; r++) {
-        c->scratch.used = 0;
-        ok = c->fn(&c->kc) == TC_STATUS_OK;
+    if (c->captured != NULL) { /* (reps is c->reps: what was captured) */
+        ok = c->be->replay(c->kc.exec, c->captured);
+    } else {
+        for (int r = 0; r < reps && ok; r++) {
+            c->scratch.used = 0;
+            ok = c->fn(&c->kc) == TC_STATUS_OK;
+        }
     }
     const uint64_t total = c->be->timer_stop(c->kc.exec, &timer);
     *dt = total / (uint64_t)reps;
     return ok && total != UINT64_MAX; /* (UINT64_MAX: the device failed running it) */
+}
+
+/* Captures reps launches of c into c->captured (the backend's graph) where the backend can; false when a launch
+ * failed (c->captured stays NULL when capturing is not possible: samples are then plain launches). */
+static bool dev_capture(cand_run *c, int reps) {
+    if (c->captured != NULL) c->be->capture_free(c->captured);
+    c->captured = NULL;
+    if (c->be->capture_begin == NULL || !c->be->capture_begin(c->kc.exec)) return true;
+    bool ok = true;
+    for (int r = 0; r < reps && ok; r++) {
+        c->scratch.used = 0;
+        ok = c->fn(&c->kc) == TC_STATUS_OK;
+    }
+    void *g = c->be->capture_end(c->kc.exec);
+    if (!ok) {
+        if (g != NULL) c->be->capture_free(g);
+        return false;
+    }
+    c->captured = g;
+    return true;
 }
 
 /* Launches per sample: enough for a sample of TC__DEV_SAMPLE_NS at one launch's time, at most TC__DEV_MAX_REPS. */
@@ -307,18 +333,28 @@ static int dev_reps(uint64_t one) {
     return r > TC__DEV_MAX_REPS ? TC__DEV_MAX_REPS : (int)r;
 }
 
-/* cand_run_once on a device backend. The warm-up launches c once (the first launch loads its kernels), times one launch
- * for a first count of launches per sample, then (when that is more than one) that many, whose time per launch (with
- * the launches queued back to back, as in a run) sets c->reps; a sample is then c->reps launches. */
+/* cand_run_once on a device backend. The warm-up launches c once (the first launch loads its kernels and builds what
+ * a library builds on first use), times one launch for a first count of launches per sample, then (when that is more
+ * than one) that many, whose time per launch (with the launches queued back to back, as in a run) sets c->reps; a
+ * sample is then c->reps launches. Where the backend captures launches (a CUDA graph, as an engine replays its run),
+ * the samples are replays of captured launches: one launch is captured and replayed for the count, then c->reps of
+ * them; the host's work per launch (descriptors, a library's heuristic: gone on an engine's replays) is not timed. */
 static void dev_run_once(cand_run *c, bool warm_up, uint64_t cutoff) {
     if (c->out) return;
     uint64_t dt = 0;
     bool ok = true;
     if (warm_up) {
         ok = dev_sample(c, 1, &dt) && dev_sample(c, 1, &dt);
+        if (ok && c->be->capture_begin != NULL) {
+            ok = dev_capture(c, 1);
+            if (ok && c->captured != NULL) ok = dev_sample(c, 1, &dt) && dev_sample(c, 1, &dt);
+        }
         const int first = dev_reps(dt);
-        if (ok && first > 1) ok = dev_sample(c, first, &dt);
+        if (ok && first > 1) {
+            ok = dev_capture(c, first) && dev_sample(c, first, &dt);
+        }
         if (ok) c->reps = dev_reps(dt);
+        if (ok && c->captured != NULL) ok = dev_capture(c, c->reps);
     } else {
         ok = dev_sample(c, c->reps, &dt);
     }

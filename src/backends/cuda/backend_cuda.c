@@ -527,6 +527,34 @@ static uint64_t cuda_timer_stop(void *exec, tc__backend_timer *t) {
     return (uint64_t)(ms * 1e6f);
 }
 
+static bool cuda_capture_begin(void *exec) {
+    tc__cuda_exec *x = exec;
+    return cudaStreamBeginCapture(x->stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+}
+
+static void *cuda_capture_end(void *exec) {
+    tc__cuda_exec *x = exec;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    cudaError_t e = cudaStreamEndCapture(x->stream, &g);
+    if (e == cudaSuccess && g != NULL) e = cudaGraphInstantiate(&ge, g, 0);
+    if (g != NULL) cudaGraphDestroy(g);
+    if (e != cudaSuccess || ge == NULL) {
+        cudaGetLastError();
+        return NULL;
+    }
+    return ge;
+}
+
+static bool cuda_replay(void *exec, void *captured) {
+    tc__cuda_exec *x = exec;
+    return cudaGraphLaunch((cudaGraphExec_t)captured, x->stream) == cudaSuccess;
+}
+
+static void cuda_capture_free(void *captured) {
+    if (captured != NULL) cudaGraphExecDestroy((cudaGraphExec_t)captured);
+}
+
 const tc__backend tc__backend_cuda = {
     .id = TC__BACKEND_CUDA,
     .name = "cuda",
@@ -551,4 +579,8 @@ const tc__backend tc__backend_cuda = {
     .select = cuda_select,
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
+    .capture_begin = cuda_capture_begin,
+    .capture_end = cuda_capture_end,
+    .replay = cuda_replay,
+    .capture_free = cuda_capture_free,
 };
