@@ -201,6 +201,11 @@ static tc_status dev_setup(const tc__backend *be, const tc__step_desc *d, const 
     return st;
 }
 
+/* The device memory the rotated copies of a candidate's constant inputs may take, and what is written before each
+ * sample to push the previous sample's data out of the L2 (50 MiB on the H100/H200). */
+#define TC__TUNE_ROT_BYTES ((size_t)256 << 20)
+#define TC__TUNE_FLUSH_BYTES ((size_t)128 << 20)
+
 /* One candidate being timed: its inputs, scratch and context, and its samples so far. Not moved once set up (the
  * context points into b). */
 typedef struct cand_run {
@@ -214,6 +219,11 @@ typedef struct cand_run {
     dev_io *dev;           /* a device backend's: the device copies c runs on (NULL on the host) */
     int reps;              /* launches per sample (a device backend's: chosen in the warm-up; 1 on the host) */
     void *captured;        /* a device backend's: its reps launches captured (tc__backend.capture_end), or NULL */
+    tc__tensor *rot;       /* a device backend's: n_rot - 1 more device copies of its constant inputs ([copy][input]) */
+    int n_rot, n_in;       /* the captured launches read copy r % n_rot (0: the inputs themselves) */
+    int rot_cap;           /* copies rot has room for (its entries with data are freed with c) */
+    void *flush;           /* a device backend's: TC__TUNE_FLUSH_BYTES written before each sample (shared), or NULL */
+    const tc__step_desc *d;
     uint64_t *samples;
     uint64_t fastest; /* its fastest run so far, the warm-up included (for the cut-off; UINT64_MAX: none) */
     int done, slow;
@@ -247,6 +257,7 @@ static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, int run
         c->kc.host_in = c->dev->phost;
     }
     c->fn = t->run;
+    c->d = d;
     c->be = dev != NULL ? dev : tc__backend_get(t->backend);
     if (st == TC_STATUS_OK && c->be == NULL)
         st = tc__fail(err, TC_STATUS_INTERNAL, "tactic %s: this build has no backend %u", t->name, t->backend);
@@ -258,6 +269,9 @@ static tc_status cand_setup(const tc__step_desc *d, const tc__tactic *t, int run
 
 static void cand_free(const tc__step_desc *d, cand_run *c) {
     if (c->captured != NULL) c->be->capture_free(c->captured);
+    for (int k = 0; c->rot != NULL && k < (c->rot_cap - 1) * c->n_in; k++)
+        if (c->rot[k].data != NULL) c->be->free(TC__MEM_DEVICE, c->rot[k].data);
+    free(c->rot);
     if (c->dev != NULL) dev_io_free(c->be, c->dev, d->n_in, d->n_out);
     free(c->dev);
     free(c->samples);
@@ -287,6 +301,11 @@ static void cand_run_once(cand_run *c, bool warm_up, uint64_t cutoff) {
  * launch alone is mostly launch latency and the events' resolution, about 0.5 us). false when a launch fails or the
  * device failed running them. */
 static bool dev_sample(cand_run *c, int reps, uint64_t *dt) {
+    if (c->flush != NULL) { /* (untimed; the data of the sample before leaves the L2) */
+        tc__err err = {0};
+        const size_t half = TC__TUNE_FLUSH_BYTES / 2;
+        c->be->copy(c->kc.exec, (char *)c->flush + half, TC__MEM_DEVICE, c->flush, TC__MEM_DEVICE, half, &err);
+    }
     tc__backend_timer timer;
     c->be->timer_start(c->kc.exec, &timer);
     bool ok = true;
@@ -303,16 +322,55 @@ static bool dev_sample(cand_run *c, int reps, uint64_t *dt) {
     return ok && total != UINT64_MAX; /* (UINT64_MAX: the device failed running it) */
 }
 
-/* Captures reps launches of c into c->captured (the backend's graph) where the backend can; false when a launch
- * failed (c->captured stays NULL when capturing is not possible: samples are then plain launches). */
+/* Up to reps copies in all of c's constant inputs on the device (c->rot: the first is the inputs themselves), as many
+ * as TC__TUNE_ROT_BYTES holds: in an engine's run a step's weights come from memory, not from the L2 where its
+ * previous launch left them (its activations do come from the L2: the step before just wrote them, and so they are
+ * shared as they are). */
+static void dev_rotation(cand_run *c, int reps) {
+    const tc__step_desc *d = c->d;
+    if (c->rot != NULL || reps < 2 || d == NULL || c->dev == NULL) return;
+    size_t bytes = 0;
+    for (int i = 0; i < d->n_in; i++)
+        if (d->in_const[i] && c->dev->pin[i] != NULL) bytes += c->dev->pin[i]->nbytes;
+    if (bytes == 0) return;
+    int n = (int)(TC__TUNE_ROT_BYTES / bytes < (size_t)reps ? TC__TUNE_ROT_BYTES / bytes : (size_t)reps);
+    if (n < 2 || (c->rot = calloc((size_t)(n - 1) * (size_t)d->n_in, sizeof *c->rot)) == NULL) return;
+    c->rot_cap = n, c->n_in = d->n_in, c->n_rot = 1;
+    tc__err err = {0};
+    for (int k = 0; k < n - 1; k++) {
+        for (int i = 0; i < d->n_in; i++) {
+            const tc__tensor *src = c->dev->pin[i];
+            if (!d->in_const[i] || src == NULL) continue;
+            tc__tensor *t = &c->rot[k * d->n_in + i];
+            *t = *src;
+            t->data = c->be->alloc(TC__MEM_DEVICE, src->nbytes);
+            if (t->data == NULL || c->be->copy(c->kc.exec, t->data, TC__MEM_DEVICE, src->data, TC__MEM_DEVICE,
+                                               src->nbytes, &err) != TC_STATUS_OK)
+                return; /* (the copies made so far rotate; this one's memory is freed with c) */
+        }
+        c->n_rot = k + 2;
+    }
+}
+
+/* Captures reps launches of c into c->captured (the backend's graph) where the backend can, launch r reading copy
+ * r % n_rot of the constant inputs; false when a launch failed (c->captured stays NULL when capturing is not
+ * possible: samples are then plain launches). */
 static bool dev_capture(cand_run *c, int reps) {
     if (c->captured != NULL) c->be->capture_free(c->captured);
     c->captured = NULL;
-    if (c->be->capture_begin == NULL || !c->be->capture_begin(c->kc.exec)) return true;
+    if (c->be->capture_begin == NULL) return true;
+    dev_rotation(c, reps);
+    if (!c->be->capture_begin(c->kc.exec)) return true;
     bool ok = true;
+    const tc__tensor *own[MAX_IO];
+    memcpy(own, c->dev->pin, sizeof own);
     for (int r = 0; r < reps && ok; r++) {
+        const int k = c->n_rot > 1 ? r % c->n_rot : 0;
+        for (int i = 0; k > 0 && i < c->n_in; i++)
+            if (c->rot[(k - 1) * c->n_in + i].data != NULL) c->dev->pin[i] = &c->rot[(k - 1) * c->n_in + i];
         c->scratch.used = 0;
         ok = c->fn(&c->kc) == TC_STATUS_OK;
+        memcpy(c->dev->pin, own, sizeof own);
     }
     void *g = c->be->capture_end(c->kc.exec);
     if (!ok) {
@@ -493,9 +551,12 @@ static tc_status tune(const tc__step_desc *d, const tc__tactic *const *cands, in
             ct[total] = t, cfg_of[total++] = j;
         }
     }
+    /* (a device's: written before each sample, so that a sample does not find the one before's data in the L2) */
+    void *flush = dev != NULL && dev->capture_begin != NULL ? dev->alloc(TC__MEM_DEVICE, TC__TUNE_FLUSH_BYTES) : NULL;
     int set = 0;
     for (; set < total && st == TC_STATUS_OK; set++) {
         st = cand_setup(d, ct[set], runs, pool, packed, dev, set > 0 ? &c[0] : NULL, &c[set], err);
+        c[set].flush = flush;
         if (cfg_of[set] >= 0) c[set].kc.config = cfg + (size_t)set * TC__TACTIC_CONFIG_MAX;
     }
     /* Rounds of one run of each candidate (a warm-up round first), not each candidate's runs in a row: a slow spell of
@@ -523,6 +584,7 @@ static tc_status tune(const tc__step_desc *d, const tc__tactic *const *cands, in
         cand_free(d, &c[k]);
     }
     out->n = set;
+    if (flush != NULL) dev->free(TC__MEM_DEVICE, flush);
     free(c);
     free(cfg);
     if (st != TC_STATUS_OK) return st;
