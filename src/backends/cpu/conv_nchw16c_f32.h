@@ -66,7 +66,7 @@ static inline size_t tc__conv16_weight_offset(const tc__conv16_geom *g, size_t o
  * them, the default first). wide: 1 when a task computes two packed units (4 blocks, up to 7 pixels per
  * microkernel call) rather than one (2 blocks, up to 14 pixels): the default for all but 1x1 stride-1
  * unpadded convolutions, which run as one row of pixels; chunk_kib: the weight bytes (KiB) of one reduction
- * chunk for four blocks, 32 by default (partial sums go through Y between chunks). Neither changes the order
+ * chunk for four blocks, 32 by default, 64 offered (partial sums go through Y between chunks). Neither changes the order
  * of any pixel's sums: every configuration gives the same bits.
  */
 typedef struct tc__conv16_config {

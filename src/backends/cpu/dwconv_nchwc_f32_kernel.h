@@ -85,8 +85,8 @@ DW_INLINE void pixels3(const tc__blk_window *g, const tc__vact *act, const tc__d
 
 /*
  * pixels3 for rows oy and oy + 1 at once (both with every kernel row in bounds, kh == 3): twice the
- * independent FMA chains of one row for the small planes, and input row iy0 + S + ky, which both
- * rows read, loaded once. Each pixel adds its taps in (kernel row, kernel column) order as pixels3.
+ * independent FMA chains of one row for the small planes, and the input rows both read loaded once.
+ * Each pixel adds its taps in (kernel row, kernel column) order, as in pixels3.
  */
 DW_INLINE void pixels3x2(const tc__blk_window *g, const tc__vact *act, const tc__dwconv_nchw16c_plane *p, int64_t oy,
                          int64_t ox, const int R, const int S, const bool checked) {
@@ -120,48 +120,35 @@ DW_INLINE void pixels3x2(const tc__blk_window *g, const tc__vact *act, const tc_
     }
 }
 
-/* Rows oy and oy + 1 (interior: every kernel row in bounds, kh == 3) as row3 does one. */
-DW_INLINE void row3x2(const tc__blk_window *g, const tc__vact *act, const tc__dwconv_nchw16c_plane *p, int64_t oy,
-                      int64_t lo, int64_t hi, const int S) {
-    int64_t ox = 0;
-    while (ox < g->OW) {
-        const int64_t left = g->OW - ox;
-        if (left >= 8) {
-            if (ox >= lo && ox + 8 <= hi) pixels3x2(g, act, p, oy, ox, 8, S, false);
-            else pixels3x2(g, act, p, oy, ox, 8, S, true);
-            ox += 8;
-        } else if (left >= 4) {
-            pixels3x2(g, act, p, oy, ox, 4, S, !(ox >= lo && ox + 4 <= hi));
-            ox += 4;
-        } else if (left >= 2) {
-            pixels3x2(g, act, p, oy, ox, 2, S, !(ox >= lo && ox + 2 <= hi));
-            ox += 2;
-        } else {
-            pixels3x2(g, act, p, oy, ox, 1, S, !(ox >= lo && ox + 1 <= hi));
-            ox += 1;
-        }
-    }
+/* R pixels from column ox of row oy (pixels3), or of rows oy and oy + 1 (pair: pixels3x2). */
+DW_INLINE void tile3(const tc__blk_window *g, const tc__vact *act, const tc__dwconv_nchw16c_plane *p, int64_t oy,
+                     int64_t ox, int64_t ky0, int64_t ky1, const int R, const int S, const bool checked,
+                     const bool pair) {
+    if (pair) pixels3x2(g, act, p, oy, ox, R, S, checked);
+    else pixels3(g, act, p, oy, ox, ky0, ky1, R, S, checked);
 }
 
-/* Row oy of a 3-wide window at stride S, edges included, in tiles of 8, 4, 2 and 1 pixels (pixels3). */
+/*
+ * Row oy (pair: rows oy and oy + 1, both with every kernel row in bounds and kh == 3) of a 3-wide window at
+ * stride S, edges included, in tiles of 8, 4, 2 and 1 pixels; tiles that touch an edge skip the columns outside.
+ */
 DW_INLINE void row3(const tc__blk_window *g, const tc__vact *act, const tc__dwconv_nchw16c_plane *p, int64_t oy,
-                    int64_t ky0, int64_t ky1, int64_t lo, int64_t hi, const int S) {
+                    int64_t ky0, int64_t ky1, int64_t lo, int64_t hi, const int S, const bool pair) {
     int64_t ox = 0;
     while (ox < g->OW) {
         const int64_t left = g->OW - ox;
-        const bool inner = ox >= lo && ox + (left < 8 ? left : 8) <= hi;
         if (left >= 8) {
-            if (inner) pixels3(g, act, p, oy, ox, ky0, ky1, 8, S, false);
-            else pixels3(g, act, p, oy, ox, ky0, ky1, 8, S, true);
+            if (ox >= lo && ox + 8 <= hi) tile3(g, act, p, oy, ox, ky0, ky1, 8, S, false, pair);
+            else tile3(g, act, p, oy, ox, ky0, ky1, 8, S, true, pair);
             ox += 8;
         } else if (left >= 4) {
-            pixels3(g, act, p, oy, ox, ky0, ky1, 4, S, !(ox >= lo && ox + 4 <= hi));
+            tile3(g, act, p, oy, ox, ky0, ky1, 4, S, !(ox >= lo && ox + 4 <= hi), pair);
             ox += 4;
         } else if (left >= 2) {
-            pixels3(g, act, p, oy, ox, ky0, ky1, 2, S, !(ox >= lo && ox + 2 <= hi));
+            tile3(g, act, p, oy, ox, ky0, ky1, 2, S, !(ox >= lo && ox + 2 <= hi), pair);
             ox += 2;
         } else {
-            pixels3(g, act, p, oy, ox, ky0, ky1, 1, S, !(ox >= lo && ox + 1 <= hi));
+            tile3(g, act, p, oy, ox, ky0, ky1, 1, S, !(ox >= lo && ox + 1 <= hi), pair);
             ox += 1;
         }
     }
@@ -188,13 +175,13 @@ void DW_ROWS(const tc__blk_window *g, const tc__vact *act,
             /* Two rows at once when both have every kernel row in bounds (rows of 3, at dilation 1). */
             if (p->reuse == 2 && g->kh == 3 && g->dh == 1 && oy + 1 < oy1 && ky0 == 0 && ky1 == 3 &&
                 (oy + 1) * g->sh - g->pt + 3 <= g->H) {
-                if (S == 1) row3x2(g, &a, p, oy, lo, hi, 1);
-                else row3x2(g, &a, p, oy, lo, hi, 2);
+                if (S == 1) row3(g, &a, p, oy, ky0, ky1, lo, hi, 1, true);
+                else row3(g, &a, p, oy, ky0, ky1, lo, hi, 2, true);
                 oy++;
                 continue;
             }
-            if (S == 1) row3(g, &a, p, oy, ky0, ky1, lo, hi, 1);
-            else row3(g, &a, p, oy, ky0, ky1, lo, hi, 2);
+            if (S == 1) row3(g, &a, p, oy, ky0, ky1, lo, hi, 1, false);
+            else row3(g, &a, p, oy, ky0, ky1, lo, hi, 2, false);
             continue;
         }
         int64_t ox = 0;
