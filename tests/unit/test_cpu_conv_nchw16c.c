@@ -8,7 +8,8 @@
  * of the tile), blocked and plain channel counts, asymmetric, large and automatic padding,
  * dilation, 5x5 kernels, batches, with and without the conv bias, every fused activation with and
  * without a residual, random configurations; 1 thread and a 2-thread pool must give identical
- * bits, and so must each tactic configuration (tc__conv16_config: one or two units per task, chunk size); the packed weight is a permutation of W; and the steps supports() rejects.
+ * bits, and so must each tactic configuration (tc__conv16_config: one or two units per task); the packed
+ * weight is a permutation of W; and the steps supports() rejects.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -65,14 +65,11 @@ static inline size_t tc__conv16_weight_offset(const tc__conv16_geom *g, size_t o
  * A configuration of the direct tactics (the tuner times each, "name#index"; conv_nchw16c_f32_configs lists
  * them, the default first). wide: 1 when a task computes two packed units (4 blocks, up to 7 pixels per
  * microkernel call) rather than one (2 blocks, up to 14 pixels): the default for all but 1x1 stride-1
- * unpadded convolutions, which run as one row of pixels (offered both ways); chunk_kib: the weight bytes (KiB)
- * of one reduction chunk for four blocks, 32 (partial sums go through Y between chunks; other sizes are valid in
- * a plan but not offered). Neither changes the order
- * of any pixel's sums: every configuration gives the same bits.
+ * unpadded convolutions, which run as one row of pixels and are offered both. It never changes the order of
+ * any pixel's sums: every configuration gives the same bits.
  */
 typedef struct tc__conv16_config {
-    uint32_t wide;      /* 0 or 1 */
-    uint32_t chunk_kib; /* 8 to 128 */
+    uint32_t wide; /* 0 or 1 */
 } tc__conv16_config;
 
 /* The configurations of a step (default first), and the check of one read from a plan. */

@@ -112,16 +112,16 @@ static bool cv_flat(const tc__conv16_geom *g) {
 }
 
 /*
- * The default (one unit per task for a flat step, two otherwise; 32 KiB chunks), then for a flat step two units per
+ * The default (one unit per task for a flat step, two otherwise), then for a flat step two units per
  * task (4-block tiles: each input pixel read once per 64 output channels instead of 32). Narrow tiles for the other
- * steps, and 16 or 64 KiB chunks, won some tuner timings (warm caches) by a few percent but made ResNet-50 1.3%
- * slower in the model (its inputs cold), so they are not offered.
+ * steps, and 16 or 64 KiB reduction chunks, won some tuner timings (warm caches) by a few percent but made ResNet-50
+ * 1.3% slower in the model (its inputs cold), so they are not configurations.
  */
 int tc__conv_nchw16c_f32_configs(const tc__step_desc *d, void *out, int cap) {
     tc__conv16_geom g;
     if (!cv_desc_geometry(d, &g)) return 0;
     const bool flat = cv_flat(&g);
-    const tc__conv16_config list[2] = {{flat ? 0u : 1u, 32}, {1u, 32}};
+    const tc__conv16_config list[2] = {{flat ? 0u : 1u}, {1u}};
     const int n = flat ? 2 : 1;
     for (int i = 0; i < n && i < cap; i++) memcpy((char *)out + (size_t)i * sizeof list[0], &list[i], sizeof list[0]);
     return n;
@@ -130,9 +130,8 @@ int tc__conv_nchw16c_f32_configs(const tc__step_desc *d, void *out, int cap) {
 bool tc__conv_nchw16c_f32_check_config(const void *config, tc__err *err) {
     tc__conv16_config c;
     memcpy(&c, config, sizeof c);
-    if (c.wide > 1 || c.chunk_kib < 8 || c.chunk_kib > 128) {
-        tc__fail(err, TC_STATUS_CORRUPT_FILE, "direct blocked Conv configuration: wide %u, chunk %u KiB (want 0 or 1, "
-                 "8 to 128)", c.wide, c.chunk_kib);
+    if (c.wide > 1) {
+        tc__fail(err, TC_STATUS_CORRUPT_FILE, "direct blocked Conv configuration: wide %u is not 0 or 1", c.wide);
         return false;
     }
     return true;

@@ -26,8 +26,8 @@
  * Blocking: the reduction runs in chunks of input-channel groups whose weights (for four output
  * channel blocks) fit in L1, the partial sums of a chunk staying in Y; a task is one image, one block
  * of rows whose input fits in L2 (every unit pair reads it in turn) and one unit pair (or one unit:
- * a 1x1 run as one row by default). The tactic's configuration (tc__conv16_config) may change the
- * chunk's bytes and whether a task takes one unit or two. The per-pixel
+ * a 1x1 run as one row by default). The tactic's configuration (tc__conv16_config) may change
+ * whether a task takes one unit or two. The per-pixel
  * order of the sums depends only on the shapes, never on the tiling or the threads, so 1 and N
  * threads give the same bits.
  */
@@ -465,8 +465,7 @@ static void cv_job_init(cv_job *j, const tc__conv16_geom *g, const tc__conv16_co
     j->groups = g->cin / g->group;
     j->wide = cfg ? cfg->wide != 0 : !j->flat;
     const size_t group_bytes = g->kh * g->kw * g->group * BV_L * CV_MAX_NB * sizeof(float);
-    const size_t chunk_bytes = cfg ? (size_t)cfg->chunk_kib * 1024 : CV_CHUNK_WEIGHT_BYTES;
-    j->chunk = group_bytes < chunk_bytes ? chunk_bytes / group_bytes : 1;
+    j->chunk = group_bytes < CV_CHUNK_WEIGHT_BYTES ? CV_CHUNK_WEIGHT_BYTES / group_bytes : 1;
 }
 
 tc_status CV_RUN(const tc__kernel_ctx *ctx) {
