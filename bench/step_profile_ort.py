@@ -7,7 +7,7 @@ usage: step_profile_ort.py MODEL.onnx PLAN [--tailcut build/tailcut] [--rounds 5
 
 Families: with --bert, BERT-base's (Q/K/V projections, attention output, FFN1 + GELU, FFN2, the two attention
 MatMuls, softmax + mask, LayerNorm) from the node names; otherwise each Conv by kernel, stride and channels ("conv 1x1
-s1 256->64"), the nodes that onnxruntime fuses into it (BatchNormalization, Relu, Add) counted with it, and other
+s1 256->64", depthwise ones "dwconv 3x3 s2 96"), the nodes that onnxruntime fuses into it (BatchNormalization, Relu, Clip, Add) counted with it, and other
 nodes by op type. onnxruntime names a fused node after its output (+ "_nchwc"), tailcut after the ONNX node; both are
 mapped. onnxruntime's BiasGelu has no layer name and shows as "other (BiasGelu)". Its totals include its 3 warm-up
 runs' share (divided by all runs). Inputs: floats N(0, 1), int64 ids in [1, 100), names with "mask" all ones; a
@@ -42,8 +42,10 @@ def conv_families(path):
         w = inits.get(nd.input[1]) if nd.op_type == "Conv" and len(nd.input) > 1 else None
         if w:
             st = next((list(a.ints) for a in nd.attribute if a.name == "strides"), [1])
-            fam[nd.name] = fam[nd.output[0]] = f"conv {w[2]}x{w[3]} s{st[0]} {w[1]}->{w[0]}"
-        elif nd.op_type in ("BatchNormalization", "Relu", "Add") and any(i in fam for i in nd.input):
+            grp = next((a.i for a in nd.attribute if a.name == "group"), 1)
+            fam[nd.name] = fam[nd.output[0]] = (f"dwconv {w[2]}x{w[3]} s{st[0]} {w[0]}" if grp > 1 and w[1] == 1
+                                                else f"conv {w[2]}x{w[3]} s{st[0]} {w[1]}->{w[0]}")
+        elif nd.op_type in ("BatchNormalization", "Relu", "Clip", "Add") and any(i in fam for i in nd.input):
             fam[nd.output[0]] = next(fam[i] for i in nd.input if i in fam)
     return fam
 

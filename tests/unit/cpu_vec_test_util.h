@@ -111,8 +111,9 @@ static inline void vtu_poison(tc__tensor *t) {
  * it returns OK. No scratch is lent (these tactics need none); n_in_ctx overrides the input
  * count the context reports (0: s->n_in).
  */
-static inline tc__tensor vtu_run_tactic(const tc__tactic *t, const vtu_step *s, const tc__tensor *like,
-                                        pthreadpool_t pool, int n_in_ctx, const tc__tensor *const *in_ctx) {
+static inline tc__tensor vtu_run_tactic_config(const tc__tactic *t, const vtu_step *s, const tc__tensor *like,
+                                               pthreadpool_t pool, int n_in_ctx, const tc__tensor *const *in_ctx,
+                                               const void *config) {
     tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
     vtu_poison(&y);
     tc__tensor *out[1] = {&y};
@@ -121,10 +122,44 @@ static inline tc__tensor vtu_run_tactic(const tc__tactic *t, const vtu_step *s, 
     unsigned char none[1];
     tc__scratch scratch = {none, 0, 0};
     tc__kernel_ctx kc = {"test", s->op, s->opset, &as, n_in_ctx ? n_in_ctx : s->n_in, in_ctx ? in_ctx : s->in, 1,
-                         out, &err, &scratch, &s->epi, NULL, s->residual, pool, NULL, NULL, NULL};
+                         out, &err, &scratch, &s->epi, NULL, s->residual, pool, config, NULL, NULL};
     tc_status st = t->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", t->name, (int)st, err.msg);
     return y;
+}
+
+/* vtu_run_tactic_config with no configuration (the tactic's default). */
+static inline tc__tensor vtu_run_tactic(const tc__tactic *t, const vtu_step *s, const tc__tensor *like,
+                                        pthreadpool_t pool, int n_in_ctx, const tc__tensor *const *in_ctx) {
+    return vtu_run_tactic_config(t, s, like, pool, n_in_ctx, in_ctx, NULL);
+}
+
+/*
+ * For a tactic with configurations: each one the step admits (at least one), run without and with the pool,
+ * must give exactly the bits `want` (the default's run).
+ */
+static inline void vtu_check_configs(const tc__tactic *t, const vtu_step *s, const tc__tensor *want, const char *what) {
+    if (t->configs == NULL || t->config_bytes == 0) return;
+    bool in_const[DTU_MAX_IO] = {false};
+    for (int i = 1; i < s->n_in; i++) in_const[i] = true;
+    const tc__tensor *out[1] = {want};
+    tc__attrs as = {s->n_attrs, s->attrs};
+    tc__step_desc d = {s->op, s->opset, &as, s->n_in, s->in, in_const, 1, out, &s->epi, NULL, s->residual, NULL, 0};
+    unsigned char cfg[TC__TACTIC_MAX_CONFIGS * TC__TACTIC_CONFIG_MAX];
+    const int n = t->configs(&d, cfg, TC__TACTIC_MAX_CONFIGS);
+    if (n < 1) fail_msg("%s [%s]: no configuration for a step it supports", what, t->name);
+    for (int c = 0; c < n && c < TC__TACTIC_MAX_CONFIGS; c++) {
+        const void *conf = cfg + (size_t)c * t->config_bytes;
+        tc__err err = {0};
+        if (t->check_config != NULL && !t->check_config(conf, &err))
+            fail_msg("%s [%s#%d]: its own configuration is refused: %s", what, t->name, c, err.msg);
+        for (int threaded = 0; threaded < 2; threaded++) {
+            tc__tensor y = vtu_run_tactic_config(t, s, want, threaded ? vtu_pool : NULL, 0, NULL, conf);
+            if (memcmp(y.data, want->data, y.nbytes) != 0)
+                fail_msg("%s [%s#%d, %d thread(s)]: differs from the default's bits", what, t->name, c, 1 + threaded);
+            tc__tensor_free(&y);
+        }
+    }
 }
 
 /* Every element of got within tol * (1 + |want|) of want; NaN and infinities must match exactly. */
@@ -142,7 +177,8 @@ static inline void vtu_assert_close(const tc__tensor *got, const tc__tensor *wan
 
 /*
  * Checks tactic t on step s against the reference output ref: supports() accepts the step;
- * run() without and with the thread pool matches ref within tol; the two runs are identical.
+ * run() without and with the thread pool matches ref within tol; the two runs are identical, and so
+ * are the runs of each configuration the tactic offers for the step (vtu_check_configs).
  * Skips (returns) when the machine lacks the tactic's ISA.
  */
 static inline void vtu_check_against(const tc__tactic *t, const vtu_step *s, const tc__tensor *ref, double tol,
@@ -155,6 +191,7 @@ static inline void vtu_check_against(const tc__tactic *t, const vtu_step *s, con
     snprintf(msg, sizeof msg, "%s [%s, 1 thread]", what, t->name);
     vtu_assert_close(&y1, ref, tol, msg);
     if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s [%s]: threaded result differs", what, t->name);
+    vtu_check_configs(t, s, &y1, what);
     tc__tensor_free(&y2);
     tc__tensor_free(&y1);
 }

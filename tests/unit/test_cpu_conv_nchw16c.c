@@ -8,7 +8,8 @@
  * of the tile), blocked and plain channel counts, asymmetric, large and automatic padding,
  * dilation, 5x5 kernels, batches, with and without the conv bias, every fused activation with and
  * without a residual, random configurations; 1 thread and a 2-thread pool must give identical
- * bits; the packed weight is a permutation of W; and the steps supports() rejects.
+ * bits, and so must each tactic configuration (tc__conv16_config: one or two units per task); the packed
+ * weight is a permutation of W; and the steps supports() rejects.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -129,7 +130,8 @@ static int cv_attrs(const cv_case *c, int64_t *strides, int64_t *dils, int64_t *
  * Runs the tactic on the blocked step d into a fresh poisoned NCHW16c output, with the scratch its
  * scratch_bytes() announces (none when it has no such function); fails unless OK and all scratch freed.
  */
-static tc__tensor cv_run(const tc__step_desc *d, const tc__tensor *const *in, pthreadpool_t pool) {
+static tc__tensor cv_run_config(const tc__step_desc *d, const tc__tensor *const *in, pthreadpool_t pool,
+                                const void *config) {
     const tc__tensor *like = d->out[0];
     tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
     vtu_poison(&y);
@@ -140,12 +142,37 @@ static tc__tensor cv_run(const tc__step_desc *d, const tc__tensor *const *in, pt
     assert_non_null(mem);
     tc__scratch scratch = {mem, bytes, 0};
     tc__kernel_ctx kc = {"test", "Conv", 13, d->attrs, d->n_in, in,   1,  out, &err, &scratch, d->epi,
-                         NULL,   d->residual, pool, NULL, NULL, NULL};
+                         NULL,   d->residual, pool, config, NULL, NULL};
     const tc_status st = kConv->run(&kc);
     if (st != TC_STATUS_OK) fail_msg("%s failed with status %d: %s", kConv->name, (int)st, err.msg);
     if (scratch.used != 0) fail_msg("%s left %zu bytes of scratch in use", kConv->name, scratch.used);
     free(mem);
     return y;
+}
+
+static tc__tensor cv_run(const tc__step_desc *d, const tc__tensor *const *in, pthreadpool_t pool) {
+    return cv_run_config(d, in, pool, NULL);
+}
+
+/* Each configuration the tactic offers for step d (at least one), on 1 and 2 threads, gives the bits `want`. */
+static void cv_check_configs(const tc__step_desc *d, const tc__tensor *const *in, const tc__tensor *want,
+                             const char *msg) {
+    if (kConv->configs == NULL || kConv->config_bytes == 0) return;
+    unsigned char cfg[TC__TACTIC_MAX_CONFIGS * TC__TACTIC_CONFIG_MAX];
+    const int n = kConv->configs(d, cfg, TC__TACTIC_MAX_CONFIGS);
+    if (n < 1) fail_msg("%s: no configuration", msg);
+    for (int c = 0; c < n && c < TC__TACTIC_MAX_CONFIGS; c++) {
+        const void *conf = cfg + (size_t)c * kConv->config_bytes;
+        tc__err err = {0};
+        if (kConv->check_config != NULL && !kConv->check_config(conf, &err))
+            fail_msg("%s: configuration %d refused: %s", msg, c, err.msg);
+        for (int threaded = 0; threaded < 2; threaded++) {
+            tc__tensor y = cv_run_config(d, in, threaded ? vtu_pool : NULL, conf);
+            if (memcmp(y.data, want->data, y.nbytes) != 0)
+                fail_msg("%s: configuration %d on %d thread(s) differs from the default", msg, c, 1 + threaded);
+            tc__tensor_free(&y);
+        }
+    }
 }
 
 /* Runs case c on random data: reference vs the tactic on 1 thread, and 1 vs 2 threads bit for bit. */
@@ -200,6 +227,7 @@ static void check_case(uint64_t seed, const cv_case *c, const char *what) {
     tc__tensor y1 = cv_run(&d, tin, NULL);
     tc__tensor y2 = cv_run(&d, tin, vtu_pool);
     if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s: 1 and 2 threads differ", msg);
+    cv_check_configs(&d, tin, &y1, msg);
     tc__tensor y = from_blocked(&y1);
     vtu_assert_close(&y, &ref, CV_TOL_PER_SQRT_K * sqrt((double)(c->cin * c->kh * c->kw)), msg);
     tc__tensor_free(&y);

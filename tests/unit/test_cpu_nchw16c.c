@@ -4,7 +4,8 @@
  * TC_TEST_BLOCK 8, the AVX2 tactics on NCHW8c, against the reference kernels: every case draws random
  * NCHW data, computes the reference on it, converts the inputs to the blocked layout (tc__nchwc_offset)
  * and checks the tactic's output, converted the same way, without and with a 2-thread pool
- * (bit-identical). Reorder to NCHW, MaxPool / AveragePool (ResNet 3x3 s2 p1, 2x2 s2, ceil_mode,
+ * (bit-identical), and each configuration a tactic offers (the depthwise row reuse) bit-identical to its
+ * default. Reorder to NCHW, MaxPool / AveragePool (ResNet 3x3 s2 p1, 2x2 s2, ceil_mode,
  * count_include_pad, asymmetric and automatic padding, dilation, NaN inputs), GlobalAveragePool,
  * depthwise Conv (3x3/5x5/7x7, strides 1 and 2, every activation, residual, bias) and
  * Add / Sub / Mul / Div (same shape and per-channel broadcasts on either side), over C 16 to 144,

@@ -118,7 +118,19 @@ typedef struct tc__dwconv_nchw16c_plane {
     const float *bias; /* B values, or NULL */
     const float *res;  /* residual OH x OW x B, or NULL */
     float *y;          /* output OH x OW x B */
+    int reuse;         /* 3-wide windows (dilation 1, stride 1 or 2): tc__dwconv_blk_config.reuse */
 } tc__dwconv_nchw16c_plane;
+
+/*
+ * A configuration of the blocked depthwise tactics (the tuner times each, "name#index"): 0 (the default)
+ * computes the interior columns with one load per tap and the edge pixels one by one; for windows 3 columns
+ * wide at dilation 1 and stride 1 or 2, 1 computes whole rows in tiles of up to 8 pixels that load each
+ * input vector of a kernel row once, 2 the same two rows at a time where both have all 3 kernel rows in
+ * bounds. All add every pixel's taps in the same order (the same bits). A step without such windows has only 0.
+ */
+typedef struct tc__dwconv_blk_config {
+    uint32_t reuse;
+} tc__dwconv_blk_config;
 
 /* Output rows [oy0, oy1) of one plane: y = act(conv(x) + bias + res). */
 void tc__dwconv_nchw16c_f32_rows_avx512(const tc__blk_window *g, const tc__vact *act,
@@ -179,6 +191,8 @@ bool tc__dwconv_nchw16c_f32_supports(const tc__step_desc *d);
 bool tc__dwconv_nchw16c_f32_packs_input(const tc__step_desc *d, int index);
 tc_status tc__dwconv_nchw16c_f32_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err);
 tc_status tc__dwconv_nchw16c_f32_run(const tc__kernel_ctx *ctx);
+int tc__dwconv_nchw16c_f32_configs(const tc__step_desc *d, void *out, int cap);
+bool tc__dwconv_nchw16c_f32_check_config(const void *config, tc__err *err);
 
 /* Add / Sub / Mul / Div on NCHW16c: each input of the output's shape or [N or 1, C, 1, 1]. */
 bool tc__vbinary_nchw16c_f32_supports(const tc__step_desc *d);

@@ -61,6 +61,21 @@ static inline size_t tc__conv16_weight_offset(const tc__conv16_geom *g, size_t o
     return u * unit * g->cin * g->kh * g->kw + step * tc__conv16_unit_channels(g, u) + oc % unit;
 }
 
+/*
+ * A configuration of the direct tactics (the tuner times each, "name#index"; conv_nchw16c_f32_configs lists
+ * them, the default first). wide: 1 when a task computes two packed units (4 blocks, up to 7 pixels per
+ * microkernel call) rather than one (2 blocks, up to 14 pixels): the default for all but 1x1 stride-1
+ * unpadded convolutions, which run as one row of pixels and are offered both. It never changes the order of
+ * any pixel's sums: every configuration gives the same bits.
+ */
+typedef struct tc__conv16_config {
+    uint32_t wide; /* 0 or 1 */
+} tc__conv16_config;
+
+/* The configurations of a step (default first), and the check of one read from a plan. */
+int tc__conv_nchw16c_f32_configs(const tc__step_desc *d, void *out, int cap);
+bool tc__conv_nchw16c_f32_check_config(const void *config, tc__err *err);
+
 /* The tactic's supports() (NCHW16c; _8: NCHW8c), packs_input() and pack() (index 1: W; the block from
  * the step's tc.layout_block). */
 bool tc__conv_nchw16c_f32_supports(const tc__step_desc *d);

@@ -25,12 +25,15 @@
  *
  * Blocking: the reduction runs in chunks of input-channel groups whose weights (for four output
  * channel blocks) fit in L1, the partial sums of a chunk staying in Y; a task is one image, one block
- * of rows whose input fits in L2 (every unit pair reads it in turn) and one unit pair. The per-pixel
+ * of rows whose input fits in L2 (every unit pair reads it in turn) and one unit pair (or one unit:
+ * a 1x1 run as one row by default). The tactic's configuration (tc__conv16_config) may change
+ * whether a task takes one unit or two. The per-pixel
  * order of the sums depends only on the shapes, never on the tiling or the threads, so 1 and N
  * threads give the same bits.
  */
 #include <math.h>
 #include <pthreadpool.h>
+#include <string.h>
 
 #include "backends/cpu/conv_nchw16c_f32.h"
 #include "backends/window.h"
@@ -146,7 +149,7 @@ CV_INLINE void cv_kernel(const cv_tile *t, const int np, const int nb, const int
 
 /*
  * The microkernel variants: blocked input with a pixel stride of BV_L floats (row tiles at stride 1,
- * for NB <= 2: 14 pixel offsets in registers cost about 8%), blocked input with any pixel stride,
+ * for NB <= 2, and NB = 4 in a 1x1 run as one row: 14 pixel offsets in registers cost about 8%), blocked input with any pixel stride,
  * plain input; then NB (1, 2, 4), then NP (1..14; up to 7 for NB = 4).
  */
 enum { CV_BLOCKED_S1, CV_BLOCKED_ANY, CV_PLAIN_ANY, CV_VARIANTS };
@@ -172,6 +175,7 @@ enum { CV_BLOCKED_S1, CV_BLOCKED_ANY, CV_PLAIN_ANY, CV_VARIANTS };
     CV_UK(v, group, ps, nb, 14)
 CV_UK_NP14(bs1, BV_L, BV_L, 1)
 CV_UK_NP14(bs1, BV_L, BV_L, 2)
+CV_UK_NP7(bs1, BV_L, BV_L, 4)
 CV_UK_NP14(bany, BV_L, 0, 1)
 CV_UK_NP14(bany, BV_L, 0, 2)
 CV_UK_NP7(bany, BV_L, 0, 4)
@@ -190,7 +194,7 @@ CV_UK_NP7(pany, 1, 0, 4)
         cv_uk_##v##_##nb##_12, cv_uk_##v##_##nb##_13, cv_uk_##v##_##nb##_14
 /* [variant][NB 1, 2, 4][NP - 1] */
 static const cv_ukernel kUkernels[CV_VARIANTS][3][CV_MAX_NP] = {
-    {{CV_UK_ROW14(bs1, 1)}, {CV_UK_ROW14(bs1, 2)}, {NULL}},
+    {{CV_UK_ROW14(bs1, 1)}, {CV_UK_ROW14(bs1, 2)}, {CV_UK_ROW7(bs1, 4)}},
     {{CV_UK_ROW14(bany, 1)}, {CV_UK_ROW14(bany, 2)}, {CV_UK_ROW7(bany, 4)}},
     {{CV_UK_ROW14(pany, 1)}, {CV_UK_ROW14(pany, 2)}, {CV_UK_ROW7(pany, 4)}},
 };
@@ -259,7 +263,7 @@ static void cv_finish(const cv_pass *p, float *y, int np, ptrdiff_t y_px, ptrdif
 static cv_ukernel cv_pick(const cv_pass *p, int np, bool down) {
     const tc__conv16_geom *g = &p->j->g;
     int v = CV_PLAIN_ANY;
-    if (g->blocked_in) v = !down && g->sw == 1 && p->nb <= 2 ? CV_BLOCKED_S1 : CV_BLOCKED_ANY;
+    if (g->blocked_in) v = !down && g->sw == 1 && (p->nb <= 2 || p->j->flat) ? CV_BLOCKED_S1 : CV_BLOCKED_ANY;
     return kUkernels[v][p->nb == 4 ? 2 : p->nb - 1][np - 1];
 }
 
@@ -443,8 +447,8 @@ static size_t cv_parts(const cv_job *j, size_t threads) {
     return parts < span ? parts : span;
 }
 
-/* The job of a run: geometry (flattened when pointwise), interior ranges, chunking. */
-static void cv_job_init(cv_job *j, const tc__conv16_geom *g) {
+/* The job of a run: geometry (flattened when pointwise), interior ranges, chunking (cfg: NULL for the default). */
+static void cv_job_init(cv_job *j, const tc__conv16_geom *g, const tc__conv16_config *cfg) {
     j->g = *g;
     j->flat = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
               g->oh == g->ih && g->ow == g->iw;
@@ -459,7 +463,7 @@ static void cv_job_init(cv_job *j, const tc__conv16_geom *g) {
                            &j->col_lo, &j->col_hi);
     j->units = (g->cout + BV_L * TC__CONV16_UNIT_BLOCKS - 1) / (BV_L * TC__CONV16_UNIT_BLOCKS);
     j->groups = g->cin / g->group;
-    j->wide = !j->flat;
+    j->wide = cfg ? cfg->wide != 0 : !j->flat;
     const size_t group_bytes = g->kh * g->kw * g->group * BV_L * CV_MAX_NB * sizeof(float);
     j->chunk = group_bytes < CV_CHUNK_WEIGHT_BYTES ? CV_CHUNK_WEIGHT_BYTES / group_bytes : 1;
 }
@@ -490,7 +494,9 @@ tc_status CV_RUN(const tc__kernel_ctx *ctx) {
         if (j.act.kind == TC__VACT_RELU) j.clamp = CV_CLAMP_RELU;
         if (j.act.kind == TC__VACT_CLIP) j.clamp = CV_CLAMP_CLIP;
     }
-    cv_job_init(&j, &g);
+    tc__conv16_config cfg;
+    if (ctx->config != NULL) memcpy(&cfg, ctx->config, sizeof cfg);
+    cv_job_init(&j, &g, ctx->config != NULL ? &cfg : NULL);
     pthreadpool_t pool = ctx->exec;
     const size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
     j.parts = cv_parts(&j, threads);

@@ -4,7 +4,8 @@
  * bias B) from a blocked input to a blocked output (NCHW16c / NCHW8c: blocks of B channels), with
  * the fused epilogue (activation, and a residual that is blocked too). Which steps they take, the
  * packing of W to [C/B][KH][KW][B] at build time, and the driver that splits planes and rows over
- * the thread pool; the microkernel is dwconv_nchwc_f32_kernel.h (per ISA).
+ * the thread pool, and the configurations the tuner times (tc__dwconv_blk_config); the microkernel is
+ * dwconv_nchwc_f32_kernel.h (per ISA).
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -27,6 +28,9 @@ static bool dw_geom(const tc__attrs *attrs, const tc__tensor *x, const tc__tenso
     if (tc__attr_int(attrs, "group", 1) != c || !dw_weight_ok(w, c)) return false;
     return tc__blk_window_of("Conv", attrs, x, y, w->dims + 2, g);
 }
+
+/* True when the window is 3 columns wide at dilation 1 and stride 1 or 2: the row-reuse tiles apply. */
+static bool dw_reusable(const tc__blk_window *g) { return g->kw == 3 && g->dw == 1 && (g->sw == 1 || g->sw == 2); }
 
 /* The step's depthwise Conv in blocks of `block` channels. */
 static bool dw_supports(const tc__step_desc *d, int64_t block) {
@@ -70,6 +74,7 @@ typedef struct dw_job {
     const float *x, *w, *b, *res;
     float *y;
     int64_t cb; /* channel blocks per image */
+    int reuse;  /* the configuration's */
 } dw_job;
 
 static void dw_task(void *arg, size_t plane, size_t oy0, size_t rows) {
@@ -82,6 +87,7 @@ static void dw_task(void *arg, size_t plane, size_t oy0, size_t rows) {
         .bias = j->b ? j->b + cb * B : NULL,
         .res = j->res ? j->res + (int64_t)plane * osp : NULL,
         .y = j->y + (int64_t)plane * osp,
+        .reuse = j->reuse,
     };
     j->k->dwconv_rows(g, &j->act, &p, (int64_t)oy0, (int64_t)(oy0 + rows));
 }
@@ -117,8 +123,10 @@ tc_status tc__dwconv_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "Conv is not a blocked depthwise convolution");
     if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || tc__tensor_numel(b) != w->dims[0]))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "bias B must be float32 [%lld]", (long long)w->dims[0]);
+    tc__dwconv_blk_config cfg = {0u}; /* the default, as configs() lists it first */
+    if (ctx->config != NULL) memcpy(&cfg, ctx->config, sizeof cfg);
     dw_job j = {&g, k, {TC__VACT_NONE, 0.0f, 0.0f, 0.0f}, x->data, w->data, b ? b->data : NULL, NULL, y->data,
-                y->dims[1] / k->block};
+                y->dims[1] / k->block, (int)cfg.reuse};
     if (ctx->epi != NULL) {
         if (ctx->epi->bias_input >= 0 || ctx->bias != NULL)
             return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "depthwise Conv does not fuse an epilogue bias");
@@ -132,6 +140,30 @@ tc_status tc__dwconv_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
     return TC_STATUS_OK;
 }
 
+/* One load per tap (the default: the kernel before the configurations), then where row reuse applies one row and two
+ * rows at a time. */
+int tc__dwconv_nchw16c_f32_configs(const tc__step_desc *d, void *out, int cap) {
+    tc__blk_window g;
+    if (d->n_in < 2 || d->in[0] == NULL || d->in[1] == NULL || d->n_out < 1 || d->out[0] == NULL ||
+        !dw_geom(d->attrs, d->in[0], d->in[1], d->out[0], &g))
+        return 0;
+    const tc__dwconv_blk_config list[3] = {{0u}, {1u}, {2u}};
+    const int n = dw_reusable(&g) ? 3 : 1;
+    for (int i = 0; i < n && i < cap; i++) memcpy((char *)out + (size_t)i * sizeof list[0], &list[i], sizeof list[0]);
+    return n;
+}
+
+bool tc__dwconv_nchw16c_f32_check_config(const void *config, tc__err *err) {
+    tc__dwconv_blk_config c;
+    memcpy(&c, config, sizeof c);
+    if (c.reuse > 2) {
+        tc__fail(err, TC_STATUS_CORRUPT_FILE, "blocked depthwise Conv configuration: reuse %u is not 0, 1 or 2",
+                 c.reuse);
+        return false;
+    }
+    return true;
+}
+
 const tc__tactic tc__tactic_dwconv_nchw16c_f32_avx512 = {
     .name = "dwconv_nchw16c_f32_avx512",
     .op_type = "Conv",
@@ -141,6 +173,9 @@ const tc__tactic tc__tactic_dwconv_nchw16c_f32_avx512 = {
     .packs_input = tc__dwconv_nchw16c_f32_packs_input,
     .pack = tc__dwconv_nchw16c_f32_pack,
     .run = tc__dwconv_nchw16c_f32_run,
+    .config_bytes = sizeof(tc__dwconv_blk_config),
+    .configs = tc__dwconv_nchw16c_f32_configs,
+    .check_config = tc__dwconv_nchw16c_f32_check_config,
 };
 
 const tc__tactic tc__tactic_dwconv_nchw8c_f32_avx2 = {
@@ -152,4 +187,7 @@ const tc__tactic tc__tactic_dwconv_nchw8c_f32_avx2 = {
     .packs_input = tc__dwconv_nchw16c_f32_packs_input,
     .pack = tc__dwconv_nchw16c_f32_pack,
     .run = tc__dwconv_nchw16c_f32_run,
+    .config_bytes = sizeof(tc__dwconv_blk_config),
+    .configs = tc__dwconv_nchw16c_f32_configs,
+    .check_config = tc__dwconv_nchw16c_f32_check_config,
 };
