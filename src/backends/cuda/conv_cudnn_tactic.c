@@ -415,8 +415,10 @@ static bool conv16_geom_of(const dnn_geom *g, bool out16, bool has_bias, bool bi
     if (!out16 || !g->half || g->groups != 1 || (has_bias && !bias16) || (has_res && !res16) ||
         (act != TC__ACT_NONE && act != TC__ACT_RELU))
         return false;
-    *o = (tc__conv16_geom){g->n, g->c, g->h, g->w, g->k, g->r, g->s, g->oh, g->ow, g->ph, g->pw, g->sh, g->sw, g->dh,
-                           g->dw, has_bias, has_res, act == TC__ACT_RELU};
+    /* (field by field: the memset's zero padding stays, and the paths' memo compares these bytes whole) */
+    o->n = g->n, o->c = g->c, o->h = g->h, o->w = g->w, o->k = g->k, o->r = g->r, o->s = g->s, o->oh = g->oh;
+    o->ow = g->ow, o->ph = g->ph, o->pw = g->pw, o->sh = g->sh, o->sw = g->sw, o->dh = g->dh, o->dw = g->dw;
+    o->bias = has_bias, o->residual = has_res, o->relu = act == TC__ACT_RELU;
     return true;
 }
 
