@@ -16,6 +16,9 @@ ENV = {
                            "by default, as it showed no consistent P99 gain where it was measured.",
     "TAILCUT_CUDA_WAIT": "`spin` (default), `yield` or `block`: how the host awaits a CUDA plan's replayed graph; spin "
                          "gives the lowest latency, the others trade it for CPU time.",
+    "TAILCUT_CONV16_PATHS": "a comma list of `igemm` and `graph` (default: both; empty: neither): which configurations "
+                            "of a CUDA --fp16 build's chained convolutions, besides cuDNN's fused call, the tuner may "
+                            "time (tailcut's implicit-GEMM kernel, cuDNN graph-API engines); for A/B comparisons.",
     "TAILCUT_CGROUP_ROOT": "a folder that stands for the file system's root when the process's cgroup CPU quota is "
                            "looked up (tests use it to fake a container's limits).",
     "TAILCUT_PROGRESS_INTERVAL": "seconds between the plain progress lines of `build`, `calibrate` and the accuracy "
