@@ -115,9 +115,10 @@ static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t,
 }
 
 
-/* Times the candidates of one step at one profile's shapes, or takes them from the cache. */
+/* Times the candidates of one step at one profile's shapes, or takes them from the cache (packed: the step's constant
+ * inputs are packed already: tc__tune_step_packed). */
 static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands, int n, const tc__backend *be,
-                         void *pool, tc__timing_cache *cache, bool *cache_dirty,
+                         void *pool, bool packed, tc__timing_cache *cache, bool *cache_dirty,
                          tc__tune_result *res, tc__err *err) {
     uint64_t sig = tc__step_signature(d);
     const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
@@ -125,7 +126,8 @@ static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands,
         *res = *hit;
         return TC_STATUS_OK;
     }
-    tc_status st = tc__tune_step(d, cands, n, 5, be, pool, res, err);
+    tc_status st = packed ? tc__tune_step_packed(d, cands, n, 5, be, pool, res, err)
+                          : tc__tune_step(d, cands, n, 5, be, pool, res, err);
     if (st == TC_STATUS_OK && cache) {
         st = tc__timing_cache_put(cache, sig, res, err);
         *cache_dirty = true;
@@ -235,7 +237,7 @@ static tc_status time_chained(const tc__graph *g, const tc__step *step, const tc
     tc_status st = TC_STATUS_OK;
     *ns = UINT64_MAX;
     if (t->supports(&ds.d)) {
-        st = tune_at(&ds.d, &t, 1, tc__backend_get(t->backend), pool, cache, cache_dirty, &r, err);
+        st = tune_at(&ds.d, &t, 1, tc__backend_get(t->backend), pool, false, cache, cache_dirty, &r, err);
         for (int j = 0; st == TC_STATUS_OK && j < r.n; j++) /* (its fastest configuration) */
             if (r.cand[j].min_ns < *ns) *ns = r.cand[j].min_ns;
     }
@@ -328,17 +330,7 @@ static tc_status retune_chained_configs(const tc__graph *g, const tc__step *step
         tc__desc_build_packed(g, node, s, &ds);
         if (!t->supports(&ds.d) || t->configs(&ds.d, some, TC__TACTIC_MAX_CONFIGS) < 2) continue;
         tc__tune_result r;
-        const uint64_t sig = tc__step_signature(&ds.d);
-        const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
-        if (hit != NULL) {
-            r = *hit;
-        } else {
-            st = tc__tune_step_packed(&ds.d, &t, 1, 5, be, pool, &r, err);
-            if (st == TC_STATUS_OK && cache != NULL) {
-                st = tc__timing_cache_put(cache, sig, &r, err);
-                *cache_dirty = true;
-            }
-        }
+        st = tune_at(&ds.d, &t, 1, be, pool, true, cache, cache_dirty, &r, err);
         if (st != TC_STATUS_OK) {
             tc__err_prefix(err, "timing the configurations of step '%s' (%s) as chained: ", node->name, node->op_type);
             break;
@@ -488,10 +480,10 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
                 res->cand[c].min_ns = res->cand[c].median_ns = res->cand[c].max_ns = UINT64_MAX;
             }
         } else {
-            st = tune_at(&ds[0].d, cands, n, be, pool, cache, &cache_dirty, res, err);
+            st = tune_at(&ds[0].d, cands, n, be, pool, false, cache, &cache_dirty, res, err);
             for (int p = 1; p < n_profiles && st == TC_STATUS_OK; p++) {
                 tc__tune_result other;
-                st = tune_at(&ds[p].d, cands, n, be, pool, cache, &cache_dirty, &other, err);
+                st = tune_at(&ds[p].d, cands, n, be, pool, false, cache, &cache_dirty, &other, err);
                 if (st == TC_STATUS_OK) merge_profile(res, &other);
             }
             if (st) {

@@ -22,11 +22,6 @@ static tc__dnn_graph_conv graph_of(const tc__conv16_geom *g) {
                                 .dh = g->dh, .dw = g->dw, .bias = g->bias, .residual = g->residual, .relu = g->relu};
 }
 
-size_t tc__conv16_igemm_workspace_max(const tc__conv16_geom *g) {
-    const tc__igemm_conv p = igemm_of(g);
-    return tc__igemm_conv_ok(&p) ? tc__igemm_conv_workspace_max(&p) : 0;
-}
-
 /* ---- cuDNN's graph configurations, asked once per geometry (building their plans takes milliseconds each) ---- */
 
 #define GRAPH_CAP 3

@@ -40,9 +40,6 @@ int tc__conv16_configs(const tc__conv16_geom *g, size_t ws_max, tc__conv16_cfg *
 /* Validates a configuration read from a plan. */
 bool tc__conv16_cfg_check(const void *config, tc__err *err);
 
-/* The most workspace the igemm configurations need for g (the step's scratch reserves it). */
-size_t tc__conv16_igemm_workspace_max(const tc__conv16_geom *g);
-
 /*
  * Runs configuration cfg (not the default) for g on the stream: x, w16 (KRSC), bias16 (NULL when !g->bias), z (NULL
  * when !g->residual), y; ws of ws_bytes. TC_STATUS_UNSUPPORTED, err untouched, when this path does not take the step

@@ -8,26 +8,13 @@
 #include "backends/cuda/cuda_report.cuh"
 #include "backends/cuda/embed_layernorm.h"
 #include "backends/cuda/half_io.cuh"
+#include "backends/cuda/reduce.cuh"
 
 namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
-__device__ __forceinline__ float block_sum(float v, float *sh) {
-    v = warp_sum(v);
-    const int lane = (int)(threadIdx.x & 31u), w = (int)(threadIdx.x / 32);
-    __syncthreads(); /* sh may still be read by the previous reduction */
-    if (lane == 0) sh[w] = v;
-    __syncthreads();
-    v = lane < (int)(blockDim.x / 32) ? sh[lane] : 0.0f;
-    return warp_sum(v);
-}
 
 __device__ __forceinline__ void st_nan(float *p) { *p = __int_as_float(0x7fc00000); }
 __device__ __forceinline__ void st_nan(__half *p) { *p = __ushort_as_half((unsigned short)0x7e00u); }
@@ -55,13 +42,13 @@ __global__ void __launch_bounds__(kThreads) embed_ln(const tc__cuda_embed_ln_arg
             xs[k] = v;
             sum += v;
         }
-        const float mean = block_sum(sum, red) / fd;
+        const float mean = tc_block_sum(sum, red) / fd;
         float ss = 0.0f;
         for (int k = (int)threadIdx.x; k < d; k += kThreads) {
             const float dv = xs[k] - mean;
             ss = fmaf(dv, dv, ss);
         }
-        const float inv = 1.0f / sqrtf(block_sum(ss, red) / fd + p.epsilon);
+        const float inv = 1.0f / sqrtf(tc_block_sum(ss, red) / fd + p.epsilon);
         for (int k = (int)threadIdx.x; k < d; k += kThreads)
             tc_st(y + k, (xs[k] - mean) * inv * __ldg(p.scale + k) + __ldg(p.bias + k));
         __syncthreads(); /* xs is rewritten by the block's next row */

@@ -11,15 +11,11 @@
 #include <math.h>
 
 #include "backends/cuda/half_io.cuh"
+#include "backends/cuda/reduce.cuh"
 #include "backends/cuda/layernorm_f32.h"
 
 namespace {
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 __device__ __forceinline__ float out_of(const tc__cuda_layernorm_args &p, float v, float mean, float inv, int64_t k) {
     float r = (v - mean) * inv * __ldg(p.scale + k * p.scale_stride);
@@ -41,14 +37,14 @@ __global__ void __launch_bounds__(128) layernorm_warp(const tc__cuda_layernorm_a
             v[i] = k < p.n ? tc_ld(x + k) : 0.0f;
             sum += v[i];
         }
-        const float mean = warp_sum(sum) / fn;
+        const float mean = tc_warp_sum(sum) / fn;
         float ss = 0.0f;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const float dv = v[i] - mean;
             if (lane + 32 * i < p.n) ss = fmaf(dv, dv, ss);
         }
-        const float inv = 1.0f / sqrtf(warp_sum(ss) / fn + p.epsilon);
+        const float inv = 1.0f / sqrtf(tc_warp_sum(ss) / fn + p.epsilon);
         YT *y = (YT *)p.y + r * p.n;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
@@ -60,15 +56,6 @@ __global__ void __launch_bounds__(128) layernorm_warp(const tc__cuda_layernorm_a
 
 constexpr int kBlock = 512;
 
-__device__ __forceinline__ float block_sum(float v, float *sh) {
-    v = warp_sum(v);
-    const int lane = (int)(threadIdx.x & 31u), w = (int)(threadIdx.x / 32);
-    __syncthreads(); /* sh may still be read by the previous reduction */
-    if (lane == 0) sh[w] = v;
-    __syncthreads();
-    v = lane < (int)(blockDim.x / 32) ? sh[lane] : 0.0f;
-    return warp_sum(v);
-}
 
 template <typename XT, typename YT>
 __global__ void __launch_bounds__(kBlock) layernorm_block(const tc__cuda_layernorm_args p) {
@@ -78,13 +65,13 @@ __global__ void __launch_bounds__(kBlock) layernorm_block(const tc__cuda_layerno
         const XT *x = (const XT *)p.x + r * p.n;
         float sum = 0.0f;
         for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) sum += tc_ld(x + k);
-        const float mean = block_sum(sum, sh) / fn;
+        const float mean = tc_block_sum(sum, sh) / fn;
         float ss = 0.0f;
         for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) {
             const float dv = tc_ld(x + k) - mean;
             ss = fmaf(dv, dv, ss);
         }
-        const float inv = 1.0f / sqrtf(block_sum(ss, sh) / fn + p.epsilon);
+        const float inv = 1.0f / sqrtf(tc_block_sum(ss, sh) / fn + p.epsilon);
         YT *y = (YT *)p.y + r * p.n;
         for (int64_t k = threadIdx.x; k < p.n; k += blockDim.x) tc_st(y + k, out_of(p, tc_ld(x + k), mean, inv, k));
     }
@@ -107,14 +94,14 @@ __global__ void __launch_bounds__(kRowBlock) layernorm_rowblock(const tc__cuda_l
             v[i] = k < n ? tc_ld(x + k) : 0.0f;
             sum += v[i];
         }
-        const float mean = block_sum(sum, sh) / fn;
+        const float mean = tc_block_sum(sum, sh) / fn;
         float ss = 0.0f;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const float dv = v[i] - mean;
             if ((int)threadIdx.x + kRowBlock * i < n) ss = fmaf(dv, dv, ss);
         }
-        const float inv = 1.0f / sqrtf(block_sum(ss, sh) / fn + p.epsilon);
+        const float inv = 1.0f / sqrtf(tc_block_sum(ss, sh) / fn + p.epsilon);
         YT *y = (YT *)p.y + r * p.n;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
@@ -172,7 +159,7 @@ __global__ void __launch_bounds__(128) layernorm_warp8(const tc__cuda_layernorm_
 #pragma unroll
             for (int i = 0; i < 8; i++) sum += v[c][i];
         }
-        const float mean = warp_sum(sum) / fn;
+        const float mean = tc_warp_sum(sum) / fn;
         float ss = 0.0f;
 #pragma unroll
         for (int c = 0; c < C; c++)
@@ -182,7 +169,7 @@ __global__ void __launch_bounds__(128) layernorm_warp8(const tc__cuda_layernorm_
                     const float dv = v[c][i] - mean;
                     ss = fmaf(dv, dv, ss);
                 }
-        const float inv = 1.0f / sqrtf(warp_sum(ss) / fn + p.epsilon);
+        const float inv = 1.0f / sqrtf(tc_warp_sum(ss) / fn + p.epsilon);
         YT *y = (YT *)p.y + r * p.n;
 #pragma unroll
         for (int c = 0; c < C; c++) {

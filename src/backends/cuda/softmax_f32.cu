@@ -7,6 +7,7 @@
  */
 #include <math.h>
 
+#include "backends/cuda/reduce.cuh"
 #include "backends/cuda/softmax_f32.h"
 
 namespace {
@@ -57,11 +58,6 @@ __device__ __forceinline__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 __device__ __forceinline__ void row_start(const tc__cuda_softmax_args &p, int64_t r, int64_t *base, int64_t *mbase) {
     const int64_t o = r / p.inner, in = r - o * p.inner;
@@ -90,7 +86,7 @@ __global__ void __launch_bounds__(128) softmax_warp(const tc__cuda_softmax_args 
 #pragma unroll
         for (int i = 0; i < ITEMS; i++)
             if (lane + 32 * i < p.n) sum += expf(v[i] - mx);
-        sum = warp_sum(sum);
+        sum = tc_warp_sum(sum);
         const float lsum = logf(sum);
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
@@ -105,13 +101,13 @@ constexpr int kBlock = 512;
 /* Block-wide reduction (max or sum); every thread gets the result. */
 template <bool MAX>
 __device__ __forceinline__ float block_reduce(float v, float *sh) {
-    v = MAX ? warp_max(v) : warp_sum(v);
+    v = MAX ? warp_max(v) : tc_warp_sum(v);
     const int lane = (int)(threadIdx.x & 31u), w = (int)(threadIdx.x / 32);
     __syncthreads(); /* sh may still be read by a previous reduction */
     if (lane == 0) sh[w] = v;
     __syncthreads();
     v = lane < (int)(blockDim.x / 32) ? sh[lane] : (MAX ? kNegInf : 0.0f);
-    return MAX ? warp_max(v) : warp_sum(v);
+    return MAX ? warp_max(v) : tc_warp_sum(v);
 }
 
 /* One block per row, any n. */
