@@ -17,6 +17,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/cpu_target.h"
 #ifdef TC_HAVE_CUDA
+#include "backends/cuda/conv16_paths.h"
 #include "backends/cuda/cuda_target.h"
 #include "backends/cuda/lt_gemm.h"
 #endif
@@ -348,6 +349,39 @@ static void test_cuda_lt_algo_check(void **state) {
 #endif
 }
 
+/* A plan's FP16 convolution configuration (conv16_paths.h), host side: the default, an implicit-GEMM id and a cuDNN
+ * engine record are taken; an unknown path, an invalid kernel id, a reserved byte or a field of another path set is
+ * refused before any kernel or cuDNN sees it. */
+static void test_cuda_conv16_cfg_check(void **state) {
+    (void)state;
+#ifdef TC_HAVE_CUDA
+    tc__err err = {0};
+    tc__conv16_cfg c;
+    memset(&c, 0, sizeof c);
+    assert_true(tc__conv16_cfg_check(&c, &err));
+    c.path = TC__CONV16_IGEMM, c.igemm_id = 1;
+    assert_true(tc__conv16_cfg_check(&c, &err));
+    c.igemm_id = 200;
+    assert_false(tc__conv16_cfg_check(&c, &err));
+    assert_non_null(strstr(err.msg, "FP16 convolution configuration"));
+    memset(&c, 0, sizeof c), c.path = TC__CONV16_GRAPH, c.graph.engine = 41, c.graph.n_knobs = 1;
+    c.graph.knobs[0].type = 1, c.graph.knobs[0].value = 2;
+    assert_true(tc__conv16_cfg_check(&c, &err));
+    c.graph.n_knobs = TC__DNN_GRAPH_MAX_KNOBS + 1;
+    assert_false(tc__conv16_cfg_check(&c, &err));
+    memset(&c, 0, sizeof c), c.path = 3;
+    assert_false(tc__conv16_cfg_check(&c, &err));
+    memset(&c, 0, sizeof c), c.reserved[2] = 1;
+    assert_false(tc__conv16_cfg_check(&c, &err));
+    memset(&c, 0, sizeof c), c.graph.engine = 5; /* the default with a graph field set */
+    assert_false(tc__conv16_cfg_check(&c, &err));
+    memset(&c, 0, sizeof c), c.path = TC__CONV16_IGEMM, c.graph.n_knobs = 1; /* igemm with a graph field set */
+    assert_false(tc__conv16_cfg_check(&c, &err));
+#else
+    skip();
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backend_list),
@@ -356,6 +390,7 @@ int main(void) {
         cmocka_unit_test(test_param_blobs),
         cmocka_unit_test(test_cuda_target_record),
         cmocka_unit_test(test_cuda_lt_algo_check),
+        cmocka_unit_test(test_cuda_conv16_cfg_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
