@@ -136,6 +136,9 @@ tc_status tc__onnx_import_node(tc__graph *g, const tc__onnx_tensor_ctx *ctx, con
                         op_type, np->n_input, np->n_output);
     const char *domain = tc__onnx_str(np->domain);
     if (is_default_domain(domain)) domain = "";
+    if (strcmp(domain, TC__DOMAIN_INTERNAL) == 0) /* (its ops are made by tailcut's passes, op_schema.h) */
+        return tc__fail(err, TC_STATUS_INVALID_GRAPH, "node '%s' (%s) is in the domain '%s', which is reserved for "
+                        "tailcut's own ops", name, op_type, TC__DOMAIN_INTERNAL);
     int32_t ni;
     tc_status st = tc__graph_add_node(g, name, op_type, domain, (int)np->n_input, (int)np->n_output, &ni, err);
     if (st != TC_STATUS_OK) return st;

@@ -120,6 +120,13 @@ static void test_opset_domains(void **state) {
     tc__graph_destroy(g);
     b_free(b);
 
+    /* tailcut's own domain (its ops are made by its passes) is no model's to use */
+    b = b_new(17);
+    b_opset(b, "tailcut", 1);
+    b_node(b, "e", "TcEmbedLayerNorm", "x", "y")->domain = b_str(b, "tailcut");
+    expect_fail(b, NULL, TC_STATUS_INVALID_GRAPH, "reserved", "tailcut", NULL);
+    b_free(b);
+
     b = b_new(13);
     b_opset(b, "", 11);
     expect_fail(b, NULL, TC_STATUS_INVALID_GRAPH, "13", "11", NULL);
