@@ -122,10 +122,12 @@ typedef struct tc__tactic {
     bool (*packs_input)(const tc__step_desc *d, int index);
     tc_status (*pack)(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err);
     /*
-     * Optional: the bytes pack() writes for input `index` when they are fewer than the source's (INT8 codes and
-     * scales, 16-bit halves): the plan stores exactly these (dst holds this many), and only this step reads them.
-     * The packed tensor keeps the source's dtype and dims, which shape inference reads; its bytes are the tactic's
-     * alone. NULL: the packing is a permutation of the source's bytes. Never more than the source's bytes.
+     * Optional: the bytes pack() writes for input `index` when they are not the source's (fewer: INT8 codes and
+     * scales, 16-bit halves; more: channels padded with zeros up to a blocked layout's block): the plan stores
+     * exactly these (dst holds this many), and only this step reads them. The packed tensor keeps the source's
+     * dtype and dims, which shape inference reads; its bytes are the tactic's alone. NULL: the packing is a
+     * permutation of the source's bytes. At most 256 times the source's bytes plus 64 KiB
+     * (tc__plan_packed_size_ok, engine/plan_format.h).
      */
     size_t (*packed_bytes)(const tc__step_desc *d, int index);
     /* Optional. Scratch bytes run() needs at these shapes (0 when NULL). */

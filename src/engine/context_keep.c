@@ -172,11 +172,12 @@ tc_status tc__ctx_keep_tensor(tc_context *c, int32_t v, tc__tensor *t) {
     const tc__tensor *kept = &c->tensors[v];
     *t = *kept;
     if (c->keep.plain_off[v] == TC__NOT_IN_ARENA) return TC_STATUS_OK;
-    /* Stored NCHW<block>c: the layout pass blocks only 4-D float tensors whose channels are a multiple of it. */
+    t->nbytes = (size_t)tc__numel(kept->rank, kept->dims) * tc_dtype_size(kept->dtype); /* the NCHW copy's */
+    /* Stored NCHW<block>c: 4-D, its channels padded up to a multiple of the block (core/layout.h). */
     const int64_t block = tc__layout_block(&g->nodes[val->producer].attrs);
-    if (kept->rank != 4 || (block != TC__LAYOUT_BLOCK && block != TC__LAYOUT_BLOCK_AVX2) || kept->dims[1] % block != 0 || tc_dtype_size(kept->dtype) == 0 ||
-        (uint64_t)kept->nbytes > c->prof->capacity[v] ||
-        (size_t)tc__numel(kept->rank, kept->dims) * tc_dtype_size(kept->dtype) != kept->nbytes)
+    if (kept->rank != 4 || (block != TC__LAYOUT_BLOCK && block != TC__LAYOUT_BLOCK_AVX2) || tc_dtype_size(kept->dtype) == 0 ||
+        (uint64_t)kept->nbytes > c->prof->capacity[v] || tc__nchwc_elems(block, kept->dims) < 0 ||
+        (size_t)tc__nchwc_elems(block, kept->dims) * tc_dtype_size(kept->dtype) != kept->nbytes)
         return tc__fail(&c->err, TC_STATUS_INTERNAL, "tensor '%s' is marked NCHW16c but its shape does not allow it",
                         val->name);
     unsigned char *dst = c->keep.plain + c->keep.plain_off[v];

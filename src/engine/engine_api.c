@@ -87,7 +87,7 @@ static tc_status check_params(const tc_engine *e, int k, tc__err *err) {
 
 /* True for an initializer holding fewer bytes than its dims need: a tactic's packed weight. */
 static bool is_packed(const tc__tensor *t) {
-    return t != NULL && t->nbytes < (uint64_t)tc__tensor_numel(t) * tc_dtype_size(t->dtype);
+    return t != NULL && t->nbytes != (uint64_t)tc__tensor_numel(t) * tc_dtype_size(t->dtype);
 }
 
 /* Packed initializers are read by exactly one input of one compute step, whose tactic packs that input into exactly

@@ -8,6 +8,7 @@
 #include "core/layout.h"
 #include "core/quant_attr.h"
 #include "engine/chain_choice.h"
+#include "engine/plan_format.h"
 
 tc_status tc__shapes_at(const tc__graph *g, const tc__step *steps, const tc__range *ranges, int which, tc__shapes *s,
                         tc__err *err) {
@@ -101,7 +102,7 @@ static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t,
     snprintf(name, sizeof name, "%.180s/packed_%s", g->values[v].name, t->name);
     int32_t nv;
     const size_t packed = t->packed_bytes ? t->packed_bytes(d, i) : src->nbytes;
-    if (packed == 0 || packed > src->nbytes)
+    if (packed != src->nbytes && !tc__plan_packed_size_ok(packed, src->nbytes))
         return tc__fail(err, TC_STATUS_INTERNAL, "tactic %s packs input %d of node '%s' into %zu bytes (the source has %zu)",
                         t->name, i, g->nodes[n].name, packed, src->nbytes);
     tc_status st = packed == src->nbytes ? tc__graph_add_initializer(g, name, src, &nv, err)
@@ -178,7 +179,8 @@ static void merge_profile(tc__tune_result *sum, const tc__tune_result *add) {
 
 /* True when tactic t may run a node with (blocked) or without NCHW16c/NCHW8c tensors: blocked tactics only run
  * blocked nodes of their block; layout-agnostic elementwise ones also run blocked nodes whose non-constant inputs all
- * have the output's shape and that have no bias over the last dim. */
+ * have the output's shape, that have no bias over the last dim and whose channels are not padded (a loop over the
+ * bytes would make f(0) of the padding lanes, core/layout.h). */
 static bool layout_fits(const tc__tactic *t, bool blocked, const tc__step_desc *d) {
     if (t->flags & TC__TACTIC_BLOCKED)
         return blocked && tc__layout_block(d->attrs) ==
@@ -186,6 +188,7 @@ static bool layout_fits(const tc__tactic *t, bool blocked, const tc__step_desc *
     if (!blocked) return true;
     if (!(t->flags & TC__TACTIC_ANY_LAYOUT) || d->bias != NULL || d->n_out < 1 || d->out[0] == NULL) return false;
     const tc__tensor *y = d->out[0];
+    if (y->rank != 4 || y->dims[1] % tc__layout_block(d->attrs) != 0) return false;
     for (int i = 0; i < d->n_in; i++) {
         const tc__tensor *x = d->in[i];
         if (x == NULL || d->in_const[i]) continue;

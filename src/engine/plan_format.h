@@ -325,11 +325,20 @@ typedef struct tc__plan_tensor {
 } tc__plan_tensor;
 
 enum {
-    /* A tactic's packed weight (tactic.h packed_bytes): nbytes is less than its dims and dtype need, and only the one
-     * step whose tactic packed it reads it (the engine checks that at load, and the packed size against the tactic). */
+    /* A tactic's packed weight (tactic.h packed_bytes): nbytes differs from what its dims and dtype need
+     * (tc__plan_packed_size_ok), and only the one step whose tactic packed it reads it (the engine checks that at
+     * load, and the packed size against the tactic). */
     TC__PLAN_TENSOR_PACKED = 1u << 0,
     TC__PLAN_TENSOR_FLAGS_ = TC__PLAN_TENSOR_PACKED,
 };
+
+/* The sizes a packed weight may have: not its source's (source_bytes, what its dims and dtype need), not 0, and at
+ * most 256 times the source's plus 64 KiB (fewer bytes: INT8 codes, 16-bit halves; more: a blocked layout's channels
+ * padded up to the block with zeros, core/layout.h). */
+static inline bool tc__plan_packed_size_ok(uint64_t nbytes, uint64_t source_bytes) {
+    return nbytes > 0 && nbytes != source_bytes && source_bytes <= ((uint64_t)1 << 50) &&
+           nbytes <= source_bytes * 256 + 65536;
+}
 
 _Static_assert(sizeof(tc__plan_tensor) == 96, "plan tensor record size");
 _Static_assert(offsetof(tc__plan_tensor, dtype) == 0, "plan tensor layout");

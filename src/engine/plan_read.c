@@ -263,10 +263,11 @@ static tc_status read_tensors(const reader *r, tc__graph *g, tc__tensor **out) {
                             (unsigned long long)p->flags);
         const bool packed = (p->flags & TC__PLAN_TENSOR_PACKED) != 0;
         /* numel <= 2^40, es <= 8: no overflow */
-        if (packed ? p->nbytes == 0 || p->nbytes >= (uint64_t)numel * es : (uint64_t)numel * es != p->nbytes)
+        if (packed ? !tc__plan_packed_size_ok(p->nbytes, (uint64_t)numel * es) : (uint64_t)numel * es != p->nbytes)
             return tc__fail(r->err, TC_STATUS_CORRUPT_FILE,
                             "plan tensor %u is %llu bytes, its %s shape needs %s%llu", k,
-                            (unsigned long long)p->nbytes, tc_dtype_name((tc_dtype)p->dtype), packed ? "fewer than " : "",
+                            (unsigned long long)p->nbytes, tc_dtype_name((tc_dtype)p->dtype),
+                            packed ? "(packed: not 0 and at most 256 x + 64 KiB, but not) " : "",
                             (unsigned long long)numel * es);
         char what[64];
         snprintf(what, sizeof what, "plan tensor %u", k);

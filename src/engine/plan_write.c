@@ -140,7 +140,7 @@ static bool add_index(writer *w, tc__plan_table_id id, int32_t v) {
 }
 
 /* Checks a tensor the plan will store and appends its record and data; index in *out. */
-/* may_pack: t may be a tactic's packed weight (an initializer), with fewer bytes than its dims need. */
+/* may_pack: t may be a tactic's packed weight (an initializer), with other bytes than its dims need. */
 static tc_status add_tensor(writer *w, const tc__tensor *t, const char *what, bool may_pack, int32_t *out) {
     tc__err *err = w->err;
     if (t == NULL) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "%s: tensor is NULL", what);
@@ -154,8 +154,8 @@ static tc_status add_tensor(writer *w, const tc__tensor *t, const char *what, bo
     if (numel < 0)
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "%s: invalid or too large shape %s", what,
                         tc__shape_str(t->rank, t->dims, shape, sizeof shape));
-    /* fewer bytes: a tactic's packed weight (an initializer the engine packed), flagged so */
-    const bool packed = may_pack && t->nbytes > 0 && t->nbytes < (uint64_t)numel * es;
+    /* other bytes: a tactic's packed weight (an initializer the engine packed), flagged so */
+    const bool packed = may_pack && tc__plan_packed_size_ok(t->nbytes, (uint64_t)numel * es);
     if ((uint64_t)numel * es != t->nbytes && !packed)
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "%s: %s %s needs %llu bytes, the tensor has %zu", what,
                         tc_dtype_name(t->dtype), tc__shape_str(t->rank, t->dims, shape, sizeof shape),

@@ -1,8 +1,10 @@
 /* propagate.c - concrete shape propagation over an engine's steps, evaluating shape
  * arithmetic on the way (see engine.h). Allocates nothing unless asked to (build time). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/layout.h"
 #include "engine/engine.h"
 #include "engine/ref_node.h"
 
@@ -145,7 +147,11 @@ tc_status tc__engine_propagate(const tc__graph *g, const tc__step *steps, int n_
             t->rank = vi->shape.rank;
             for (int32_t i = 0; i < t->rank; i++) t->dims[i] = vi->shape.dims[i].value;
             int64_t n = tc__numel(t->rank, t->dims);
-            if (n < 0) return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "step '%s': output too large", node->name);
+            /* A blocked output (NCHW<B>c) holds its padding lanes too when C % B != 0 (core/layout.h). */
+            if (o == 0 && n >= 0 && t->rank == 4 && tc__layout_out_blocked(&node->attrs))
+                n = tc__nchwc_elems(tc__layout_block(&node->attrs), t->dims);
+            if (n < 0 || (uint64_t)n > SIZE_MAX / 16)
+                return tc__fail(err, TC_STATUS_INVALID_ARGUMENT, "step '%s': output too large", node->name);
             t->nbytes = (size_t)n * tc_dtype_size(t->dtype);
             if (s->capacity != NULL && s->capacity[v] != UINT64_MAX && t->nbytes > s->capacity[v] && tolerant) {
                 dropped = true; /* not planned for: its branch cannot run at these shapes */

@@ -4,13 +4,17 @@
  * between the nodes that have blocked kernels, and inserts a reorder back to NCHW only where a
  * value leaves that region (a consumer without a blocked kernel, or a graph output).
  *
- * A value can be blocked when its channel count is static and a multiple of the block B and its
- * producer is one of:
- *   - Conv with one group and C_out % B == 0 (its input may be either layout: the direct kernel
- *     reads NCHW too, so a network's first convolution needs no reorder in front of it);
+ * A value can be blocked when its channel count is static and its producer is one of:
+ *   - Conv with one group (its input may be either layout: the direct kernel reads NCHW too, so a
+ *     network's first convolution needs no reorder in front of it);
  *   - depthwise Conv, MaxPool, AveragePool, GlobalAveragePool (input blocked);
- *   - elementwise activations (input blocked), and Add/Sub/Mul/Div of two blocked values that
- *     have the output's shape or are [N or 1, C, 1, 1] (squeeze-excite scaling).
+ *   - Add/Sub/Mul/Div of two blocked values that have the output's shape or are [N or 1, C, 1, 1]
+ *     (squeeze-excite scaling);
+ *   - elementwise activations (input blocked), only when C is a multiple of the block B: their
+ *     tactics are layout-agnostic loops over the bytes, which would make f(0) of padding lanes.
+ * When C is not a multiple of B the value is stored with C padded up to one, the padding lanes zero
+ * (core/layout.h); the blocked tactics of the kinds above handle that (supports() of a tactic that
+ * does not refuses it, and the engine then rejects the build rather than compute garbage).
  * The pass starts from "every such value is blocked" and un-blocks, until nothing changes, every
  * value whose producer would need a blocked input (or a blocked residual) that is not blocked.
  * Then it drops blocked outputs that nothing blocked reads when their producer read only NCHW
@@ -41,12 +45,12 @@ static const char *const kActivations[] = {"Relu", "Sigmoid", "Tanh", "HardSwish
 
 static int64_t static_dim(const tc__shape *s, int d) { return s->rank > d ? s->dims[d].value : -1; }
 
-/* True when v is a 4-D float32 value whose channel count is static and a multiple of block. */
-static bool blockable_value(const tc__graph *g, int32_t v, int64_t block) {
+/* True when v is a 4-D float32 value whose channel count is static (and, unless padded, a multiple of block). */
+static bool blockable_value(const tc__graph *g, int32_t v, int64_t block, bool padded) {
     if (v < 0) return false;
     const tc__vinfo *vi = &g->values[v].info;
     int64_t c = static_dim(&vi->shape, 1);
-    return vi->dtype == TC_DTYPE_FLOAT32 && vi->shape.rank == 4 && c > 0 && c % block == 0;
+    return vi->dtype == TC_DTYPE_FLOAT32 && vi->shape.rank == 4 && c > 0 && (padded || c % block == 0);
 }
 
 static bool is_activation(const tc__node *n) {
@@ -71,20 +75,22 @@ static lk_kind conv_kind(const tc__graph *g, const tc__node *n, int64_t block) {
     if (w < 0 || g->values[w].init == NULL || g->values[w].init->rank != 4) return LK_NONE;
     const int64_t group = tc__attr_int(&n->attrs, "group", 1), *wd = g->values[w].init->dims;
     if (group == 1) return LK_CONV;
-    if (blockable_value(g, x, block) && group == static_dim(&g->values[x].info.shape, 1) && wd[0] == group && wd[1] == 1)
+    if (blockable_value(g, x, block, true) && group == static_dim(&g->values[x].info.shape, 1) && wd[0] == group &&
+        wd[1] == 1)
         return LK_BLOCKED_IN;
     return LK_NONE;
 }
 
 /* What a node could do in the blocked layout, from its type and static shapes. */
 static lk_kind node_kind(const tc__graph *g, const tc__node *n, int64_t block) {
-    if (n->removed || n->n_out < 1 || !blockable_value(g, n->out[0], block) || n->n_op_in < 1 || n->in[0] < 0) return LK_NONE;
+    if (n->removed || n->n_out < 1 || !blockable_value(g, n->out[0], block, true) || n->n_op_in < 1 || n->in[0] < 0)
+        return LK_NONE;
     if (n->epi.bias_input >= 0) return LK_NONE; /* a bias over W would be applied in the wrong order */
     for (int o = 1; o < n->n_out; o++)
         if (n->out[o] >= 0) return LK_NONE;
     if (tc__pat_is(n, "Conv")) return conv_kind(g, n, block);
     if (tc__pat_is(n, "MaxPool") || tc__pat_is(n, "AveragePool") || tc__pat_is(n, "GlobalAveragePool") ||
-        is_activation(n))
+        (is_activation(n) && blockable_value(g, n->out[0], block, false)))
         return LK_BLOCKED_IN;
     if ((tc__pat_is(n, "Add") || tc__pat_is(n, "Sub") || tc__pat_is(n, "Mul") || tc__pat_is(n, "Div")) &&
         n->n_op_in == 2) {

@@ -37,6 +37,19 @@ typedef struct bench_io {
     void *packed[MAX_IO];
 } bench_io;
 
+/* A zeroed tensor of like's dtype and dims with like's bytes when they are more than the dims need (a blocked tensor
+ * whose channels are padded up to the block, core/layout.h). */
+static tc_status alloc_like(tc__tensor *t, const tc__tensor *like, tc__err *err) {
+    tc_status st = tc__tensor_alloc(t, like->dtype, like->rank, like->dims, err);
+    if (st != TC_STATUS_OK || like->nbytes <= t->nbytes) return st;
+    void *p = calloc(1, like->nbytes);
+    if (p == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory allocating %zu bytes", like->nbytes);
+    free(t->data);
+    t->data = p;
+    t->nbytes = like->nbytes;
+    return TC_STATUS_OK;
+}
+
 static void io_free(bench_io *b, int n_in, int n_out) {
     for (int i = 0; i < n_in; i++) {
         if (b->packed[i] != NULL) free(b->packed[i]); /* b->in[i] only borrowed it */
@@ -67,7 +80,8 @@ static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool pack
             b->pin[i] = d->in[i];
             if (!packed && t->packs_input != NULL && t->packs_input(d, i)) {
                 b->in[i] = *d->in[i];
-                b->packed[i] = aligned_alloc(64, (d->in[i]->nbytes + 63) & ~(size_t)63);
+                const size_t bytes = t->packed_bytes != NULL ? t->packed_bytes(d, i) : d->in[i]->nbytes;
+                b->packed[i] = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
                 if (b->packed[i] == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
                 st = t->pack(d, i, d->in[i]->data, b->packed[i], err);
                 b->in[i].data = b->packed[i];
@@ -76,17 +90,17 @@ static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool pack
             continue;
         }
         if (shared != NULL) continue; /* (shared's, copied above) */
-        st = tc__tensor_alloc(&b->in[i], d->in[i]->dtype, d->in[i]->rank, d->in[i]->dims, err);
+        st = alloc_like(&b->in[i], d->in[i], err);
         if (st == TC_STATUS_OK) fill_random(&b->in[i], (uint64_t)i + 1);
         b->pin[i] = &b->in[i];
     }
     if (shared != NULL) return st;
     for (int o = 0; o < d->n_out && st == TC_STATUS_OK; o++) {
-        st = tc__tensor_alloc(&b->out[o], d->out[o]->dtype, d->out[o]->rank, d->out[o]->dims, err);
+        st = alloc_like(&b->out[o], d->out[o], err);
         b->pout[o] = &b->out[o];
     }
     if (st == TC_STATUS_OK && d->residual != NULL) {
-        st = tc__tensor_alloc(&b->residual, d->residual->dtype, d->residual->rank, d->residual->dims, err);
+        st = alloc_like(&b->residual, d->residual, err);
         if (st == TC_STATUS_OK) fill_random(&b->residual, 99);
         b->pres = &b->residual;
     }

@@ -5,7 +5,10 @@
  * AveragePool, GlobalAveragePool, depthwise Conv, and Add / Sub / Mul / Div.
  *
  * One vector holds the B channels of one pixel (B = 16 or 8, the block), so every kernel works
- * pixel by pixel on whole vectors and no kernel needs a tail over channels. Each operator has a
+ * pixel by pixel on whole vectors and no kernel needs a tail over channels. When C % B != 0 the last
+ * block's padding lanes hold zeros (core/layout.h): the kernels compute them as any lane (zero inputs,
+ * zero packed weights and biases) and the drivers write zeros back over them (tc__blk_zero_pad), since
+ * an epilogue may make something else of 0. Each operator has a
  * baseline-C part (its tactic file: supports(), geometry, the threaded driver, all for any block)
  * and per ISA the microkernels declared here (*_nchw16c_*avx512.c, *_nchw8c_*avx2.c; most are one
  * body, *_nchwc_f32_kernel.h, compiled for each), reached through tc__blk_kernels_for(block). The
@@ -16,6 +19,7 @@
 #define TC_BACKENDS_CPU_BLOCKED_F32_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "backends/cpu/vact_f32.h"
@@ -40,10 +44,38 @@ static inline uint64_t tc__blk_with_residual(uint64_t in_mask, const tc__epilogu
 /* True when the node's blocked tensors are in blocks of `block` channels (tc.layout_block). */
 static inline bool tc__blk_block_is(const tc__attrs *a, int64_t block) { return tc__layout_block(a) == block; }
 
-/* True when t is a float32 [N, C, H, W] tensor that NCHW<block>c can hold (C % block == 0). */
+/* True when t is a float32 [N, C, H, W] tensor that NCHW<block>c holds with no padding lanes (C % block == 0):
+ * the test of the tactics that do not handle padded channel blocks, which so refuse them. */
 static inline bool tc__blk_is_blockable(const tc__tensor *t, int64_t block) {
     return t != NULL && t->dtype == TC_DTYPE_FLOAT32 && t->rank == 4 && block > 0 && t->dims[1] % block == 0 &&
            t->dims[0] >= 0 && t->dims[1] >= 0 && t->dims[2] >= 0 && t->dims[3] >= 0;
+}
+
+/* True when t is a float32 [N, C, H, W] tensor (C >= 1) that NCHW<block>c holds, its last block padded with zero
+ * lanes when C % block != 0 (core/layout.h): the test of the padding-aware tactics. */
+static inline bool tc__blk_is_blockable_padded(const tc__tensor *t, int64_t block) {
+    return t != NULL && t->dtype == TC_DTYPE_FLOAT32 && t->rank == 4 && block > 0 && t->dims[0] >= 0 &&
+           t->dims[1] >= 1 && t->dims[2] >= 0 && t->dims[3] >= 0 && tc__nchwc_elems(block, t->dims) >= 0;
+}
+
+/* True when t's buffer holds NCHW<block>c with its padding lanes (a run() checks the buffers it is handed). */
+static inline bool tc__blk_bytes_ok(const tc__tensor *t, int64_t block) {
+    const int64_t n = tc__nchwc_elems(block, t->dims);
+    return n >= 0 && (uint64_t)n <= SIZE_MAX / sizeof(float) && t->nbytes >= (size_t)n * sizeof(float) &&
+           (n == 0 || t->data != NULL);
+}
+
+/* Channel blocks of c channels: ceil(c / block). */
+static inline int64_t tc__blk_count(int64_t c, int64_t block) { return (c + block - 1) / block; }
+
+/*
+ * Writes zeros into the padding lanes [valid, block) of n pixels of a last channel block (px: its first pixel,
+ * `stride` floats apart): every padded tactic calls it on what it wrote there, whatever its epilogue made of 0.
+ */
+static inline void tc__blk_zero_pad(float *px, int64_t n, int64_t stride, int64_t block, int64_t valid) {
+    if (valid <= 0 || valid >= block) return;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t l = valid; l < block; l++) px[i * stride + l] = 0.0f;
 }
 
 /* ---- 2-D windows (pools and depthwise Conv) ------------------------------------------- */
@@ -94,10 +126,13 @@ static inline void tc__blk_window_interior(const tc__blk_window *g, int64_t *lo,
 
 /*
  * Reorders pixels [p0, p1) of channel block cb of one image from NCHW16c to NCHW: xb is the
- * image's C/16 blocked planes of hw pixels, y the image's C planes of hw pixels.
+ * image's ceil(C/16) blocked planes of hw pixels, y the image's C planes of hw pixels; lanes
+ * (1..16) the block's channels that have a plane (fewer than 16 in a padded last block).
  */
-void tc__reorder_nchw16c_to_nchw_avx512(const float *xb, float *y, int64_t hw, int64_t cb, int64_t p0, int64_t p1);
-void tc__reorder_nchw8c_to_nchw_avx2(const float *xb, float *y, int64_t hw, int64_t cb, int64_t p0, int64_t p1);
+void tc__reorder_nchw16c_to_nchw_avx512(const float *xb, float *y, int64_t hw, int64_t cb, int64_t lanes, int64_t p0,
+                                        int64_t p1);
+void tc__reorder_nchw8c_to_nchw_avx2(const float *xb, float *y, int64_t hw, int64_t cb, int64_t lanes, int64_t p0,
+                                     int64_t p1);
 
 /* Output rows [oy0, oy1) of one blocked plane (x: H x W x 16, y: OH x OW x 16). */
 void tc__maxpool_nchw16c_f32_rows_avx512(const tc__blk_window *g, const float *x, float *y, int64_t oy0, int64_t oy1);
@@ -156,7 +191,7 @@ void tc__vbinary_nchw8c_f32_avx2(tc__vbinary_op op, tc__vbinary_nchw16c_operand 
 /* The microkernels of one block size (and so one ISA). */
 typedef struct tc__blk_kernels {
     int64_t block; /* channels per block = floats per pixel of a plane */
-    void (*reorder_to_nchw)(const float *xb, float *y, int64_t hw, int64_t cb, int64_t p0, int64_t p1);
+    void (*reorder_to_nchw)(const float *xb, float *y, int64_t hw, int64_t cb, int64_t lanes, int64_t p0, int64_t p1);
     void (*maxpool_rows)(const tc__blk_window *g, const float *x, float *y, int64_t oy0, int64_t oy1);
     void (*avgpool_rows)(const tc__blk_window *g, bool count_include_pad, const float *x, float *y, int64_t oy0,
                          int64_t oy1);

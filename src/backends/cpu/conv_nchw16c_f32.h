@@ -1,15 +1,19 @@
 /*
  * conv_nchw16c_f32.h - direct 2-D convolution on a blocked layout (core/layout.h) of B channels,
  * NCHW16c (B = 16, tactic conv_nchw16c_f32_avx512) or NCHW8c (B = 8, conv_nchw8c_f32_avx2), FP32,
- * one group. The output Y is blocked (C_out % B == 0); the input X is blocked (C_in % B == 0) or
- * plain NCHW with any C_in (a network's first layer); the fused residual has Y's shape and layout.
- * Y = act(conv(X, W) + B + residual).
+ * one group. The output Y is blocked; the input X is blocked or plain NCHW (a network's first
+ * layer); the fused residual has Y's shape and layout. Y = act(conv(X, W) + B + residual). A blocked
+ * channel count that is not a multiple of B is padded up to one (core/layout.h): the geometry's cout
+ * (and cin, X blocked) are the padded counts, the packed weight and bias hold zeros for the padding
+ * channels, and the driver writes zeros into Y's padding lanes after the epilogue.
  *
  * The constant weight W [C_out, C_in, KH, KW] is packed at build time into units of two output
  * channel blocks (2B channels; a last unit of one block when C_out / B is odd). With G = B input
  * channels per group for a blocked X and G = 1 for a plain X, unit u starts at float u * 2B * C_in *
  * KH * KW and holds [C_in / G][KH][KW][G][NB * B] (NB = 2, or 1 for a last odd unit): for each
- * reduction step the NB * B output channels are contiguous. It is a permutation of the same size.
+ * reduction step the NB * B output channels are contiguous, C_out and C_in being the padded counts
+ * (cout and cin of the geometry), zeros where a padded channel has no weight; a permutation of W's
+ * floats when no count is padded.
  *
  * The baseline-ISA part (geometry, supports, packing) is in conv_nchw16c_f32_avx512_tactic.c; the
  * microkernels and the threaded driver, run(), are in conv_nchwc_f32_kernel.h, compiled per ISA by
@@ -29,7 +33,8 @@
 
 /* The geometry of a convolution this operator computes (sizes of one image). */
 typedef struct tc__conv16_geom {
-    size_t batch, cin, cout;
+    size_t batch, cin, cout;   /* channels, padded up to the block where blocked */
+    size_t cin_real, cout_real; /* the tensors' channels */
     size_t ih, iw, oh, ow;
     size_t kh, kw;
     size_t sh, sw, dh, dw; /* strides and dilations */
@@ -76,11 +81,12 @@ typedef struct tc__conv16_config {
 int tc__conv_nchw16c_f32_configs(const tc__step_desc *d, void *out, int cap);
 bool tc__conv_nchw16c_f32_check_config(const void *config, tc__err *err);
 
-/* The tactic's supports() (NCHW16c; _8: NCHW8c), packs_input() and pack() (index 1: W; the block from
- * the step's tc.layout_block). */
+/* The tactic's supports() (NCHW16c; _8: NCHW8c), packs_input(), packed_bytes() and pack() (index 1: W; index 2:
+ * B, when C_out is padded; the block from the step's tc.layout_block). */
 bool tc__conv_nchw16c_f32_supports(const tc__step_desc *d);
 bool tc__conv_nchw8c_f32_supports(const tc__step_desc *d);
 bool tc__conv_nchw16c_f32_packs_input(const tc__step_desc *d, int index);
+size_t tc__conv_nchw16c_f32_packed_bytes(const tc__step_desc *d, int index);
 tc_status tc__conv_nchw16c_f32_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err);
 
 /*

@@ -30,14 +30,16 @@ bool tc__conv_nchw16c_f32_geometry(const tc__attrs *attrs, const tc__tensor *x, 
     tc__window rw;
     if (block != TC__LAYOUT_BLOCK && block != TC__LAYOUT_BLOCK_AVX2) return false;
     if (!tc__conv2d_window(attrs, x, w, y, CV_MAX_EXTENT, &rw)) return false;
-    if (w->dims[0] % (int64_t)block != 0 || (blocked_in && x->dims[1] % (int64_t)block != 0)) return false;
-    /* The weight and the images stay below 2^40 floats. */
+    /* The weight and the images stay below 2^40 floats (2^44 with their channels padded up to the block). */
     if (!cv_numel_below(w, (int64_t)1 << 40) || !cv_numel_below(x, (int64_t)1 << 40) ||
-        !cv_numel_below(y, (int64_t)1 << 40))
+        !cv_numel_below(y, (int64_t)1 << 40) || w->dims[0] < 1 || x->dims[1] < 1)
         return false;
+    const size_t cin = (size_t)x->dims[1], cout = (size_t)w->dims[0];
     *g = (tc__conv16_geom){.batch = (size_t)x->dims[0],
-                           .cin = (size_t)x->dims[1],
-                           .cout = (size_t)w->dims[0],
+                           .cin = blocked_in ? tc__nchwc_channels(block, cin) : cin,
+                           .cout = tc__nchwc_channels(block, cout),
+                           .cin_real = cin,
+                           .cout_real = cout,
                            .ih = (size_t)rw.in[0],
                            .iw = (size_t)rw.in[1],
                            .oh = (size_t)rw.out[0],
@@ -81,27 +83,47 @@ static bool cv_supports(const tc__step_desc *d, int64_t block) {
     if (!cv_desc_geometry(d, &g)) return false;
     if (d->in_const == NULL || !d->in_const[1] || d->in[1]->data == NULL) return false;
     const tc__tensor *b = d->n_in > 2 ? d->in[2] : NULL;
-    if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || b->rank != 1 || b->dims[0] != (int64_t)g.cout)) return false;
+    if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || b->rank != 1 || b->dims[0] != (int64_t)g.cout_real)) return false;
+    /* A padded C_out reads its bias padded with zeros: packed at build, so constant. */
+    if (b != NULL && g.cout != g.cout_real && !d->in_const[2]) return false;
     return cv_epilogue_ok(d);
 }
 
 bool tc__conv_nchw16c_f32_supports(const tc__step_desc *d) { return cv_supports(d, TC__LAYOUT_BLOCK); }
 bool tc__conv_nchw8c_f32_supports(const tc__step_desc *d) { return cv_supports(d, TC__LAYOUT_BLOCK_AVX2); }
 
-bool tc__conv_nchw16c_f32_packs_input(const tc__step_desc *d, int index) { return index == 1; }
+/* W, and B when C_out is padded (its padding channels read zeros). */
+bool tc__conv_nchw16c_f32_packs_input(const tc__step_desc *d, int index) {
+    if (index == 1) return true;
+    tc__conv16_geom g;
+    return index == 2 && d->n_in > 2 && d->in[2] != NULL && d->in_const != NULL && d->in_const[2] &&
+           cv_desc_geometry(d, &g) && g.cout != g.cout_real;
+}
+
+size_t tc__conv_nchw16c_f32_packed_bytes(const tc__step_desc *d, int index) {
+    tc__conv16_geom g;
+    if (!cv_desc_geometry(d, &g)) return 0;
+    if (index == 2) return g.cout * sizeof(float);
+    return index == 1 ? g.cout * g.cin * g.kh * g.kw * sizeof(float) : 0;
+}
 
 tc_status tc__conv_nchw16c_f32_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
     tc__conv16_geom g;
-    if (index != 1 || !cv_desc_geometry(d, &g))
+    if ((index != 1 && index != 2) || !cv_desc_geometry(d, &g))
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
-                        "conv_nchw16c_f32 packs only the weight W of a Conv it supports");
+                        "conv_nchw16c_f32 packs only the weight W (and bias B) of a Conv it supports");
     const float *s = src;
     float *o = dst;
+    if (index == 2) {
+        for (size_t oc = 0; oc < g.cout; oc++) o[oc] = oc < g.cout_real ? s[oc] : 0.0f;
+        return TC_STATUS_OK;
+    }
     for (size_t oc = 0; oc < g.cout; oc++)
         for (size_t ic = 0; ic < g.cin; ic++)
             for (size_t kh = 0; kh < g.kh; kh++)
                 for (size_t kw = 0; kw < g.kw; kw++)
-                    o[tc__conv16_weight_offset(&g, oc, ic, kh, kw)] = *s++;
+                    o[tc__conv16_weight_offset(&g, oc, ic, kh, kw)] =
+                        oc < g.cout_real && ic < g.cin_real ? s[((oc * g.cin_real + ic) * g.kh + kh) * g.kw + kw] : 0.0f;
     return TC_STATUS_OK;
 }
 
@@ -145,6 +167,7 @@ const tc__tactic tc__tactic_conv_nchw16c_f32_avx512 = {
     .supports = tc__conv_nchw16c_f32_supports,
     .packs_input = tc__conv_nchw16c_f32_packs_input,
     .pack = tc__conv_nchw16c_f32_pack,
+    .packed_bytes = tc__conv_nchw16c_f32_packed_bytes,
     .scratch_bytes = NULL,
     .run = tc__conv_nchw16c_f32_run_avx512,
     .config_bytes = sizeof(tc__conv16_config),
@@ -160,6 +183,7 @@ const tc__tactic tc__tactic_conv_nchw8c_f32_avx2 = {
     .supports = tc__conv_nchw8c_f32_supports,
     .packs_input = tc__conv_nchw16c_f32_packs_input,
     .pack = tc__conv_nchw16c_f32_pack,
+    .packed_bytes = tc__conv_nchw16c_f32_packed_bytes,
     .scratch_bytes = NULL,
     .run = tc__conv_nchw8c_f32_run_avx2,
     .config_bytes = sizeof(tc__conv16_config),

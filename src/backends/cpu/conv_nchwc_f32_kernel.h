@@ -35,6 +35,7 @@
 #include <pthreadpool.h>
 #include <string.h>
 
+#include "backends/cpu/blocked_f32.h"
 #include "backends/cpu/conv_nchw16c_f32.h"
 #include "backends/window.h"
 #include "core/layout.h"
@@ -233,6 +234,7 @@ typedef struct cv_pass {
     const float *x, *w, *b, *res; /* image, first unit */
     float *y;
     int nb;                       /* output-channel blocks: 1, 2 or 4 */
+    int pad_b;                    /* of them, Y's last block when it has padding lanes, or -1 */
     size_t g0, ng;                /* input-channel groups [g0, g0 + ng) */
     bool first, last;
     const float *w_next; /* the weights of the unit(s) this thread most likely runs next, or NULL */
@@ -310,6 +312,8 @@ static void cv_tile_run(const cv_pass *p, int64_t oh, int64_t ow, int np, bool d
     cv_pick(p, np, down)(&t);
     if (p->last && p->j->clamp == CV_CLAMP_NONE && p->j->act.kind != TC__VACT_NONE)
         cv_finish(p, t.y, np, t.y_px, t.y_block);
+    if (p->last && p->pad_b >= 0) /* the padding lanes stay zero whatever the epilogue made of 0 */
+        tc__blk_zero_pad(t.y + p->pad_b * t.y_block, np, t.y_px, BV_L, (int64_t)(g->cout_real % BV_L));
 }
 
 /* Pixels per microkernel call at most with nb blocks. */
@@ -403,6 +407,8 @@ static void cv_pass_units(cv_pass *p, size_t n_img, size_t u0, int nb) {
     p->res = j->res ? j->res + out0 : NULL;
     p->y = j->y + out0;
     p->nb = nb;
+    const size_t last = g->cout / BV_L - 1, b0 = u0 * TC__CONV16_UNIT_BLOCKS;
+    p->pad_b = g->cout != g->cout_real && last >= b0 && last < b0 + (size_t)nb ? (int)(last - b0) : -1;
 }
 
 /* Task (image and row block ip, unit pair up): both units at once when whole, else one by one. */
@@ -482,8 +488,15 @@ tc_status CV_RUN(const tc__kernel_ctx *ctx) {
                         "Conv shapes, attributes or layouts are not ones conv_nchw16c_f32 computes");
     if (x->data == NULL || w->data == NULL || y->data == NULL)
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Conv tensors X, W and Y need data");
-    if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || tc__tensor_numel(b) != (int64_t)g.cout || b->data == NULL))
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Conv bias B must be float32 [%zu]", g.cout);
+    if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || tc__tensor_numel(b) != (int64_t)g.cout_real || b->data == NULL ||
+                      b->nbytes < g.cout * sizeof(float)))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "Conv bias B must be float32 [%zu] (packed to %zu)",
+                        g.cout_real, g.cout);
+    if (!tc__blk_bytes_ok(y, BV_L) || (g.blocked_in && !tc__blk_bytes_ok(x, BV_L)) ||
+        w->nbytes < g.cout * g.cin * g.kh * g.kw * sizeof(float) ||
+        (ctx->residual != NULL && !tc__blk_bytes_ok(ctx->residual, BV_L)))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                        "Conv buffers are smaller than their blocked layout (channels padded to %d) needs", BV_L);
     cv_job j = {.x = x->data, .w = w->data, .b = b ? b->data : NULL, .y = y->data, .act = {TC__VACT_NONE, 0, 0, 0}};
     if (ctx->epi != NULL) {
         if (ctx->epi->bias_input >= 0 || ctx->bias != NULL)

@@ -5,7 +5,9 @@
  * the fused epilogue (activation, and a residual that is blocked too). Which steps they take, the
  * packing of W to [C/B][KH][KW][B] at build time, and the driver that splits planes and rows over
  * the thread pool, and the configurations the tuner times (tc__dwconv_blk_config); the microkernel is
- * dwconv_nchwc_f32_kernel.h (per ISA).
+ * dwconv_nchwc_f32_kernel.h (per ISA). A channel count that is not a multiple of B is padded
+ * (core/layout.h): W and B are packed with zeros for the padding channels (B then packed too), and
+ * the driver writes zeros into the output's padding lanes after the epilogue.
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -23,7 +25,7 @@ static bool dw_weight_ok(const tc__tensor *w, int64_t c) {
 static bool dw_geom(const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *w, const tc__tensor *y,
                     tc__blk_window *g) {
     const int64_t block = tc__layout_block(attrs);
-    if (!tc__blk_is_blockable(x, block) || !tc__blk_is_blockable(y, block)) return false;
+    if (!tc__blk_is_blockable_padded(x, block) || !tc__blk_is_blockable_padded(y, block)) return false;
     const int64_t c = x->dims[1];
     if (tc__attr_int(attrs, "group", 1) != c || !dw_weight_ok(w, c)) return false;
     return tc__blk_window_of("Conv", attrs, x, y, w->dims + 2, g);
@@ -40,6 +42,8 @@ static bool dw_supports(const tc__step_desc *d, int64_t block) {
     if (d->in_const == NULL || !d->in_const[1]) return false; /* W is packed at build time */
     const tc__tensor *b = d->n_in > 2 ? d->in[2] : NULL;
     if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || b->rank != 1 || b->dims[0] != d->in[1]->dims[0])) return false;
+    /* A padded C reads its bias padded with zeros: packed at build, so constant. */
+    if (b != NULL && d->in[1]->dims[0] % block != 0 && !d->in_const[2]) return false;
     if (!tc__vact_epilogue_supported(d)) return false;
     if (!tc__blk_layout_is(d->attrs, tc__blk_with_residual(1, d->epi), true)) return false;
     tc__blk_window g;
@@ -49,21 +53,39 @@ static bool dw_supports(const tc__step_desc *d, int64_t block) {
 bool tc__dwconv_nchw16c_f32_supports(const tc__step_desc *d) { return dw_supports(d, TC__LAYOUT_BLOCK); }
 static bool dwconv_nchw8c_supports(const tc__step_desc *d) { return dw_supports(d, TC__LAYOUT_BLOCK_AVX2); }
 
-bool tc__dwconv_nchw16c_f32_packs_input(const tc__step_desc *d, int index) { return index == 1; }
+/* W, and B when C is padded (its padding channels read zeros). */
+bool tc__dwconv_nchw16c_f32_packs_input(const tc__step_desc *d, int index) {
+    return index == 1 || (index == 2 && d->n_in > 2 && d->in[2] != NULL && d->in_const != NULL && d->in_const[2] &&
+                          d->in[1] != NULL && d->in[1]->dims[0] % tc__layout_block(d->attrs) != 0);
+}
+
+/* The packed W: [ceil(C / B)][KH][KW][B]; the packed B: ceil(C / B) * B floats. */
+static size_t dw_packed_bytes(const tc__step_desc *d, int index) {
+    const tc__tensor *w = d->n_in > 1 ? d->in[1] : NULL;
+    const int64_t B = tc__layout_block(d->attrs);
+    if (w == NULL || !dw_weight_ok(w, w->dims[0]) || tc__blk_kernels_for(B) == NULL) return 0;
+    const size_t cpad = tc__nchwc_channels((size_t)B, (size_t)w->dims[0]);
+    if (index == 2) return cpad * sizeof(float);
+    return index == 1 ? cpad * (size_t)w->dims[2] * (size_t)w->dims[3] * sizeof(float) : 0;
+}
 
 tc_status tc__dwconv_nchw16c_f32_pack(const tc__step_desc *d, int index, const void *src, void *dst, tc__err *err) {
     const tc__tensor *w = d->in[1];
     const int64_t B = tc__layout_block(d->attrs);
-    if (index != 1 || !dw_weight_ok(w, w->dims[0]) || tc__blk_kernels_for(B) == NULL || w->dims[0] % B != 0)
+    if ((index != 1 && index != 2) || !dw_weight_ok(w, w->dims[0]) || tc__blk_kernels_for(B) == NULL)
         return tc__fail(err, TC_STATUS_INVALID_ARGUMENT,
-                        "blocked depthwise Conv packs only a float32 W [C, 1, KH, KW] with C %% %lld == 0",
-                        (long long)B);
-    const int64_t cb_count = w->dims[0] / B, taps = w->dims[2] * w->dims[3];
+                        "blocked depthwise Conv packs only a float32 W [C, 1, KH, KW] (and its bias)");
+    const int64_t c = w->dims[0], cb_count = tc__blk_count(c, B), taps = w->dims[2] * w->dims[3];
     const float *s = src;
     float *o = dst;
+    if (index == 2) {
+        for (int64_t ch = 0; ch < cb_count * B; ch++) o[ch] = ch < c ? s[ch] : 0.0f;
+        return TC_STATUS_OK;
+    }
     for (int64_t cb = 0; cb < cb_count; cb++)
         for (int64_t t = 0; t < taps; t++)
-            for (int64_t l = 0; l < B; l++) o[(cb * taps + t) * B + l] = s[(cb * B + l) * taps + t];
+            for (int64_t l = 0; l < B; l++)
+                o[(cb * taps + t) * B + l] = cb * B + l < c ? s[(cb * B + l) * taps + t] : 0.0f;
     return TC_STATUS_OK;
 }
 
@@ -75,6 +97,7 @@ typedef struct dw_job {
     float *y;
     int64_t cb; /* channel blocks per image */
     int reuse;  /* the configuration's */
+    int64_t c;  /* channels */
 } dw_job;
 
 static void dw_task(void *arg, size_t plane, size_t oy0, size_t rows) {
@@ -90,6 +113,7 @@ static void dw_task(void *arg, size_t plane, size_t oy0, size_t rows) {
         .reuse = j->reuse,
     };
     j->k->dwconv_rows(g, &j->act, &p, (int64_t)oy0, (int64_t)(oy0 + rows));
+    if (cb == j->cb - 1) tc__blk_zero_pad(p.y + (int64_t)oy0 * g->OW * B, (int64_t)rows * g->OW, B, B, j->c % B);
 }
 
 /* Splits the planes, and their rows when there are few planes, over the pool. */
@@ -121,12 +145,20 @@ tc_status tc__dwconv_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
     tc__blk_window g;
     if (!dw_geom(ctx->attrs, x, w, y, &g))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "Conv is not a blocked depthwise convolution");
-    if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || tc__tensor_numel(b) != w->dims[0]))
-        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "bias B must be float32 [%lld]", (long long)w->dims[0]);
+    const int64_t cb = tc__blk_count(y->dims[1], k->block), cpad = cb * k->block;
+    if (b != NULL && (b->dtype != TC_DTYPE_FLOAT32 || tc__tensor_numel(b) != w->dims[0] ||
+                      b->nbytes < (size_t)cpad * sizeof(float)))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "bias B must be float32 [%lld] (packed to %lld)",
+                        (long long)w->dims[0], (long long)cpad);
+    if (!tc__blk_bytes_ok(x, k->block) || !tc__blk_bytes_ok(y, k->block) ||
+        w->nbytes < (size_t)(cpad * g.kh * g.kw) * sizeof(float) ||
+        (ctx->residual != NULL && !tc__blk_bytes_ok(ctx->residual, k->block)))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                        "depthwise Conv buffers are smaller than their blocked layout needs");
     tc__dwconv_blk_config cfg = {0u}; /* the default, as configs() lists it first */
     if (ctx->config != NULL) memcpy(&cfg, ctx->config, sizeof cfg);
     dw_job j = {&g, k, {TC__VACT_NONE, 0.0f, 0.0f, 0.0f}, x->data, w->data, b ? b->data : NULL, NULL, y->data,
-                y->dims[1] / k->block, (int)cfg.reuse};
+                cb, (int)cfg.reuse, y->dims[1]};
     if (ctx->epi != NULL) {
         if (ctx->epi->bias_input >= 0 || ctx->bias != NULL)
             return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "depthwise Conv does not fuse an epilogue bias");
@@ -172,6 +204,7 @@ const tc__tactic tc__tactic_dwconv_nchw16c_f32_avx512 = {
     .supports = tc__dwconv_nchw16c_f32_supports,
     .packs_input = tc__dwconv_nchw16c_f32_packs_input,
     .pack = tc__dwconv_nchw16c_f32_pack,
+    .packed_bytes = dw_packed_bytes,
     .run = tc__dwconv_nchw16c_f32_run,
     .config_bytes = sizeof(tc__dwconv_blk_config),
     .configs = tc__dwconv_nchw16c_f32_configs,
@@ -186,6 +219,7 @@ const tc__tactic tc__tactic_dwconv_nchw8c_f32_avx2 = {
     .supports = dwconv_nchw8c_supports,
     .packs_input = tc__dwconv_nchw16c_f32_packs_input,
     .pack = tc__dwconv_nchw16c_f32_pack,
+    .packed_bytes = dw_packed_bytes,
     .run = tc__dwconv_nchw16c_f32_run,
     .config_bytes = sizeof(tc__dwconv_blk_config),
     .configs = tc__dwconv_nchw16c_f32_configs,

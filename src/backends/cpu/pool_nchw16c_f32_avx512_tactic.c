@@ -5,7 +5,8 @@
  * tc.layout_out = 1, tc.layout_block the block). Which steps they take, their geometry (the
  * reference window resolution) and the drivers that split planes and rows over the thread pool;
  * the microkernels are in pool_nchw16c_f32_avx512.c and pool_nchw8c_f32_avx2.c. None fuses an
- * epilogue (as the NCHW pooling tactics).
+ * epilogue (as the NCHW pooling tactics). A channel count that is not a multiple of the block is
+ * padded (core/layout.h): the drivers write zeros into the output's padding lanes.
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 static bool pool_geom(const char *op_type, const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *y,
                       tc__blk_window *g) {
     const int64_t block = tc__layout_block(attrs);
-    if (!tc__blk_is_blockable(x, block) || !tc__blk_is_blockable(y, block)) return false;
+    if (!tc__blk_is_blockable_padded(x, block) || !tc__blk_is_blockable_padded(y, block)) return false;
     if (strcmp(op_type, "MaxPool") == 0) {
         int64_t so = tc__attr_int(attrs, "storage_order", 0);
         if (so != 0 && so != 1) return false;
@@ -52,15 +53,19 @@ typedef struct pool_job {
     bool max, cip;
     const float *x;
     float *y;
+    int64_t c, cb; /* channels, channel blocks per image */
 } pool_job;
 
 static void pool_task(void *arg, size_t plane, size_t oy0, size_t rows) {
     const pool_job *j = arg;
     const tc__blk_window *g = j->g;
-    const float *x = j->x + (int64_t)plane * g->H * g->W * j->k->block;
-    float *y = j->y + (int64_t)plane * g->OH * g->OW * j->k->block;
+    const int64_t B = j->k->block;
+    const float *x = j->x + (int64_t)plane * g->H * g->W * B;
+    float *y = j->y + (int64_t)plane * g->OH * g->OW * B;
     if (j->max) j->k->maxpool_rows(g, x, y, (int64_t)oy0, (int64_t)(oy0 + rows));
     else j->k->avgpool_rows(g, j->cip, x, y, (int64_t)oy0, (int64_t)(oy0 + rows));
+    if ((int64_t)plane % j->cb == j->cb - 1)
+        tc__blk_zero_pad(y + (int64_t)oy0 * g->OW * B, (int64_t)rows * g->OW, B, B, j->c % B);
 }
 
 /* Runs a MaxPool (max) or AveragePool step over ctx->exec: tasks are rows of (image, channel block) planes. */
@@ -78,9 +83,12 @@ static tc_status pool_run(const tc__kernel_ctx *ctx, bool max) {
     tc__blk_window g;
     if (!pool_geom(op_type, ctx->attrs, x, y, &g))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s is not a blocked pooling this kernel computes", op_type);
-    const int64_t planes = y->dims[0] * (y->dims[1] / k->block);
+    if (!tc__blk_bytes_ok(x, k->block) || !tc__blk_bytes_ok(y, k->block))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s buffers are smaller than their blocked layout needs",
+                        op_type);
+    const int64_t cb = tc__blk_count(y->dims[1], k->block), planes = y->dims[0] * cb;
     if (planes == 0 || g.OH == 0 || g.OW == 0) return TC_STATUS_OK;
-    pool_job j = {&g, k, max, tc__attr_int(ctx->attrs, "count_include_pad", 0) == 1, x->data, y->data};
+    pool_job j = {&g, k, max, tc__attr_int(ctx->attrs, "count_include_pad", 0) == 1, x->data, y->data, y->dims[1], cb};
     tc__pool_parallelize_planes(ctx->exec, pool_task, &j, (size_t)planes, (size_t)g.OH);
     return TC_STATUS_OK;
 }
@@ -88,9 +96,9 @@ static tc_status pool_run(const tc__kernel_ctx *ctx, bool max) {
 tc_status tc__maxpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) { return pool_run(ctx, true); }
 tc_status tc__avgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) { return pool_run(ctx, false); }
 
-/* x [N, C, H, W] and y [N, C, 1, 1], float32, C % block == 0. */
+/* x [N, C, H, W] and y [N, C, 1, 1], float32 (C padded up to the block). */
 static bool gap_shapes(const tc__tensor *x, const tc__tensor *y, int64_t block) {
-    return tc__blk_is_blockable(x, block) && tc__blk_is_blockable(y, block) && y->dims[0] == x->dims[0] &&
+    return tc__blk_is_blockable_padded(x, block) && tc__blk_is_blockable_padded(y, block) && y->dims[0] == x->dims[0] &&
            y->dims[1] == x->dims[1] && y->dims[2] == 1 && y->dims[3] == 1;
 }
 
@@ -107,13 +115,15 @@ typedef struct gap_job {
     const tc__blk_kernels *k;
     const float *x;
     float *y;
-    int64_t hw;
+    int64_t hw, c, cb; /* pixels per plane, channels, channel blocks per image */
 } gap_job;
 
 static void gap_task(void *arg, size_t p0, size_t count) {
     const gap_job *j = arg;
     const int64_t B = j->k->block;
     j->k->gavgpool(j->x + (int64_t)p0 * j->hw * B, j->y + (int64_t)p0 * B, j->hw, (int64_t)count);
+    for (int64_t p = (int64_t)p0; p < (int64_t)(p0 + count); p++)
+        if (p % j->cb == j->cb - 1) tc__blk_zero_pad(j->y + p * B, 1, B, B, j->c % B);
 }
 
 tc_status tc__gavgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
@@ -126,8 +136,11 @@ tc_status tc__gavgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED,
                         "GlobalAveragePool shapes this blocked kernel does not compute");
     const tc__tensor *x = ctx->in[0];
-    const int64_t planes = x->dims[0] * (x->dims[1] / k->block);
-    gap_job j = {k, x->data, ctx->out[0]->data, x->dims[2] * x->dims[3]};
+    if (!tc__blk_bytes_ok(x, k->block) || !tc__blk_bytes_ok(ctx->out[0], k->block))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT,
+                        "GlobalAveragePool buffers are smaller than their blocked layout needs");
+    const int64_t cb = tc__blk_count(x->dims[1], k->block), planes = x->dims[0] * cb;
+    gap_job j = {k, x->data, ctx->out[0]->data, x->dims[2] * x->dims[3], x->dims[1], cb};
     if (planes == 0) return TC_STATUS_OK;
     pthreadpool_t pool = ctx->exec;
     size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;

@@ -1,7 +1,8 @@
 /*
  * reorder_nchw16c_avx512.c - the AVX-512 reorder from NCHW16c back to NCHW: 16 pixels of one
  * channel block (16 vectors of 16 channels) are transposed in registers into 16 channel rows
- * of 16 pixels and stored to the 16 NCHW planes; a tail of fewer pixels uses masked stores.
+ * of 16 pixels and stored to the 16 NCHW planes (the first `lanes` of them: a last block's padding
+ * lanes have no plane); a tail of fewer pixels uses masked stores.
  */
 #include <immintrin.h>
 
@@ -42,7 +43,8 @@ RO_INLINE void transpose16(__m512 r[16]) {
     }
 }
 
-void tc__reorder_nchw16c_to_nchw_avx512(const float *xb, float *y, int64_t hw, int64_t cb, int64_t p0, int64_t p1) {
+void tc__reorder_nchw16c_to_nchw_avx512(const float *xb, float *y, int64_t hw, int64_t cb, int64_t lanes, int64_t p0,
+                                        int64_t p1) {
     const float *x = xb + cb * hw * 16;
     float *yc = y + cb * 16 * hw;
     __m512 r[16];
@@ -50,13 +52,13 @@ void tc__reorder_nchw16c_to_nchw_avx512(const float *xb, float *y, int64_t hw, i
     for (; p + 16 <= p1; p += 16) {
         for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(x + (p + i) * 16);
         transpose16(r);
-        for (int l = 0; l < 16; l++) _mm512_storeu_ps(yc + l * hw + p, r[l]);
+        for (int l = 0; l < lanes; l++) _mm512_storeu_ps(yc + l * hw + p, r[l]);
     }
     if (p < p1) {
         const int n = (int)(p1 - p);
         for (int i = 0; i < 16; i++) r[i] = i < n ? _mm512_loadu_ps(x + (p + i) * 16) : _mm512_setzero_ps();
         transpose16(r);
         const __mmask16 m = (__mmask16)(((uint32_t)1 << n) - 1);
-        for (int l = 0; l < 16; l++) _mm512_mask_storeu_ps(yc + l * hw + p, m, r[l]);
+        for (int l = 0; l < lanes; l++) _mm512_mask_storeu_ps(yc + l * hw + p, m, r[l]);
     }
 }

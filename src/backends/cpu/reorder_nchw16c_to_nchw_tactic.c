@@ -3,7 +3,9 @@
  * reorder_nchw8c_to_nchw (AVX2): the Identity node the layout pass inserts where a blocked tensor
  * meets a consumer that reads NCHW (tc.layout_in = 1, no tc.layout_out; tc.layout_block 8 for
  * NCHW8c). Which steps they take and the driver that splits (image, channel block, pixel run) over
- * the thread pool; the transposes are in reorder_nchw16c_avx512.c and reorder_nchw8c_avx2.c.
+ * the thread pool; the transposes are in reorder_nchw16c_avx512.c and reorder_nchw8c_avx2.c. A
+ * channel count that is not a multiple of the block is padded (core/layout.h): the padding lanes
+ * are not copied.
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -14,9 +16,9 @@
 /* Pixels per task when the planes alone do not give every thread several tasks (a multiple of 16). */
 #define RO_MIN_TILE 256
 
-/* x [N, C, H, W] blocked in blocks of `block` and y of the same float32 shape. */
+/* x [N, C, H, W] blocked in blocks of `block` (C padded up to one) and y of the same float32 shape. */
 static bool ro_shapes(const tc__tensor *x, const tc__tensor *y, int64_t block) {
-    return tc__blk_is_blockable(x, block) && tc__vact_same_f32_shape(y, x);
+    return tc__blk_is_blockable_padded(x, block) && tc__vact_same_f32_shape(y, x);
 }
 
 static bool ro_supports(const tc__step_desc *d, int64_t block) {
@@ -33,14 +35,15 @@ typedef struct ro_job {
     const tc__blk_kernels *k;
     const float *x;
     float *y;
-    int64_t cb, hw; /* channel blocks per image, pixels per plane */
+    int64_t cb, hw, c; /* channel blocks per image, pixels per plane, channels */
 } ro_job;
 
 static void ro_task(void *arg, size_t plane, size_t p0, size_t count) {
     const ro_job *j = arg;
-    const int64_t n = (int64_t)plane / j->cb, cb = (int64_t)plane % j->cb, img = j->cb * j->k->block * j->hw;
-    j->k->reorder_to_nchw(j->x + n * img, j->y + n * img, j->hw, cb, (int64_t)p0,
-                                       (int64_t)(p0 + count));
+    const int64_t B = j->k->block, n = (int64_t)plane / j->cb, cb = (int64_t)plane % j->cb;
+    const int64_t lanes = j->c - cb * B < B ? j->c - cb * B : B;
+    j->k->reorder_to_nchw(j->x + n * j->cb * B * j->hw, j->y + n * j->c * j->hw, j->hw, cb, lanes, (int64_t)p0,
+                          (int64_t)(p0 + count));
 }
 
 tc_status tc__reorder_nchw16c_run(const tc__kernel_ctx *ctx) {
@@ -52,9 +55,10 @@ tc_status tc__reorder_nchw16c_run(const tc__kernel_ctx *ctx) {
     const tc__tensor *x = ctx->in[0];
     tc__tensor *y = ctx->out[0];
     if (!ro_shapes(x, y, k->block))
-        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "reorder expects float32 [N, C, H, W] with C %% %lld == 0",
-                        (long long)k->block);
-    ro_job j = {k, x->data, y->data, x->dims[1] / k->block, x->dims[2] * x->dims[3]};
+        return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "reorder expects float32 [N, C, H, W] in and out");
+    if (!tc__blk_bytes_ok(x, k->block) || y->nbytes < (size_t)tc__tensor_numel(y) * sizeof(float))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "reorder buffers are smaller than their layouts need");
+    ro_job j = {k, x->data, y->data, tc__blk_count(x->dims[1], k->block), x->dims[2] * x->dims[3], x->dims[1]};
     const int64_t planes = x->dims[0] * j.cb;
     if (planes == 0 || j.hw == 0) return TC_STATUS_OK;
     pthreadpool_t pool = ctx->exec;

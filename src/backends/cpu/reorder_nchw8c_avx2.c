@@ -1,7 +1,8 @@
 /*
  * reorder_nchw8c_avx2.c - the AVX2 reorder from NCHW8c back to NCHW: 8 pixels of one channel
  * block (8 vectors of 8 channels) are transposed in registers into 8 channel rows of 8 pixels and
- * stored to the 8 NCHW planes; a tail of fewer pixels is copied element by element.
+ * stored to the 8 NCHW planes (the first `lanes` of them: a last block's padding lanes have no
+ * plane); a tail of fewer pixels is copied element by element.
  */
 #include <immintrin.h>
 
@@ -26,7 +27,8 @@ static inline __attribute__((always_inline)) void transpose8(__m256 r[8]) {
     }
 }
 
-void tc__reorder_nchw8c_to_nchw_avx2(const float *xb, float *y, int64_t hw, int64_t cb, int64_t p0, int64_t p1) {
+void tc__reorder_nchw8c_to_nchw_avx2(const float *xb, float *y, int64_t hw, int64_t cb, int64_t lanes, int64_t p0,
+                                     int64_t p1) {
     const float *x = xb + cb * hw * 8;
     float *yc = y + cb * 8 * hw;
     __m256 r[8];
@@ -34,8 +36,8 @@ void tc__reorder_nchw8c_to_nchw_avx2(const float *xb, float *y, int64_t hw, int6
     for (; p + 8 <= p1; p += 8) {
         for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(x + (p + i) * 8);
         transpose8(r);
-        for (int l = 0; l < 8; l++) _mm256_storeu_ps(yc + l * hw + p, r[l]);
+        for (int l = 0; l < lanes; l++) _mm256_storeu_ps(yc + l * hw + p, r[l]);
     }
     for (; p < p1; p++)
-        for (int l = 0; l < 8; l++) yc[l * hw + p] = x[p * 8 + l];
+        for (int l = 0; l < lanes; l++) yc[l * hw + p] = x[p * 8 + l];
 }

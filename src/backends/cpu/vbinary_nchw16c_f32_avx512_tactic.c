@@ -6,7 +6,9 @@
  * a per-channel vector [N, C, 1, 1] / [1, C, 1, 1] broadcast over the pixels (the
  * squeeze-excite multiply), with the fused epilogue (activation, residual) as the NCHW
  * tactics. Which steps they take and the driver that splits (image, channel block, pixel
- * run) over the thread pool; the microkernel is vbinary_nchwc_f32_kernel.h (per ISA).
+ * run) over the thread pool; the microkernel is vbinary_nchwc_f32_kernel.h (per ISA). A channel
+ * count that is not a multiple of the block is padded (core/layout.h): the driver writes zeros into
+ * the output's padding lanes (0 / 0 and an activation of 0 need not be 0).
  */
 #include <pthreadpool.h>
 #include <string.h>
@@ -30,7 +32,7 @@ static vbin_form vbin_form_of(const tc__tensor *t, const tc__tensor *y) {
 
 /* The forms of a and b for output y; false unless y is blocked-able and one input has its shape. */
 static bool vbin_forms(const tc__tensor *a, const tc__tensor *b, const tc__tensor *y, int64_t block, vbin_form f[2]) {
-    if (!tc__blk_is_blockable(y, block)) return false;
+    if (!tc__blk_is_blockable_padded(y, block)) return false;
     f[0] = vbin_form_of(a, y);
     f[1] = vbin_form_of(b, y);
     return f[0] != VBIN_NONE && f[1] != VBIN_NONE && (f[0] == VBIN_FULL || f[1] == VBIN_FULL);
@@ -57,7 +59,7 @@ typedef struct vbin_job {
     vbin_form form[2];
     const float *in[2], *res;
     float *y;
-    int64_t cb, hw; /* channel blocks per image, pixels per plane */
+    int64_t cb, hw, c; /* channel blocks per image, pixels per plane, channels */
     tc__vact act;
 } vbin_job;
 
@@ -77,6 +79,7 @@ static void vbin_task(void *arg, size_t plane, size_t p0, size_t count) {
     j->k->vbinary(j->op, vbin_operand(j, 0, (int64_t)plane, (int64_t)p0),
                                    vbin_operand(j, 1, (int64_t)plane, (int64_t)p0), j->res ? j->res + at : NULL,
                                    j->y + at, (int64_t)count, &j->act);
+    if ((int64_t)plane % j->cb == j->cb - 1) tc__blk_zero_pad(j->y + at, (int64_t)count, j->k->block, j->k->block, j->c % j->k->block);
 }
 
 tc_status tc__vbinary_nchw16c_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op op) {
@@ -93,8 +96,16 @@ tc_status tc__vbinary_nchw16c_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op 
     if (!vbin_forms(ctx->in[0], ctx->in[1], y, k->block, j.form))
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s with a broadcast this blocked kernel does not compute",
                         ctx->op_type);
-    j.cb = y->dims[1] / k->block;
+    for (int i = 0; i < 2; i++) /* a per-channel vector is [N or 1, C, 1, 1], padded as Y */
+        if (!tc__blk_bytes_ok(ctx->in[i], k->block))
+            return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s input %d is smaller than its blocked layout needs",
+                            ctx->op_type, i);
+    if (!tc__blk_bytes_ok(y, k->block) || (ctx->residual != NULL && !tc__blk_bytes_ok(ctx->residual, k->block)))
+        return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "%s buffers are smaller than their blocked layout needs",
+                        ctx->op_type);
+    j.cb = tc__blk_count(y->dims[1], k->block);
     j.hw = y->dims[2] * y->dims[3];
+    j.c = y->dims[1];
     if (ctx->epi != NULL) {
         if (ctx->epi->bias_input >= 0 || ctx->bias != NULL)
             return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "%s does not fuse an epilogue bias", ctx->op_type);
