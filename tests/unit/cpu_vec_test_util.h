@@ -3,7 +3,9 @@
  * (test_cpu_vec_*.c): the reference result of a step (reference kernel, then the reference
  * epilogue), supports() on a step description, and a check that runs a tactic without and
  * with a 2-thread pool into poisoned outputs, compares both with the reference and requires
- * them to be bit-identical (results independent of threads).
+ * them to be bit-identical (results independent of threads). An expected output with more bytes
+ * than its shape needs (a blocked tensor whose channels are padded, core/layout.h) gets an output
+ * of as many bytes, all poisoned, and is compared over all of them (its padding lanes: zeros).
  *
  * Include after <cmocka.h> and "dense_test_util.h". Every helper is static: each test file is
  * its own program. The thread pool is the test program's (vtu_setup / vtu_teardown).
@@ -100,10 +102,34 @@ static inline bool vtu_softmax_supports(const tc__tactic *const *sm, const tc__t
     return all;
 }
 
-/* Fills t with a NaN payload no kernel produces, so that unwritten elements fail comparisons. */
+/* Fills t's bytes with a NaN payload no kernel produces, so that unwritten elements fail comparisons. */
 static inline void vtu_poison(tc__tensor *t) {
     uint32_t bits = 0x7fc0dead;
-    for (int64_t i = 0; i < tc__tensor_numel(t); i++) memcpy((float *)t->data + i, &bits, sizeof bits);
+    for (size_t i = 0; i < t->nbytes / sizeof bits; i++) memcpy((float *)t->data + i, &bits, sizeof bits);
+}
+
+/* A zeroed tensor of like's dtype and dims with like's bytes (more than the dims need when like is padded). */
+static inline tc__tensor vtu_alloc_like(const tc__tensor *like) {
+    tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
+    if (like->nbytes > y.nbytes) {
+        free(y.data);
+        y.data = calloc(1, like->nbytes);
+        assert_non_null(y.data);
+        y.nbytes = like->nbytes;
+    }
+    return y;
+}
+
+/* A zeroed float32 tensor of logical dims [N, C, H, W] stored NCHW<block>c, C padded up to the block. */
+static inline tc__tensor vtu_blocked_tensor(int64_t block, const int64_t *dims) {
+    const int64_t n = tc__nchwc_elems(block, dims);
+    assert_true(n >= 0);
+    tc__tensor t = dtu_tensor(TC_DTYPE_FLOAT32, 4, dims);
+    free(t.data);
+    t.data = calloc(1, (size_t)(n ? n : 1) * sizeof(float));
+    assert_non_null(t.data);
+    t.nbytes = (size_t)n * sizeof(float);
+    return t;
 }
 
 /*
@@ -114,7 +140,7 @@ static inline void vtu_poison(tc__tensor *t) {
 static inline tc__tensor vtu_run_tactic_config(const tc__tactic *t, const vtu_step *s, const tc__tensor *like,
                                                pthreadpool_t pool, int n_in_ctx, const tc__tensor *const *in_ctx,
                                                const void *config) {
-    tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
+    tc__tensor y = vtu_alloc_like(like);
     vtu_poison(&y);
     tc__tensor *out[1] = {&y};
     tc__attrs as = {s->n_attrs, s->attrs};
@@ -162,11 +188,13 @@ static inline void vtu_check_configs(const tc__tactic *t, const vtu_step *s, con
     }
 }
 
-/* Every element of got within tol * (1 + |want|) of want; NaN and infinities must match exactly. */
+/* Every float of got's bytes within tol * (1 + |want|) of want's (padding lanes included); NaN and infinities must
+ * match exactly. */
 static inline void vtu_assert_close(const tc__tensor *got, const tc__tensor *want, double tol, const char *what) {
     assert_int_equal(tc__tensor_numel(got), tc__tensor_numel(want));
+    assert_int_equal(got->nbytes, want->nbytes);
     const float *g = got->data, *w = want->data;
-    for (int64_t i = 0; i < tc__tensor_numel(got); i++) {
+    for (int64_t i = 0; i < (int64_t)(got->nbytes / sizeof(float)); i++) {
         bool ok;
         if (isnan(w[i])) ok = isnan(g[i]);
         else if (isinf(w[i])) ok = g[i] == w[i];
@@ -217,7 +245,7 @@ static inline tc__tensor vtu_random(dtu_rng *r, int32_t rank, const int64_t *dim
  * on pool (or NULL), into a new poisoned tensor shaped like `like`, with exactly scratch_bytes(d) of scratch. */
 static inline tc__tensor vtu_run_desc(const tc__tactic *t, const tc__step_desc *d, int n_ctx,
                                       const tc__tensor *const *in, const tc__tensor *like, pthreadpool_t pool) {
-    tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
+    tc__tensor y = vtu_alloc_like(like);
     vtu_poison(&y);
     tc__tensor *out[1] = {&y};
     const size_t need = t->scratch_bytes(d);

@@ -9,9 +9,12 @@
  * count_include_pad, asymmetric and automatic padding, dilation, NaN inputs), GlobalAveragePool,
  * depthwise Conv (3x3/5x5/7x7, strides 1 and 2, every activation, residual, bias) and
  * Add / Sub / Mul / Div (same shape and per-channel broadcasts on either side), over C 16 to 144,
- * H and W 1 to 112 and batches 1 and 2 (NCHW8c: C 8, 24 and 40 too); then the steps supports() must
- * reject (a channel count that is no multiple of the block, the other block's tc.layout_block) and
- * run() refuses. Skips when the CPU lacks the tactics' ISA (AVX-512; AVX2 for NCHW8c).
+ * H and W 1 to 112 and batches 1 and 2 (NCHW8c: C 8, 24 and 40 too), and channel counts that are no
+ * multiple of the block (1, 3, 12, 20, 24, 40: the last block padded with zero lanes, core/layout.h),
+ * whose outputs are poisoned over all their bytes before each run and compared over all of them, so
+ * that a kernel that leaves its padding lanes other than zero (an epilogue of 0, 0 / 0) fails; then
+ * the steps supports() must reject (the other block's tc.layout_block, wrong forms) and run() refuses.
+ * Skips when the CPU lacks the tactics' ISA (AVX-512; AVX2 for NCHW8c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,7 +47,7 @@
 #define T_MUL tc__tactic_mul_nchw16c_f32_avx512
 #define T_DIV tc__tactic_div_nchw16c_f32_avx512
 #define T_FLAGS TC__TACTIC_BLOCKED
-#define CBAD 24 /* a channel count the block does not divide */
+#define CBAD 24 /* a channel count the block does not divide (padded) */
 #define OTHER_BLOCK 8
 #else
 #define T_REORDER tc__tactic_reorder_nchw8c_to_nchw
@@ -74,6 +77,9 @@ static const int64_t kShapes[][4] = {
 #if BLK == 8
     {1, 8, 1, 1},     {2, 8, 5, 3},    {1, 24, 56, 56},  {2, 24, 7, 1},   {1, 40, 13, 11},  {1, 40, 1, 9},
 #endif
+    /* padded: C % BLK != 0 (for BLK 8 too but 24 and 40) */
+    {1, 24, 7, 9},    {2, 40, 5, 3},   {1, 3, 13, 17},   {2, 1, 6, 5},    {1, 20, 28, 28},  {1, 12, 1, 1},
+    {2, 24, 1, 17},   {1, 40, 14, 14},
 };
 #define N_SHAPES ((int)(sizeof kShapes / sizeof kShapes[0]))
 
@@ -81,11 +87,10 @@ static bool have_avx512(void) { return vtu_isa_ok(&T_REORDER); }
 
 /* ---- layout conversion and attributes -------------------------------------------------- */
 
-/* The blocked copy of an NCHW float32 tensor [N, C, H, W] (C % BLK == 0). */
+/* The blocked copy of an NCHW float32 tensor [N, C, H, W] (C padded up to BLK: zero lanes). */
 static tc__tensor to_blocked(const tc__tensor *x) {
     assert_int_equal(x->rank, 4);
-    assert_int_equal(x->dims[1] % BLK, 0);
-    tc__tensor b = dtu_tensor(TC_DTYPE_FLOAT32, 4, x->dims);
+    tc__tensor b = vtu_blocked_tensor(BLK, x->dims);
     const int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
     const float *s = x->data;
     float *d = b.data;
@@ -300,19 +305,32 @@ typedef struct dw_case {
     tc__epilogue epi;
 } dw_case;
 
-/* The weight packed by the tactic, as the build does. */
-static tc__tensor dw_pack(const vtu_step *s, const tc__tensor *y) {
-    const tc__tensor *w = s->in[1];
-    tc__tensor p = dtu_tensor(w->dtype, w->rank, w->dims);
+/* Input `index` (W, or B when the channels are padded) packed by the tactic as the build does, with the bytes
+ * packed_bytes() says; the source itself (a copy) when the tactic does not pack it. */
+static tc__tensor dw_pack(const vtu_step *s, const tc__tensor *y, int index) {
+    const tc__tensor *w = s->in[index];
     bool in_const[3] = {false, true, true};
     const tc__tensor *out[1] = {y};
     tc__attrs as = {s->n_attrs, s->attrs};
     tc__step_desc d = {s->op, s->opset, &as, s->n_in, s->in, in_const, 1, out, &s->epi, NULL, s->residual, NULL, 0};
     tc__err err = {0};
     const tc__tactic *t = &T_DWCONV;
-    assert_true(t->packs_input(&d, 1));
     assert_false(t->packs_input(&d, 0));
-    if (t->pack(&d, 1, w->data, p.data, &err) != TC_STATUS_OK) fail_msg("pack: %s", err.msg);
+    tc__tensor p = dtu_tensor(w->dtype, w->rank, w->dims);
+    if (!t->packs_input(&d, index)) {
+        assert_int_equal(index, 2);
+        assert_true(s->in[1]->dims[0] % BLK == 0);
+        memcpy(p.data, w->data, w->nbytes);
+        return p;
+    }
+    const size_t bytes = t->packed_bytes(&d, index);
+    assert_true(bytes >= w->nbytes);
+    free(p.data);
+    p.data = malloc(bytes);
+    assert_non_null(p.data);
+    memset(p.data, 0xff, bytes); /* pack() writes every byte, its zeros included */
+    p.nbytes = bytes;
+    if (t->pack(&d, index, w->data, p.data, &err) != TC_STATUS_OK) fail_msg("pack: %s", err.msg);
     return p;
 }
 
@@ -353,9 +371,10 @@ static void check_dw(uint64_t seed, const int64_t *shape, const dw_case *c) {
     attrs_layout(&at, mask, 1);
     s.n_attrs = at.n;
     s.residual = c->residual ? &resb : NULL;
-    tc__tensor wp = dw_pack(&s, &ref);
+    tc__tensor wp = dw_pack(&s, &ref, 1), bp = c->bias ? dw_pack(&s, &ref, 2) : (tc__tensor){0};
     s.in[0] = &xb;
     s.in[1] = &wp;
+    if (c->bias) s.in[2] = &bp;
     char msg[200];
     snprintf(msg, sizeof msg, "dwconv %lldx%lldx%lldx%lld k%lld s%lld d%lld pads %lld,%lld,%lld,%lld %s%s act %d%s",
              (long long)shape[0], (long long)C, (long long)shape[2], (long long)shape[3], (long long)c->k,
@@ -364,6 +383,7 @@ static void check_dw(uint64_t seed, const int64_t *shape, const dw_case *c) {
              c->residual ? " +res" : "");
     blk_check(&T_DWCONV, &s, &ref, true, DW_TOL, msg);
     tc__tensor_free(&wp);
+    tc__tensor_free(&bp);
     if (c->residual) {
         tc__tensor_free(&resb);
         tc__tensor_free(&res);
@@ -396,20 +416,22 @@ static void test_dwconv_shapes(void **state) {
 static void test_dwconv_epilogues(void **state) {
     (void)state;
     if (!have_avx512()) skip();
-    const int64_t shapes[2][4] = {{2, 32, 13, 17}, {1, 48, 28, 28}};
+    /* whole blocks, then padded ones (an activation of 0 in the padding lanes must come out zero) */
+    const int64_t shapes[4][4] = {{2, 32, 13, 17}, {1, 48, 28, 28}, {2, 20, 9, 11}, {1, 3, 14, 14}};
     uint64_t seed = 9500;
-    for (int e = 0; e < VTU_N_EPILOGUES; e++)
-        for (int res = 0; res < 2; res++) {
-            dw_case c = dw_plain(3, 1);
-            c.epi = vtu_epilogues[e];
-            c.residual = res == 1;
-            check_dw(seed++, shapes[0], &c);
-            c = dw_plain(5, 2);
-            c.epi = vtu_epilogues[e];
-            c.residual = res == 1;
-            c.bias = false;
-            check_dw(seed++, shapes[1], &c);
-        }
+    for (int k = 0; k < 4; k += 2)
+        for (int e = 0; e < VTU_N_EPILOGUES; e++)
+            for (int res = 0; res < 2; res++) {
+                dw_case c = dw_plain(3, 1);
+                c.epi = vtu_epilogues[e];
+                c.residual = res == 1;
+                check_dw(seed++, shapes[k], &c);
+                c = dw_plain(5, 2);
+                c.epi = vtu_epilogues[e];
+                c.residual = res == 1;
+                c.bias = false;
+                check_dw(seed++, shapes[k + 1], &c);
+            }
 }
 
 /* 7x7, dilation, asymmetric and automatic padding, and MobileNetV2 / EfficientNet layers. */
@@ -479,7 +501,7 @@ static void test_dwconv_residual_in_bias_slot(void **state) {
     attrs_layout(&at, 5, 1);
     s.n_attrs = at.n;
     s.residual = &resb;
-    tc__tensor wp = dw_pack(&s, &ref), want = to_blocked(&ref);
+    tc__tensor wp = dw_pack(&s, &ref, 1), want = to_blocked(&ref);
     s.in[0] = &xb;
     s.in[1] = &wp;
     const tc__tensor *in3[3] = {&xb, &wp, &resb};
@@ -590,15 +612,17 @@ static void test_binary_forms(void **state) {
 static void test_binary_epilogues(void **state) {
     (void)state;
     if (!have_avx512()) skip();
-    const int64_t shape[4] = {2, 48, 13, 17};
+    /* whole blocks, and padded ones (0 / 0 and sigmoid(0) in the padding lanes must come out zero) */
+    const int64_t shapes[2][4] = {{2, 48, 13, 17}, {2, 20, 5, 7}};
     uint64_t seed = 14000;
-    for (int o = 0; o < 4; o++)
-        for (int e = 0; e < VTU_N_EPILOGUES; e++)
-            for (int res = 0; res < 2; res++) {
-                int fb = (e + res) % 3; /* each broadcast form on the right */
-                check_bin(seed++, &kBinOps[o], shape, FORM_FULL, fb, &vtu_epilogues[e], res == 1);
-                check_bin(seed++, &kBinOps[o], shape, fb, FORM_FULL, &vtu_epilogues[e], res == 1);
-            }
+    for (int k = 0; k < 2; k++)
+        for (int o = 0; o < 4; o++)
+            for (int e = 0; e < VTU_N_EPILOGUES; e++)
+                for (int res = 0; res < 2; res++) {
+                    int fb = (e + res) % 3; /* each broadcast form on the right */
+                    check_bin(seed++, &kBinOps[o], shapes[k], FORM_FULL, fb, &vtu_epilogues[e], res == 1);
+                    check_bin(seed++, &kBinOps[o], shapes[k], fb, FORM_FULL, &vtu_epilogues[e], res == 1);
+                }
 }
 
 /* ---- what supports() rejects ---------------------------------------------------------------- */
@@ -632,7 +656,7 @@ static void test_rejects_reorder_pool(void **state) {
     blk_attrs at = {0};
     attrs_layout(&at, 1, -1);
     assert_true(supports(ro, "Identity", at.a, at.n, 1, in, cst, 1, out_x, NULL, NULL));
-    assert_false(supports(ro, "Identity", at.a, at.n, 1, in24, cst, 1, out_x24, NULL, NULL));
+    assert_true(supports(ro, "Identity", at.a, at.n, 1, in24, cst, 1, out_x24, NULL, NULL)); /* padded */
     assert_false(supports(ro, "Identity", at.a, at.n, 1, in64, cst, 1, out_x64, NULL, NULL));
     attrs_layout(&at, -1, -1);
     assert_false(supports(ro, "Identity", at.a, at.n, 1, in, cst, 1, out_x, NULL, NULL));
@@ -652,7 +676,7 @@ static void test_rejects_reorder_pool(void **state) {
     assert_true(supports(mp, "MaxPool", pa.a, pa.n, 1, in, cst, 2, out_y, NULL, NULL)); /* Indices not requested */
     assert_false(supports(mp, "MaxPool", pa.a, pa.n, 1, in, cst, 2, out_yi, NULL, NULL));
     assert_true(supports(ap, "AveragePool", pa.a, pa.n, 1, in, cst, 1, out_y, NULL, NULL));
-    assert_false(supports(mp, "MaxPool", pa.a, pa.n, 1, in24, cst, 1, out_y24, NULL, NULL));
+    assert_true(supports(mp, "MaxPool", pa.a, pa.n, 1, in24, cst, 1, out_y24, NULL, NULL)); /* padded */
     assert_false(supports(ap, "AveragePool", pa.a, pa.n, 1, in64, cst, 1, out_y64, NULL, NULL));
     assert_false(supports(mp, "AveragePool", pa.a, pa.n, 1, in, cst, 1, out_y, NULL, NULL)); /* another op */
     const int64_t masks[][2] = {{-1, -1}, {1, -1}, {-1, 1}, {0, 1}, {3, 1}, {1, 0}};
@@ -671,7 +695,7 @@ static void test_rejects_reorder_pool(void **state) {
     const tc__tensor *out_g[1] = {&g}, *out_g24[1] = {&g24}, *out_g64[1] = {&g64};
     attrs_layout(&at, 1, 1);
     assert_true(supports(gp, "GlobalAveragePool", at.a, at.n, 1, in, cst, 1, out_g, NULL, NULL));
-    assert_false(supports(gp, "GlobalAveragePool", at.a, at.n, 1, in24, cst, 1, out_g24, NULL, NULL));
+    assert_true(supports(gp, "GlobalAveragePool", at.a, at.n, 1, in24, cst, 1, out_g24, NULL, NULL)); /* padded */
     assert_false(supports(gp, "GlobalAveragePool", at.a, at.n, 1, in64, cst, 1, out_g64, NULL, NULL));
     assert_false(supports(gp, "GlobalAveragePool", at.a, at.n, 1, in, cst, 1, out_y, NULL, NULL));
     attrs_layout(&at, 1, -1);
@@ -702,7 +726,13 @@ static void test_rejects_dwconv(void **state) {
     assert_true(supports(dw, "Conv", at.a, at.n, 3, in, cst, 1, out, NULL, NULL));
     assert_false(supports(dw, "Conv", at.a, at.n, 2, in, var, 1, out, NULL, NULL)); /* W not constant */
     attrs_layout(&a24, 1, 1);
-    assert_false(supports(dw, "Conv", a24.a, a24.n, 2, in24, cst, 1, out24, NULL, NULL));
+    assert_true(supports(dw, "Conv", a24.a, a24.n, 2, in24, cst, 1, out24, NULL, NULL)); /* padded */
+    /* padded with a bias: only a constant one (packed with zeros) */
+    tc__tensor b24 = shape_of(TC_DTYPE_FLOAT32, 1, CBAD, 0, 0, 0);
+    const tc__tensor *in24b[3] = {&x24, &w24, &b24};
+    assert_true(supports(dw, "Conv", a24.a, a24.n, 3, in24b, cst, 1, out24, NULL, NULL));
+    const bool var_b[3] = {false, true, false};
+    assert_false(supports(dw, "Conv", a24.a, a24.n, 3, in24b, var_b, 1, out24, NULL, NULL));
     assert_false(supports(dw, "Conv", at.a, at.n, 2, in64, cst, 1, out64, NULL, NULL));
     attrs_layout(&a1, 1, 1);
     assert_false(supports(dw, "Conv", a1.a, a1.n, 2, infull, cst, 1, out, NULL, NULL)); /* not depthwise */
@@ -743,7 +773,7 @@ static void test_rejects_binary(void **state) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_false(supports(mul, "Mul", at.a, at.n, 2, bad[i], cst, 1, out, NULL, NULL));
     const tc__tensor *in24[2] = {&a24, &a24}, *in64[2] = {&a64, &a64}, *ini[2] = {&ai, &ai};
-    assert_false(supports(mul, "Mul", at.a, at.n, 2, in24, cst, 1, out24, NULL, NULL));
+    assert_true(supports(mul, "Mul", at.a, at.n, 2, in24, cst, 1, out24, NULL, NULL)); /* padded */
     assert_false(supports(mul, "Mul", at.a, at.n, 2, in64, cst, 1, out64, NULL, NULL));
     assert_false(supports(mul, "Mul", at.a, at.n, 2, ini, cst, 1, outi, NULL, NULL));
     const int64_t masks[][2] = {{-1, -1}, {1, 1}, {2, 1}, {3, -1}, {3, 0}, {7, 1}};
@@ -836,9 +866,17 @@ static void test_run_rejects(void **state) {
     blk_attrs at = {0};
     const tc__tensor *in[2] = {&x, &x}, *in24[1] = {&x24}, *inse[2] = {&x, &se};
     tc__tensor *out[2] = {&y, &ind}, *out8[1] = {&y8};
-    /* reorder: C % 16 != 0, output blocked */
+    /* reorder: shapes that differ; a padded input whose buffer lacks the padding lanes; output blocked */
     attrs_layout(&at, 1, -1);
     assert_int_not_equal(run_status(&T_REORDER, "Identity", &at, 1, in24, 1, out8), 0);
+    tc__tensor y24 = dtu_tensor(TC_DTYPE_FLOAT32, 4, x24d);
+    tc__tensor *out24[1] = {&y24};
+    assert_int_not_equal(run_status(&T_REORDER, "Identity", &at, 1, in24, 1, out24), 0);
+    tc__tensor x24p = vtu_blocked_tensor(BLK, x24d);
+    const tc__tensor *in24p[1] = {&x24p};
+    assert_int_equal(run_status(&T_REORDER, "Identity", &at, 1, in24p, 1, out24), 0);
+    tc__tensor_free(&x24p);
+    tc__tensor_free(&y24);
     attrs_layout(&at, 1, 1);
     assert_int_not_equal(run_status(&T_REORDER, "Identity", &at, 1, in, 1, out8), 0);
     /* MaxPool with Indices, and without its layout attributes */

@@ -1,12 +1,14 @@
 /*
  * test_passes_layout.c - the NCHW16c layout pass (and its NCHW8c form) on small graphs: which nodes it marks blocked
  * (tc.layout_in bits, tc.layout_out), where it puts reorders (Identity marked blocked-in) and
- * where it must leave NCHW alone: channel counts not multiple of 16, a convolution that nothing
- * blocked reads, a residual from an NCHW value, broadcasts other than per-channel vectors,
- * constant operands, graph outputs (which keep their names and stay NCHW). Numerical agreement
- * of blocked engines with the reference is tested in test_engine_layout.c. NCHW8c: 24 channels are
- * blocked, every blocked node and reorder says tc.layout_block 8 (NCHW16c graphs carry no such
- * attribute), and a block other than 16 or 8 is refused.
+ * where it must leave NCHW alone: an activation whose channels are not a multiple of the block, a
+ * convolution that nothing blocked reads, a residual from an NCHW value, broadcasts other than
+ * per-channel vectors, constant operands, graph outputs (which keep their names and stay NCHW).
+ * Channel counts that are not a multiple of the block (24, 40, 3, 1 on blocks of 16 and 8) are
+ * blocked padded through Conv, depthwise Conv, Add, MaxPool and GlobalAveragePool, never through an
+ * activation. Numerical agreement of blocked engines with the reference is tested in
+ * test_engine_layout.c. NCHW8c: every blocked node and reorder says tc.layout_block 8 (NCHW16c graphs
+ * carry no such attribute), and a block other than 16 or 8 is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,21 +81,68 @@ static void test_resnet_chain(void **state) {
     tc__graph_destroy(g);
 }
 
-/* 24 channels cannot be blocked; a lone Conv whose output only NCHW nodes read is left alone. */
+/* An activation over 24 channels is not blocked in blocks of 16 (its tactics would write f(0) into the padding
+ * lanes); the Conv in front of it, which reads NCHW and which nothing blocked reads, is left alone. */
 static void test_left_alone(void **state) {
     (void)state;
     tc__graph *g = ptu_graph(17);
     ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x8x5x5");
     ptu_init(g, "w1", "24x8x3x3", 1);
-    ptu_init(g, "w2", "16x24x1x1", 2);
     conv3x3(g, "x,w1", "c1");
-    ptu_node(g, "Conv", "c1,w2", "c2");
-    ptu_node(g, "Flatten", "c2", "y");
+    ptu_node(g, "Sigmoid", "c1", "s");
+    ptu_node(g, "Flatten", "s", "y");
     ptu_output(g, "y");
     ptu_finish(g);
     assert_int_equal(ptu_apply(g, tc__pass_layout_nchw16c), 0);
     assert_int_equal(reorders(g), 0);
     tc__graph_destroy(g);
+}
+
+static tc_status pass_nchw8c(tc__pass_ctx *ctx);
+
+/*
+ * C channels in blocks of B, C % B != 0 for most: Conv (NCHW in), depthwise Conv, Add, Relu, MaxPool,
+ * GlobalAveragePool. Conv, depthwise Conv and Add are blocked padded; Relu and what follows it are blocked only
+ * when C % B == 0; either way one reorder.
+ */
+static void check_padded(int64_t c, int64_t block) {
+    char shape[64];
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x4x6x6");
+    snprintf(shape, sizeof shape, "%lldx4x3x3", (long long)c);
+    ptu_init(g, "w1", shape, 1);
+    snprintf(shape, sizeof shape, "%lldx1x3x3", (long long)c);
+    ptu_init(g, "w2", shape, 2);
+    conv3x3(g, "x,w1", "c1");
+    ptu_attr_int(g, conv3x3(g, "c1,w2", "d1"), "group", c);
+    ptu_node(g, "Add", "d1,c1", "s");
+    ptu_node(g, "Relu", "s", "r");
+    int32_t mp = ptu_node(g, "MaxPool", "r", "p");
+    ptu_attr_ints(g, mp, "kernel_shape", 2, (int64_t[]){2, 2});
+    ptu_node(g, "GlobalAveragePool", "p", "gap");
+    ptu_node(g, "Flatten", "gap", "y");
+    ptu_output(g, "y");
+    ptu_finish(g);
+    assert_true(ptu_apply(g, block == TC__LAYOUT_BLOCK ? tc__pass_layout_nchw16c : pass_nchw8c) > 0);
+    const bool whole = c % block == 0;
+    const char *names[] = {"c1", "d1", "s", "r", "p", "gap"};
+    const int64_t in_bits[] = {0, 1, 3, 1, 1, 1};
+    for (int i = 0; i < 6; i++) {
+        const tc__node *n = ptu_producer(g, names[i]);
+        const bool blocked = i < 3 || whole;
+        assert_int_equal(attr_of(n, TC__ATTR_LAYOUT_OUT), blocked ? 1 : 0);
+        assert_int_equal(attr_of(n, TC__ATTR_LAYOUT_IN), blocked ? in_bits[i] : 0);
+        if (blocked) assert_int_equal(tc__layout_block(&n->attrs), block);
+    }
+    assert_int_equal(reorders(g), 1);
+    tc__graph_destroy(g);
+}
+
+static void test_padded(void **state) {
+    (void)state;
+    const int64_t cs[] = {24, 40, 3, 1, 32};
+    for (int b = 0; b < 2; b++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) check_padded(cs[i], b ? TC__LAYOUT_BLOCK_AVX2 : TC__LAYOUT_BLOCK);
 }
 
 /* A blocked graph output keeps its name and is written NCHW by a reorder. */
@@ -118,7 +167,8 @@ static void test_graph_output(void **state) {
     tc__graph_destroy(g);
 }
 
-/* Squeeze-excite: the per-channel scale is blocked, the 8-channel squeeze reads a reordered copy. */
+/* Squeeze-excite: the per-channel scale is blocked; the 8-channel squeeze reads the pooled vector blocked (padded
+ * to 16) and its Relu, 8 channels, reads a reordered copy. */
 static void test_squeeze_excite(void **state) {
     (void)state;
     tc__graph *g = ptu_graph(17);
@@ -143,8 +193,10 @@ static void test_squeeze_excite(void **state) {
     assert_int_equal(attr_of(ptu_producer(g, "gate"), TC__ATTR_LAYOUT_OUT), 1);
     assert_int_equal(attr_of(ptu_producer(g, "ex"), TC__ATTR_LAYOUT_OUT), 1); /* NCHW in, blocked out */
     assert_int_equal(attr_of(ptu_producer(g, "ex"), TC__ATTR_LAYOUT_IN), 0);
-    assert_false(tc__layout_any_blocked(&ptu_producer(g, "sq")->attrs));
-    assert_int_equal(reorders(g), 2); /* gap -> squeeze, c2 -> Flatten */
+    assert_int_equal(attr_of(ptu_producer(g, "sq"), TC__ATTR_LAYOUT_OUT), 1); /* padded */
+    assert_int_equal(attr_of(ptu_producer(g, "sq"), TC__ATTR_LAYOUT_IN), 1);
+    assert_false(tc__layout_any_blocked(&ptu_producer(g, "sqr")->attrs));
+    assert_int_equal(reorders(g), 2); /* squeeze -> Relu, c2 -> Flatten */
     tc__graph_destroy(g);
 }
 
@@ -177,15 +229,14 @@ static void test_constraints(void **state) {
 
 static tc_status pass_nchw8c(tc__pass_ctx *ctx) { return tc__pass_layout_nchwc(ctx, TC__LAYOUT_BLOCK_AVX2); }
 
-/* The graph of test_left_alone in blocks of 8: 24 channels are blocked now, and every marked node says so. */
+/* The graph of test_left_alone in blocks of 8: 24 channels are whole blocks, and every marked node says so. */
 static void test_block8(void **state) {
     (void)state;
     tc__graph *g = ptu_graph(17);
     ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x8x5x5");
     ptu_init(g, "w1", "24x8x3x3", 1);
-    ptu_init(g, "w2", "16x24x1x1", 2);
     conv3x3(g, "x,w1", "c1");
-    ptu_node(g, "Conv", "c1,w2", "c2");
+    ptu_node(g, "Sigmoid", "c1", "c2");
     ptu_node(g, "Flatten", "c2", "y");
     ptu_output(g, "y");
     ptu_finish(g);
@@ -227,6 +278,7 @@ int main(void) {
         cmocka_unit_test(test_resnet_chain),   cmocka_unit_test(test_left_alone),
         cmocka_unit_test(test_graph_output),   cmocka_unit_test(test_squeeze_excite),
         cmocka_unit_test(test_constraints),    cmocka_unit_test(test_block8),
+        cmocka_unit_test(test_padded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
