@@ -7,9 +7,12 @@
  * MobileNet / EfficientNet-like 1x1 layers, planes of 1 to 17 pixels a side (primes, not multiples
  * of the tile), blocked and plain channel counts, asymmetric, large and automatic padding,
  * dilation, 5x5 kernels, batches, with and without the conv bias, every fused activation with and
- * without a residual, random configurations; 1 thread and a 2-thread pool must give identical
- * bits, and so must each tactic configuration (tc__conv16_config: one or two units per task); the packed
- * weight is a permutation of W; and the steps supports() rejects.
+ * without a residual, random configurations; channel counts that are no multiple of the block
+ * (C_in and C_out 1, 3, 20, 24, 40: padded with zero lanes, core/layout.h), the output poisoned over
+ * all its bytes and compared with its zero padding lanes whatever the epilogue makes of 0; 1 thread
+ * and a 2-thread pool must give identical bits, and so must each tactic configuration
+ * (tc__conv16_config: one or two units per task); the packed weight is a permutation of W and the
+ * zeros of its padding; and the steps supports() rejects.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,9 +69,9 @@ static cv_case cv_plain_case(int64_t cin, int64_t cout, int64_t h, int64_t w, in
 
 /* ---- layout conversions ------------------------------------------------------------------- */
 
-/* A copy of the NCHW tensor t stored blocked (C % BLK == 0). */
+/* A copy of the NCHW tensor t stored blocked (C padded up to BLK with zero lanes). */
 static tc__tensor to_blocked(const tc__tensor *t) {
-    tc__tensor b = dtu_tensor(t->dtype, t->rank, t->dims);
+    tc__tensor b = vtu_blocked_tensor(BLK, t->dims);
     const size_t n = (size_t)t->dims[0], c = (size_t)t->dims[1], h = (size_t)t->dims[2], w = (size_t)t->dims[3];
     const float *s = t->data;
     float *d = b.data;
@@ -79,30 +82,18 @@ static tc__tensor to_blocked(const tc__tensor *t) {
     return b;
 }
 
-/* A copy of the blocked tensor t stored NCHW. */
-static tc__tensor from_blocked(const tc__tensor *t) {
-    tc__tensor p = dtu_tensor(t->dtype, t->rank, t->dims);
-    const size_t n = (size_t)t->dims[0], c = (size_t)t->dims[1], h = (size_t)t->dims[2], w = (size_t)t->dims[3];
-    const float *s = t->data;
-    float *d = p.data;
-    for (size_t in = 0; in < n; in++)
-        for (size_t ic = 0; ic < c; ic++)
-            for (size_t ih = 0; ih < h; ih++)
-                for (size_t iw = 0; iw < w; iw++) *d++ = s[tc__nchwc_offset(BLK, c, h, w, in, ic, ih, iw)];
-    return p;
-}
-
 static int cmp_float(const void *a, const void *b) {
     const float x = *(const float *)a, y = *(const float *)b;
     return x < y ? -1 : (x > y ? 1 : 0);
 }
 
-/* True when the n floats of dst are those of src in some order. */
-static bool is_permutation(const float *src, const float *dst, size_t n) {
-    float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+/* True when the n floats of dst are the n_src of src and n - n_src zeros in some order. */
+static bool is_permutation(const float *src, size_t n_src, const float *dst, size_t n) {
+    float *a = calloc(n, sizeof(float)), *b = malloc(n * sizeof(float));
     assert_non_null(a);
     assert_non_null(b);
-    memcpy(a, src, n * sizeof(float));
+    assert_true(n_src <= n);
+    memcpy(a, src, n_src * sizeof(float));
     memcpy(b, dst, n * sizeof(float));
     qsort(a, n, sizeof(float), cmp_float);
     qsort(b, n, sizeof(float), cmp_float);
@@ -132,9 +123,8 @@ static int cv_attrs(const cv_case *c, int64_t *strides, int64_t *dils, int64_t *
  */
 static tc__tensor cv_run_config(const tc__step_desc *d, const tc__tensor *const *in, pthreadpool_t pool,
                                 const void *config) {
-    const tc__tensor *like = d->out[0];
-    tc__tensor y = dtu_tensor(like->dtype, like->rank, like->dims);
-    vtu_poison(&y);
+    tc__tensor y = vtu_blocked_tensor(BLK, d->out[0]->dims);
+    vtu_poison(&y); /* padding lanes included */
     tc__tensor *out[1] = {&y};
     tc__err err = {0};
     const size_t bytes = kConv->scratch_bytes ? kConv->scratch_bytes(d) : 0;
@@ -203,7 +193,7 @@ static void check_case(uint64_t seed, const cv_case *c, const char *what) {
     attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_OUT, 1);
     if (BLK != 16) attrs[na++] = dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, BLK);
     const tc__attrs as = {na, attrs};
-    tc__tensor xb = c->blocked_in ? to_blocked(&x) : x, wp = dtu_tensor(w.dtype, w.rank, w.dims);
+    tc__tensor xb = c->blocked_in ? to_blocked(&x) : x, wp = {0}, bp = {0};
     const tc__tensor *tin[3] = {&xb, &w, in[2]}, *outs[1] = {&ref};
     const bool in_const[3] = {false, true, true};
     const tc__tensor *res_t = c->residual ? &res_b : NULL;
@@ -218,22 +208,44 @@ static void check_case(uint64_t seed, const cv_case *c, const char *what) {
              c->auto_pad ? " " : "", c->auto_pad ? c->auto_pad : "", c->blocked_in ? "blocked" : "plain",
              c->bias ? " +B" : "", (int)c->epi.act, c->residual ? " +res" : "");
     if (!kConv->supports(&d)) fail_msg("%s: not supported", msg);
-    if (kConv->pack != NULL) { /* the direct tactic packs W; Winograd reads it as is */
+    if (kConv->pack != NULL) { /* the direct tactic packs W (and B when C_out is padded); Winograd reads it as is */
         assert_true(kConv->packs_input(&d, 1));
+        const size_t wbytes = kConv->packed_bytes ? kConv->packed_bytes(&d, 1) : w.nbytes;
+        wp = vtu_alloc_like(&w);
+        free(wp.data);
+        wp.data = malloc(wbytes);
+        assert_non_null(wp.data);
+        memset(wp.data, 0xff, wbytes); /* pack() writes every byte, its zeros included */
+        wp.nbytes = wbytes;
         if (kConv->pack(&d, 1, w.data, wp.data, &err) != TC_STATUS_OK) fail_msg("%s: pack: %s", msg, err.msg);
-        assert_true(is_permutation(w.data, wp.data, (size_t)tc__tensor_numel(&w)));
+        assert_true(is_permutation(w.data, (size_t)tc__tensor_numel(&w), wp.data, wbytes / sizeof(float)));
         tin[1] = &wp;
+        const bool pad_out = c->cout % BLK != 0;
+        assert_int_equal(c->bias && kConv->packs_input(&d, 2), c->bias && pad_out);
+        if (c->bias && pad_out) {
+            const size_t bbytes = kConv->packed_bytes(&d, 2);
+            assert_int_equal(bbytes, (size_t)((c->cout + BLK - 1) / BLK * BLK) * sizeof(float));
+            bp = vtu_alloc_like(&b);
+            free(bp.data);
+            bp.data = malloc(bbytes);
+            assert_non_null(bp.data);
+            memset(bp.data, 0xff, bbytes);
+            bp.nbytes = bbytes;
+            if (kConv->pack(&d, 2, b.data, bp.data, &err) != TC_STATUS_OK) fail_msg("%s: pack B: %s", msg, err.msg);
+            tin[2] = &bp;
+        }
     }
     tc__tensor y1 = cv_run(&d, tin, NULL);
     tc__tensor y2 = cv_run(&d, tin, vtu_pool);
     if (memcmp(y1.data, y2.data, y1.nbytes) != 0) fail_msg("%s: 1 and 2 threads differ", msg);
     cv_check_configs(&d, tin, &y1, msg);
-    tc__tensor y = from_blocked(&y1);
-    vtu_assert_close(&y, &ref, CV_TOL_PER_SQRT_K * sqrt((double)(c->cin * c->kh * c->kw)), msg);
-    tc__tensor_free(&y);
+    tc__tensor want = to_blocked(&ref); /* its padding lanes zero */
+    vtu_assert_close(&y1, &want, CV_TOL_PER_SQRT_K * sqrt((double)(c->cin * c->kh * c->kw)), msg);
+    tc__tensor_free(&want);
     tc__tensor_free(&y2);
     tc__tensor_free(&y1);
     tc__tensor_free(&wp);
+    tc__tensor_free(&bp);
     if (c->blocked_in) tc__tensor_free(&xb);
     if (c->residual) {
         tc__tensor_free(&res_b);
@@ -421,6 +433,39 @@ static void test_epilogues(void **state) {
         }
 }
 
+/* Channel counts that are no multiple of the block, in and out (blocked input: padded too), 1x1 (one row) and 3x3,
+ * strides 1 and 2, every activation (sigmoid(0) and the like in the padding lanes must come out zero), residual,
+ * bias, batch 2, and C_out of 1 to 3 blocks (a padded last block in a whole unit, in a last unit of one block). */
+static void test_padded(void **state) {
+    (void)state;
+    SKIP_WITHOUT_AVX512();
+    const int64_t cins[] = {24, 40, 3, 1, 20, BLK}, couts[] = {24, 40, 3, 1, 20, 2 * BLK + 5};
+    uint64_t seed = 700;
+    for (size_t i = 0; i < sizeof cins / sizeof cins[0]; i++)
+        for (size_t o = 0; o < sizeof couts / sizeof couts[0]; o++) {
+            const int64_t k = (int64_t)((i + o) % 2) * 2 + 1, s = 1 + (int64_t)(o % 2);
+            cv_case c = cv_plain_case(cins[i], couts[o], 7 + (int64_t)i, 9 + (int64_t)o, k, s);
+            c.blocked_in = true;
+            c.epi = vtu_epilogues[seed % VTU_N_EPILOGUES];
+            c.residual = seed % 3 == 0;
+            c.bias = seed % 2 == 0;
+            c.n = 1 + (int64_t)(seed % 2);
+            check_case(seed++, &c, "padded");
+        }
+    for (int e = 0; e < VTU_N_EPILOGUES; e++) { /* every activation on a padded 1x1 and a padded plain stem */
+        cv_case c = cv_plain_case(24, 24, 14, 14, 1, 1);
+        c.blocked_in = true;
+        c.epi = vtu_epilogues[e];
+        c.residual = e % 2 == 0;
+        check_case(800 + (uint64_t)e, &c, "padded 1x1 epilogue");
+        c = cv_plain_case(3, 20, 12, 12, 3, 2);
+        c.blocked_in = false;
+        c.epi = vtu_epilogues[e];
+        c.bias = e % 2 == 1;
+        check_case(900 + (uint64_t)e, &c, "padded plain-input epilogue");
+    }
+}
+
 static void test_random(void **state) {
     (void)state;
     SKIP_WITHOUT_AVX512();
@@ -428,8 +473,9 @@ static void test_random(void **state) {
     for (int t = 0; t < 60; t++) {
         cv_case c = cv_plain_case(16, 16, 1, 1, 1, 1);
         c.blocked_in = dtu_next(&r) % 3 != 0;
-        c.cin = c.blocked_in ? BLK * (1 + (int64_t)(dtu_next(&r) % 3)) : 1 + (int64_t)(dtu_next(&r) % 20);
-        c.cout = BLK * (1 + (int64_t)(dtu_next(&r) % 6));
+        const bool padded = dtu_next(&r) % 3 == 0; /* channel counts that are no multiple of the block */
+        c.cin = c.blocked_in && !padded ? BLK * (1 + (int64_t)(dtu_next(&r) % 3)) : 1 + (int64_t)(dtu_next(&r) % 40);
+        c.cout = padded ? 1 + (int64_t)(dtu_next(&r) % 90) : BLK * (1 + (int64_t)(dtu_next(&r) % 6));
         c.n = 1 + (int64_t)(dtu_next(&r) % 2);
         c.kh = 1 + (int64_t)(dtu_next(&r) % 5);
         c.kw = 1 + (int64_t)(dtu_next(&r) % 5);
@@ -513,7 +559,7 @@ static void test_run_rejects(void **state) {
     tc__err err = {0};
     tc__epilogue none = tc__epilogue_none();
     tc__kernel_ctx kc = {"test", "Conv", 13, &as, 2, in, 1, out, &err, NULL, &none, NULL, NULL, NULL, NULL, NULL, NULL};
-    assert_int_not_equal(kConv->run(&kc), TC_STATUS_OK); /* C_out CBAD */
+    assert_int_not_equal(kConv->run(&kc), TC_STATUS_OK); /* C_out CBAD: Y and W lack the padding */
     assert_true(strlen(err.msg) > 0);
     tc__tensor_free(&y);
     tc__tensor_free(&w);
@@ -529,10 +575,14 @@ static void test_rejects(void **state) {
     s.attrs[s.na++] = dtu_attr_int("group", 2); /* grouped */
     s.w.dims[1] = 16;
     assert_false(sup(&s));
-    sup_init(&s, 32, CBAD); /* C_out % BLK != 0 */
+    sup_init(&s, 32, CBAD); /* C_out % BLK != 0: padded */
+    assert_true(sup(&s));
+    s.in_const[2] = false; /* ... but its bias is packed with zeros, so constant */
     assert_false(sup(&s));
-    sup_init(&s, CBAD, 32); /* blocked input with C_in % BLK != 0 */
-    assert_false(sup(&s));
+    s.n_in = 2;
+    assert_true(sup(&s));
+    sup_init(&s, CBAD, 32); /* blocked input with C_in % BLK != 0: padded */
+    assert_true(sup(&s));
     s.attrs[1].i = 0; /* the same input plain is fine */
     assert_true(sup(&s));
     sup_init(&s, 32, 32);
@@ -596,7 +646,7 @@ int main(void) {
         cmocka_unit_test(test_edge_sizes),    cmocka_unit_test(test_channels),
         cmocka_unit_test(test_windows),       cmocka_unit_test(test_epilogues),
         cmocka_unit_test(test_random),        cmocka_unit_test(test_rejects),
-        cmocka_unit_test(test_run_rejects),
+        cmocka_unit_test(test_run_rejects),   cmocka_unit_test(test_padded),
     };
     return cmocka_run_group_tests(tests, vtu_setup, vtu_teardown);
 }

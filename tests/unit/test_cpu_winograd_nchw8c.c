@@ -123,9 +123,9 @@ static void test_rejects(void **state) {
     s.attrs[s.na++] = dtu_attr_int("group", 2); /* grouped */
     s.w.dims[1] = 16;
     assert_false(sup(&s));
-    sup_init(&s, 32, CBAD); /* C_out % 8 != 0 */
+    sup_init(&s, 32, CBAD); /* C_out % 8 != 0: a padded layout, which this tactic refuses (the direct one takes it) */
     assert_false(sup(&s));
-    sup_init(&s, CBAD, 32); /* C_in % 8 != 0 (X cannot be blocked) */
+    sup_init(&s, CBAD, 32); /* C_in % 8 != 0: padded X, refused too */
     assert_false(sup(&s));
     s.attrs[1].i = 0; /* nor plain: the tactic reads NCHW8c only */
     assert_false(sup(&s));
