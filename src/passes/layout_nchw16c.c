@@ -14,7 +14,10 @@
  *     tactics are layout-agnostic loops over the bytes, which would make f(0) of padding lanes.
  * When C is not a multiple of B the value is stored with C padded up to one, the padding lanes zero
  * (core/layout.h); the blocked tactics of the kinds above handle that (supports() of a tactic that
- * does not refuses it, and the engine then rejects the build rather than compute garbage).
+ * does not refuses it, and the engine then rejects the build rather than compute garbage). The
+ * reduced-precision layers (INT8, FP16, BF16: their blocked kernels take whole blocks only) keep the
+ * rule of whole blocks: their outputs are blocked only when C % B == 0, and a value with C % B != 0
+ * that one of them reads is not blocked (it reads NCHW, as before padding existed).
  * The pass starts from "every such value is blocked" and un-blocks, until nothing changes, every
  * value whose producer would need a blocked input (or a blocked residual) that is not blocked.
  * Then it drops blocked outputs that nothing blocked reads when their producer read only NCHW
@@ -30,6 +33,7 @@
 #include <string.h>
 
 #include "core/layout.h"
+#include "core/quant_attr.h"
 #include "passes/passes.h"
 #include "passes/pattern.h"
 
@@ -51,6 +55,17 @@ static bool blockable_value(const tc__graph *g, int32_t v, int64_t block, bool p
     const tc__vinfo *vi = &g->values[v].info;
     int64_t c = static_dim(&vi->shape, 1);
     return vi->dtype == TC_DTYPE_FLOAT32 && vi->shape.rank == 4 && c > 0 && (padded || c % block == 0);
+}
+
+/* True when the precision passes made n a reduced-precision layer (INT8, FP16, BF16). */
+static bool lowp_node(const tc__node *n) {
+    return tc__attr_has(&n->attrs, TC__ATTR_INT8_SCALE) || tc__attr_has(&n->attrs, TC__ATTR_FP16) ||
+           tc__attr_has(&n->attrs, TC__ATTR_BF16);
+}
+
+/* True when v is a value whose blocked form would have padding lanes. */
+static bool padded_value(const tc__graph *g, int32_t v, int64_t block) {
+    return v >= 0 && blockable_value(g, v, block, true) && !blockable_value(g, v, block, false);
 }
 
 static bool is_activation(const tc__node *n) {
@@ -83,7 +98,8 @@ static lk_kind conv_kind(const tc__graph *g, const tc__node *n, int64_t block) {
 
 /* What a node could do in the blocked layout, from its type and static shapes. */
 static lk_kind node_kind(const tc__graph *g, const tc__node *n, int64_t block) {
-    if (n->removed || n->n_out < 1 || !blockable_value(g, n->out[0], block, true) || n->n_op_in < 1 || n->in[0] < 0)
+    if (n->removed || n->n_out < 1 || !blockable_value(g, n->out[0], block, !lowp_node(n)) || n->n_op_in < 1 ||
+        n->in[0] < 0)
         return LK_NONE;
     if (n->epi.bias_input >= 0) return LK_NONE; /* a bias over W would be applied in the wrong order */
     for (int o = 1; o < n->n_out; o++)
@@ -140,11 +156,17 @@ static bool reads_only_nchw(const tc__node *n, const bool *blocked) {
 }
 
 /* Decides blocked[v] for every value; returns the number of blocked values. */
-static int decide(const tc__graph *g, const lk_kind *kind, bool *blocked) {
+static int decide(const tc__graph *g, const lk_kind *kind, bool *blocked, int64_t block) {
     for (int32_t n = 0; n < g->n_nodes; n++)
         if (kind[n] != LK_NONE) blocked[g->nodes[n].out[0]] = true;
     for (bool changed = true; changed;) {
         changed = false;
+        for (int32_t n = 0; n < g->n_nodes; n++) /* a reduced-precision layer reads no padded value blocked */
+            if (!g->nodes[n].removed && lowp_node(&g->nodes[n]))
+                for (int i = 0; i < g->nodes[n].n_in; i++) {
+                    const int32_t v = g->nodes[n].in[i];
+                    if (v >= 0 && blocked[v] && padded_value(g, v, block)) blocked[v] = false, changed = true;
+                }
         for (int32_t n = 0; n < g->n_nodes; n++) {
             const tc__node *node = &g->nodes[n];
             if (kind[n] == LK_NONE || !blocked[node->out[0]]) continue;
@@ -251,7 +273,7 @@ tc_status tc__pass_layout_nchwc(tc__pass_ctx *ctx, int64_t block) {
         goto out;
     }
     for (int32_t n = 0; n < n_nodes; n++) kind[n] = node_kind(g, &g->nodes[n], block);
-    if (decide(g, kind, blocked) == 0) goto out;
+    if (decide(g, kind, blocked, block) == 0) goto out;
     st = mark_nodes(ctx, blocked, n_nodes, block);
     for (int32_t v = 0; v < n_values && st == TC_STATUS_OK; v++)
         if (blocked[v] && needs_nchw_copy(g, v, blocked)) st = insert_reorder(ctx, v, &blocked, block);

@@ -253,7 +253,8 @@ static void test_cuda_target_record(void **state) {
 static void test_param_blobs(void **state) {
     (void)state;
     tc_model *m = etm_model();
-    tc_engine *e = etm_engine(m, 1, 2, 4, 0);
+    /* NCHW: its 4 channels padded to a block would run the blocked Conv, a configurable tactic */
+    tc_engine *e = etm_engine(m, 1, 2, 4, TC_PASS_LAYOUT);
     const int ns = e->n_steps;
     assert_true(ns > 1);
     /* A build without configurable tactics writes empty blobs. */

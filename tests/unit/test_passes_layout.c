@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "core/layout.h"
+#include "core/quant_attr.h"
 #include "pass_test_util.h"
 
 static int64_t attr_of(const tc__node *n, const char *name) { return tc__attr_int(&n->attrs, name, 0); }
@@ -135,6 +136,34 @@ static void check_padded(int64_t c, int64_t block) {
         if (blocked) assert_int_equal(tc__layout_block(&n->attrs), block);
     }
     assert_int_equal(reorders(g), 1);
+    tc__graph_destroy(g);
+}
+
+/* A reduced-precision (INT8) layer keeps whole blocks: its 24-channel output is not blocked in blocks of 16, and a
+ * 24-channel value it reads is not blocked either (it reads NCHW); its 32-channel output from that input is, for an
+ * FP32 Conv that reads it blocked. */
+static void test_padded_lowp(void **state) {
+    (void)state;
+    tc__graph *g = ptu_graph(17);
+    ptu_input(g, "x", TC_DTYPE_FLOAT32, "1x4x6x6");
+    ptu_init(g, "w1", "24x4x3x3", 1);
+    ptu_init(g, "w2", "32x24x3x3", 2);
+    ptu_init(g, "w3", "24x32x3x3", 3);
+    ptu_init(g, "w4", "32x32x3x3", 4);
+    conv3x3(g, "x,w1", "c1");
+    ptu_attr_float(g, conv3x3(g, "c1,w2", "c2"), TC__ATTR_INT8_SCALE, 0.1f);
+    conv3x3(g, "c2,w4", "c4");
+    ptu_attr_float(g, conv3x3(g, "c4,w3", "c3"), TC__ATTR_INT8_SCALE, 0.1f);
+    ptu_node(g, "Flatten", "c3", "y");
+    ptu_output(g, "y");
+    ptu_finish(g);
+    assert_true(ptu_apply(g, tc__pass_layout_nchw16c) > 0);
+    assert_false(tc__layout_any_blocked(&ptu_producer(g, "c1")->attrs)); /* read by an INT8 layer: NCHW */
+    assert_int_equal(attr_of(ptu_producer(g, "c2"), TC__ATTR_LAYOUT_OUT), 1);
+    assert_int_equal(attr_of(ptu_producer(g, "c2"), TC__ATTR_LAYOUT_IN), 0);
+    assert_int_equal(attr_of(ptu_producer(g, "c4"), TC__ATTR_LAYOUT_IN), 1);
+    assert_false(tc__layout_any_blocked(&ptu_producer(g, "c3")->attrs)); /* INT8, 24 channels out: NCHW */
+    assert_int_equal(reorders(g), 1);                                    /* c4 -> c3 */
     tc__graph_destroy(g);
 }
 
@@ -278,7 +307,7 @@ int main(void) {
         cmocka_unit_test(test_resnet_chain),   cmocka_unit_test(test_left_alone),
         cmocka_unit_test(test_graph_output),   cmocka_unit_test(test_squeeze_excite),
         cmocka_unit_test(test_constraints),    cmocka_unit_test(test_block8),
-        cmocka_unit_test(test_padded),
+        cmocka_unit_test(test_padded),         cmocka_unit_test(test_padded_lowp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
