@@ -7,8 +7,9 @@
  * 1 and 2 threads. Heuristic (--tactics-fixed) builds keep the layout pass's graph: on a CPU with
  * AVX-512 (NCHW16c) or AVX2 (NCHW8c; TAILCUT_MAX_ISA=avx2 runs it so, test_engine_layout_avx2) they
  * must have blocked steps and reorders, without either none. Tuned builds (which keep
- * whichever layout timed faster) and builds without the pass must agree too. Also: every op's
- * tactic list fits the tuner's candidate array.
+ * whichever layout timed faster) and builds without the pass must agree too. A net of 20 channels is padded on
+ * either block: its plan saved and loaded gives the same bits, its packed weights are larger than their sources, and a
+ * load refuses one cut short. Also: every op's tactic list fits the tuner's candidate array.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "backends/tactic.h"
 #include "tactics/tuner.h"
 #include "engine_test_model.h"
+#include "plan_test_util.h"
 
 typedef struct net {
     int64_t cin, h, w, c1, stride;
@@ -152,7 +154,7 @@ static void test_random_cnns(void **state) {
     const bool blocked_cpu = (isa & TC__ISA_AVX512F) != 0 || (isa & avx2) == avx2;
     static const net nets[] = {
         {3, 16, 16, 16, 1}, {3, 17, 13, 32, 2}, {16, 9, 11, 16, 1}, {16, 7, 7, 48, 1}, {3, 23, 19, 32, 1},
-        {16, 5, 6, 16, 2},
+        {16, 5, 6, 16, 2}, {16, 7, 9, 20, 1}, /* 20 channels: padded on either block */
     };
     for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
         const net *c = &nets[i];
@@ -200,6 +202,63 @@ static void test_random_cnns(void **state) {
     }
 }
 
+/* Runs e on x into y[0..n). */
+static void run_into(const tc_engine *e, const tc_tensor *x, float *y, size_t n) {
+    tc_context *ctx = NULL;
+    assert_int_equal(tc_context_create(e, 0, &ctx, NULL), TC_STATUS_OK);
+    assert_int_equal(tc_context_set_tensor(ctx, "x", x->data, x->nbytes), TC_STATUS_OK);
+    assert_int_equal(tc_context_set_tensor(ctx, "y", y, n * sizeof(float)), TC_STATUS_OK);
+    if (tc_context_run(ctx) != TC_STATUS_OK) fail_msg("run: %s", tc_context_error(ctx));
+    tc_context_destroy(ctx);
+}
+
+/* The padded net's heuristic plan: weights packed larger than their sources (W of the 20-channel convs, the 1x1's
+ * bias), the same bits after save and load, and a load that refuses such a weight 64 bytes short. */
+static void test_padded_plan(void **state) {
+    (void)state;
+    const uint64_t isa = tc__cpu_get()->isa, avx2 = TC__ISA_AVX | TC__ISA_AVX2 | TC__ISA_FMA;
+    if (!(isa & TC__ISA_AVX512F) && (isa & avx2) != avx2) skip();
+    const net c = {16, 7, 9, 20, 1};
+    tc_model *m = build(&c);
+    tc_tensor x;
+    assert_int_equal(tc_tensor_alloc(TC_DTYPE_FLOAT32, 4, (int64_t[]){1, c.cin, c.h, c.w}, &x, NULL), TC_STATUS_OK);
+    for (size_t k = 0; k < x.nbytes / 4; k++) ((float *)x.data)[k] = etm_uniform();
+    tc_engine *e = engine(m, 0, TC_BUILD_TACTICS_FIXED, 1);
+    int step = -1, input = -1, larger = 0;
+    for (int k = 0; k < e->n_steps; k++) {
+        const tc__node *n = &e->g->nodes[e->steps[k].node];
+        for (int i = 0; i < n->n_in; i++) {
+            const tc__tensor *t = n->in[i] >= 0 ? e->g->values[n->in[i]].init : NULL;
+            if (t == NULL || t->nbytes <= (size_t)tc__tensor_numel(t) * tc_dtype_size(t->dtype)) continue;
+            larger++;
+            if (step < 0) step = k, input = i;
+        }
+    }
+    assert_true(larger >= 3); /* the stem's and the 1x1's W, the 1x1's bias (and more) */
+    float y1[5], y2[5];
+    run_into(e, &x, y1, 5);
+    void *blob = NULL;
+    size_t blob_size = 0, size = 0;
+    tc__err err = {0};
+    assert_int_equal(tc__engine_blob_write(e, &blob, &blob_size, &err), TC_STATUS_OK);
+    void *plan = ptu_replan(e, blob, blob_size, &size);
+    tc_engine *back = NULL;
+    assert_int_equal(tc__engine_from_plan(plan, size, false, 0, &back, &err), TC_STATUS_OK);
+    run_into(back, &x, y2, 5);
+    assert_memory_equal(y1, y2, sizeof y1);
+    tc_engine_destroy(back);
+    const tc__node *n = &e->g->nodes[e->steps[step].node];
+    tc__tensor *w = (tc__tensor *)e->g->values[n->in[input]].init;
+    w->nbytes -= 64;
+    void *short_plan = ptu_replan(e, blob, blob_size, &size);
+    w->nbytes += 64;
+    ptu_expect_load_failure(short_plan, size, TC_STATUS_CORRUPT_FILE, "that its tactic does not write");
+    free(blob);
+    tc_engine_destroy(e);
+    tc_tensor_free(&x);
+    tc_model_destroy(m);
+}
+
 /* Every op's fast tactics fit the tuner's candidate list (which keeps room for the reference kernel), so none
  * is dropped silently: blocked nodes have nothing else to run. */
 static void test_candidate_lists_fit(void **state) {
@@ -217,6 +276,7 @@ static void test_candidate_lists_fit(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_cnns), cmocka_unit_test(test_candidate_lists_fit)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_cnns), cmocka_unit_test(test_padded_plan),
+                                       cmocka_unit_test(test_candidate_lists_fit)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
