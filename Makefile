@@ -16,7 +16,7 @@ OUT := out
 DOCS := build-docs
 
 DEB_PACKAGES := cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libcmocka-dev \
-	libxxhash-dev libpthreadpool-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
+	libxxhash-dev libsleef-dev libmicrohttpd-dev libcjson-dev \
 	clang libclang-rt-14-dev xz-utils python3 python3-venv fonts-dejavu-core libsimde-dev python3-dev ninja-build \
 	libb64-0d
 

@@ -11,7 +11,7 @@
  * usage: conv_nchw16c_bench [--budget SECONDS_PER_TIMING] [--only SUBSTRING] [--peak GFLOPS] [--direct-only]
  *                           [--fastest]
  */
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +26,7 @@ typedef struct bench_opts {
     const char *only;
     bool direct_only; /* skip the GEMM tactics */
     bool fastest;     /* report the fastest run instead of the median (less sensitive to a busy machine) */
-    pthreadpool_t pool;
+    tc__pool_t pool;
 } bench_opts;
 
 /* One ResNet-50 convolution. */
@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
         printf("conv_nchw16c_f32_avx512: this CPU lacks AVX-512\n");
         return 0;
     }
-    o.pool = pthreadpool_create(2);
+    o.pool = tc__pool_create(2);
     if (o.pool == NULL) {
         fprintf(stderr, "cannot create a thread pool\n");
         return 1;
@@ -220,6 +220,6 @@ int main(int argc, char **argv) {
            "1t", "2t");
     for (size_t i = 0; i < sizeof kShapes / sizeof kShapes[0]; i++)
         if (o.only == NULL || strstr(kShapes[i].what, o.only) != NULL) bench_shape(&o, &kShapes[i]);
-    pthreadpool_destroy(o.pool);
+    tc__pool_destroy(o.pool);
     return 0;
 }

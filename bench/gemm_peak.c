@@ -12,7 +12,7 @@
  */
 #include <immintrin.h>
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,7 +298,7 @@ static void run_tactic(void *arg) {
  * The median GFLOP/s of tactic t on step d, as the engine runs it: constant input `packed` is packed
  * at "build" (into dst, of the source's size), scratch is sized by the tactic. 0 when t does not take d.
  */
-static double time_tactic(const tc__tactic *t, const tc__step_desc *d, int packed, void *dst, pthreadpool_t pool,
+static double time_tactic(const tc__tactic *t, const tc__step_desc *d, int packed, void *dst, tc__pool_t pool,
                           double flops, int reps) {
     tc__err err = {0};
     if (!t->supports(d) || t->pack(d, packed, d->in[packed]->data, dst, &err) != TC_STATUS_OK) return 0.0;
@@ -327,7 +327,7 @@ static double time_tactic(const tc__tactic *t, const tc__step_desc *d, int packe
     return g;
 }
 
-static void bench_gemm(const tc__gemm_config *cfg, const shape *s, pthreadpool_t pool, int reps) {
+static void bench_gemm(const tc__gemm_config *cfg, const shape *s, tc__pool_t pool, int reps) {
     float *a = rand_floats(s->m * s->k, 11), *b = rand_floats(s->k * s->n, 12), *c = rand_floats(s->m * s->n, 13);
     float *bias = rand_floats(s->m > s->n ? s->m : s->n, 14);
     tc__gemm_f32_problem p = tc__gemm_f32_problem_init(s->m, s->n, s->k);
@@ -357,7 +357,7 @@ static void bench_gemm(const tc__gemm_config *cfg, const shape *s, pthreadpool_t
     gemm_call call = {&p, cfg, &kc};
     const double gflops = time_gflops(run_gemm, &call, 2.0 * (double)s->m * (double)s->n * (double)s->k, reps);
     printf("  %-28s M=%4zu N=%4zu K=%4zu  %zu thread%s  %7.1f GFLOP/s\n", s->what, s->m, s->n, s->k,
-           pool ? pthreadpool_get_threads_count(pool) : 1, pool ? "s" : " ", gflops);
+           pool ? tc__pool_get_threads_count(pool) : 1, pool ? "s" : " ", gflops);
     if (s->a_packed) free(ap);
     if (s->b_packed) free(bp);
     free(scratch.base);
@@ -424,7 +424,7 @@ typedef struct conv_shape {
     int64_t cin, cout, hw, k, stride;
 } conv_shape;
 
-static void bench_conv(const tc__tactic *t, const conv_shape *s, pthreadpool_t pool, int reps) {
+static void bench_conv(const tc__tactic *t, const conv_shape *s, tc__pool_t pool, int reps) {
     const int64_t pad = s->k / 2, ohw = (s->hw + 2 * pad - s->k) / s->stride + 1;
     tc__tensor x = {.dtype = TC_DTYPE_FLOAT32, .rank = 4, .dims = {1, s->cin, s->hw, s->hw}};
     tc__tensor w = {.dtype = TC_DTYPE_FLOAT32, .rank = 4, .dims = {s->cout, s->cin, s->k, s->k}};
@@ -460,7 +460,7 @@ static void bench_conv(const tc__tactic *t, const conv_shape *s, pthreadpool_t p
         printf("  %s does not take %s\n", t->name, s->what);
     else
         printf("  %-24s %-26s %zu thread%s  %7.1f GFLOP/s\n", t->name, s->what,
-               pool ? pthreadpool_get_threads_count(pool) : 1, pool ? "s" : " ", g);
+               pool ? tc__pool_get_threads_count(pool) : 1, pool ? "s" : " ", g);
     free(x.data);
     free(w.data);
     free(b.data);
@@ -475,7 +475,7 @@ typedef struct matmul_shape {
     tc__act act;
 } matmul_shape;
 
-static void bench_matmul(const tc__tactic *t, const matmul_shape *s, pthreadpool_t pool, int reps) {
+static void bench_matmul(const tc__tactic *t, const matmul_shape *s, tc__pool_t pool, int reps) {
     tc__tensor a = {.dtype = TC_DTYPE_FLOAT32, .rank = 3, .dims = {1, s->m, s->k}};
     tc__tensor b = {.dtype = TC_DTYPE_FLOAT32, .rank = 2, .dims = {s->k, s->n}};
     tc__tensor bias = {.dtype = TC_DTYPE_FLOAT32, .rank = 1, .dims = {s->n}};
@@ -508,7 +508,7 @@ static void bench_matmul(const tc__tactic *t, const matmul_shape *s, pthreadpool
         printf("  %s does not take %s\n", t->name, s->what);
     else
         printf("  %-24s %-18s M=%4lld N=%4lld K=%4lld  %zu thread%s  %7.1f GFLOP/s\n", t->name, s->what,
-               (long long)s->m, (long long)s->n, (long long)s->k, pool ? pthreadpool_get_threads_count(pool) : 1,
+               (long long)s->m, (long long)s->n, (long long)s->k, pool ? tc__pool_get_threads_count(pool) : 1,
                pool ? "s" : " ", g);
     free(a.data);
     free(b.data);
@@ -569,7 +569,7 @@ int main(int argc, char **argv) {
         {"bert ffn up", 128, 3072, 768, false, true},
         {"bert ffn down", 128, 768, 3072, false, true},
     };
-    pthreadpool_t pool = pthreadpool_create(2);
+    tc__pool_t pool = tc__pool_create(2);
     const bool one = threads != 2, two = threads != 1;
     if (all || strcmp(only, "gemm") == 0) {
         printf("GEMM %s (conv: weights packed x activations packed per tile; bert: activations x packed weights; "
@@ -616,6 +616,6 @@ int main(int argc, char **argv) {
             printf("bf16: no AVX512-BF16 on this CPU (or TAILCUT_MAX_ISA)\n");
         }
     }
-    pthreadpool_destroy(pool);
+    tc__pool_destroy(pool);
     return 0;
 }

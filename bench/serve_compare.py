@@ -19,6 +19,9 @@ Experiments (--experiment):
             --load-fraction (0.7) of it for --rounds x --duration s. Prints P50/P90/P99/P99.9,
             throughput and errors per server, and the P99 ratio tailcut/flask (and, for context,
             tailcut's own closed-loop throughput: below the offered rate, tailcut is overloaded).
+            With "precision": "int8" in --tailcut-config's "tailcut" block (and no
+            "calibration_cache" there), --calib-samples seeded random samples are calibrated by
+            `tailcut calibrate` first and the cache goes into the version folder as calib.cache.
   batching  ResNet-50 in two `tailcut serve` repositories, both with max_batch_size 8, one without
             and one with "dynamic_batching": {"max_queue_delay_microseconds": 2000,
             "preferred_batch_size": [4, 8]} (Triton's field names). The no-batching saturation rate
@@ -277,7 +280,33 @@ def make_repo(repo_dir, model, onnx_path, cfg, plan_path=None):
     return repo_dir
 
 
-def build_plan(procs, a, onnx_path, io, max_batch, out):
+def calibrate(procs, a, onnx_path, io, work):
+    """With "precision": "int8": --calib-samples seeded standard-normal samples of every input
+    (batch 1) and `tailcut calibrate` over them; returns the cache's path. Synthetic data, as the
+    model's weights are: the figure is a speed figure, its accuracy is not the point here."""
+    data = os.path.join(work, "calib-data")
+    os.makedirs(data, exist_ok=True)
+    code = ("import json,sys,numpy as np\n"
+            "io,n,d=json.loads(sys.argv[1]),int(sys.argv[2]),sys.argv[3]\n"
+            "rng=np.random.default_rng(1234)\n"
+            "for name,dims,_ in io:\n"
+            "  shape=[1 if (k==0 and v<0) else v for k,v in enumerate(dims)]\n"
+            "  for k in range(n):\n"
+            "    np.save(f'{d}/{name}.{k}.npy',rng.standard_normal(shape).astype(np.float32))\n")
+    r = subprocess.run([a.python, "-c", code, json.dumps(io[0]), str(a.calib_samples), data],
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise CompareError(f"cannot write calibration samples:\n{r.stderr}")
+    cache = os.path.join(work, "calib.cache")
+    cmd = [a.tailcut, "calibrate", onnx_path, "--data", data, "-o", cache, "--quiet"]
+    print("calibrating: " + " ".join(cmd), flush=True)
+    rc, text = procs.run(cmd, timeout=3600)
+    if rc != 0:
+        raise CompareError(f"tailcut calibrate failed ({rc}):\n{text}")
+    return cache
+
+
+def build_plan(procs, a, onnx_path, io, max_batch, out, calib=None):
     """`tailcut build` with the shapes the server would give its build: batch dim [1, max_batch], opt 1."""
     mins, opts, maxs = [], [], []
     for name, dims, _ in io[0]:
@@ -289,6 +318,8 @@ def build_plan(procs, a, onnx_path, io, max_batch, out):
         opts.append(f"{name}:{b[1]}x{rest}")
         maxs.append(f"{name}:{b[2]}x{rest}")
     cmd = [a.tailcut, "build", onnx_path, "-o", out, "--threads", str(a.threads)]
+    if calib:
+        cmd += ["--int8", "--calib-cache", calib]
     if max_batch == 1:
         cmd += ["--batch", "1"]
     else:
@@ -427,11 +458,18 @@ def exp_flask(procs, a, work):
     mbs = int(extra.get("max_batch_size", 0))
     cfg = make_config(io, mbs, extra.get("dynamic_batching"))
     cfg.update({k: v for k, v in extra.items() if k not in ("max_batch_size", "dynamic_batching")})
+    tc_block = cfg.get("tailcut") if isinstance(cfg.get("tailcut"), dict) else {}
+    calib = None
+    if tc_block.get("precision") == "int8" and "calibration_cache" not in tc_block:
+        calib = calibrate(procs, a, onnx_path, io, work)
+        cfg["tailcut"] = {**tc_block, "calibration_cache": "calib.cache"}
     plan = None
     if a.plan == "build":
         plan = os.path.join(work, "resnet50.plan")
-        build_plan(procs, a, onnx_path, io, max(mbs, 1), plan)
+        build_plan(procs, a, onnx_path, io, max(mbs, 1), plan, calib)
     repo = make_repo(os.path.join(work, "repo-tailcut"), "resnet50", onnx_path, cfg, plan)
+    if calib:
+        shutil.copyfile(calib, os.path.join(repo, "resnet50", "1", "calib.cache"))
     print(f"tailcut config.json: {json.dumps(cfg)}", flush=True)
     print("starting servers", flush=True)
     t0 = time.time()
@@ -658,12 +696,17 @@ def parse_args(argv):
     ap.add_argument("--ready-timeout", type=float, default=600.0, help="seconds to wait for a server (default 600)")
     ap.add_argument("--tailcut-config", help="flask: JSON merged into tailcut's config.json, e.g. "
                     "'{\"max_batch_size\": 4, \"dynamic_batching\": {}, \"instance_group\": [{\"count\": 2}]}'")
+    ap.add_argument("--calib-samples", type=int, default=16,
+                    help="flask with \"precision\": \"int8\" in --tailcut-config's \"tailcut\" block and no "
+                    "calibration_cache: seeded random samples `tailcut calibrate` runs (default 16)")
     ap.add_argument("--json", help="write every figure (and each run's loadgen report) here")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (models, logs, reports)")
     a = ap.parse_args(argv)
     bad = []
     if a.duration <= 0 or a.rounds < 1 or a.threads < 1 or a.http_threads < 1 or not 1 <= a.concurrency <= 256:
         bad.append("--duration > 0, --rounds >= 1, --threads >= 1, --http-threads >= 1, 1 <= --concurrency <= 256")
+    if not 1 <= a.calib_samples <= 4096:
+        bad.append("1 <= --calib-samples <= 4096")
     if a.load_fraction is not None and a.load_fraction <= 0:
         bad.append("--load-fraction > 0")
     if a.sweep_start <= 0 or a.sweep_step <= 0 or a.sweep_max < a.sweep_start:

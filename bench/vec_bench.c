@@ -9,7 +9,7 @@
  * usage: vec_bench [--only dwconv|pool|elementwise|norm] [--budget SECONDS_PER_TIMING]
  */
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,7 @@
 typedef struct bench_opts {
     const char *only;
     double budget;
-    pthreadpool_t pool;
+    tc__pool_t pool;
 } bench_opts;
 
 static double now_s(void) {
@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    o.pool = pthreadpool_create(2);
+    o.pool = tc__pool_create(2);
     if (o.pool == NULL) {
         fprintf(stderr, "cannot create a thread pool\n");
         return 1;
@@ -258,6 +258,6 @@ int main(int argc, char **argv) {
     if (o.only == NULL || strcmp(o.only, "pool") == 0) bench_pools(&o);
     if (o.only == NULL || strcmp(o.only, "elementwise") == 0) bench_elementwise(&o);
     if (o.only == NULL || strcmp(o.only, "norm") == 0) bench_norm(&o);
-    pthreadpool_destroy(o.pool);
+    tc__pool_destroy(o.pool);
     return 0;
 }

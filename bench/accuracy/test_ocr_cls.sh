@@ -18,7 +18,7 @@ trap 'rm -rf "$WORK"' EXIT
 
 MODEL=$("$PY" -c "import sys; sys.path.insert(0, '$HERE'); import ocr_cls_common as c; print(c.model_path())")
 "$PY" "$HERE/ocr_cls_data.py" --out "$WORK/data" --n-eval 1000 --n-calib 32 --seed 7
-# the batch-1 plan runs once per sample: one thread, as pthreadpool's spin-waits stall a 2-thread
+# the batch-1 plan runs once per sample: one thread, as the pool's spin-waits stall a 2-thread
 # context for up to ~0.8 s when the shared 2-core machine is busy
 "$TAILCUT" build "$MODEL" -o "$WORK/cls_b1.plan" --shapes x:1x3x48x192 --threads 1 >/dev/null
 "$TAILCUT" build "$MODEL" -o "$WORK/cls_dyn.plan" \

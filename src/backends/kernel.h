@@ -37,7 +37,7 @@ typedef struct tc__kernel_ctx {
     const tc__epilogue *epi;
     const tc__tensor *bias;      /* 1-D over the output's last dim, or NULL */
     const tc__tensor *residual;  /* same shape as out[0], or NULL */
-    /* The backend's execution handle, owned by the context: on the CPU a pthreadpool_t (NULL: the calling
+    /* The backend's execution handle, owned by the context: on the CPU a tc__pool_t (NULL: the calling
      * thread only); a stream on a GPU backend. Opaque to the engine. */
     void *exec;
     /* The tactic's configuration chosen by the tuner for this step and profile (the plan's parameter blob,

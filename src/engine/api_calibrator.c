@@ -6,7 +6,7 @@
  * (calib.h), one tensor per task on a thread pool of the CPU budget's size. Saving picks each tensor's amax by the chosen method and writes the calibration cache
  * (calib_cache.h) keyed to the model's fingerprint.
  */
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,7 +44,7 @@ struct tc_calibrator {
     tc__calib_hist **hist;
     int n_samples;
     uint64_t fingerprint;
-    pthreadpool_t pool;    /* histogram updates, one tensor per task (created at the first sample) */
+    tc__pool_t pool;    /* histogram updates, one tensor per task (created at the first sample) */
     cal_job *jobs;    /* per observed tensor: its data in the current sample */
     tc_calib_timing timing;
 };
@@ -79,7 +79,7 @@ void tc_calibrator_destroy(tc_calibrator *c) {
     if (c == NULL) return;
     tc_context_destroy(c->ctx);
     tc_engine_destroy(c->engine);
-    if (c->pool) pthreadpool_destroy(c->pool);
+    if (c->pool) tc__pool_destroy(c->pool);
     free(c->jobs);
     for (int i = 0; c->hist && i < c->n_obs; i++) tc__calib_hist_destroy(c->hist[i]);
     free(c->hist);
@@ -299,11 +299,11 @@ tc_status tc_calibrator_add(tc_calibrator *c, int n, const char *const *names, c
     if (c->pool == NULL) {
         tc_cpu_budget_info b;
         tc_cpu_budget(&b);
-        c->pool = pthreadpool_create((size_t)b.cpus);
+        c->pool = tc__pool_create((size_t)b.cpus);
     }
     /* YIELD_WORKERS: the workers sleep when done instead of spinning against the engine's own threads */
     if (c->pool != NULL)
-        pthreadpool_parallelize_1d(c->pool, observe_task, c->jobs, (size_t)c->n_obs, PTHREADPOOL_FLAG_YIELD_WORKERS);
+        tc__pool_parallelize_1d(c->pool, observe_task, c->jobs, (size_t)c->n_obs, TC__POOL_FLAG_YIELD_WORKERS);
     else for (int i = 0; i < c->n_obs; i++) observe_task(c->jobs, (size_t)i);
     for (int i = 0; i < c->n_obs; i++)
         if (c->jobs[i].st != TC_STATUS_OK) {

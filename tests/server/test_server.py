@@ -463,6 +463,13 @@ def main():
         ok_esc = json.dumps(dict(infer_req(x), id="a\\u0000b"))  # an escaped backslash, then 'u0000': no NUL
         st, _ = http(port, inf, ok_esc.encode())
         check("an escaped backslash before u0000 is no NUL (200)", st == 200, f"{st}")
+        # issue 27 defect 4: a body of many small JSON nodes (here 8 MiB of empty objects, 2.8M nodes, which cJSON
+        # would turn into ~300 MB of tree) is refused before any tree is built: its value count is bounded by the
+        # model's input sizes
+        nodes = b'{"inputs": [], "x": [' + b"{}," * ((8 << 20) // 3) + b"{}]}"
+        st, b = http(port, inf, nodes)
+        check("8 MiB of empty JSON objects -> 413 (bounded by the model's inputs)",
+              st == 413 and isinstance(b, dict) and "more values" in b.get("error", ""), f"{st} {str(b)[:200]}")
         big = b" " * (64 * 1024 * 1024 + 1)
         expect("oversized body -> 413", 413, inf, big)
         check("server alive after bad requests", http(port, "/v2/health/live")[0] == 200)

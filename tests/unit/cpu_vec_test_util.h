@@ -14,23 +14,23 @@
 #define TC_TESTS_CPU_VEC_TEST_UTIL_H
 
 #include "core/layout.h"
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 
 #include "core/cpu.h"
 #include "backends/tactic.h"
 
 /* The 2-thread pool of the test program (created by vtu_setup). */
-static pthreadpool_t vtu_pool;
+static tc__pool_t vtu_pool;
 
 static int vtu_setup(void **state) {
     (void)state;
-    vtu_pool = pthreadpool_create(2);
+    vtu_pool = tc__pool_create(2);
     return vtu_pool == NULL ? -1 : 0;
 }
 
 static int vtu_teardown(void **state) {
     (void)state;
-    pthreadpool_destroy(vtu_pool);
+    tc__pool_destroy(vtu_pool);
     vtu_pool = NULL;
     return 0;
 }
@@ -138,7 +138,7 @@ static inline tc__tensor vtu_blocked_tensor(int64_t block, const int64_t *dims) 
  * count the context reports (0: s->n_in).
  */
 static inline tc__tensor vtu_run_tactic_config(const tc__tactic *t, const vtu_step *s, const tc__tensor *like,
-                                               pthreadpool_t pool, int n_in_ctx, const tc__tensor *const *in_ctx,
+                                               tc__pool_t pool, int n_in_ctx, const tc__tensor *const *in_ctx,
                                                const void *config) {
     tc__tensor y = vtu_alloc_like(like);
     vtu_poison(&y);
@@ -156,7 +156,7 @@ static inline tc__tensor vtu_run_tactic_config(const tc__tactic *t, const vtu_st
 
 /* vtu_run_tactic_config with no configuration (the tactic's default). */
 static inline tc__tensor vtu_run_tactic(const tc__tactic *t, const vtu_step *s, const tc__tensor *like,
-                                        pthreadpool_t pool, int n_in_ctx, const tc__tensor *const *in_ctx) {
+                                        tc__pool_t pool, int n_in_ctx, const tc__tensor *const *in_ctx) {
     return vtu_run_tactic_config(t, s, like, pool, n_in_ctx, in_ctx, NULL);
 }
 
@@ -244,7 +244,7 @@ static inline tc__tensor vtu_random(dtu_rng *r, int32_t rank, const int64_t *dim
 /* Runs tactic t on step d with the kernel context's inputs in (n_ctx of them: the op's, then the epilogue's),
  * on pool (or NULL), into a new poisoned tensor shaped like `like`, with exactly scratch_bytes(d) of scratch. */
 static inline tc__tensor vtu_run_desc(const tc__tactic *t, const tc__step_desc *d, int n_ctx,
-                                      const tc__tensor *const *in, const tc__tensor *like, pthreadpool_t pool) {
+                                      const tc__tensor *const *in, const tc__tensor *like, tc__pool_t pool) {
     tc__tensor y = vtu_alloc_like(like);
     vtu_poison(&y);
     tc__tensor *out[1] = {&y};

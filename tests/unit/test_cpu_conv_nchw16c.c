@@ -121,7 +121,7 @@ static int cv_attrs(const cv_case *c, int64_t *strides, int64_t *dils, int64_t *
  * Runs the tactic on the blocked step d into a fresh poisoned NCHW16c output, with the scratch its
  * scratch_bytes() announces (none when it has no such function); fails unless OK and all scratch freed.
  */
-static tc__tensor cv_run_config(const tc__step_desc *d, const tc__tensor *const *in, pthreadpool_t pool,
+static tc__tensor cv_run_config(const tc__step_desc *d, const tc__tensor *const *in, tc__pool_t pool,
                                 const void *config) {
     tc__tensor y = vtu_blocked_tensor(BLK, d->out[0]->dims);
     vtu_poison(&y); /* padding lanes included */
@@ -140,7 +140,7 @@ static tc__tensor cv_run_config(const tc__step_desc *d, const tc__tensor *const 
     return y;
 }
 
-static tc__tensor cv_run(const tc__step_desc *d, const tc__tensor *const *in, pthreadpool_t pool) {
+static tc__tensor cv_run(const tc__step_desc *d, const tc__tensor *const *in, tc__pool_t pool) {
     return cv_run_config(d, in, pool, NULL);
 }
 

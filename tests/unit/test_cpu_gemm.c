@@ -6,7 +6,7 @@
  * and without a 2-thread pool, and bit-identical results for any thread count.
  */
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -259,7 +259,7 @@ typedef struct op_case {
 } op_case;
 
 /* Runs one operator case with config cfg (and pool when threads) and checks every element. */
-static void check_operator(const tc__gemm_config *cfg, dtu_rng *r, const op_case *oc, pthreadpool_t pool) {
+static void check_operator(const tc__gemm_config *cfg, dtu_rng *r, const op_case *oc, tc__pool_t pool) {
     const size_t m = oc->m, n = oc->n, k = oc->k;
     float *a = rand_floats(r, m * k), *b = rand_floats(r, k * n);
     float *a_mem = malloc((m * k > 0 ? m * k : 1) * sizeof(float)),
@@ -342,7 +342,7 @@ static const size_t kSizes[] = {1, 2, 3, 7, 13, 16, 17, 31, 33, 48, 64, 97, 129}
 #define N_SIZES (sizeof kSizes / sizeof kSizes[0])
 
 static void test_operator_shapes(void **state) {
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     assert_non_null(pool);
     dtu_rng r = {0x0be7a70u};
     for (size_t ci = 0; ci < N_CONFIGS; ci++) {
@@ -367,7 +367,7 @@ static void test_operator_shapes(void **state) {
 }
 
 static void test_operator_large_k(void **state) {
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     assert_non_null(pool);
     dtu_rng r = {0x1a26e4u};
     const op_case cases[] = {
@@ -385,7 +385,7 @@ static void test_operator_large_k(void **state) {
 }
 
 static void test_operator_empty_k(void **state) {
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     assert_non_null(pool);
     dtu_rng r = {0xe3771u};
     for (size_t ci = 0; ci < N_CONFIGS; ci++) {
@@ -397,7 +397,7 @@ static void test_operator_empty_k(void **state) {
 
 /* A batch with broadcast operands: A[3, 1, m, k] x B[1, 2, k, n] (B packed), C[3, 2, m, n]. */
 static void test_operator_batch_broadcast(void **state) {
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     assert_non_null(pool);
     dtu_rng r = {0xba7c4u};
     const size_t m = 19, n = 45, k = 70, ba = 3, bb = 2;
@@ -455,7 +455,7 @@ static void test_operator_batch_broadcast(void **state) {
 
 /* The same problem with 1 and 2 threads (and tiny scratch: one slot) gives identical bits. */
 static void test_operator_deterministic(void **state) {
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     assert_non_null(pool);
     dtu_rng r = {0xde7e7u};
     const size_t m = 150, n = 300, k = 900;
@@ -571,12 +571,12 @@ static void test_config_dispatch(void **state) {
 }
 
 static int setup_pool(void **state) {
-    *state = pthreadpool_create(2);
+    *state = tc__pool_create(2);
     return *state == NULL ? -1 : 0;
 }
 
 static int teardown_pool(void **state) {
-    pthreadpool_destroy(*state);
+    tc__pool_destroy(*state);
     return 0;
 }
 

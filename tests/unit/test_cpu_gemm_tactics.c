@@ -8,7 +8,7 @@
  * what the tactics cannot do; the registry's order.
  */
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,7 +89,7 @@ static bool is_permutation(const float *src, const float *dst, size_t n) {
 
 /* Runs tactic t on case c (with pool, or none) into y (shape preset); returns the scratch it used. */
 static void run_tactic(const tc__tactic *t, const tcase *c, const tc__step_desc *d, const tc__tensor *const *in_run,
-                       tc__tensor *y, pthreadpool_t pool) {
+                       tc__tensor *y, tc__pool_t pool) {
     const size_t bytes = t->scratch_bytes ? t->scratch_bytes(d) : 0;
     tc__scratch scratch = {malloc(bytes ? bytes : 1), bytes, 0};
     assert_non_null(scratch.base);
@@ -120,7 +120,7 @@ static void run_tactic(const tc__tactic *t, const tcase *c, const tc__step_desc 
 }
 
 /* Checks tactic t on case c against the reference, with and without the pool. */
-static void check_tactic(const tc__tactic *t, const tcase *c, pthreadpool_t pool) {
+static void check_tactic(const tc__tactic *t, const tcase *c, tc__pool_t pool) {
     if (!cpu_has(t)) return;
     tc__attrs attrs = {c->n_attrs, c->attrs};
     tc__tensor want[1];
@@ -176,7 +176,7 @@ static void check_tactic(const tc__tactic *t, const tcase *c, pthreadpool_t pool
     tc__tensor_free(&want[0]);
 }
 
-static void check_family(const tc__tactic *const *family, const tcase *c, pthreadpool_t pool) {
+static void check_family(const tc__tactic *const *family, const tcase *c, tc__pool_t pool) {
     for (int i = 0; family[i] != NULL; i++)
         check_tactic(family[i], c, pool);
 }
@@ -221,7 +221,7 @@ static const int64_t kSizes[] = {1, 2, 3, 7, 13, 16, 17, 31, 33, 48, 64, 97, 129
 #define N_SIZES (sizeof kSizes / sizeof kSizes[0])
 
 static void test_matmul_2d(void **state) {
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     dtu_rng r = {0x3a73u};
     for (size_t role = 0; role < 3; role++)
         for (size_t si = 0; si < N_SIZES; si++) {
@@ -254,7 +254,7 @@ static void test_matmul_2d(void **state) {
 }
 
 static void test_matmul_large_k(void **state) {
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     dtu_rng r = {0x1a26eu};
     /* A prime N and K; then BERT's FFN down projection (128 tokens, K = 3072) on fewer columns,
      * which the 8x48 tile covers exactly, with its bias, residual and a GELU. */
@@ -292,7 +292,7 @@ static void test_matmul_large_k(void **state) {
  * plain, then with a bias, a residual (shaped like the reference's output) and activation act; k is the reduction
  * length (tolerance). Frees a and b. */
 static void check_matmul(dtu_rng *r, tc__tensor *a, tc__tensor *b, const tc__attr *attrs, int na, bool b_const,
-                         int64_t k, tc__act act, pthreadpool_t pool) {
+                         int64_t k, tc__act act, tc__pool_t pool) {
     tc__tensor y[1];
     const tc__tensor *in[2] = {a, b};
     dtu_run_ok(DTU_OP(MatMul), 13, attrs, na, 2, in, 1, y);
@@ -328,7 +328,7 @@ static void check_matmul(dtu_rng *r, tc__tensor *a, tc__tensor *b, const tc__att
 
 /* Batch dims: folded into M, broadcast on either side, 1-D operands, batched runtime B (Q.K^T). */
 static void test_matmul_batched(void **state) {
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     dtu_rng r = {0xba7c4u};
     static const struct {
         int ra, rb;
@@ -379,7 +379,7 @@ static void test_matmul_rejects(void **state) {
  * attention's Q.K^T and P.V shapes, odd and prime sizes, a broadcast batch, A read column-strided, and
  * every epilogue term with an output view (the residual has Y's shape, read where C is written). */
 static void test_matmul_views(void **state) {
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     dtu_rng r = {0x71e3u};
     static const struct {
         int ra, rb, ry;
@@ -441,7 +441,7 @@ static void test_matmul_views_rejects(void **state) {
 /* ---- Gemm -------------------------------------------------------------------------------- */
 
 static void test_gemm(void **state) {
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     dtu_rng r = {0x6e33u};
     for (int rep = 0; rep < 40; rep++) {
         const int64_t m = kSizes[dtu_next(&r) % N_SIZES], n = kSizes[dtu_next(&r) % N_SIZES],
@@ -525,7 +525,7 @@ typedef struct conv_case {
     bool bias;
 } conv_case;
 
-static void check_conv(const conv_case *cc, dtu_rng *r, pthreadpool_t pool, bool expect_1x1) {
+static void check_conv(const conv_case *cc, dtu_rng *r, tc__pool_t pool, bool expect_1x1) {
     int64_t xd[5] = {cc->n, cc->cin}, wd[5] = {cc->cout, cc->cin / cc->group};
     for (int d = 0; d < cc->nsp; d++) {
         xd[2 + d] = cc->in[d];
@@ -676,12 +676,12 @@ static void test_registry(void **state) {
 }
 
 static int setup_pool(void **state) {
-    *state = pthreadpool_create(2);
+    *state = tc__pool_create(2);
     return *state == NULL ? -1 : 0;
 }
 
 static int teardown_pool(void **state) {
-    pthreadpool_destroy(*state);
+    tc__pool_destroy(*state);
     return 0;
 }
 

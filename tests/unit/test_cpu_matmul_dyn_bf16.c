@@ -9,7 +9,7 @@
  * supports() refuses what the tactic does not do.
  */
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,7 +42,7 @@ static tc__step_desc desc_of(const mcase *c, const tc__attrs *as, const tc__tens
 }
 
 /* Runs the tactic into a poisoned output shaped like y, with exactly the scratch it announced. */
-static tc__tensor run_bf16(const mcase *c, const tc__tensor *like, pthreadpool_t pool) {
+static tc__tensor run_bf16(const mcase *c, const tc__tensor *like, tc__pool_t pool) {
     tc__attrs as = {c->n_attrs, c->attrs};
     const tc__tensor *outs[1] = {like};
     tc__step_desc d = desc_of(c, &as, outs);
@@ -170,11 +170,11 @@ static void test_more_threads_than_scratch(void **state) {
     mcase c = {&kBf16, 1, {&a, &b}, {false, false}, tc__epilogue_none(), NULL};
     tc__tensor want[1];
     dtu_run_ok(DTU_OP(MatMul), 13, &kBf16, 1, 2, c.in, 1, want);
-    pthreadpool_t wide = pthreadpool_create(tc__cpu_get()->logical_cpus * 2 + 1);
+    tc__pool_t wide = tc__pool_create(tc__cpu_get()->logical_cpus * 2 + 1);
     assert_non_null(wide);
     tc__tensor y1 = run_bf16(&c, &want[0], NULL), y2 = run_bf16(&c, &want[0], wide);
     assert_memory_equal(y1.data, y2.data, y1.nbytes);
-    pthreadpool_destroy(wide);
+    tc__pool_destroy(wide);
     tc__tensor_free(&y1);
     tc__tensor_free(&y2);
     tc__tensor_free(&want[0]);

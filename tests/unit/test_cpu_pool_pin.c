@@ -69,11 +69,11 @@ static void test_policy_switches(void **state) {
 
 static void check_pool(size_t threads) {
     const int before = mask_cpus();
-    pthreadpool_t pool = pthreadpool_create(threads);
+    tc__pool_t pool = tc__pool_create(threads);
     assert_non_null(pool);
     assert_int_equal(tc__pool_pin_workers(pool), (int)threads - 1);
     probe p = {.caller = pthread_self(), .n = threads};
-    pthreadpool_parallelize_1d(pool, probe_item, &p, threads, 0);
+    tc__pool_parallelize_1d(pool, probe_item, &p, threads, 0);
     assert_int_equal(p.caller_count, 1);
     assert_int_equal(p.workers, (int)threads - 1);
     assert_int_equal(p.single, (int)threads - 1); /* every worker on one CPU */
@@ -82,7 +82,7 @@ static void check_pool(size_t threads) {
         for (int a = 0; a < p.k; a++)
             for (int b = a + 1; b < p.k; b++) assert_int_not_equal(p.cpu_of[a], p.cpu_of[b]);
     assert_int_equal(mask_cpus(), before);
-    pthreadpool_destroy(pool);
+    tc__pool_destroy(pool);
 }
 
 static void test_workers_pinned(void **state) {
@@ -94,10 +94,10 @@ static void test_workers_pinned(void **state) {
 
 static void test_no_workers(void **state) {
     (void)state;
-    pthreadpool_t pool = pthreadpool_create(1);
+    tc__pool_t pool = tc__pool_create(1);
     assert_non_null(pool);
     assert_int_equal(tc__pool_pin_workers(pool), 0);
-    pthreadpool_destroy(pool);
+    tc__pool_destroy(pool);
     assert_int_equal(tc__pool_pin_workers(NULL), 0);
 }
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 
 #include "backends/cpu/tactics.h"
 #include "dense_test_util.h"
@@ -44,7 +44,7 @@ static int32_t want_elem(const mcase *k, const float *x, const float *s, float s
     return k->fmt == TC__INT8_IMG_U7 ? (q > 0 ? q : 0) : k->fmt == TC__INT8_IMG_S16 ? q : u;
 }
 
-static void run_case(const mcase *k, pthreadpool_t pool) {
+static void run_case(const mcase *k, tc__pool_t pool) {
     dtu_rng rng = {0x1234567ull + (uint64_t)(k->c * 131 + k->w)};
     const int64_t xd[4] = {k->n, k->c, k->h, k->w};
     const int64_t sd4[4] = {k->per_image ? k->n : 1, k->c, 1, 1}, sd3[3] = {k->c, 1, 1};
@@ -105,12 +105,12 @@ static void test_formats(void **state) {
         {1, 8, 3, 23, 0, 2, 1, 0, TC__INT8_IMG_U7, 128, 1, false, true, false, 255},
         {1, 20, 4, 13, 1, 0, 0, 1, TC__INT8_IMG_U8, 5, 0, false, false, false, 127}, /* 7-bit codes: saturate at 127 */
     };
-    pthreadpool_t pool = pthreadpool_create(2);
+    tc__pool_t pool = tc__pool_create(2);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_case(&cases[i], NULL);
         run_case(&cases[i], pool);
     }
-    pthreadpool_destroy(pool);
+    tc__pool_destroy(pool);
 }
 
 /* Steps that are not a per-channel Mul with a valid image are refused. */

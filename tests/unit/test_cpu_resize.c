@@ -5,7 +5,7 @@
  * reason.
  */
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,7 +66,7 @@ static void check_threaded(rcase *c, bool linear, size_t threads) {
     const tc__tensor *dout[1] = {&want[0]};
     tc__step_desc d = {.op_type = "Resize", .opset = c->opset, .attrs = &as, .n_in = 3, .in = c->in,
                        .in_const = c->in_const, .n_out = 1, .out = dout, .epi = &none};
-    pthreadpool_t pool = pthreadpool_create(threads);
+    tc__pool_t pool = tc__pool_create(threads);
     assert_non_null(pool);
     int ran = 0;
     for (size_t k = 0; k < sizeof kTactics / sizeof kTactics[0]; k++) {
@@ -92,7 +92,7 @@ static void check_threaded(rcase *c, bool linear, size_t threads) {
         ran++;
     }
     assert_true(ran > 0);
-    pthreadpool_destroy(pool);
+    tc__pool_destroy(pool);
     tc__tensor_free(&want[0]);
 }
 

@@ -7,7 +7,7 @@
  * strides, dilations, groups, other kernels and a fused bias.
  */
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,7 +111,7 @@ static tc__step_desc desc_of(const built *bt, const tc__attrs *attrs, const tc__
 }
 
 static void run_once(const tc__step_desc *d, const built *bt, const tc__epilogue *epi, const tc__tensor *res,
-                     tc__tensor *y, pthreadpool_t pool) {
+                     tc__tensor *y, tc__pool_t pool) {
     const size_t bytes = kWino->scratch_bytes(d);
     tc__scratch scratch = {malloc(bytes ? bytes : 1), bytes, 0};
     assert_non_null(scratch.base);
@@ -140,7 +140,7 @@ static void run_once(const tc__step_desc *d, const built *bt, const tc__epilogue
 }
 
 /* Checks the tactic on case c with each epilogue variant, with and without the pool. */
-static void check_case(const wcase *c, dtu_rng *r, pthreadpool_t pool) {
+static void check_case(const wcase *c, dtu_rng *r, tc__pool_t pool) {
     built bt;
     build(c, r, &bt);
     tc__attrs attrs = {bt.na, bt.attrs};
@@ -194,7 +194,7 @@ static void check_case(const wcase *c, dtu_rng *r, pthreadpool_t pool) {
 
 static void test_sizes_pads_channels(void **state) {
     if (!cpu_has(kWino)) skip();
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     dtu_rng r = {0x3140u};
     static const int64_t kSizes[] = {1, 2, 3, 5, 7, 8, 13, 14, 56};
     static const int64_t kChannels[] = {1, 3, 17};
@@ -237,7 +237,7 @@ static void test_sizes_pads_channels(void **state) {
 
 static void test_larger(void **state) {
     if (!cpu_has(kWino)) skip();
-    pthreadpool_t pool = *state;
+    tc__pool_t pool = *state;
     dtu_rng r = {0x77a1u};
     const wcase cases[] = {
         /* several MR-row and NR-column panels, K of 64 and 128 */
@@ -320,12 +320,12 @@ static void test_registry(void **state) {
 }
 
 static int setup_pool(void **state) {
-    *state = pthreadpool_create(2);
+    *state = tc__pool_create(2);
     return *state == NULL ? -1 : 0;
 }
 
 static int teardown_pool(void **state) {
-    pthreadpool_destroy(*state);
+    tc__pool_destroy(*state);
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
  * backend_cpu.c - the CPU backend (backend.h): this machine's CPU (core/cpu.h) as the target, the tactics
- * of tactics.inc, host memory, a pthreadpool per context as the execution handle, the steps run in order
+ * of tactics.inc, host memory, a thread pool (core/thread_pool.h) per context as the execution handle, the steps run in order
  * on the calling thread (kernels split their work over the pool) and the monotonic clock for the tuner.
  */
 #include <ctype.h>
@@ -10,7 +10,7 @@
 #include <time.h>
 #include <xxhash.h>
 
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 
 #include "backends/backend.h"
 #include "backends/cpu/cpu_target.h"
@@ -168,28 +168,28 @@ static tc_status cpu_copy(void *exec, void *dst, tc__mem_kind dst_kind, const vo
  * workers are pinned one per allowed CPU with TAILCUT_PIN_THREADS=1 (pool_pin.h). */
 static tc_status cpu_exec_create(int threads, void **exec, tc__err *err) {
     if (threads <= 0) threads = tc__cpu_budget_get()->cpus;
-    *exec = pthreadpool_create((size_t)threads);
+    *exec = tc__pool_create((size_t)threads);
     if (*exec == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "cannot create a thread pool of %d threads", threads);
-    if (threads > 1 && tc__pool_pin_wanted()) tc__pool_pin_workers((pthreadpool_t)*exec);
+    if (threads > 1 && tc__pool_pin_wanted()) tc__pool_pin_workers((tc__pool_t)*exec);
     return TC_STATUS_OK;
 }
 
 static void cpu_exec_destroy(void *exec) {
-    if (exec) pthreadpool_destroy((pthreadpool_t)exec);
+    if (exec) tc__pool_destroy((tc__pool_t)exec);
 }
 
-static int cpu_exec_threads(void *exec) { return exec ? (int)pthreadpool_get_threads_count((pthreadpool_t)exec) : 1; }
+static int cpu_exec_threads(void *exec) { return exec ? (int)tc__pool_get_threads_count((tc__pool_t)exec) : 1; }
 
 static void park_noop(void *ctx, size_t i) {
     (void)ctx;
     (void)i;
 }
 
-/* pthreadpool's workers spin for a while after each parallel call; one empty call with YIELD_WORKERS
+/* The pool's workers spin for a while after each parallel call; one empty call with YIELD_WORKERS
  * puts them to sleep at once, so no core keeps burning after a run returns (servers, other contexts). */
-static void park_workers(pthreadpool_t pool) {
-    size_t n = pool ? pthreadpool_get_threads_count(pool) : 0;
-    if (n > 1) pthreadpool_parallelize_1d(pool, park_noop, NULL, n, PTHREADPOOL_FLAG_YIELD_WORKERS);
+static void park_workers(tc__pool_t pool) {
+    size_t n = pool ? tc__pool_get_threads_count(pool) : 0;
+    if (n > 1) tc__pool_parallelize_1d(pool, park_noop, NULL, n, TC__POOL_FLAG_YIELD_WORKERS);
 }
 
 static tc_status cpu_run(void *exec, const tc__launch *steps, int n, uint64_t *step_ns, int *failed) {
@@ -221,7 +221,7 @@ static tc_status cpu_run(void *exec, const tc__launch *steps, int n, uint64_t *s
         }
         if (step_ns) step_ns[k] = now_ns() - t0;
     }
-    park_workers((pthreadpool_t)exec);
+    park_workers((tc__pool_t)exec);
     return TC_STATUS_OK;
 }
 

@@ -32,7 +32,7 @@
  * threads give the same bits.
  */
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/cpu/blocked_f32.h"
@@ -510,14 +510,14 @@ tc_status CV_RUN(const tc__kernel_ctx *ctx) {
     tc__conv16_config cfg;
     if (ctx->config != NULL) memcpy(&cfg, ctx->config, sizeof cfg);
     cv_job_init(&j, &g, ctx->config != NULL ? &cfg : NULL);
-    pthreadpool_t pool = ctx->exec;
-    const size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    tc__pool_t pool = ctx->exec;
+    const size_t threads = pool ? tc__pool_get_threads_count(pool) : 1;
     j.parts = cv_parts(&j, threads);
     if (threads <= 1) {
         for (size_t t = 0; t < g.batch * j.parts; t++)
             for (size_t u = 0; u < cv_unit_tasks(&j); u++) cv_task(&j, t, u);
         return TC_STATUS_OK;
     }
-    pthreadpool_parallelize_2d(pool, cv_task, &j, g.batch * j.parts, cv_unit_tasks(&j), 0);
+    tc__pool_parallelize_2d(pool, cv_task, &j, g.batch * j.parts, cv_unit_tasks(&j), 0);
     return TC_STATUS_OK;
 }

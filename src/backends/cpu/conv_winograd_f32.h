@@ -11,7 +11,7 @@
 #ifndef TC_BACKENDS_CPU_CONV_WINOGRAD_F32_H
 #define TC_BACKENDS_CPU_CONV_WINOGRAD_F32_H
 
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 
 #include "backends/cpu/gemm_tactics.h"
 
@@ -31,12 +31,12 @@ static inline size_t tc__wino_pack_b_off(size_t p, size_t j, size_t k, size_t n,
 }
 
 /* fn(job, i) for i in [0, n): on the pool, or on the calling thread when pool is NULL. */
-static inline void tc__wino_parallel(pthreadpool_t pool, pthreadpool_task_1d_t fn, void *job, size_t n) {
+static inline void tc__wino_parallel(tc__pool_t pool, tc__pool_task_1d_t fn, void *job, size_t n) {
     if (pool == NULL) {
         for (size_t i = 0; i < n; i++)
             fn(job, i);
     } else {
-        pthreadpool_parallelize_1d(pool, fn, job, n, 0);
+        tc__pool_parallelize_1d(pool, fn, job, n, 0);
     }
 }
 

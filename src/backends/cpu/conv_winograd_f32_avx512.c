@@ -7,7 +7,7 @@
  * the flat tile order of an image) per AVX-512 vector, gathering and scattering at the borders.
  */
 #include <immintrin.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/cpu/blocked_vec_avx512.h"
@@ -168,7 +168,7 @@ tc_status tc__conv_winograd_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_co
     if (g.batch == 0 || g.cout == 0) return TC_STATUS_OK;
     float *buf = tc__kernel_alloc(ctx, tc__conv_winograd_f32_buffer_floats(&g) * sizeof(float));
     if (buf == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "Winograd Conv needs more scratch");
-    pthreadpool_t pool = (pthreadpool_t)ctx->exec;
+    tc__pool_t pool = (tc__pool_t)ctx->exec;
     wino_job jb = {.g = &g,
                    .mr = cfg->mr,
                    .nr = cfg->nr,

@@ -7,7 +7,7 @@
  * GEMM operator (tiles as rows). The filter U[e] (C_in x C_out, NR-column panels) is transformed at
  * run time. Results do not depend on the thread count (every task writes its own elements).
  */
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/cpu/blocked_vec_avx2.h"
@@ -131,7 +131,7 @@ tc_status tc__conv_winograd_nchw8c_f32_run_avx2(const tc__kernel_ctx *ctx) {
     if (g.batch == 0 || g.cout == 0) return TC_STATUS_OK;
     float *buf = tc__kernel_alloc(ctx, tc__conv_winograd_f32_buffer_floats(&g) * sizeof(float));
     if (buf == NULL) return tc__fail(ctx->err, TC_STATUS_OUT_OF_MEMORY, "Winograd Conv needs more scratch");
-    pthreadpool_t pool = (pthreadpool_t)ctx->exec;
+    tc__pool_t pool = (tc__pool_t)ctx->exec;
     jb.u = buf;
     jb.v = jb.u + 36 * g.cout * g.cin;
     jb.m = jb.v + 36 * g.cin * g.tiles;

@@ -5,7 +5,7 @@
  */
 #include "backends/cpu/convt_node_f32.h"
 
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/cpu/gemm_tactics.h"
@@ -176,9 +176,9 @@ tc_status tc__convt_node_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_confi
         tc__gemm_f32_problem p = ct_problem(&g, ctx->in[1]->data, x + n * g.cin * g.isp, cols);
         if ((st = tc__gemm_f32_run(&p, cfg, ctx)) != TC_STATUS_OK) break;
         ct_job job = {&g, cols, bv, y + n * g.cout * g.osp};
-        pthreadpool_t pool = ctx->exec;
-        if (pool != NULL && pthreadpool_get_threads_count(pool) > 1 && g.cout > 1)
-            pthreadpool_parallelize_1d(pool, col2im_task, &job, g.cout, 0);
+        tc__pool_t pool = ctx->exec;
+        if (pool != NULL && tc__pool_get_threads_count(pool) > 1 && g.cout > 1)
+            tc__pool_parallelize_1d(pool, col2im_task, &job, g.cout, 0);
         else
             for (size_t m = 0; m < g.cout; m++) col2im_task(&job, m);
     }

@@ -5,7 +5,7 @@
  */
 #include "backends/cpu/dwconv_f32.h"
 
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 
 #include "backends/window.h"
 
@@ -94,8 +94,8 @@ tc_status tc__dwconv_f32_run(const tc__kernel_ctx *ctx, tc__dwconv_f32_ukernel u
     }
     if (planes == 0 || g.OH == 0 || g.OW == 0) return TC_STATUS_OK;
     dw_job j = {&g, uk, x->data, w->data, b ? b->data : NULL, res, y->data, y->dims[1]};
-    pthreadpool_t pool = ctx->exec;
-    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    tc__pool_t pool = ctx->exec;
+    size_t threads = pool ? tc__pool_get_threads_count(pool) : 1;
     size_t tile = (size_t)g.OH;
     if (threads > 1 && (size_t)planes < 4 * threads) {
         size_t parts = (4 * threads + (size_t)planes - 1) / (size_t)planes;
@@ -105,6 +105,6 @@ tc_status tc__dwconv_f32_run(const tc__kernel_ctx *ctx, tc__dwconv_f32_ukernel u
         for (int64_t p = 0; p < planes; p++) dw_task(&j, (size_t)p, 0, (size_t)g.OH);
         return TC_STATUS_OK;
     }
-    pthreadpool_parallelize_2d_tile_1d(pool, dw_task, &j, (size_t)planes, (size_t)g.OH, tile, 0);
+    tc__pool_parallelize_2d_tile_1d(pool, dw_task, &j, (size_t)planes, (size_t)g.OH, tile, 0);
     return TC_STATUS_OK;
 }

@@ -9,7 +9,7 @@
  * (core/layout.h): W and B are packed with zeros for the padding channels (B then packed too), and
  * the driver writes zeros into the output's padding lanes after the epilogue.
  */
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/cpu/blocked_f32.h"
@@ -117,9 +117,9 @@ static void dw_task(void *arg, size_t plane, size_t oy0, size_t rows) {
 }
 
 /* Splits the planes, and their rows when there are few planes, over the pool. */
-static void dw_parallel(pthreadpool_t pool, dw_job *j, int64_t planes) {
+static void dw_parallel(tc__pool_t pool, dw_job *j, int64_t planes) {
     const tc__blk_window *g = j->g;
-    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    size_t threads = pool ? tc__pool_get_threads_count(pool) : 1;
     if (threads <= 1) {
         for (int64_t p = 0; p < planes; p++) dw_task(j, (size_t)p, 0, (size_t)g->OH);
         return;
@@ -129,7 +129,7 @@ static void dw_parallel(pthreadpool_t pool, dw_job *j, int64_t planes) {
         size_t parts = (4 * threads + (size_t)planes - 1) / (size_t)planes;
         tile = ((size_t)g->OH + parts - 1) / parts;
     }
-    pthreadpool_parallelize_2d_tile_1d(pool, dw_task, j, (size_t)planes, (size_t)g->OH, tile, 0);
+    tc__pool_parallelize_2d_tile_1d(pool, dw_task, j, (size_t)planes, (size_t)g->OH, tile, 0);
 }
 
 tc_status tc__dwconv_nchw16c_f32_run(const tc__kernel_ctx *ctx) {

@@ -2,7 +2,7 @@
  * which steps it computes and the driver that splits planes over the thread pool. */
 #include "backends/cpu/gavgpool_f32.h"
 
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 
 /* x [N, C, spatial...] and y [N, C, 1, ...], both float32; sets the plane count and size. */
 static bool gap_shapes(const tc__tensor *x, const tc__tensor *y, int64_t *planes, int64_t *n) {
@@ -41,8 +41,8 @@ tc_status tc__gavgpool_f32_run(const tc__kernel_ctx *ctx, tc__gavgpool_f32_ukern
         return tc__fail(ctx->err, TC_STATUS_UNSUPPORTED, "GlobalAveragePool shapes this kernel does not compute");
     if (planes == 0) return TC_STATUS_OK;
     gap_job j = {uk, ctx->in[0]->data, ctx->out[0]->data, n};
-    pthreadpool_t pool = ctx->exec;
-    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    tc__pool_t pool = ctx->exec;
+    size_t threads = pool ? tc__pool_get_threads_count(pool) : 1;
     /* about 16K elements per task, at least one plane */
     size_t tile = n > 0 ? (size_t)(16384 / n) : (size_t)planes;
     if (tile < 1) tile = 1;
@@ -50,6 +50,6 @@ tc_status tc__gavgpool_f32_run(const tc__kernel_ctx *ctx, tc__gavgpool_f32_ukern
         uk(j.x, j.y, n, planes);
         return TC_STATUS_OK;
     }
-    pthreadpool_parallelize_1d_tile_1d(pool, gap_task, &j, (size_t)planes, tile, 0);
+    tc__pool_parallelize_1d_tile_1d(pool, gap_task, &j, (size_t)planes, tile, 0);
     return TC_STATUS_OK;
 }

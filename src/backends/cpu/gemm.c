@@ -2,16 +2,18 @@
  * gemm.c - the FP32 GEMM operator: splits a (batched) product into blocks of MC rows x NC columns,
  * runs each block over K in KC-deep slices (BLIS order: K slice -> pack the B tile -> NR panels ->
  * MR tiles, so a B micro-panel stays in L1 across the MR tiles and the A block in L2 across the
- * panels), and spreads the blocks over pthreadpool threads.
+ * panels), and spreads the blocks over the thread pool's threads.
  *
- * Threads: the blocks are dealt in contiguous ranges to S "slots" (one pthreadpool task each, so
- * each slot runs on one thread at a time and owns its packing buffer in scratch). KC depends only
+ * Threads: each block is a pool item; the pool deals them in contiguous ranges, one per thread, and
+ * a thread that runs out takes blocks from the others' ends, so a descheduled thread delays only the
+ * block it is running. Each thread packs into its own buffer in scratch. When the scratch holds fewer
+ * buffers than there are threads, the blocks are dealt instead to S "slots" (one pool task each). KC depends only
  * on K and the cache, never on S, and each element's K order is fixed, so results are the same for
  * any thread count. S is the pool's thread count, or fewer when the scratch has no room for more.
  */
 #include <string.h>
 
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 
 #include "backends/cpu/gemm.h"
 #include "core/cpu.h"
@@ -177,7 +179,11 @@ typedef struct job {
     size_t mblocks, nblocks, items, slots;
     float *bufs;
     size_t buf_stride; /* floats per slot */
+    size_t *keys;      /* by thread: the B tile in its buffer (run_item_on) */
 } job;
+
+/* Threads up to which blocks are items of their own (run_item_on), each thread keeping its packed-B key. */
+#define GEMM_KEYED_THREADS 256
 
 typedef struct batch_offsets {
     size_t a, b, c, res, bias_m, bias_n;
@@ -294,24 +300,35 @@ static void run_block(const job *jb, size_t t, size_t i_begin, size_t i_end, siz
     }
 }
 
+/* Block `it` (batch-major, then N blocks, then M blocks: consecutive items share their B tile) with buffer s. */
+static void run_item(const job *jb, size_t it, size_t s, size_t *packed_key) {
+    const size_t per_batch = jb->mblocks * jb->nblocks;
+    const size_t t = it / per_batch, r = it % per_batch, jbk = r / jb->mblocks, ibk = r % jb->mblocks;
+    const size_t i0 = ibk * jb->b.mc, j0 = jbk * jb->b.nc;
+    float *buf = jb->bufs ? jb->bufs + s * jb->buf_stride : NULL;
+    run_block(jb, t, i0, min_sz(jb->p->m, i0 + jb->b.mc), j0, min_sz(jb->p->n, j0 + jb->b.nc), buf, packed_key);
+}
+
+/* One item per block: a thread that is descheduled (a busy machine) holds up only the block it runs, the
+ * pool hands the rest to the others. Each thread has its own buffer and key. */
+static void run_item_on(void *ctx, size_t thread, size_t it) {
+    const job *jb = ctx;
+    run_item(jb, it, thread, &jb->keys[thread]);
+}
+
+/* A contiguous range of blocks per slot (when the scratch holds fewer buffers than there are threads). */
 static void run_slot(void *ctx, size_t s) {
     const job *jb = ctx;
-    const size_t first = s * jb->items / jb->slots, end = (s + 1) * jb->items / jb->slots;
-    float *buf = jb->bufs ? jb->bufs + s * jb->buf_stride : NULL;
     size_t packed_key = SIZE_MAX;
-    const size_t per_batch = jb->mblocks * jb->nblocks;
-    for (size_t it = first; it < end; it++) {
-        const size_t t = it / per_batch, r = it % per_batch, jbk = r / jb->mblocks, ibk = r % jb->mblocks;
-        const size_t i0 = ibk * jb->b.mc, j0 = jbk * jb->b.nc;
-        run_block(jb, t, i0, min_sz(jb->p->m, i0 + jb->b.mc), j0, min_sz(jb->p->n, j0 + jb->b.nc), buf, &packed_key);
-    }
+    for (size_t it = s * jb->items / jb->slots, end = (s + 1) * jb->items / jb->slots; it < end; it++)
+        run_item(jb, it, s, &packed_key);
 }
 
 tc_status tc__gemm_f32_run(const tc__gemm_f32_problem *p, const tc__gemm_config *cfg, const tc__kernel_ctx *ctx) {
     const size_t batch = batch_count(p);
     if (batch == 0 || p->m == 0 || p->n == 0) return TC_STATUS_OK;
-    pthreadpool_t pool = (pthreadpool_t)ctx->exec;
-    const size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    tc__pool_t pool = (tc__pool_t)ctx->exec;
+    const size_t threads = pool ? tc__pool_get_threads_count(pool) : 1;
     job jb = {.p = p, .cfg = cfg, .b = cache_blocks(p, cfg)};
     const size_t per_slot_max = slot_floats(p, cfg);
 
@@ -335,11 +352,16 @@ tc_status tc__gemm_f32_run(const tc__gemm_f32_problem *p, const tc__gemm_config 
     jb.slots = slots < jb.items ? slots : jb.items;
     jb.bufs = mem;
     jb.buf_stride = per_slot_max;
+    size_t keys[GEMM_KEYED_THREADS];
     if (jb.slots <= 1 || pool == NULL) {
         jb.slots = 1;
         run_slot(&jb, 0);
+    } else if (slots == threads && threads <= GEMM_KEYED_THREADS) {
+        for (size_t t = 0; t < threads; t++) keys[t] = SIZE_MAX;
+        jb.keys = keys;
+        tc__pool_parallelize_1d_with_thread(pool, run_item_on, &jb, jb.items, 0);
     } else {
-        pthreadpool_parallelize_1d(pool, run_slot, &jb, jb.slots, 0);
+        tc__pool_parallelize_1d(pool, run_slot, &jb, jb.slots, 0);
     }
     tc__kernel_free(ctx, mem);
     return TC_STATUS_OK;

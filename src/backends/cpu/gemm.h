@@ -6,7 +6,7 @@
  *   packing       pack.c: constant operands into MR-row / NR-column panels (a permutation of the
  *                 same byte size), runtime B tiles into scratch;
  *   operator      gemm.c: cache blocking (KC, MC, NC from the cache sizes), batching with
- *                 broadcast strides, threading over M and N blocks with pthreadpool.
+ *                 broadcast strides, threading over M and N blocks with the thread pool.
  *
  * Results never depend on the thread count: each element of C is computed by one thread, with
  * the same K blocking and summation order, whatever the split over M and N.
@@ -178,7 +178,7 @@ tc__gemm_f32_problem tc__gemm_f32_problem_init(size_t m, size_t n, size_t k);
 size_t tc__gemm_f32_scratch_bytes(const tc__gemm_f32_problem *p, const tc__gemm_config *cfg, size_t max_threads);
 
 /*
- * Runs the problem with microkernel cfg on ctx->exec (a pthreadpool_t, or NULL for the calling
+ * Runs the problem with microkernel cfg on ctx->exec (a tc__pool_t, or NULL for the calling
  * thread), taking scratch from ctx (tc__kernel_alloc). With a lent scratch it allocates nothing and
  * uses as many threads as have room in it. Fails only when no scratch is left (OUT_OF_MEMORY).
  */

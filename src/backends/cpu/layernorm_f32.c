@@ -6,7 +6,7 @@
  */
 #include "backends/cpu/layernorm_f32.h"
 
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 
 /* Elements per task (whole rows, at least one). */
 #define LAYERNORM_TILE 16384
@@ -65,13 +65,13 @@ tc_status tc__layernorm_f32_run(const tc__kernel_ctx *ctx, tc__layernorm_f32_uke
     const tc__tensor *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
     layernorm_job j = {uk, ctx->in[0]->data, ctx->in[1]->data, b ? b->data : NULL, ctx->out[0]->data, n,
                        (double)tc__attr_float(ctx->attrs, "epsilon", 1e-5f)};
-    pthreadpool_t pool = ctx->exec;
+    tc__pool_t pool = ctx->exec;
     size_t tile = (size_t)(LAYERNORM_TILE / n);
     if (tile < 1) tile = 1;
-    if (pool == NULL || tile >= (size_t)rows || pthreadpool_get_threads_count(pool) <= 1) {
+    if (pool == NULL || tile >= (size_t)rows || tc__pool_get_threads_count(pool) <= 1) {
         uk(j.x, j.y, j.scale, j.bias, n, rows, j.eps);
         return TC_STATUS_OK;
     }
-    pthreadpool_parallelize_1d_tile_1d(pool, layernorm_task, &j, (size_t)rows, tile, 0);
+    tc__pool_parallelize_1d_tile_1d(pool, layernorm_task, &j, (size_t)rows, tile, 0);
     return TC_STATUS_OK;
 }

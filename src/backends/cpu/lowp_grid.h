@@ -12,7 +12,7 @@
 #ifndef TC_BACKENDS_CPU_LOWP_GRID_H
 #define TC_BACKENDS_CPU_LOWP_GRID_H
 
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -29,7 +29,7 @@
 #define TC__LOWP_WHOLE_GROUPS 4
 
 /* The threads of pool (1 without one). */
-static inline size_t tc__lowp_threads(pthreadpool_t pool) { return pool ? pthreadpool_get_threads_count(pool) : 1; }
+static inline size_t tc__lowp_threads(tc__pool_t pool) { return pool ? tc__pool_get_threads_count(pool) : 1; }
 
 /* What the task loop needs of the operator (one image's sizes; cp: channels per pixel of the padded image). */
 typedef struct tc__lowp_grid {
@@ -174,7 +174,7 @@ static inline void tc__lowp_task(const tc__lowp_grid *g, size_t strip_task, size
 
 /*
  * The weights a task's tiles prefetch into L2: those of the next group, which the thread most likely runs next
- * (pthreadpool gives each thread a range of (strip, group) tasks, groups innermost). A model whose weights do not fit
+ * (the pool gives each thread a range of (strip, group) tasks, groups innermost). A model whose weights do not fit
  * in the caches (BERT-base: 85 MB of INT8 weights; ResNet-50: 51 MB of BF16) reads each group's from memory in its
  * first tile; read in short streams (12 KB per block of a BERT layer), they came at ~10 GB/s and cost BERT's INT8 FFN
  * layers 10-25% of their time. Each of the task's tiles takes its share (per_tile lines) and prefetches a line per step
@@ -214,21 +214,21 @@ static inline __attribute__((always_inline)) void tc__lowp_pf_line(const void **
 
 /* Runs convert(cjob, row) for each of n_rows padded input rows, then compute(job, task, group) for tasks x groups, on
  * the pool (or the calling thread when it has one thread). */
-static inline void tc__lowp_run_tasks(pthreadpool_t pool, void (*convert)(void *, size_t), void *cjob, size_t n_rows,
+static inline void tc__lowp_run_tasks(tc__pool_t pool, void (*convert)(void *, size_t), void *cjob, size_t n_rows,
                                       void (*compute)(void *, size_t, size_t), void *job, size_t tasks, size_t groups) {
     if (tc__lowp_threads(pool) <= 1) {
         for (size_t t = 0; t < n_rows; t++) convert(cjob, t);
         for (size_t t = 0; t < tasks; t++)
             for (size_t u = 0; u < groups; u++) compute(job, t, u);
     } else {
-        if (n_rows > 0) pthreadpool_parallelize_1d(pool, convert, cjob, n_rows, 0);
-        if (tasks > 0 && groups > 0) pthreadpool_parallelize_2d(pool, compute, job, tasks, groups, 0);
+        if (n_rows > 0) tc__pool_parallelize_1d(pool, convert, cjob, n_rows, 0);
+        if (tasks > 0 && groups > 0) tc__pool_parallelize_2d(pool, compute, job, tasks, groups, 0);
     }
 }
 
 /* Runs an operator: convert(job, row) for each of n_rows padded input rows, then compute(job, strip_task,
  * group) for every task of the grid over the batch. */
-static inline void tc__lowp_run(pthreadpool_t pool, const tc__lowp_grid *g, size_t batch, size_t n_rows,
+static inline void tc__lowp_run(tc__pool_t pool, const tc__lowp_grid *g, size_t batch, size_t n_rows,
                                 void (*convert)(void *, size_t), void (*compute)(void *, size_t, size_t), void *job) {
     tc__lowp_run_tasks(pool, convert, job, n_rows, compute, job, batch * g->strips, g->groups);
 }

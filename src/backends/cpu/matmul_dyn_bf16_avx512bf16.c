@@ -5,7 +5,7 @@
  * for its consecutive strips).
  */
 #include <immintrin.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -229,6 +229,6 @@ void tc__mmb_run_avx512bf16(const tc__mm_geom *g, const float *a, const float *b
         j.slots = 1;
         mmb_slot(&j, 0);
     } else {
-        pthreadpool_parallelize_1d((pthreadpool_t)pool, mmb_slot, &j, j.slots, 0);
+        tc__pool_parallelize_1d((tc__pool_t)pool, mmb_slot, &j, j.slots, 0);
     }
 }

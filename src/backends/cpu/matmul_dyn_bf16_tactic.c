@@ -4,7 +4,7 @@
  * with FP32 sums (matmul_dyn_bf16.h), for the steps the precision pass marked tc.bf16 (--bf16); the tuner keeps it
  * where it is faster than the FP32 tactics. No fused bias, residual or activation.
  */
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -43,7 +43,7 @@ static tc_status run(const tc__kernel_ctx *ctx) {
     if (ctx->n_in < 2 || ctx->n_out < 1 || !tc__gemm_is_f32(ctx->in[0]) || !tc__gemm_is_f32(ctx->in[1]) ||
         !tc__gemm_is_f32(ctx->out[0]) || !tc__mm_geometry(ctx->attrs, ctx->in[0], ctx->in[1], ctx->out[0], &g))
         return tc__fail(ctx->err, TC_STATUS_INVALID_ARGUMENT, "MatMul: shapes the bf16 kernel does not take");
-    const size_t threads = ctx->exec ? pthreadpool_get_threads_count((pthreadpool_t)ctx->exec) : 1;
+    const size_t threads = ctx->exec ? tc__pool_get_threads_count((tc__pool_t)ctx->exec) : 1;
     const size_t slot = tc__mmb_slot_bytes(&g);
     size_t slots = threads ? threads : 1;
     unsigned char *mem = NULL;

@@ -5,7 +5,7 @@
  * and A's pairs shifted by A's zero point into the layouts of mmi_s16.h (scratch), then blocks of rows threaded over
  * the context's pool.
  */
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/cpu/mmi_s16.h"
@@ -123,7 +123,7 @@ static tc_status run_with(const tc__kernel_ctx *ctx, int64_t w, tc__mmi_rows_fn 
     const size_t tasks = (size_t)((m + MMI_ROWS - 1) / MMI_ROWS);
     if (ctx->exec == NULL || tasks < 2)
         for (size_t t = 0; t < tasks; t++) mmi_task(&j, t);
-    else pthreadpool_parallelize_1d(ctx->exec, mmi_task, &j, tasks, 0);
+    else tc__pool_parallelize_1d(ctx->exec, mmi_task, &j, tasks, 0);
     tc__kernel_free(ctx, ap);
     tc__kernel_free(ctx, bz);
     tc__kernel_free(ctx, bb);

@@ -7,7 +7,7 @@
 #include "backends/cpu/pool_f32.h"
 
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/window.h"
@@ -83,7 +83,7 @@ static void pool_task(void *arg, size_t plane, size_t oy0, size_t rows) {
 
 void tc__pool_parallelize_planes(void *pool, void (*task)(void *, size_t, size_t, size_t), void *job, size_t planes,
                                  size_t rows) {
-    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    size_t threads = pool ? tc__pool_get_threads_count(pool) : 1;
     if (threads <= 1) {
         for (size_t p = 0; p < planes; p++) task(job, p, 0, rows);
         return;
@@ -93,7 +93,7 @@ void tc__pool_parallelize_planes(void *pool, void (*task)(void *, size_t, size_t
         size_t parts = (4 * threads + planes - 1) / planes;
         tile = (rows + parts - 1) / parts;
     }
-    pthreadpool_parallelize_2d_tile_1d(pool, task, job, planes, rows, tile, 0);
+    tc__pool_parallelize_2d_tile_1d(pool, task, job, planes, rows, tile, 0);
 }
 
 tc_status tc__pool_f32_run(const tc__kernel_ctx *ctx, tc__pool_f32_ukernel uk) {

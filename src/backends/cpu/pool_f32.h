@@ -59,7 +59,7 @@ static inline void tc__pool_f32_interior(const tc__pool_f32_geom *g, int64_t lan
 
 /* Computes output rows [oy0, oy1) of one plane: x is H x W, y is OH x OW. */
 /*
- * Runs task(job, plane, first_row, row_count) over planes x rows output rows on pool (a pthreadpool_t,
+ * Runs task(job, plane, first_row, row_count) over planes x rows output rows on pool (a tc__pool_t,
  * or NULL for this thread): whole planes per task, or row tiles when there are few planes (shared by
  * the NCHW and NCHW16c pooling tactics).
  */

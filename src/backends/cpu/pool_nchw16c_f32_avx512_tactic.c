@@ -8,7 +8,7 @@
  * epilogue (as the NCHW pooling tactics). A channel count that is not a multiple of the block is
  * padded (core/layout.h): the drivers write zeros into the output's padding lanes.
  */
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/cpu/blocked_f32.h"
@@ -142,8 +142,8 @@ tc_status tc__gavgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
     const int64_t cb = tc__blk_count(x->dims[1], k->block), planes = x->dims[0] * cb;
     gap_job j = {k, x->data, ctx->out[0]->data, x->dims[2] * x->dims[3], x->dims[1], cb};
     if (planes == 0) return TC_STATUS_OK;
-    pthreadpool_t pool = ctx->exec;
-    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    tc__pool_t pool = ctx->exec;
+    size_t threads = pool ? tc__pool_get_threads_count(pool) : 1;
     /* about 1024 pixels (16K floats) per task, at least one plane */
     size_t tile = j.hw > 0 ? (size_t)(1024 / j.hw) : (size_t)planes;
     if (tile < 1) tile = 1;
@@ -151,7 +151,7 @@ tc_status tc__gavgpool_nchw16c_f32_run(const tc__kernel_ctx *ctx) {
         gap_task(&j, 0, (size_t)planes);
         return TC_STATUS_OK;
     }
-    pthreadpool_parallelize_1d_tile_1d(pool, gap_task, &j, (size_t)planes, tile, 0);
+    tc__pool_parallelize_1d_tile_1d(pool, gap_task, &j, (size_t)planes, tile, 0);
     return TC_STATUS_OK;
 }
 

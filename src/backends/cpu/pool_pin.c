@@ -1,6 +1,6 @@
 /*
- * pool_pin.c - worker pinning for the CPU backend's thread pools (pool_pin.h). pthreadpool has no hook into its
- * workers, so one parallel call of n items (n = the pool's threads, the caller included) runs on all of them at
+ * pool_pin.c - worker pinning for the CPU backend's thread pools (pool_pin.h). The pool runs no code of ours on its
+ * workers but items, so one parallel call of n items (n = the pool's threads, the caller included) runs on all of them at
  * once: every item waits at a barrier until all n have started, so no thread can take a second item, and each
  * worker pins itself to the CPU of the slot it drew. Slots count on across the pools of the process (a server's
  * instances each have one), so that successive pools' workers spread over the mask instead of piling onto its
@@ -57,8 +57,8 @@ static void pin_item(void *arg, size_t i) {
     while (atomic_load(&j->arrived) < j->n_items && now_ns() - t0 < 2000000000u) sched_yield();
 }
 
-int tc__pool_pin_workers(pthreadpool_t pool) {
-    const size_t n = pool ? pthreadpool_get_threads_count(pool) : 0;
+int tc__pool_pin_workers(tc__pool_t pool) {
+    const size_t n = pool ? tc__pool_get_threads_count(pool) : 0;
     if (n < 2) return 0;
     cpu_set_t mask;
     CPU_ZERO(&mask);
@@ -70,6 +70,6 @@ int tc__pool_pin_workers(pthreadpool_t pool) {
     pin_job j = {.caller = pthread_self(), .cpus = cpus, .n_cpus = n_cpus, .n_items = n};
     atomic_init(&j.arrived, 0);
     atomic_init(&j.pinned, 0);
-    pthreadpool_parallelize_1d(pool, pin_item, &j, n, 0);
+    tc__pool_parallelize_1d(pool, pin_item, &j, n, 0);
     return atomic_load(&j.pinned);
 }

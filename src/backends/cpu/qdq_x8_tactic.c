@@ -2,7 +2,7 @@
  * qdq_x8_tactic.c - tactics quantize_x8_avx512, dequantize_x8_avx512 and their AVX2 twins: per-tensor QuantizeLinear
  * and DequantizeLinear between float32 and uint8 / int8 (qdq_x8.h), threaded over chunks of the tensor.
  */
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/cpu/qdq_x8.h"
@@ -66,7 +66,7 @@ static tc_status qdq_run(const tc__kernel_ctx *ctx, bool quantize, bool avx2) {
     const size_t chunks = (size_t)((j.n + QDQ_CHUNK - 1) / QDQ_CHUNK);
     if (ctx->exec == NULL || chunks < 2)
         for (size_t c = 0; c < chunks; c++) qdq_chunk(&j, c);
-    else pthreadpool_parallelize_1d(ctx->exec, qdq_chunk, &j, chunks, 0);
+    else tc__pool_parallelize_1d(ctx->exec, qdq_chunk, &j, chunks, 0);
     return TC_STATUS_OK;
 }
 

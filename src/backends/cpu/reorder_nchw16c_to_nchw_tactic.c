@@ -7,7 +7,7 @@
  * channel count that is not a multiple of the block is padded (core/layout.h): the padding lanes
  * are not copied.
  */
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/cpu/blocked_f32.h"
@@ -61,8 +61,8 @@ tc_status tc__reorder_nchw16c_run(const tc__kernel_ctx *ctx) {
     ro_job j = {k, x->data, y->data, tc__blk_count(x->dims[1], k->block), x->dims[2] * x->dims[3], x->dims[1]};
     const int64_t planes = x->dims[0] * j.cb;
     if (planes == 0 || j.hw == 0) return TC_STATUS_OK;
-    pthreadpool_t pool = ctx->exec;
-    size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    tc__pool_t pool = ctx->exec;
+    size_t threads = pool ? tc__pool_get_threads_count(pool) : 1;
     size_t tile = (size_t)j.hw;
     if (threads > 1 && (size_t)planes < 4 * threads) {
         size_t parts = (4 * threads + (size_t)planes - 1) / (size_t)planes;
@@ -74,7 +74,7 @@ tc_status tc__reorder_nchw16c_run(const tc__kernel_ctx *ctx) {
         for (int64_t p = 0; p < planes; p++) ro_task(&j, (size_t)p, 0, (size_t)j.hw);
         return TC_STATUS_OK;
     }
-    pthreadpool_parallelize_2d_tile_1d(pool, ro_task, &j, (size_t)planes, (size_t)j.hw, tile, 0);
+    tc__pool_parallelize_2d_tile_1d(pool, ro_task, &j, (size_t)planes, (size_t)j.hw, tile, 0);
     return TC_STATUS_OK;
 }
 

@@ -6,7 +6,7 @@
 #include "backends/cpu/resize_f32.h"
 
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 enum { CT_HALF_PIXEL, CT_HALF_PIXEL_SYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_TF_HALF_PIXEL_FOR_NN };
@@ -303,8 +303,8 @@ tc_status tc__resize_f32_run(const tc__kernel_ctx *ctx, const tc__resize_ukernel
     bool ident = !p.linear && p.ow == p.iw;
     for (int64_t o = 0; ident && o < p.ow; o++) ident = p.w.i0[o] == o;
 
-    pthreadpool_t pool = ctx->exec;
-    const size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    tc__pool_t pool = ctx->exec;
+    const size_t threads = pool ? tc__pool_get_threads_count(pool) : 1;
     int64_t band = p.oh; /* rows per task: about 16K outputs, unless the planes alone keep the threads busy */
     if (threads > 1 && planes < 4 * (int64_t)threads) {
         band = 16384 / p.ow;
@@ -315,7 +315,7 @@ tc_status tc__resize_f32_run(const tc__kernel_ctx *ctx, const tc__resize_ukernel
     const size_t tasks = (size_t)(planes * j.bands);
     if (threads <= 1 || tasks == 1)
         for (size_t t = 0; t < tasks; t++) rz_task(&j, t);
-    else pthreadpool_parallelize_1d(pool, rz_task, &j, tasks, 0);
+    else tc__pool_parallelize_1d(pool, rz_task, &j, tasks, 0);
     tc__kernel_free(ctx, mem);
     return TC_STATUS_OK;
 }

@@ -6,7 +6,7 @@
  */
 #include "backends/cpu/softmax_f32.h"
 
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 
 /* Elements per task (whole rows, at least one). */
 #define SOFTMAX_TILE 16384
@@ -112,13 +112,13 @@ tc_status tc__softmax_f32_run(const tc__kernel_ctx *ctx, tc__softmax_f32_ukernel
             j.mask = NULL;
         }
     }
-    pthreadpool_t pool = ctx->exec;
+    tc__pool_t pool = ctx->exec;
     size_t tile = (size_t)(SOFTMAX_TILE / n);
     if (tile < 1) tile = 1;
-    if (pool == NULL || tile >= (size_t)rows || pthreadpool_get_threads_count(pool) <= 1) {
+    if (pool == NULL || tile >= (size_t)rows || tc__pool_get_threads_count(pool) <= 1) {
         softmax_task(&j, 0, (size_t)rows);
         return TC_STATUS_OK;
     }
-    pthreadpool_parallelize_1d_tile_1d(pool, softmax_task, &j, (size_t)rows, tile, 0);
+    tc__pool_parallelize_1d_tile_1d(pool, softmax_task, &j, (size_t)rows, tile, 0);
     return TC_STATUS_OK;
 }

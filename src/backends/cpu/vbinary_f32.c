@@ -6,7 +6,7 @@
  */
 #include "backends/cpu/vbinary_f32.h"
 
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 /* Elements per task: large enough to amortise dispatch, small enough to share the work. */
@@ -120,11 +120,11 @@ tc_status tc__vbinary_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op op, cons
         j.act = tc__vact_from_epilogue(ctx->epi);
     }
     if (j.l.n == 0) return TC_STATUS_OK;
-    pthreadpool_t pool = ctx->exec;
-    if (pool == NULL || j.l.n <= VBIN_TILE || pthreadpool_get_threads_count(pool) <= 1) {
+    tc__pool_t pool = ctx->exec;
+    if (pool == NULL || j.l.n <= VBIN_TILE || tc__pool_get_threads_count(pool) <= 1) {
         vbin_task(&j, 0, (size_t)j.l.n);
         return TC_STATUS_OK;
     }
-    pthreadpool_parallelize_1d_tile_1d(pool, vbin_task, &j, (size_t)j.l.n, VBIN_TILE, 0);
+    tc__pool_parallelize_1d_tile_1d(pool, vbin_task, &j, (size_t)j.l.n, VBIN_TILE, 0);
     return TC_STATUS_OK;
 }

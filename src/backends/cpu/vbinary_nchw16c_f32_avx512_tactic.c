@@ -10,7 +10,7 @@
  * count that is not a multiple of the block is padded (core/layout.h): the driver writes zeros into
  * the output's padding lanes (0 / 0 and an activation of 0 need not be 0).
  */
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 #include "backends/cpu/blocked_f32.h"
@@ -115,12 +115,12 @@ tc_status tc__vbinary_nchw16c_f32_run(const tc__kernel_ctx *ctx, tc__vbinary_op 
     }
     const int64_t planes = y->dims[0] * j.cb;
     if (planes == 0 || j.hw == 0) return TC_STATUS_OK;
-    pthreadpool_t pool = ctx->exec;
-    if (pool == NULL || pthreadpool_get_threads_count(pool) <= 1 || planes * j.hw <= VBIN_TILE_PIXELS) {
+    tc__pool_t pool = ctx->exec;
+    if (pool == NULL || tc__pool_get_threads_count(pool) <= 1 || planes * j.hw <= VBIN_TILE_PIXELS) {
         for (int64_t p = 0; p < planes; p++) vbin_task(&j, (size_t)p, 0, (size_t)j.hw);
         return TC_STATUS_OK;
     }
-    pthreadpool_parallelize_2d_tile_1d(pool, vbin_task, &j, (size_t)planes, (size_t)j.hw, VBIN_TILE_PIXELS, 0);
+    tc__pool_parallelize_2d_tile_1d(pool, vbin_task, &j, (size_t)planes, (size_t)j.hw, VBIN_TILE_PIXELS, 0);
     return TC_STATUS_OK;
 }
 

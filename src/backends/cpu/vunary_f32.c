@@ -7,7 +7,7 @@
 
 #include <float.h>
 #include <math.h>
-#include <pthreadpool.h>
+#include "core/thread_pool.h"
 #include <string.h>
 
 /* Elements per task. */
@@ -92,11 +92,11 @@ tc_status tc__vunary_f32_run(const tc__kernel_ctx *ctx, tc__vunary_f32_ukernel u
                         ctx->op_type);
     const int64_t n = tc__tensor_numel(x);
     if (n <= 0) return TC_STATUS_OK;
-    pthreadpool_t pool = ctx->exec;
-    if (pool == NULL || n <= VUN_TILE || pthreadpool_get_threads_count(pool) <= 1) {
+    tc__pool_t pool = ctx->exec;
+    if (pool == NULL || n <= VUN_TILE || tc__pool_get_threads_count(pool) <= 1) {
         uk(j.x, j.y, n, &j.act);
         return TC_STATUS_OK;
     }
-    pthreadpool_parallelize_1d_tile_1d(pool, vun_task, &j, (size_t)n, VUN_TILE, 0);
+    tc__pool_parallelize_1d_tile_1d(pool, vun_task, &j, (size_t)n, VUN_TILE, 0);
     return TC_STATUS_OK;
 }
