@@ -171,6 +171,7 @@ tc_status tc_compare_add(tc_compare_stats *st, const tc_tensor *ta, const tc_ten
 double tc_compare_cosine(const tc_compare_stats *st) {
     if (st->sum_a2 == 0 && st->sum_b2 == 0) return 1.0;
     if (st->sum_a2 == 0 || st->sum_b2 == 0) return 0.0;
+    if (st->sum_d2 == 0) return 1.0; /* equal: the formula's roundings could give 0.9999999999999999 */
     double c = st->dot / (sqrt(st->sum_a2) * sqrt(st->sum_b2));
     return c > 1 ? 1 : c < -1 ? -1 : c;
 }

@@ -51,6 +51,15 @@ static void test_float_figures(void **state) {
     assert_int_equal(st.rows, 4);
     assert_int_equal(st.top1, 3);
     assert_true(fabs(st.sum_abs - 1.5) < 1e-12);
+    /* equal tensors: cosine exactly 1 (this vector's sqrt(s) * sqrt(s) rounds below s: the formula gave 1 - 2^-53) */
+    float e[3] = {1.3292402029037476f, -1.6274266242980957f, 2.671624183654785f};
+    const int64_t edims[1] = {3};
+    tc_tensor te = tensor(TC_DTYPE_FLOAT32, 1, edims, e, sizeof e);
+    tc_compare_stats eq;
+    memset(&eq, 0, sizeof eq);
+    assert_int_equal(tc_compare_add(&eq, &te, &te, &err), TC_STATUS_OK);
+    assert_true(tc_compare_cosine(&eq) == 1.0);
+    assert_true(isinf(tc_compare_sqnr_db(&eq)));
     /* values_only: no rows */
     tc_compare_stats v;
     memset(&v, 0, sizeof v);
