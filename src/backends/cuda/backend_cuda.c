@@ -373,7 +373,8 @@ static tc_status issue_steps(tc__cuda_exec *x, const tc__launch *steps, int n, c
                                  : l->fn(kc);
         }
         if (st == TC_STATUS_OK && after) {
-            cudaError_t e = cudaEventRecord(after[k], x->stream);
+            /* (external: under capture, a record node of the graph; outside one, a plain record) */
+            cudaError_t e = cudaEventRecordWithFlags(after[k], x->stream, cudaEventRecordExternal);
             if (e != cudaSuccess) st = TC_STATUS_INTERNAL;
         }
         if (st != TC_STATUS_OK) {
@@ -445,16 +446,38 @@ static tc_status cuda_run(void *exec, const tc__launch *steps, int n, uint64_t *
     tc__cuda_exec *x = exec;
     cuda_priv *p = x->priv;
     *failed = -1;
-    if (step_ns != NULL) { /* per-step GPU times: plain launches with an event between steps */
+    if (step_ns != NULL) {
+        /* per-step GPU times: an event after each step, the run captured into a graph and replayed once (as a
+         * context runs), so a step's host work at launch (a library's descriptors) does not count as its time; plain
+         * launches where the capture fails */
         if (!step_events(p, n)) {
             *failed = 0;
             return steps[0].kc ? tc__fail(steps[0].kc->err, TC_STATUS_OUT_OF_MEMORY, "cannot create CUDA events")
                                : TC_STATUS_OUT_OF_MEMORY;
         }
-        cudaEventRecord(p->step_ev[0], x->stream);
+        cudaGraph_t g = NULL;
+        cudaGraphExec_t ge = NULL;
+        const bool capture = cudaStreamBeginCapture(x->stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+        cudaEventRecordWithFlags(p->step_ev[0], x->stream, cudaEventRecordExternal);
         tc_status st = issue(x, steps, n, p->step_ev + 1, failed);
-        if (st) return st;
-        cudaError_t e = await(x);
+        if (capture) {
+            cudaError_t ce = cudaStreamEndCapture(x->stream, &g);
+            if (st == TC_STATUS_OK && ce == cudaSuccess && g != NULL) ce = cudaGraphInstantiate(&ge, g, 0);
+            if (g != NULL) cudaGraphDestroy(g);
+            if (st == TC_STATUS_OK && (ce != cudaSuccess || ge == NULL)) { /* plain launches after all */
+                cudaGetLastError();
+                ge = NULL;
+                cudaEventRecordWithFlags(p->step_ev[0], x->stream, cudaEventRecordExternal);
+                st = issue(x, steps, n, p->step_ev + 1, failed);
+            }
+        }
+        if (st) {
+            if (ge != NULL) cudaGraphExecDestroy(ge);
+            return st;
+        }
+        cudaError_t e = ge != NULL ? cudaGraphLaunch(ge, x->stream) : cudaSuccess;
+        if (e == cudaSuccess) e = await(x);
+        if (ge != NULL) cudaGraphExecDestroy(ge);
         if (e != cudaSuccess) return device_fault(e, steps, n, failed);
         st = data_error(x, steps, n, failed);
         if (st) return st;
