@@ -62,6 +62,17 @@ for case in shared_resnet50_probe shared_bert_base; do
     "$B/tailcut" inspect "$OUT/models_fp16_work/$case/model.plan" | awk '$1 ~ /^[0-9]+$/ {print $5, $4}' | sort | uniq -c |
         sort -rn | head -5 | sed "s/^/$case fp16 plan steps (precision, tactic): /"
 done
+# bench --profile on CUDA: the run is captured into a graph with an event record node after each step; every step
+# must get a row, and the steps' sum is printed beside the end-to-end mean (never asserted: a benchmark's figure).
+for case in shared_resnet50_probe shared_bert_base; do
+    plan=$OUT/models_fp16_work/$case/model.plan
+    [ -f "$plan" ] || continue
+    part "profile-$case" bash -c '"$0" bench "$1" --iterations 100 --profile --json "$2" &&
+        "$3" -c "import json,sys; j=json.load(open(sys.argv[1])); s=j[\"steps\"]; assert len(s)>0, \"no steps\"
+print(len(s), \"steps, sum\", round(sum(x[\"mean_ms\"] for x in s),3), \"ms, end to end mean\", round(j[\"mean_ms\"],3), \"ms\")" "$2"' \
+        "$B/tailcut" "$plan" "$OUT/profile-$case.json" "$PY"
+    tail -n 1 "$OUT/profile-$case.log"
+done
 for case in gen_resnet50_small gen_bert_small shared_bert_base; do
     [ -f "$OUT/models_work/$case/model.plan" ] &&
         part "replay-$case" "$PY" tests/gpu/graph_replay.py "$OUT/models_work/$case/model.plan" --tailcut-lib "$B/libtailcut.so"

@@ -464,9 +464,12 @@ static tc_status cuda_run(void *exec, const tc__launch *steps, int n, uint64_t *
             cudaError_t ce = cudaStreamEndCapture(x->stream, &g);
             if (st == TC_STATUS_OK && ce == cudaSuccess && g != NULL) ce = cudaGraphInstantiate(&ge, g, 0);
             if (g != NULL) cudaGraphDestroy(g);
-            if (st == TC_STATUS_OK && (ce != cudaSuccess || ge == NULL)) { /* plain launches after all */
+            if (st != TC_STATUS_OK || ce != cudaSuccess || ge == NULL) {
+                /* plain launches after all: a step that cannot be captured (its error, if real, repeats below) */
                 cudaGetLastError();
+                if (ge != NULL) cudaGraphExecDestroy(ge);
                 ge = NULL;
+                *failed = -1;
                 cudaEventRecordWithFlags(p->step_ev[0], x->stream, cudaEventRecordExternal);
                 st = issue(x, steps, n, p->step_ev + 1, failed);
             }
