@@ -496,6 +496,11 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
             const char *wname = res->cand[res->winner].name;
             for (int c = 0; c < n; c++)
                 if (strcmp(cands[c]->name, wname) == 0) win = cands[c];
+            if (win == NULL) { /* (never the op's last resort in its place: the plan would silently run slower) */
+                st = tc__fail(err, TC_STATUS_INTERNAL, "tuning step '%s' (%s): the winner '%s' is none of its candidates",
+                              node->name, node->op_type, wname);
+                break;
+            }
         }
         choice[k].win = win;
         res->n_rejected = n_rejected;

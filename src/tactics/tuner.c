@@ -85,6 +85,7 @@ static tc_status io_setup(const tc__step_desc *d, const tc__tactic *t, bool pack
                 if (b->packed[i] == NULL) return tc__fail(err, TC_STATUS_OUT_OF_MEMORY, "out of memory tuning");
                 st = t->pack(d, i, d->in[i]->data, b->packed[i], err);
                 b->in[i].data = b->packed[i];
+                b->in[i].nbytes = bytes; /* as the engine's packed tensor (tc__graph_add_packed) */
                 b->pin[i] = &b->in[i];
             }
             continue;

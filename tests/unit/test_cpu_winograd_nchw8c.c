@@ -7,10 +7,12 @@
  * of the 4x4 tile), 1 to 5 channel blocks in and out, asymmetric, zero, large and automatic padding,
  * batches, every fused activation with and without the residual and the conv bias, random
  * configurations; and the steps supports() rejects (strides, dilations, other kernels, groups,
- * channels not a multiple of 8, plain or NCHW16c layouts).
+ * channels not a multiple of the block, plain layouts or the other block).
  */
+#ifndef TC_TEST_BLOCK /* test_cpu_wino_nchw16c.c runs these cases in blocks of 16 */
 #define TC_TEST_BLOCK 8
 #define TC_TEST_TACTIC tc__tactic_conv_winograd_nchw8c_f32_avx2
+#endif
 #define TC_TEST_HARNESS_ONLY
 /* Winograd F(4x4, 3x3) loses a few more bits than a direct sum (the transforms scale by up to 8). */
 #define CV_TOL_PER_SQRT_K 1e-4
@@ -31,9 +33,9 @@ static void test_resnet_shapes(void **state) {
     c.epi = kWRelu;
     c.residual = true;
     check_case(2, &c, "3x3 128@28 +res");
-    c = w_case(256, 256, 14, 14);
+    c = w_case(256, 256, BLK == 16 ? 28 : 14, BLK == 16 ? 28 : 14); /* (NCHW16c refuses 256@14: test_rejects) */
     c.bias = false;
-    check_case(3, &c, "3x3 256@14");
+    check_case(3, &c, "3x3 256@14 (28)");
 }
 
 /* Planes of 1 to 17 pixels a side; 1 to 5 blocks of input and output channels. */
@@ -56,27 +58,27 @@ static void test_windows(void **state) {
     (void)state;
     SKIP_WITHOUT_AVX512();
     uint64_t seed = 300;
-    cv_case c = w_case(16, 32, 15, 17);
+    cv_case c = w_case(2 * BLK, 4 * BLK, 15, 17);
     c.pads[0] = 0, c.pads[1] = 2, c.pads[2] = 2, c.pads[3] = 0;
     check_case(seed++, &c, "asymmetric pads");
-    c = w_case(16, 24, 9, 10);
+    c = w_case(2 * BLK, 3 * BLK, 9, 10);
     c.pads[0] = 4, c.pads[1] = 3, c.pads[2] = 3, c.pads[3] = 5; /* outputs with no tap in bounds */
     check_case(seed++, &c, "pads beyond the kernel");
-    c = w_case(8, 16, 11, 6);
+    c = w_case(BLK, 2 * BLK, 11, 6);
     c.pads[0] = c.pads[1] = c.pads[2] = c.pads[3] = 0;
     check_case(seed++, &c, "no padding");
     const char *const autos[] = {"SAME_UPPER", "SAME_LOWER", "VALID"};
     for (int a = 0; a < 3; a++) {
-        c = w_case(24, 16, 14, 17);
+        c = w_case(3 * BLK, 2 * BLK, 14, 17);
         c.auto_pad = autos[a];
         check_case(seed++, &c, autos[a]);
     }
-    c = w_case(16, 32, 10, 12);
+    c = w_case(2 * BLK, 4 * BLK, 10, 12);
     c.n = 2;
     c.residual = true;
     c.epi = kWRelu;
     check_case(seed++, &c, "batch 2 +res");
-    c = w_case(8, 8, 5, 3);
+    c = w_case(BLK, BLK, 5, 3);
     c.n = 3;
     check_case(seed++, &c, "batch 3");
 }
@@ -87,7 +89,7 @@ static void test_epilogues(void **state) {
     SKIP_WITHOUT_AVX512();
     for (int e = 0; e < VTU_N_EPILOGUES; e++)
         for (int res = 0; res < 2; res++) {
-            cv_case c = w_case(32, 24, 9, 13);
+            cv_case c = w_case(4 * BLK, 3 * BLK, 9, 13);
             c.epi = vtu_epilogues[e];
             c.residual = res == 1;
             c.bias = (e + res) % 2 == 0;
@@ -123,9 +125,9 @@ static void test_rejects(void **state) {
     s.attrs[s.na++] = dtu_attr_int("group", 2); /* grouped */
     s.w.dims[1] = 16;
     assert_false(sup(&s));
-    sup_init(&s, 32, CBAD); /* C_out % 8 != 0: a padded layout, which this tactic refuses (the direct one takes it) */
+    sup_init(&s, 32, CBAD); /* C_out % BLK != 0: a padded layout, which this tactic refuses (the direct one takes it) */
     assert_false(sup(&s));
-    sup_init(&s, CBAD, 32); /* C_in % 8 != 0: padded X, refused too */
+    sup_init(&s, CBAD, 32); /* C_in % BLK != 0: padded X, refused too */
     assert_false(sup(&s));
     s.attrs[1].i = 0; /* nor plain: the tactic reads NCHW8c only */
     assert_false(sup(&s));
@@ -135,9 +137,30 @@ static void test_rejects(void **state) {
     sup_init(&s, 32, 32); /* output not blocked */
     s.attrs[2].i = 0;
     assert_false(sup(&s));
-    sup_init(&s, 32, 32); /* blocks of 16 */
-    s.attrs[s.na - 1].i = 16;
+    sup_init(&s, 32, 32); /* the other block */
+    if (BLK != 16)
+        s.attrs[s.na - 1].i = 16;
+    else
+        s.attrs[s.na++] = dtu_attr_int(TC__ATTR_LAYOUT_BLOCK, 8);
     assert_false(sup(&s));
+#if BLK == 16 /* this tactic packs W's transform at build: W must be a constant with data */
+    sup_init(&s, 32, 32);
+    s.in_const[1] = false;
+    assert_false(sup(&s));
+    sup_init(&s, 32, 32);
+    s.w.data = NULL;
+    assert_false(sup(&s));
+    /* a transformed filter beyond 2 MiB (256 x 256: 9.4 MB) on fewer than 32 tiles: 14x14 (16 tiles) is refused,
+     * 28x28 (49) and 16x16 (16 tiles, 32 x 32 channels: 147 KB) are taken */
+    sup_init(&s, 256, 256);
+    s.x.dims[2] = s.x.dims[3] = s.y.dims[2] = s.y.dims[3] = 14;
+    assert_false(sup(&s));
+    s.x.dims[2] = s.x.dims[3] = s.y.dims[2] = s.y.dims[3] = 28;
+    assert_true(sup(&s));
+    sup_init(&s, 32, 32);
+    s.x.dims[2] = s.x.dims[3] = s.y.dims[2] = s.y.dims[3] = 16;
+    assert_true(sup(&s));
+#endif
     sup_init(&s, 32, 32); /* stride 2 */
     const int64_t two[2] = {2, 2};
     s.attrs[s.na++] = dtu_attr_ints("strides", two, 2);

@@ -6,7 +6,8 @@
  * then 36 GEMMs M[e] = U[e] * V[e] on the GEMM operator, then the output transform with the conv
  * bias, the step's residual and activation fused. conv_winograd_f32.c (baseline ISA) holds the
  * checks and sizes, conv_winograd_f32_avx512.c the transforms and run(); the 1-D transforms are
- * conv_winograd_f32_transform.h, shared with the NCHW8c form of the family (end of this file).
+ * conv_winograd_f32_transform.h, shared with the blocked (NCHW8c, NCHW16c) forms of the family (end of
+ * this file).
  */
 #ifndef TC_BACKENDS_CPU_CONV_WINOGRAD_F32_H
 #define TC_BACKENDS_CPU_CONV_WINOGRAD_F32_H
@@ -48,16 +49,16 @@ typedef struct tc__wino_geom {
 /* Fills g from the attributes and shapes; false when the Conv is not one this family computes. */
 bool tc__conv_winograd_f32_geometry(const tc__attrs *attrs, const tc__tensor *x, const tc__tensor *wt,
                                     const tc__tensor *y, tc__wino_geom *g);
-/* Floats of the U, V and M buffers of a run (one image at a time); the same for both layouts. */
+/* Floats of the U, V and M buffers of an NCHW run (one image at a time). */
 size_t tc__conv_winograd_f32_buffer_floats(const tc__wino_geom *g);
 /*
  * The GEMM problem of the 36 products (pointers unset); shared by scratch sizing and run. NCHW:
- * M[e] (Cout x tiles) = U[e] (MR-row panels) * V[e] (NR-column panels). NCHW8c (by_tiles): M[e]
+ * M[e] (Cout x tiles) = U[e] (MR-row panels) * V[e] (NR-column panels). Blocked layouts: M[e]
  * (tiles x Cout, row-major) = V[e] (tiles x Cin, row-major: a tile's channels are contiguous, as in
  * the blocked image) * U[e] (Cin x Cout in NR-column panels).
  */
 tc__gemm_f32_problem tc__conv_winograd_f32_problem(const tc__wino_geom *g);
-tc__gemm_f32_problem tc__conv_winograd_nchw8c_f32_problem(const tc__wino_geom *g);
+tc__gemm_f32_problem tc__conv_winograd_nchwc_f32_problem(const tc__wino_geom *g);
 
 /* True when the step is a Conv this family computes (see above) with a fusable epilogue. */
 bool tc__conv_winograd_f32_supports(const tc__step_desc *d);
@@ -67,13 +68,23 @@ size_t tc__conv_winograd_f32_scratch_bytes(const tc__step_desc *d, const tc__gem
 tc_status tc__conv_winograd_f32_run(const tc__kernel_ctx *ctx, const tc__gemm_config *cfg);
 
 /*
- * The same family on NCHW8c (tactic conv_winograd_nchw8c_f32_avx2): X, Y and the fused residual
- * blocked in 8 channels (C_in % 8 == 0, C_out % 8 == 0), the transforms' lanes being the 8 channels
- * of a pixel; the epilogue is any activation tc__vact fuses. supports() also checks the layout
- * attributes; run() (conv_winograd_nchw8c_f32_avx2.c) uses the AVX2 6x16 GEMM microkernel.
+ * The same family on blocked layouts (conv_winograd_nchwc_f32_tactic.c): X, Y and the fused residual blocked in
+ * BV_L channels (C_in and C_out multiples of it), the transforms' lanes being the channels of a pixel; the
+ * epilogue is any activation tc__vact fuses. supports() also checks the layout attributes.
+ * conv_winograd_nchw8c_f32_avx2: NCHW8c, the AVX2 6x16 GEMM microkernel, the filter transformed in scratch at run
+ * time. conv_wino_nchw16c_f32_avx512: NCHW16c, the AVX-512 14x32 microkernel, the filter packed at build
+ * (tc__conv_winograd_nchw16c_f32_pack_avx512: U[e] for e = 0..35, each C_in x C_out in NR-column panels, 36 *
+ * C_in * C_out floats).
  */
+size_t tc__conv_winograd_nchwc_f32_u_floats(const tc__wino_geom *g);  /* U: 36 * C_in * C_out */
+size_t tc__conv_winograd_nchwc_f32_vm_floats(const tc__wino_geom *g); /* V and M of one image */
 bool tc__conv_winograd_nchw8c_f32_supports(const tc__step_desc *d);
 size_t tc__conv_winograd_nchw8c_f32_scratch_bytes(const tc__step_desc *d);
 tc_status tc__conv_winograd_nchw8c_f32_run_avx2(const tc__kernel_ctx *ctx);
+bool tc__conv_winograd_nchw16c_f32_supports(const tc__step_desc *d);
+/* Floats of one thread's V and M buffers in the NCHW16c run (36 * MR * (C_in + C_out)). */
+size_t tc__conv_wino_nchw16c_f32_buffer_floats(const tc__wino_geom *g);
+void tc__conv_winograd_nchw16c_f32_pack_avx512(const tc__wino_geom *g, const float *w, float *u, size_t nr);
+tc_status tc__conv_winograd_nchw16c_f32_run_avx512(const tc__kernel_ctx *ctx);
 
 #endif
