@@ -123,10 +123,12 @@ static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands,
                          tc__tune_result *res, tc__err *err) {
     uint64_t sig = tc__step_signature(d);
     const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
-    if (hit != NULL) {
-        *res = *hit;
-        return TC_STATUS_OK;
-    }
+    /* (an entry whose winner is no candidate here, from a build that named its tactics otherwise, is timed again) */
+    for (int c = 0; hit != NULL && hit->winner >= 0 && hit->winner < hit->n && c < n; c++)
+        if (strcmp(cands[c]->name, hit->cand[hit->winner].name) == 0) {
+            *res = *hit;
+            return TC_STATUS_OK;
+        }
     tc_status st = packed ? tc__tune_step_packed(d, cands, n, 5, be, pool, res, err)
                           : tc__tune_step(d, cands, n, 5, be, pool, res, err);
     if (st == TC_STATUS_OK && cache) {

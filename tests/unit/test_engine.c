@@ -355,6 +355,64 @@ static void test_several_profiles(void **state) {
     tc_model_destroy(m);
 }
 
+/* A timing cache whose entries name tactics this build lacks (a renamed tactic): the steps are timed again and the
+ * build succeeds with real tactics, never failing nor falling back to the reference kernels. */
+static void test_stale_timing_cache(void **state) {
+    (void)state;
+    tc_model *m = etm_model();
+    tc_input_range r = {.name = "x", .rank = 4, .min = {1, 3, 8, 8}, .opt = {1, 3, 8, 8}, .max = {2, 3, 8, 8}};
+    tc_profile p = {1, &r};
+    char cache[] = "/tmp/tc_test_stale_XXXXXX";
+    close(mkstemp(cache));
+    unlink(cache);
+    tc_build_options o = {.struct_size = sizeof o, .num_profiles = 1, .profiles = &p, .timing_cache = cache};
+    tc_engine *e = NULL;
+    tc_error err;
+    assert_int_equal(tc_engine_build(m, &o, &e, &err), TC_STATUS_OK);
+    tc_engine_destroy(e);
+    /* every candidate's name (the 4th field, then every 4th: name min median max) becomes one no build has */
+    FILE *f = fopen(cache, "r");
+    assert_non_null(f);
+    char line[8192], out[65536] = "";
+    int renamed = 0;
+    for (int ln = 0; fgets(line, sizeof line, f) != NULL; ln++) {
+        char *save = NULL, *tok = strtok_r(line, " \n", &save);
+        for (int k = 0; tok != NULL; k++, tok = strtok_r(NULL, " \n", &save)) {
+            const bool name = ln > 0 && k >= 3 && (k - 3) % 4 == 0;
+            renamed += name;
+            strcat(out, k ? " " : "");
+            strcat(out, name ? "gone_tactic" : tok);
+        }
+        strcat(out, "\n");
+    }
+    fclose(f);
+    assert_true(renamed >= 2);
+    f = fopen(cache, "w");
+    assert_non_null(f);
+    fputs(out, f);
+    fclose(f);
+    assert_int_equal(tc_engine_build(m, &o, &e, &err), TC_STATUS_OK);
+    f = fopen(cache, "r"); /* timed again: the entries name real tactics once more */
+    assert_non_null(f);
+    size_t nread = fread(out, 1, sizeof out - 1, f);
+    out[nread] = '\0';
+    fclose(f);
+    unlink(cache);
+    assert_null(strstr(out, "gone_tactic"));
+    tc_context *c = NULL;
+    assert_int_equal(tc_context_create(e, 0, &c, NULL), TC_STATUS_OK);
+    tc_tensor x = etm_input(1);
+    float y[5];
+    etm_run(c, &x, y);
+    tc_tensor want = etm_reference(m, &x);
+    etm_expect_close(y, want.data, 5);
+    tc_tensor_free(&want);
+    tc_tensor_free(&x);
+    tc_context_destroy(c);
+    tc_engine_destroy(e);
+    tc_model_destroy(m);
+}
+
 typedef struct worker {
     const tc_engine *e;
     tc_tensor x;
@@ -417,6 +475,7 @@ int main(void) {
         cmocka_unit_test(test_passes_off_same_outputs),
         cmocka_unit_test(test_concurrent_contexts),
         cmocka_unit_test(test_several_profiles),
+        cmocka_unit_test(test_stale_timing_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
