@@ -457,7 +457,12 @@ static tc_status cuda_run(void *exec, const tc__launch *steps, int n, uint64_t *
         }
         cudaGraph_t g = NULL;
         cudaGraphExec_t ge = NULL;
-        const bool capture = cudaStreamBeginCapture(x->stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+        /* captured only once the list has run plainly (a library's lazy set-up, cudnnCreate's allocations, cannot run
+         * under capture), as a context's runs are */
+        graph_slot *ps = &p->slots[p->cur];
+        const bool capture = ps->runs >= 1 && !ps->no_capture &&
+                             cudaStreamBeginCapture(x->stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+        if (ps->runs < INT32_MAX) ps->runs++;
         cudaEventRecordWithFlags(p->step_ev[0], x->stream, cudaEventRecordExternal);
         tc_status st = issue(x, steps, n, p->step_ev + 1, failed);
         if (capture) {
