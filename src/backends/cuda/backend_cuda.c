@@ -355,6 +355,14 @@ static cudaError_t await(tc__cuda_exec *x) {
 }
 
 /* Issues every step on the stream; *failed and kc->err on a failure (err_code set for each). */
+/* Records a profiling event: an external record node when the stream is capturing, a plain record otherwise. */
+static cudaError_t record_step_event(cudaEvent_t ev, cudaStream_t stream) {
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusActive)
+        return cudaEventRecordWithFlags(ev, stream, cudaEventRecordExternal);
+    return cudaEventRecord(ev, stream);
+}
+
 static tc_status issue_steps(tc__cuda_exec *x, const tc__launch *steps, int n, cudaEvent_t *after, int *failed) {
     for (int k = 0; k < n; k++) {
         const tc__launch *l = &steps[k];
@@ -373,9 +381,11 @@ static tc_status issue_steps(tc__cuda_exec *x, const tc__launch *steps, int n, c
                                  : l->fn(kc);
         }
         if (st == TC_STATUS_OK && after) {
-            /* (external: under capture, a record node of the graph; outside one, a plain record) */
-            cudaError_t e = cudaEventRecordWithFlags(after[k], x->stream, cudaEventRecordExternal);
-            if (e != cudaSuccess) st = TC_STATUS_INTERNAL;
+            /* under capture an external record node of the graph, else a plain record (the driver refuses the
+             * external flag outside a capture) */
+            cudaError_t e = record_step_event(after[k], x->stream);
+            if (e != cudaSuccess) st = tc__fail(l->kc ? l->kc->err : NULL, TC_STATUS_INTERNAL,
+                                                "recording a profiling event: %s", cudaGetErrorString(e));
         }
         if (st != TC_STATUS_OK) {
             *failed = k;
@@ -463,7 +473,7 @@ static tc_status cuda_run(void *exec, const tc__launch *steps, int n, uint64_t *
         const bool capture = ps->runs >= 1 && !ps->no_capture &&
                              cudaStreamBeginCapture(x->stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
         if (ps->runs < INT32_MAX) ps->runs++;
-        cudaEventRecordWithFlags(p->step_ev[0], x->stream, cudaEventRecordExternal);
+        record_step_event(p->step_ev[0], x->stream);
         tc_status st = issue(x, steps, n, p->step_ev + 1, failed);
         if (capture) {
             cudaError_t ce = cudaStreamEndCapture(x->stream, &g);
@@ -475,7 +485,7 @@ static tc_status cuda_run(void *exec, const tc__launch *steps, int n, uint64_t *
                 if (ge != NULL) cudaGraphExecDestroy(ge);
                 ge = NULL;
                 *failed = -1;
-                cudaEventRecordWithFlags(p->step_ev[0], x->stream, cudaEventRecordExternal);
+                record_step_event(p->step_ev[0], x->stream);
                 st = issue(x, steps, n, p->step_ev + 1, failed);
             }
         }
