@@ -116,6 +116,13 @@ static tc_status pack_input(tc__graph *g, int32_t n, int i, const tc__tactic *t,
 }
 
 
+/* The candidate named `name`, or NULL. */
+static const tc__tactic *cand_named(const tc__tactic *const *cands, int n, const char *name) {
+    for (int c = 0; c < n; c++)
+        if (strcmp(cands[c]->name, name) == 0) return cands[c];
+    return NULL;
+}
+
 /* Times the candidates of one step at one profile's shapes, or takes them from the cache (packed: the step's constant
  * inputs are packed already: tc__tune_step_packed). */
 static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands, int n, const tc__backend *be,
@@ -124,11 +131,10 @@ static tc_status tune_at(const tc__step_desc *d, const tc__tactic *const *cands,
     uint64_t sig = tc__step_signature(d);
     const tc__tune_result *hit = tc__timing_cache_find(cache, sig);
     /* (an entry whose winner is no candidate here, from a build that named its tactics otherwise, is timed again) */
-    for (int c = 0; hit != NULL && hit->winner >= 0 && hit->winner < hit->n && c < n; c++)
-        if (strcmp(cands[c]->name, hit->cand[hit->winner].name) == 0) {
-            *res = *hit;
-            return TC_STATUS_OK;
-        }
+    if (hit != NULL && hit->winner >= 0 && hit->winner < hit->n && cand_named(cands, n, hit->cand[hit->winner].name)) {
+        *res = *hit;
+        return TC_STATUS_OK;
+    }
     tc_status st = packed ? tc__tune_step_packed(d, cands, n, 5, be, pool, res, err)
                           : tc__tune_step(d, cands, n, 5, be, pool, res, err);
     if (st == TC_STATUS_OK && cache) {
@@ -496,8 +502,7 @@ tc_status tc__engine_choose_tactics(tc__graph *g, tc__step *steps, const tc__ran
                 break;
             }
             const char *wname = res->cand[res->winner].name;
-            for (int c = 0; c < n; c++)
-                if (strcmp(cands[c]->name, wname) == 0) win = cands[c];
+            win = cand_named(cands, n, wname);
             if (win == NULL) { /* (never the op's last resort in its place: the plan would silently run slower) */
                 st = tc__fail(err, TC_STATUS_INTERNAL, "tuning step '%s' (%s): the winner '%s' is none of its candidates",
                               node->name, node->op_type, wname);

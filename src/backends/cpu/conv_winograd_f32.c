@@ -46,7 +46,7 @@ bool tc__conv_winograd_f32_geometry(const tc__attrs *attrs, const tc__tensor *x,
 }
 
 size_t tc__conv_winograd_f32_buffer_floats(const tc__wino_geom *g) {
-    return 36 * (g->cout * g->cin + g->cin * g->tiles + g->cout * g->tiles);
+    return tc__conv_winograd_nchwc_f32_u_floats(g) + tc__conv_winograd_nchwc_f32_vm_floats(g); /* the same U, V, M */
 }
 
 tc__gemm_f32_problem tc__conv_winograd_f32_problem(const tc__wino_geom *g) {

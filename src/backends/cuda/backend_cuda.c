@@ -354,7 +354,6 @@ static cudaError_t await(tc__cuda_exec *x) {
     }
 }
 
-/* Issues every step on the stream; *failed and kc->err on a failure (err_code set for each). */
 /* Records a profiling event: an external record node when the stream is capturing, a plain record otherwise. */
 static cudaError_t record_step_event(cudaEvent_t ev, cudaStream_t stream) {
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -363,6 +362,7 @@ static cudaError_t record_step_event(cudaEvent_t ev, cudaStream_t stream) {
     return cudaEventRecord(ev, stream);
 }
 
+/* Issues every step on the stream; *failed and kc->err on a failure (err_code set for each). */
 static tc_status issue_steps(tc__cuda_exec *x, const tc__launch *steps, int n, cudaEvent_t *after, int *failed) {
     for (int k = 0; k < n; k++) {
         const tc__launch *l = &steps[k];
